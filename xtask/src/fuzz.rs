@@ -1,0 +1,83 @@
+//! `cargo xtask fuzz`: cargo-fuzz on the nightly toolchain (`fuzz/` holds the targets).
+
+use std::process::Command;
+
+use crate::{Result, cargo, flag_value, root, run};
+
+/// Lists the targets in `fuzz/Cargo.toml` (`[[bin]] name = ...`).
+pub fn targets() -> Vec<String> {
+    let manifest = std::fs::read_to_string(root().join("fuzz/Cargo.toml")).unwrap_or_default();
+    let mut out = Vec::new();
+    let mut in_bin = false;
+    for line in manifest.lines() {
+        let l = line.trim();
+        if l.starts_with('[') {
+            in_bin = l == "[[bin]]";
+        } else if in_bin && let Some(v) = l.strip_prefix("name = \"") {
+            out.push(v.trim_end_matches('"').to_string());
+        }
+    }
+    out
+}
+
+fn nightly_available() -> bool {
+    Command::new("rustup")
+        .args(["run", "nightly", "rustc", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn ensure_cargo_fuzz() -> Result {
+    let ok = cargo().args(["fuzz", "--version"]).output().is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("cargo-fuzz is missing: installing it with `cargo install cargo-fuzz --locked`");
+        run(cargo().args(["install", "cargo-fuzz", "--locked"]))?;
+    }
+    Ok(())
+}
+
+/// `fuzz <target> [--seconds N]`, `fuzz --all [--seconds N]`, `fuzz --list`.
+pub fn task(rest: &[String]) -> Result {
+    let all = targets();
+    if rest.iter().any(|a| a == "--list") {
+        for t in &all {
+            println!("{t}");
+        }
+        return Ok(());
+    }
+    let seconds = flag_value(rest, "--seconds").unwrap_or_else(|| "30".into());
+    let chosen: Vec<String> = if rest.iter().any(|a| a == "--all") {
+        all.clone()
+    } else {
+        let Some(t) = rest.first().filter(|a| !a.starts_with("--")) else {
+            return Err(format!("name a fuzz target or --all; targets: {}", all.join(", ")));
+        };
+        if !all.contains(t) {
+            return Err(format!("no fuzz target `{t}`; targets: {}", all.join(", ")));
+        }
+        vec![t.clone()]
+    };
+    if chosen.is_empty() {
+        eprintln!("no fuzz targets yet");
+        return Ok(());
+    }
+    ensure_cargo_fuzz()?;
+    let nightly = nightly_available();
+    if !nightly {
+        eprintln!("nightly toolchain not found: fuzzing on stable without sanitizers (-s none)");
+    }
+    for t in &chosen {
+        let mut cmd = Command::new("cargo");
+        if nightly {
+            cmd.arg("+nightly");
+        }
+        cmd.args(["fuzz", "run"]);
+        if !nightly {
+            cmd.args(["-s", "none"]);
+        }
+        cmd.args([t.as_str(), "--", &format!("-max_total_time={seconds}"), "-rss_limit_mb=4096"]);
+        cmd.env_remove("CARGO_TARGET_DIR");
+        run(&mut cmd)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,277 @@
+//! `cargo xtask`: the workspace's task runner (std only).
+//!
+//! Run `cargo xtask help` for the list of tasks.
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+mod bench;
+mod fuzz;
+
+const HELP: &str = "\
+cargo xtask <TASK>
+
+Tasks:
+  test                    check prerequisites, then fmt --check, clippy -D warnings (all targets),
+                          every test of the workspace (nextest) and the doctests. What CI runs.
+  ci                      test, then docs with warnings denied, packaging of every crate, the
+                          rust-version check and a fuzz smoke run of every target.
+  bench [PACKAGE] [-- ARGS]
+                          run the criterion benches (of one package, or all) and print the
+                          headline figures read back from criterion's output.
+  fuzz <TARGET> [--seconds N]   fuzz one target (cargo-fuzz on nightly; installed when missing)
+  fuzz --all [--seconds N]      fuzz every target N seconds each (default 30)
+  fuzz --list                   list the fuzz targets
+  crash [--kills N]       the SIGKILL crash harness of the persistent stores, N kills per backend
+  demo [DIR]              check prerequisites, then run the main job (`terrane demo`)
+  prereqs                 only check (and install, when possible) the system prerequisites
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let task = args.first().map(String::as_str).unwrap_or("help");
+    let rest = if args.is_empty() { &[][..] } else { &args[1..] };
+    let result = match task {
+        "test" => test(),
+        "ci" => ci(),
+        "bench" => bench::task(rest),
+        "fuzz" => fuzz::task(rest),
+        "crash" => crash(rest),
+        "demo" => demo(rest),
+        "prereqs" => prereqs(),
+        "help" | "--help" | "-h" => {
+            print!("{HELP}");
+            Ok(())
+        }
+        other => Err(format!("unknown task `{other}`\n\n{HELP}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The result of a task: `Err` carries the message printed before exiting non-zero.
+pub type Result<T = ()> = std::result::Result<T, String>;
+
+/// The workspace root (the parent of this crate's manifest directory).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").into()
+}
+
+/// Runs a command in the workspace root, echoing it, and fails when it fails.
+pub fn run(cmd: &mut Command) -> Result {
+    let shown = format!("{cmd:?}").replace('"', "");
+    eprintln!("\n$ {shown}");
+    let start = Instant::now();
+    let status =
+        cmd.current_dir(root()).status().map_err(|e| format!("cannot start {shown}: {e}"))?;
+    eprintln!("  ({shown}: {:.1} s)", start.elapsed().as_secs_f64());
+    if status.success() { Ok(()) } else { Err(format!("`{shown}` failed ({status})")) }
+}
+
+/// `cargo` as invoked by this xtask (respects `$CARGO`).
+pub fn cargo() -> Command {
+    Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+fn have(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn test() -> Result {
+    prereqs()?;
+    run(cargo().args(["fmt", "--all", "--check"]))?;
+    run(cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--all-features",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    let nextest = cargo()
+        .args(["nextest", "--version"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if nextest {
+        run(cargo().args(["nextest", "run", "--workspace", "--all-features", "--no-fail-fast"]))?;
+    } else {
+        eprintln!("cargo-nextest not found: running `cargo test` instead");
+        run(cargo().args([
+            "test",
+            "--workspace",
+            "--all-features",
+            "--lib",
+            "--bins",
+            "--tests",
+            "--examples",
+        ]))?;
+    }
+    run(cargo().args(["test", "--workspace", "--all-features", "--doc"]))?;
+    Ok(())
+}
+
+fn ci() -> Result {
+    test()?;
+    run(cargo()
+        .args(["doc", "--workspace", "--all-features", "--no-deps"])
+        .env("RUSTDOCFLAGS", "-D warnings"))?;
+    rust_version_check()?;
+    package_check()?;
+    fuzz::task(&["--all".into(), "--seconds".into(), "10".into()])?;
+    Ok(())
+}
+
+/// Checks that the workspace `rust-version` is at least every dependency's.
+fn rust_version_check() -> Result {
+    let out = cargo()
+        .args(["metadata", "--format-version", "1"])
+        .current_dir(root())
+        .output()
+        .map_err(|e| format!("cargo metadata: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let ours = fs::read_to_string(root().join("Cargo.toml")).map_err(|e| e.to_string())?;
+    let ours = ours
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = \""))
+        .and_then(|l| l.strip_suffix('"'))
+        .ok_or("workspace Cargo.toml has no rust-version")?
+        .to_string();
+    let parse = |v: &str| -> Vec<u32> { v.split('.').map(|p| p.parse().unwrap_or(0)).collect() };
+    let mut highest = (parse("0"), String::new());
+    for part in text.split("\"rust_version\":\"").skip(1) {
+        let v = part.split('"').next().unwrap_or("");
+        if parse(v) > highest.0 {
+            highest = (parse(v), v.to_string());
+        }
+    }
+    let mut ours_v = parse(&ours);
+    ours_v.resize(3, 0);
+    let mut hi = highest.0.clone();
+    hi.resize(3, 0);
+    eprintln!("rust-version: workspace {ours}, highest dependency {}", highest.1);
+    if ours_v < hi {
+        return Err(format!("workspace rust-version {ours} is below a dependency's {}", highest.1));
+    }
+    Ok(())
+}
+
+/// Packages every publishable crate. `cargo package --workspace` (cargo >= 1.90) resolves
+/// unpublished siblings through a local overlay registry, so crates that depend on each other
+/// are checked in dependency order exactly as crates.io will see them.
+fn package_check() -> Result {
+    run(cargo().args([
+        "package",
+        "--workspace",
+        "--no-verify",
+        "--allow-dirty",
+        "--exclude",
+        "xtask",
+    ]))
+}
+
+fn crash(rest: &[String]) -> Result {
+    let kills = flag_value(rest, "--kills").unwrap_or_else(|| "1000".into());
+    prereqs()?;
+    run(cargo()
+        .args([
+            "test",
+            "--release",
+            "--workspace",
+            "--all-features",
+            "--test",
+            "crash",
+            "--",
+            "--nocapture",
+        ])
+        .env("TERRANE_CRASH_KILLS", kills))
+}
+
+fn demo(rest: &[String]) -> Result {
+    prereqs()?;
+    let mut cmd = cargo();
+    cmd.args(["run", "--release", "-p", "terrane-cli", "--", "demo"]).args(rest);
+    run(&mut cmd)
+}
+
+/// The value after `name` in `args`, if any.
+pub fn flag_value(args: &[String], name: &str) -> Option<String> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+}
+
+/// System prerequisites: librocksdb-sys runs bindgen, which needs libclang at build time.
+fn prereqs() -> Result {
+    if cfg!(target_os = "linux") && find_libclang().is_none() {
+        let cmd = "apt-get update && apt-get install -y libclang-dev";
+        let is_root = Command::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+        if is_root && have("apt-get") {
+            eprintln!(
+                "libclang is missing (librocksdb-sys needs it to build): installing libclang-dev with apt-get"
+            );
+            run(Command::new("apt-get").args(["update", "-q"]))?;
+            run(Command::new("apt-get")
+                .args(["install", "-y", "-q", "--no-install-recommends", "libclang-dev"])
+                .env("DEBIAN_FRONTEND", "noninteractive"))?;
+            if find_libclang().is_none() {
+                return Err("libclang-dev installed but libclang.so still not found".into());
+            }
+        } else {
+            return Err(format!(
+                "libclang is missing: librocksdb-sys needs it to build RocksDB's bindings.\n\
+                 Install it with:\n    sudo sh -c '{cmd}'\n\
+                 (or set LIBCLANG_PATH to the folder holding libclang.so)"
+            ));
+        }
+    }
+    if let Some(p) = find_libclang() {
+        eprintln!("prerequisites: libclang at {}", p.display());
+    }
+    Ok(())
+}
+
+fn find_libclang() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Ok(p) = env::var("LIBCLANG_PATH") {
+        dirs.push(p.into());
+    }
+    if let Ok(entries) = fs::read_dir("/usr/lib") {
+        for e in entries.flatten() {
+            if e.file_name().to_string_lossy().starts_with("llvm") {
+                dirs.push(e.path().join("lib"));
+            }
+        }
+    }
+    for d in [
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+        "/usr/lib64",
+        "/usr/lib",
+        "/usr/local/lib",
+    ] {
+        dirs.push(d.into());
+    }
+    dirs.into_iter().find_map(|d| {
+        fs::read_dir(&d).ok()?.flatten().map(|e| e.path()).find(|p| {
+            let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            n.starts_with("libclang") && !n.starts_with("libclang-cpp") && n.contains(".so")
+        })
+    })
+}
