@@ -1,0 +1,77 @@
+//! The error type shared by every store.
+
+use std::path::PathBuf;
+
+/// A `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything a store operation can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A key longer than [`MAX_KEY_LEN`](crate::MAX_KEY_LEN).
+    #[error("key of {len} bytes is longer than the maximum of 512: shorten or hash it")]
+    KeyTooLong {
+        /// The key's length.
+        len: usize,
+    },
+    /// A value larger than the backend accepts.
+    #[error("value of {len} bytes exceeds this backend's maximum of {max} bytes: split it")]
+    ValueTooLarge {
+        /// The value's length.
+        len: usize,
+        /// The backend's maximum.
+        max: usize,
+    },
+    /// A table that the store does not have.
+    #[error("unknown table `{0}`: list it in StoreConfig::tables when opening the store")]
+    UnknownTable(String),
+    /// A table name that is empty, too long or has characters outside `[A-Za-z0-9_.:-]`.
+    #[error("invalid table name `{0}`: use 1 to 64 ASCII letters, digits, `_`, `-`, `.`, `:`")]
+    InvalidTableName(String),
+    /// A signature that is empty, too long, or not printable ASCII.
+    #[error("invalid format signature `{0}`: use 1 to 200 printable ASCII characters")]
+    InvalidSignature(String),
+    /// The store was created with another format signature.
+    #[error(
+        "format signature mismatch: the store says `{found}`, the application expects `{expected}`"
+    )]
+    SignatureMismatch {
+        /// The signature the application asked for.
+        expected: String,
+        /// The signature found in the store.
+        found: String,
+    },
+    /// The file or directory is not a store of this backend at all.
+    #[error("not a {backend} store: {detail}")]
+    NotAStore {
+        /// The backend that tried to open it.
+        backend: &'static str,
+        /// What was found instead.
+        detail: String,
+    },
+    /// [`OpenMode::Open`](crate::OpenMode::Open) and no store exists there.
+    #[error("no store at {0}: create it with OpenMode::Create or OpenOrCreate")]
+    NotFound(PathBuf),
+    /// [`OpenMode::Create`](crate::OpenMode::Create) and a store already exists there.
+    #[error("a store already exists at {0}: open it, or remove it first")]
+    AlreadyExists(PathBuf),
+    /// Stored data failed a check (checksum, structure): the data is not returned.
+    #[error("corrupt store: {0}")]
+    Corrupt(String),
+    /// A snapshot or scan outlived what the backend can keep for it.
+    #[error("snapshot expired: {0}")]
+    SnapshotExpired(String),
+    /// An operating system I/O error.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// An error reported by the backend's engine (e.g. RocksDB), with its message.
+    #[error("backend error: {0}")]
+    Backend(String),
+    /// The store failed earlier in a way that makes further writes unsafe; reopen it.
+    #[error("store is unusable after an earlier failure ({0}): reopen it")]
+    Poisoned(String),
+    /// A fault injected by [`FaultyStore`](crate::FaultyStore).
+    #[error("injected fault: {0}")]
+    Injected(String),
+}
