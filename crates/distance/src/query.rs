@@ -381,10 +381,7 @@ impl<'a> NearToFar<'a> {
         {
             return;
         }
-        heap_push(
-            &mut self.heap,
-            Item { key, z: rect.z0, x: rect.x0, kind: 1, level, missing: 0, view },
-        );
+        self.heap.push(Item { key, z: rect.z0, x: rect.x0, kind: 1, level, missing: 0, view });
     }
 
     /// Number of cells and chunks waiting in the queue (the frontier).
