@@ -1,0 +1,2 @@
+//! Placeholder: the criterion benches follow.
+fn main() {}

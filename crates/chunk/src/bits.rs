@@ -1,0 +1,193 @@
+//! Tight LSB-first bit packing shared by the view, the owned chunk and the encoder.
+//!
+//! Stream bit `k` is bit `k % 8` of byte `k / 8`, which is also bit `k % 64` of the
+//! little-endian `u64` word `k / 64`: the owned chunk keeps layer 0 as such words and writes
+//! them out unchanged.
+
+/// Bits per local id for a palette of `n` entries: `ceil(log2(n))`, 0 for `n <= 1`.
+#[inline]
+pub(crate) const fn bits_for(n: u64) -> u32 {
+    if n <= 1 { 0 } else { 64 - (n - 1).leading_zeros() }
+}
+
+#[inline]
+const fn mask(b: u32) -> u64 {
+    if b >= 64 { u64::MAX } else { (1u64 << b) - 1 }
+}
+
+/// Reads `b <= 56` bits at stream bit `bit` of `bytes`; bits beyond the slice read as 0
+/// (callers check bounds beforehand, this only guarantees no out-of-bounds access).
+#[inline]
+pub(crate) fn read_bits(bytes: &[u8], bit: u64, b: u32) -> u64 {
+    if b == 0 {
+        return 0;
+    }
+    let byte = (bit / 8) as usize;
+    let shift = (bit % 8) as u32;
+    let raw = match bytes.get(byte..byte + 8) {
+        Some(s) => u64::from_le_bytes(s.try_into().unwrap_or([0; 8])),
+        None => {
+            let mut buf = [0u8; 8];
+            if let Some(rest) = bytes.get(byte..) {
+                buf[..rest.len()].copy_from_slice(rest);
+            }
+            u64::from_le_bytes(buf)
+        }
+    };
+    (raw >> shift) & mask(b)
+}
+
+/// Reads entry `i` of `b`-bit entries packed into words (entries may straddle words).
+#[inline]
+pub(crate) fn get_packed(words: &[u64], i: usize, b: u32) -> u64 {
+    if b == 0 {
+        return 0;
+    }
+    let bit = i * b as usize;
+    let w = bit >> 6;
+    let o = (bit & 63) as u32;
+    let mut v = words[w] >> o;
+    if o + b > 64 {
+        v |= words[w + 1] << (64 - o);
+    }
+    v & mask(b)
+}
+
+/// Writes entry `i` (`v < 2^b`) of `b`-bit entries packed into words.
+#[inline]
+pub(crate) fn set_packed(words: &mut [u64], i: usize, b: u32, v: u64) {
+    if b == 0 {
+        return;
+    }
+    let m = mask(b);
+    let bit = i * b as usize;
+    let w = bit >> 6;
+    let o = (bit & 63) as u32;
+    words[w] = (words[w] & !(m << o)) | (v << o);
+    if o + b > 64 {
+        let hi = 64 - o;
+        words[w + 1] = (words[w + 1] & !(m >> hi)) | (v >> hi);
+    }
+}
+
+/// Calls `f(i, value)` for the first `count` `b`-bit entries of a stream of words.
+#[inline]
+pub(crate) fn for_each_packed(
+    mut words: impl Iterator<Item = u64>,
+    b: u32,
+    count: usize,
+    mut f: impl FnMut(usize, u64),
+) {
+    if b == 0 {
+        for i in 0..count {
+            f(i, 0);
+        }
+        return;
+    }
+    let m = mask(b);
+    let mut cur = 0u64;
+    let mut avail = 0u32;
+    for i in 0..count {
+        let v;
+        if avail >= b {
+            v = cur & m;
+            cur = if b == 64 { 0 } else { cur >> b };
+            avail -= b;
+        } else {
+            let next = words.next().unwrap_or(0);
+            v = (cur | (next << avail)) & m;
+            let used = b - avail;
+            cur = if used == 64 { 0 } else { next >> used };
+            avail = 64 - used;
+        }
+        f(i, v);
+    }
+}
+
+/// The little-endian words of a byte slice whose length is a multiple of 8.
+#[inline]
+pub(crate) fn le_words(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+}
+
+/// Appends values of up to 56 bits to a byte stream, LSB first.
+pub(crate) struct BitWriter<'a> {
+    out: &'a mut Vec<u8>,
+    acc: u64,
+    n: u32,
+}
+
+impl<'a> BitWriter<'a> {
+    pub(crate) fn new(out: &'a mut Vec<u8>) -> Self {
+        BitWriter { out, acc: 0, n: 0 }
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, v: u64, b: u32) {
+        if b == 0 {
+            return;
+        }
+        self.acc |= v << self.n;
+        if self.n + b >= 64 {
+            self.out.extend_from_slice(&self.acc.to_le_bytes());
+            let used = 64 - self.n;
+            self.acc = if used >= 64 { 0 } else { v >> used };
+            self.n = self.n + b - 64;
+        } else {
+            self.n += b;
+        }
+    }
+
+    /// Flushes the partial last byte (zero-filled).
+    pub(crate) fn finish(self) {
+        let bytes = self.n.div_ceil(8) as usize;
+        self.out.extend_from_slice(&self.acc.to_le_bytes()[..bytes]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_for_matches_ceil_log2() {
+        assert_eq!(bits_for(1), 0);
+        assert_eq!(bits_for(2), 1);
+        assert_eq!(bits_for(3), 2);
+        assert_eq!(bits_for(16), 4);
+        assert_eq!(bits_for(17), 5);
+        assert_eq!(bits_for(4096), 12);
+        assert_eq!(bits_for(4097), 13);
+    }
+
+    #[test]
+    fn writer_reader_and_words_agree() {
+        for b in [1u32, 3, 5, 7, 12, 13, 17, 31, 32, 44] {
+            let vals: Vec<u64> = (0..300u64).map(|i| (i * 2_654_435_761) & mask(b)).collect();
+            let mut out = Vec::new();
+            let mut w = BitWriter::new(&mut out);
+            for &v in &vals {
+                w.push(v, b);
+            }
+            w.finish();
+            assert_eq!(out.len(), (300 * b as usize).div_ceil(8));
+            for (i, &v) in vals.iter().enumerate() {
+                assert_eq!(read_bits(&out, i as u64 * u64::from(b), b), v, "b={b} i={i}");
+            }
+            let mut padded = out.clone();
+            padded.resize(out.len().div_ceil(8) * 8 + 8, 0);
+            let words: Vec<u64> = le_words(&padded).collect();
+            let mut got = Vec::new();
+            for_each_packed(words.iter().copied(), b, 300, |_, v| got.push(v));
+            assert_eq!(got, vals);
+            let mut words2 = vec![0u64; words.len()];
+            for (i, &v) in vals.iter().enumerate() {
+                set_packed(&mut words2, i, b, v);
+            }
+            for (i, &v) in vals.iter().enumerate() {
+                assert_eq!(get_packed(&words2, i, b), v);
+            }
+            assert_eq!(words2, words);
+        }
+    }
+}

@@ -1,0 +1,646 @@
+//! The owned, editable chunk and the canonical encoder.
+
+use std::collections::BTreeMap;
+
+use crate::bits::{BitWriter, bits_for, get_packed, le_words, set_packed};
+use crate::view::{ChunkView, HEADER_LEN, Uuid};
+use crate::{BlockId, CELLS, ComponentId, ComponentKind, Error, FORMAT_VERSION, Result, Schema};
+
+/// Palettes up to this length are searched linearly; longer ones through a hash index.
+const LINEAR_PALETTE: usize = 16;
+
+/// An owned, editable 16³ chunk: layer 0 bit-packed behind a palette that grows as new
+/// blocks arrive and compacts when most of it is unused, extra layers, component values per
+/// (cell, layer) entry, and entity UUIDs.
+///
+/// Equality is semantic: two chunks are equal when they hold the same blocks at every cell
+/// and layer, the same component values and the same entities, whatever their palettes.
+///
+/// Component values are stored only when they differ from the default (all zero bytes for
+/// fixed-size components, empty for variable-size ones); an entry whose block carries a
+/// component without a stored value encodes the default. Replacing the block of an entry
+/// drops that entry's values.
+#[derive(Debug, Clone)]
+pub struct Chunk {
+    /// Local id → global id. Slots with `counts == 0` are free (possibly still named by
+    /// extra layers, which store global ids).
+    palette: Vec<BlockId>,
+    /// Layer-0 cells per local id.
+    counts: Vec<u32>,
+    /// Slots that dropped to zero (validated lazily on reuse).
+    free: Vec<u32>,
+    /// Slots with `counts > 0`.
+    live: u32,
+    bits: u32,
+    /// 4096 `bits`-bit local ids, tight LSB-first (`64 * bits` words).
+    words: Vec<u64>,
+    /// Global id → local id, built once the palette outgrows [`LINEAR_PALETTE`].
+    index: Option<ahash::AHashMap<BlockId, u32>>,
+    /// Extra layers (1, 2, ...) of the cells that have any; never an empty list.
+    layers: BTreeMap<u16, Vec<BlockId>>,
+    layered: usize,
+    /// Non-default component values by (cell, layer, component).
+    components: BTreeMap<(u16, u32, ComponentId), Vec<u8>>,
+    /// Strictly ascending.
+    entities: Vec<Uuid>,
+    /// The palette is exactly the canonical one (sorted, every entry used at some layer, every
+    /// layer block present): layer 0 encodes by copying the words.
+    canonical: bool,
+}
+
+impl PartialEq for Chunk {
+    fn eq(&self, other: &Self) -> bool {
+        self.layers == other.layers
+            && self.components == other.components
+            && self.entities == other.entities
+            && (0..CELLS as u16).all(|i| self.get_index(i) == other.get_index(i))
+    }
+}
+
+impl Eq for Chunk {}
+
+fn check_cell(index: u16) -> usize {
+    assert!(usize::from(index) < CELLS, "cell index {index} out of range (0..4096)");
+    usize::from(index)
+}
+
+fn default_value(id: ComponentId, v: &[u8]) -> bool {
+    if id.is_variable() { v.is_empty() } else { v.iter().all(|&b| b == 0) }
+}
+
+impl Chunk {
+    /// A chunk whose 4096 cells hold `fill` at layer 0, without extra layers, components or
+    /// entities.
+    pub fn new(fill: BlockId) -> Self {
+        Chunk {
+            palette: vec![fill],
+            counts: vec![CELLS as u32],
+            free: Vec::new(),
+            live: 1,
+            bits: 0,
+            words: Vec::new(),
+            index: None,
+            layers: BTreeMap::new(),
+            layered: 0,
+            components: BTreeMap::new(),
+            entities: Vec::new(),
+            canonical: true,
+        }
+    }
+
+    /// The block at local coordinates (low 4 bits of each), layer 0.
+    #[inline]
+    pub fn get(&self, x: u32, y: u32, z: u32) -> BlockId {
+        self.get_index(terrane_section::cell_index(x, y, z))
+    }
+
+    /// The block of cell `index` at layer 0.
+    ///
+    /// # Panics
+    /// When `index >= 4096`.
+    #[inline]
+    pub fn get_index(&self, index: u16) -> BlockId {
+        let i = check_cell(index);
+        self.palette[get_packed(&self.words, i, self.bits) as usize]
+    }
+
+    /// Sets the block at local coordinates (low 4 bits of each), layer 0; returns the old one.
+    #[inline]
+    pub fn set(&mut self, x: u32, y: u32, z: u32, block: BlockId) -> BlockId {
+        self.set_index(terrane_section::cell_index(x, y, z), block)
+    }
+
+    /// Sets the block of cell `index` at layer 0 and returns the old one. Replacing a block
+    /// drops the component values of (index, 0).
+    ///
+    /// # Panics
+    /// When `index >= 4096`.
+    pub fn set_index(&mut self, index: u16, block: BlockId) -> BlockId {
+        let i = check_cell(index);
+        let old_local = get_packed(&self.words, i, self.bits) as usize;
+        let old = self.palette[old_local];
+        if old == block {
+            return old;
+        }
+        self.canonical = false;
+        self.counts[old_local] -= 1;
+        if self.counts[old_local] == 0 {
+            self.live -= 1;
+            self.free.push(old_local as u32);
+        }
+        let local = self.local_for(block);
+        if self.counts[local] == 0 {
+            self.live += 1;
+        }
+        self.counts[local] += 1;
+        set_packed(&mut self.words, i, self.bits, local as u64);
+        if !self.components.is_empty() {
+            self.drop_values(index, 0);
+        }
+        if self.layered == 0 && self.bits >= 2 && (self.live as usize) * 4 <= 1 << self.bits {
+            self.compact();
+        }
+        old
+    }
+
+    /// The local id for `block`, adding it to the palette (and widening the packing) if needed.
+    fn local_for(&mut self, block: BlockId) -> usize {
+        if self.palette.len() <= LINEAR_PALETTE {
+            if let Some(l) = self.palette.iter().position(|&b| b == block) {
+                return l;
+            }
+        } else {
+            let palette = &self.palette;
+            let index = self.index.get_or_insert_with(|| {
+                palette.iter().enumerate().map(|(l, &b)| (b, l as u32)).collect()
+            });
+            if let Some(&l) = index.get(&block) {
+                return l as usize;
+            }
+        }
+        // A free slot, a fresh slot within the current width, or a wider packing.
+        let slot = loop {
+            match self.free.pop() {
+                Some(l) if self.counts[l as usize] == 0 => break Some(l as usize),
+                Some(_) => continue,
+                None => break None,
+            }
+        };
+        let l = match slot {
+            Some(l) => {
+                let old = self.palette[l];
+                if let Some(ix) = &mut self.index {
+                    ix.remove(&old);
+                }
+                self.palette[l] = block;
+                l
+            }
+            None => {
+                if self.palette.len() >= 1 << self.bits {
+                    self.repack(self.bits + 1, None);
+                }
+                self.palette.push(block);
+                self.counts.push(0);
+                self.palette.len() - 1
+            }
+        };
+        if let Some(ix) = &mut self.index {
+            ix.insert(block, l as u32);
+        }
+        l
+    }
+
+    /// Re-packs layer 0 at `bits`, mapping local ids through `remap` when given.
+    fn repack(&mut self, bits: u32, remap: Option<&[u32]>) {
+        let mut words = vec![0u64; 64 * bits as usize];
+        for i in 0..CELLS {
+            let mut v = get_packed(&self.words, i, self.bits);
+            if let Some(m) = remap {
+                v = u64::from(m[v as usize]);
+            }
+            set_packed(&mut words, i, bits, v);
+        }
+        self.words = words;
+        self.bits = bits;
+    }
+
+    /// The canonical palette (sorted, used blocks of every layer) and, per current local id,
+    /// its canonical local id (`u32::MAX` for free slots).
+    fn canonical_palette(&self) -> (Vec<BlockId>, Vec<u32>) {
+        let mut canon: Vec<BlockId> = self
+            .palette
+            .iter()
+            .zip(&self.counts)
+            .filter(|&(_, &c)| c > 0)
+            .map(|(&b, _)| b)
+            .collect();
+        canon.extend(self.layers.values().flatten().copied());
+        canon.sort_unstable();
+        canon.dedup();
+        let remap = self
+            .palette
+            .iter()
+            .zip(&self.counts)
+            .map(|(b, &c)| {
+                if c > 0 { canon.binary_search(b).map_or(u32::MAX, |l| l as u32) } else { u32::MAX }
+            })
+            .collect();
+        (canon, remap)
+    }
+
+    /// Shrinks the palette to the blocks in use (at any layer), sorted, and re-packs layer 0
+    /// at `ceil(log2(len))` bits: the canonical form, which [`Chunk::encode`] then copies.
+    /// [`Chunk::set_index`] calls it when three quarters of the palette are unused and the
+    /// chunk has no extra layers (with extra layers, call it yourself).
+    pub fn compact(&mut self) {
+        if self.canonical {
+            return;
+        }
+        let (canon, remap) = self.canonical_palette();
+        let bits = bits_for(canon.len() as u64);
+        self.repack(bits, Some(&remap));
+        let mut counts = vec![0u32; canon.len()];
+        for (old, &new) in remap.iter().enumerate() {
+            if new != u32::MAX {
+                counts[new as usize] = self.counts[old];
+            }
+        }
+        self.live = counts.iter().filter(|&&c| c > 0).count() as u32;
+        self.free = (0..counts.len() as u32).filter(|&l| counts[l as usize] == 0).collect();
+        self.counts = counts;
+        self.palette = canon;
+        self.index = None;
+        self.canonical = true;
+    }
+
+    /// The current local palette (local id → global id). It may hold blocks no longer used
+    /// at layer 0 until the next [`Chunk::compact`]; encoding always writes the canonical one.
+    pub fn palette(&self) -> &[BlockId] {
+        &self.palette
+    }
+
+    /// Bits per local id of the in-memory packing (`ceil(log2(palette().len()))`).
+    pub fn bits_per_block(&self) -> u32 {
+        self.bits
+    }
+
+    /// The extra layers of cell `index` (layer 1 first); empty for most cells.
+    ///
+    /// # Panics
+    /// When `index >= 4096`.
+    pub fn layers(&self, index: u16) -> &[BlockId] {
+        check_cell(index);
+        self.layers.get(&index).map_or(&[], Vec::as_slice)
+    }
+
+    /// Number of layers of cell `index`, including layer 0.
+    pub fn layer_count(&self, index: u16) -> u32 {
+        1 + self.layers(index).len() as u32
+    }
+
+    /// The block of cell `index` at `layer`, if the cell has that layer.
+    pub fn get_layer(&self, index: u16, layer: u32) -> Option<BlockId> {
+        match layer {
+            0 => Some(self.get_index(index)),
+            l => self.layers(index).get(l as usize - 1).copied(),
+        }
+    }
+
+    /// Cells with extra layers, ascending, with their extra layers.
+    pub fn layered_cells(&self) -> impl Iterator<Item = (u16, &[BlockId])> + '_ {
+        self.layers.iter().map(|(&c, v)| (c, v.as_slice()))
+    }
+
+    /// Total number of extra-layer blocks (`layeredBlockCount`).
+    pub fn layered_block_count(&self) -> usize {
+        self.layered
+    }
+
+    /// Adds `block` as a new top layer of cell `index`; returns the new layer's number.
+    ///
+    /// # Panics
+    /// When `index >= 4096`.
+    pub fn push_layer(&mut self, index: u16, block: BlockId) -> u32 {
+        check_cell(index);
+        let v = self.layers.entry(index).or_default();
+        v.push(block);
+        self.layered += 1;
+        self.canonical = false;
+        v.len() as u32
+    }
+
+    /// Replaces the block at an existing `layer` of cell `index` (0 is layer 0) and returns
+    /// the old one; replacing drops the entry's component values.
+    pub fn set_layer(&mut self, index: u16, layer: u32, block: BlockId) -> Result<BlockId> {
+        if layer == 0 {
+            return Ok(self.set_index(index, block));
+        }
+        let layers = self.layer_count(index);
+        let slot = self
+            .layers
+            .get_mut(&index)
+            .and_then(|v| v.get_mut(layer as usize - 1))
+            .ok_or(Error::NoSuchLayer { cell: index, layer, layers })?;
+        let old = std::mem::replace(slot, block);
+        if old != block {
+            self.canonical = false;
+            self.drop_values(index, layer);
+        }
+        Ok(old)
+    }
+
+    /// Removes extra `layer` (>= 1) of cell `index`; higher layers move down by one, with
+    /// their component values. Returns the removed block.
+    pub fn remove_layer(&mut self, index: u16, layer: u32) -> Result<BlockId> {
+        let layers = self.layer_count(index);
+        if layer == 0 || layer >= layers {
+            return Err(Error::NoSuchLayer { cell: index, layer, layers });
+        }
+        let v =
+            self.layers.get_mut(&index).ok_or(Error::NoSuchLayer { cell: index, layer, layers })?;
+        let old = v.remove(layer as usize - 1);
+        if v.is_empty() {
+            self.layers.remove(&index);
+        }
+        self.layered -= 1;
+        self.canonical = false;
+        if !self.components.is_empty() {
+            let lo = (index, layer, ComponentId(0));
+            let hi = (index, u32::MAX, ComponentId(u64::MAX));
+            let moved: Vec<_> = self.components.range(lo..=hi).map(|(k, _)| *k).collect();
+            for k in moved {
+                if let Some(val) = self.components.remove(&k)
+                    && k.1 > layer
+                {
+                    self.components.insert((k.0, k.1 - 1, k.2), val);
+                }
+            }
+        }
+        Ok(old)
+    }
+
+    /// Removes every extra layer of cell `index` (and their component values).
+    pub fn clear_layers(&mut self, index: u16) {
+        check_cell(index);
+        if let Some(v) = self.layers.remove(&index) {
+            self.layered -= v.len();
+            self.canonical = false;
+            let lo = (index, 1, ComponentId(0));
+            let hi = (index, u32::MAX, ComponentId(u64::MAX));
+            let keys: Vec<_> = self.components.range(lo..=hi).map(|(k, _)| *k).collect();
+            for k in keys {
+                self.components.remove(&k);
+            }
+        }
+    }
+
+    fn drop_values(&mut self, index: u16, layer: u32) {
+        let lo = (index, layer, ComponentId(0));
+        let hi = (index, layer, ComponentId(u64::MAX));
+        let keys: Vec<_> = self.components.range(lo..=hi).map(|(k, _)| *k).collect();
+        for k in keys {
+            self.components.remove(&k);
+        }
+    }
+
+    /// The stored value of component `id` at (cell `index`, `layer`). `None` means the
+    /// default (zero bytes / empty) when the entry's block carries the component.
+    pub fn component(&self, index: u16, layer: u32, id: ComponentId) -> Option<&[u8]> {
+        self.components.get(&(index, layer, id)).map(Vec::as_slice)
+    }
+
+    /// Every stored (non-default) component value, by (cell, layer, component).
+    pub fn component_values(&self) -> impl Iterator<Item = (u16, u32, ComponentId, &[u8])> + '_ {
+        self.components.iter().map(|(&(c, l, id), v)| (c, l, id, v.as_slice()))
+    }
+
+    /// Sets component `id` at (cell `index`, `layer`). The entry must exist, its block must
+    /// carry the component in `schema`, and fixed-size values must have exactly the size.
+    /// Setting the default value removes the stored one.
+    pub fn set_component(
+        &mut self,
+        schema: &Schema,
+        index: u16,
+        layer: u32,
+        id: ComponentId,
+        value: &[u8],
+    ) -> Result<()> {
+        let layers = self.layer_count(index);
+        let block = self.get_layer(index, layer).ok_or(Error::NoSuchLayer {
+            cell: index,
+            layer,
+            layers,
+        })?;
+        let bad = |reason: String| Error::BadComponentValue { id, reason };
+        let kind = schema.component_kind(id).ok_or(Error::UnknownComponent { id: id.0 })?;
+        if schema.block_components(block).binary_search(&id).is_err() {
+            return Err(bad(format!(
+                "block {} at cell {index} layer {layer} does not carry it",
+                block.0
+            )));
+        }
+        if let ComponentKind::Fixed(size) = kind
+            && value.len() != size as usize
+        {
+            return Err(bad(format!("value has {} bytes, the component {size}", value.len())));
+        }
+        if default_value(id, value) {
+            self.components.remove(&(index, layer, id));
+        } else {
+            self.components.insert((index, layer, id), value.to_vec());
+        }
+        Ok(())
+    }
+
+    /// Removes the value of component `id` at (cell `index`, `layer`), returning it.
+    pub fn remove_component(&mut self, index: u16, layer: u32, id: ComponentId) -> Option<Vec<u8>> {
+        self.components.remove(&(index, layer, id))
+    }
+
+    /// The entity UUIDs, ascending.
+    pub fn entities(&self) -> &[Uuid] {
+        &self.entities
+    }
+
+    /// Adds an entity reference; `false` when it was already there.
+    pub fn add_entity(&mut self, uuid: Uuid) -> bool {
+        match self.entities.binary_search(&uuid) {
+            Ok(_) => false,
+            Err(p) => {
+                self.entities.insert(p, uuid);
+                true
+            }
+        }
+    }
+
+    /// Removes an entity reference; `false` when it was not there.
+    pub fn remove_entity(&mut self, uuid: &Uuid) -> bool {
+        match self.entities.binary_search(uuid) {
+            Ok(p) => {
+                self.entities.remove(p);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Decodes and validates an encoded chunk (see [`ChunkView::parse`] and
+    /// [`ChunkView::components`] for the checks). Accepts canonical input only, so
+    /// `decode(x).encode() == x` for every accepted `x`.
+    pub fn decode(bytes: &[u8], schema: &Schema) -> Result<Chunk> {
+        let (view, counts) = ChunkView::parse_counted(bytes)?;
+        Self::from_parts(&view, counts, schema)
+    }
+
+    /// Copies a parsed view into an owned chunk (validating its components against `schema`).
+    pub fn from_view(view: &ChunkView<'_>, schema: &Schema) -> Result<Chunk> {
+        let mut counts = vec![0u32; view.palette_len()];
+        view.for_each_block_local(|l| counts[l] += 1);
+        Self::from_parts(view, counts, schema)
+    }
+
+    fn from_parts(view: &ChunkView<'_>, counts: Vec<u32>, schema: &Schema) -> Result<Chunk> {
+        let comps = view.components(schema)?;
+        let palette: Vec<BlockId> = view.palette_iter().collect();
+        let bits = view.bits_per_block();
+        let l0 = &view.as_bytes()[HEADER_LEN + 8 * palette.len()..][..512 * bits as usize];
+        let words: Vec<u64> = le_words(l0).collect();
+        let mut layers: BTreeMap<u16, Vec<BlockId>> = BTreeMap::new();
+        for r in view.layer_records() {
+            layers.entry(r.cell).or_default().push(r.block);
+        }
+        let mut components = BTreeMap::new();
+        for id in comps.ids() {
+            for (cell, layer, v) in comps.values(id) {
+                if !default_value(id, v) {
+                    components.insert((cell, layer, id), v.to_vec());
+                }
+            }
+        }
+        let live = counts.iter().filter(|&&c| c > 0).count() as u32;
+        let free = (0..counts.len() as u32).filter(|&l| counts[l as usize] == 0).collect();
+        Ok(Chunk {
+            palette,
+            counts,
+            free,
+            live,
+            bits,
+            words,
+            index: None,
+            layers,
+            layered: view.layered_block_count(),
+            components,
+            entities: view.entities().to_vec(),
+            canonical: true,
+        })
+    }
+
+    /// Encodes to canonical bytes (format v1; `schema` gives the components each block
+    /// carries and their sizes).
+    pub fn encode(&self, schema: &Schema) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode_into(schema, &mut out);
+        out
+    }
+
+    /// Appends the canonical encoding to `out`.
+    ///
+    /// Stored component values of components the entry's block does not carry in `schema`
+    /// are skipped; fixed-size values are cut or zero-extended to the schema's size.
+    pub fn encode_into(&self, schema: &Schema, out: &mut Vec<u8>) {
+        let start = out.len();
+        let owned;
+        let (canon, remap): (&[BlockId], Option<&[u32]>) = if self.canonical {
+            (&self.palette, None)
+        } else {
+            owned = self.canonical_palette();
+            if owned.0 == self.palette { (&owned.0, None) } else { (&owned.0, Some(&owned.1)) }
+        };
+        let bits = bits_for(canon.len() as u64);
+        out.reserve(HEADER_LEN + 8 * canon.len() + 512 * bits as usize + 16);
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&[0u8; 16]); // offsets, patched below
+        out.extend_from_slice(&(self.layered as u64).to_le_bytes());
+        out.extend_from_slice(&(canon.len() as u64).to_le_bytes());
+        for b in canon {
+            out.extend_from_slice(&u64::from(b.0).to_le_bytes());
+        }
+        match remap {
+            None => {
+                for w in &self.words {
+                    out.extend_from_slice(&w.to_le_bytes());
+                }
+            }
+            Some(m) => {
+                let mut w = BitWriter::new(out);
+                for i in 0..CELLS {
+                    let l = get_packed(&self.words, i, self.bits) as usize;
+                    w.push(u64::from(m[l]), bits);
+                }
+                w.finish();
+            }
+        }
+        if self.layered > 0 {
+            let mut w = BitWriter::new(out);
+            for (&cell, blocks) in &self.layers {
+                for b in blocks {
+                    let l = canon.binary_search(b).unwrap_or(0) as u64;
+                    w.push(u64::from(cell) | (l << 12), 12 + bits);
+                }
+            }
+            w.finish();
+        }
+        let pad = (out.len() - start).next_multiple_of(8) - (out.len() - start);
+        out.extend(std::iter::repeat_n(0u8, pad));
+        let component_offset = (out.len() - start) as u64;
+        self.encode_components(schema, canon, out);
+        let entity_offset = (out.len() - start) as u64;
+        out.extend_from_slice(&(self.entities.len() as u64).to_le_bytes());
+        for e in &self.entities {
+            out.extend_from_slice(e);
+        }
+        out[start + 8..start + 16].copy_from_slice(&component_offset.to_le_bytes());
+        out[start + 16..start + 24].copy_from_slice(&entity_offset.to_le_bytes());
+    }
+
+    fn encode_components(&self, schema: &Schema, canon: &[BlockId], out: &mut Vec<u8>) {
+        let mut ids: Vec<ComponentId> =
+            canon.iter().flat_map(|&b| schema.block_components(b).iter().copied()).collect();
+        if ids.is_empty() {
+            return;
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        // Every (cell, layer) entry with its block, in (cell, layer) order.
+        let mut entries: Vec<(u16, u32, BlockId)> = Vec::with_capacity(CELLS + self.layered);
+        let mut layers = self.layers.iter().peekable();
+        for i in 0..CELLS as u16 {
+            entries.push((i, 0, self.get_index(i)));
+            if let Some((_, v)) = layers.next_if(|(c, _)| **c == i) {
+                for (k, &b) in v.iter().enumerate() {
+                    entries.push((i, k as u32 + 1, b));
+                }
+            }
+        }
+        let mut values: Vec<&[u8]> = Vec::new();
+        for id in ids {
+            let kind = schema.component_kind(id).unwrap_or(ComponentKind::Variable);
+            values.clear();
+            for &(cell, layer, b) in &entries {
+                if schema.block_components(b).binary_search(&id).is_ok() {
+                    values.push(self.component(cell, layer, id).unwrap_or(&[]));
+                }
+            }
+            out.extend_from_slice(&id.0.to_le_bytes());
+            match kind {
+                ComponentKind::Fixed(size) => {
+                    let size = size as usize;
+                    for v in &values {
+                        let n = v.len().min(size);
+                        out.extend_from_slice(&v[..n]);
+                        out.extend(std::iter::repeat_n(0u8, size - n));
+                    }
+                }
+                ComponentKind::Variable => {
+                    let total: u64 = values.iter().map(|v| v.len() as u64).sum();
+                    let width: usize = match total {
+                        0..=0xff => 1,
+                        0x100..=0xffff => 2,
+                        0x1_0000..=0xffff_ffff => 4,
+                        _ => 8,
+                    };
+                    out.push(width as u8);
+                    let mut acc = 0u64;
+                    out.extend_from_slice(&acc.to_le_bytes()[..width]);
+                    for v in &values {
+                        acc += v.len() as u64;
+                        out.extend_from_slice(&acc.to_le_bytes()[..width]);
+                    }
+                    for v in &values {
+                        out.extend_from_slice(v);
+                    }
+                }
+            }
+        }
+    }
+}
