@@ -1,0 +1,289 @@
+//! The replay tool: runs a text log of regionizer operations and prints the state after each
+//! one as a line of JSON. Format: `docs/format/regionizer-replay.md` (and the crate docs).
+
+use std::io::{BufRead, Write};
+
+use terrane_section::{ChunkPos, ColumnPos, GridPos};
+
+use crate::{Error, NoCallbacks, Regionizer, RegionizerConfig, Result, Snapshot};
+
+/// Options of a replay: the regionizer parameters, the dimension and the output mode.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReplayOptions {
+    /// Regionizer parameters (default: [`RegionizerConfig::folia_shift4`]).
+    pub config: RegionizerConfig,
+    /// 2 for column positions `(x, z)`, 3 for cubic positions `(x, y, z)` (default 2).
+    pub dims: u8,
+    /// Print only the state after the last operation.
+    pub final_only: bool,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        Self { config: RegionizerConfig::folia_shift4(), dims: 2, final_only: false }
+    }
+}
+
+/// Usage text of the replay command.
+pub const USAGE: &str = "\
+usage: terrane-regionizer-replay [flags] < ops.txt
+  --shift N           section shift (default 4; other parameters default to Folia's formulas for it)
+  --create-radius N   empty-section create radius C, >= 1
+  --merge-radius N    merge radius M, >= 1
+  --recalc-count N    minimum sections before the dead-fraction purge
+  --max-dead F        max dead fraction, a number (0.1667) or a fraction (1/6)
+  --dim 2|3           column (x z) or cubic (x y z) positions (default 2)
+  --final-only        print only the state after the last operation
+input lines: add X Z | remove X Z | tick SX SZ | release SX SZ   (3D: X Y Z)";
+
+impl ReplayOptions {
+    /// Parses command-line flags (without the program name). Flags take their value as the
+    /// next argument or after `=`.
+    ///
+    /// # Errors
+    /// [`Error::ReplayArgs`] for an unknown flag or bad value; [`Error::InvalidConfig`].
+    pub fn from_args<I: IntoIterator<Item = String>>(args: I) -> Result<Self> {
+        let mut shift = None;
+        let (mut c, mut m, mut rc, mut md) = (None, None, None, None);
+        let mut dims = 2u8;
+        let mut final_only = false;
+        let mut it = args.into_iter();
+        while let Some(a) = it.next() {
+            let (flag, inline) = match a.split_once('=') {
+                Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+                _ => (a.clone(), None),
+            };
+            if flag == "--final-only" {
+                final_only = true;
+                continue;
+            }
+            let mut value = || -> Result<String> {
+                inline
+                    .clone()
+                    .or_else(|| it.next())
+                    .ok_or_else(|| Error::ReplayArgs(format!("{flag} needs a value")))
+            };
+            let num = |v: String| -> Result<u64> {
+                v.parse::<u64>().map_err(|_| Error::ReplayArgs(format!("{flag}: bad number {v:?}")))
+            };
+            match flag.as_str() {
+                "--shift" => shift = Some(num(value()?)?),
+                "--create-radius" => c = Some(num(value()?)?),
+                "--merge-radius" => m = Some(num(value()?)?),
+                "--recalc-count" => rc = Some(num(value()?)?),
+                "--max-dead" => md = Some(parse_fraction(&value()?)?),
+                "--dim" => {
+                    dims = match value()?.as_str() {
+                        "2" => 2,
+                        "3" => 3,
+                        v => {
+                            return Err(Error::ReplayArgs(format!(
+                                "--dim must be 2 or 3, not {v:?}"
+                            )));
+                        }
+                    }
+                }
+                "-h" | "--help" => return Err(Error::ReplayArgs(USAGE.into())),
+                _ => return Err(Error::ReplayArgs(format!("unknown flag {a:?}\n{USAGE}"))),
+            }
+        }
+        let small = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+        let mut b = RegionizerConfig::folia_formulas(4).to_builder();
+        if let Some(s) = shift {
+            b = RegionizerConfig::folia_formulas(small(s).min(crate::MAX_SHIFT))
+                .to_builder()
+                .shift(small(s));
+        }
+        if let Some(v) = c {
+            b = b.create_radius(small(v));
+        }
+        if let Some(v) = m {
+            b = b.merge_radius(small(v));
+        }
+        if let Some(v) = rc {
+            b = b.recalc_count(usize::try_from(v).unwrap_or(usize::MAX));
+        }
+        if let Some(v) = md {
+            b = b.max_dead_fraction(v);
+        }
+        Ok(Self { config: b.build()?, dims, final_only })
+    }
+}
+
+fn parse_fraction(v: &str) -> Result<f64> {
+    let bad = || Error::ReplayArgs(format!("--max-dead: bad fraction {v:?}"));
+    match v.split_once('/') {
+        Some((a, b)) => {
+            let a: f64 = a.trim().parse().map_err(|_| bad())?;
+            let b: f64 = b.trim().parse().map_err(|_| bad())?;
+            if b == 0.0 {
+                return Err(bad());
+            }
+            Ok(a / b)
+        }
+        None => v.trim().parse().map_err(|_| bad()),
+    }
+}
+
+/// What a replay did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReplayStats {
+    /// Operations executed.
+    pub ops: u64,
+    /// Operations whose result was `"error"`.
+    pub errors: u64,
+}
+
+#[derive(Clone, Copy)]
+enum Ret {
+    Null,
+    Bool(bool),
+    Error,
+}
+
+/// Replays the operation log read from `reader`, writing one JSON line per operation (or
+/// only the final state) to `writer`, flushed per line. Blank lines and `#` comments are
+/// skipped and not counted. A misused operation (duplicate add, absent remove, tick or
+/// release of a section no region owns, release of a region that is not ticking) prints
+/// `"ret":"error"` and leaves the state unchanged.
+///
+/// # Errors
+/// [`Error::ReplayParse`] for a malformed line (nothing is printed for it);
+/// [`Error::Io`].
+pub fn replay<R: BufRead, W: Write>(
+    reader: R,
+    writer: W,
+    options: &ReplayOptions,
+) -> Result<ReplayStats> {
+    match options.dims {
+        3 => run::<ChunkPos, R, W>(reader, writer, options),
+        _ => run::<ColumnPos, R, W>(reader, writer, options),
+    }
+}
+
+fn run<P: GridPos, R: BufRead, W: Write>(
+    reader: R,
+    mut w: W,
+    o: &ReplayOptions,
+) -> Result<ReplayStats> {
+    let rz: Regionizer<P, ()> = Regionizer::new(o.config, NoCallbacks);
+    let mut stats = ReplayStats::default();
+    let mut last = Ret::Null;
+    let mut out = String::new();
+    for (lineno, line) in reader.lines().enumerate() {
+        let line = line?;
+        let line = line.split('#').next().unwrap_or("");
+        let mut words = line.split_whitespace();
+        let Some(op) = words.next() else { continue };
+        let perr = |message: String| Error::ReplayParse { line: lineno as u64 + 1, message };
+        let nums: Vec<i64> = words
+            .map(|t| t.parse::<i64>().map_err(|_| perr(format!("bad coordinate {t:?}"))))
+            .collect::<Result<_>>()?;
+        let pos = P::from_coords(&nums).ok_or_else(|| {
+            perr(format!("{op} needs {} coordinates in range, got {:?}", P::DIMS, nums))
+        })?;
+        let ret = match op {
+            "add" => rz.add_chunk(pos).map_or(Ret::Error, |()| Ret::Null),
+            "remove" => rz.remove_chunk(pos).map_or(Ret::Error, |()| Ret::Null),
+            "tick" => match rz.owner_of_section_exact(pos)? {
+                Some(id) => rz.try_mark_ticking(id).map_or(Ret::Error, Ret::Bool),
+                None => Ret::Error,
+            },
+            "release" => match rz.owner_of_section_exact(pos)? {
+                Some(id) => rz.mark_not_ticking(id).map_or(Ret::Error, Ret::Bool),
+                None => Ret::Error,
+            },
+            _ => {
+                return Err(perr(format!("unknown operation {op:?} (add, remove, tick, release)")));
+            }
+        };
+        stats.ops += 1;
+        if matches!(ret, Ret::Error) {
+            stats.errors += 1;
+        }
+        last = ret;
+        if !o.final_only {
+            out.clear();
+            write_state(&mut out, stats.ops, ret, &rz.snapshot()?);
+            w.write_all(out.as_bytes())?;
+            w.flush()?;
+        }
+    }
+    if o.final_only {
+        out.clear();
+        write_state(&mut out, stats.ops, last, &rz.snapshot()?);
+        w.write_all(out.as_bytes())?;
+        w.flush()?;
+    }
+    Ok(stats)
+}
+
+fn push_pos<P: GridPos>(out: &mut String, p: P, extra: &[u32]) {
+    use std::fmt::Write as _;
+    out.push('[');
+    let mut first = true;
+    for v in p.coords().as_ref() {
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        let _ = write!(out, "{v}");
+    }
+    for v in extra {
+        let _ = write!(out, ",{v}");
+    }
+    out.push(']');
+}
+
+fn push_list<T: Copy>(out: &mut String, items: &[T], mut f: impl FnMut(&mut String, T)) {
+    out.push('[');
+    for (i, &x) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        f(out, x);
+    }
+    out.push(']');
+}
+
+fn write_state<P: GridPos>(out: &mut String, op: u64, ret: Ret, s: &Snapshot<P>) {
+    use std::fmt::Write as _;
+    let ret = match ret {
+        Ret::Null => "null",
+        Ret::Bool(true) => "true",
+        Ret::Bool(false) => "false",
+        Ret::Error => "\"error\"",
+    };
+    let _ = write!(out, "{{\"op\":{op},\"ret\":{ret},\"regions\":[");
+    let index = |id| s.regions.iter().position(|r| r.id == id).expect("live region");
+    for (i, r) in s.regions.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{{\"state\":\"{}\",\"sections\":", r.state.name());
+        push_list(out, &r.sections, |o, p| push_pos(o, p, &[]));
+        out.push_str(",\"dead\":");
+        push_list(out, &r.dead, |o, p| push_pos(o, p, &[]));
+        let idx = |ids: &[crate::RegionId]| {
+            let mut v: Vec<usize> = ids.iter().map(|&id| index(id)).collect();
+            v.sort_unstable();
+            v
+        };
+        let mil = idx(&r.merge_into_later);
+        let emf = idx(&r.expecting_merge_from);
+        out.push_str(",\"merge_into_later\":");
+        push_list(out, &mil, |o, i| {
+            let _ = write!(o, "{i}");
+        });
+        out.push_str(",\"expecting_merge_from\":");
+        push_list(out, &emf, |o, i| {
+            let _ = write!(o, "{i}");
+        });
+        out.push('}');
+    }
+    out.push_str("],\"sections\":");
+    push_list(out, &s.sections, |o, sec| {
+        push_pos(o, sec.pos, &[sec.chunk_count, sec.non_empty_neighbours])
+    });
+    out.push_str("}\n");
+}

@@ -1,0 +1,139 @@
+//! The replay tool against hand-checked expected outputs (tests/replay/*.expected.jsonl: each
+//! state was verified by hand against the spec before being frozen), its flags, errors and
+//! `--final-only`.
+
+use std::io::Cursor;
+use std::process::{Command, Stdio};
+
+use terrane_regionizer::Error;
+use terrane_regionizer::replay::{ReplayOptions, replay};
+
+fn dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/replay")
+}
+
+fn read(name: &str) -> String {
+    let p = dir().join(name);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("missing test log {}: {e}", p.display()))
+}
+
+fn opts(args: &str) -> ReplayOptions {
+    ReplayOptions::from_args(args.split_whitespace().map(String::from)).unwrap()
+}
+
+fn run(log: &str, o: &ReplayOptions) -> String {
+    let mut out = Vec::new();
+    replay(Cursor::new(log.as_bytes()), &mut out, o).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+const SMALL: &str = "--shift 0 --create-radius 1 --merge-radius 1 --recalc-count 4 --max-dead 1/6";
+
+#[test]
+fn merge_later_then_absorb_then_purge() {
+    let out = run(&read("merge_later.txt"), &opts(SMALL));
+    assert_eq!(out, read("merge_later.expected.jsonl"));
+    // Spot checks of the hand-verified states: op 4 links the transient region to the
+    // ticking one, op 5 absorbs it.
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[3].contains(r#""state":"ticking""#)
+            && lines[3].contains(r#""expecting_merge_from":[1]"#)
+    );
+    assert!(
+        lines[3].contains(r#""state":"transient""#)
+            && lines[3].contains(r#""merge_into_later":[0]"#)
+    );
+    assert!(lines[4].starts_with(r#"{"op":5,"ret":true,"regions":[{"state":"ready""#));
+}
+
+#[test]
+fn purge_and_split_and_misuse() {
+    let out = run(&read("split.txt"), &opts(SMALL));
+    assert_eq!(out, read("split.expected.jsonl"));
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[5].starts_with(r#"{"op":6,"ret":false,"#), "split returns false");
+    assert_eq!(lines[5].matches(r#""state":"ready""#).count(), 2, "two regions after the split");
+    for l in &lines[6..9] {
+        assert!(l.contains(r#""ret":"error""#), "{l}");
+    }
+}
+
+#[test]
+fn cubic_positions() {
+    let o = opts(
+        "--dim 3 --shift 1 --create-radius 1 --merge-radius 1 --recalc-count 2 --max-dead 0.1",
+    );
+    assert_eq!(run(&read("cubic.txt"), &o), read("cubic.expected.jsonl"));
+}
+
+#[test]
+fn final_only_is_the_last_line() {
+    // A longer random walk: final-only prints exactly the last full line.
+    let mut log = String::new();
+    let mut s = 7u64;
+    for _ in 0..3000 {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        let (x, z) = ((s % 40) as i64 - 20, ((s >> 20) % 40) as i64 - 20);
+        let op = ["add", "add", "add", "remove", "tick", "release"][(s >> 40) as usize % 6];
+        let (x, z) = if op == "tick" || op == "release" { (x >> 2, z >> 2) } else { (x, z) };
+        log.push_str(&format!("{op} {x} {z}\n"));
+    }
+    let full = run(&log, &opts("--shift 2"));
+    let last = run(&log, &opts("--shift 2 --final-only"));
+    assert_eq!(full.lines().count(), 3000);
+    assert_eq!(last, format!("{}\n", full.lines().last().unwrap()));
+    assert!(last.starts_with(r#"{"op":3000,"#));
+}
+
+#[test]
+fn comments_blank_lines_and_parse_errors() {
+    let out = run("# header\n\nadd 1 2 # trailing\n", &opts(""));
+    assert!(out.starts_with(r#"{"op":1,"ret":null,"#), "{out}");
+    let bad =
+        |log: &str| replay(Cursor::new(log.as_bytes()), Vec::new(), &ReplayOptions::default());
+    assert!(matches!(bad("add 1\n"), Err(Error::ReplayParse { line: 1, .. })));
+    assert!(matches!(bad("add 1 1\njump 1 1\n"), Err(Error::ReplayParse { line: 2, .. })));
+    assert!(matches!(bad("add 1 x\n"), Err(Error::ReplayParse { .. })));
+    assert!(matches!(bad("add 1 99999999999\n"), Err(Error::ReplayParse { .. })));
+}
+
+#[test]
+fn flags() {
+    let d = ReplayOptions::default();
+    assert_eq!(opts(""), d);
+    let o = opts("--shift=2 --final-only");
+    assert_eq!((o.config.shift(), o.config.create_radius(), o.config.recalc_count()), (2, 2, 128));
+    assert!(o.final_only);
+    let o = opts("--max-dead 0.25 --dim 3 --merge-radius 2");
+    assert_eq!((o.config.max_dead_fraction(), o.dims, o.config.merge_radius()), (0.25, 3, 2));
+    let err =
+        |a: &str| ReplayOptions::from_args(a.split_whitespace().map(String::from)).unwrap_err();
+    assert!(matches!(err("--dim 4"), Error::ReplayArgs(_)));
+    assert!(matches!(err("--bogus"), Error::ReplayArgs(_)));
+    assert!(matches!(err("--shift"), Error::ReplayArgs(_)));
+    assert!(matches!(err("--max-dead 1/0"), Error::ReplayArgs(_)));
+    assert!(matches!(err("--create-radius 0"), Error::InvalidConfig { .. }));
+}
+
+#[test]
+fn binary_runs() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_terrane-regionizer-replay"))
+        .args(SMALL.split_whitespace())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(read("split.txt").as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), read("split.expected.jsonl"));
+    let bad = Command::new(env!("CARGO_BIN_EXE_terrane-regionizer-replay"))
+        .arg("--nope")
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
