@@ -1,0 +1,19 @@
+//! Sponge schematic reader: arbitrary bytes (gzip or raw NBT) never panic; whatever reads
+//! also writes, and the written file reads back to the same blocks.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use terrane_snapshot::{ReadOptions, Schematic, canonical_state};
+
+fuzz_target!(|data: &[u8]| {
+    let opts = ReadOptions { max_inflated: 1 << 24 };
+    let Ok(s) = Schematic::read_with(data, &opts) else { return };
+    assert_eq!(s.volume(), s.width() as usize * s.height() as usize * s.length() as usize);
+    let Ok(bytes) = s.write() else { return };
+    let back = Schematic::read(&bytes).expect("a written schematic reads back");
+    assert_eq!((back.width(), back.height(), back.length()), (s.width(), s.height(), s.length()));
+    for (&a, &b) in s.ids().iter().zip(back.ids()) {
+        assert_eq!(canonical_state(&s.palette()[a as usize]), back.palette()[b as usize]);
+    }
+    assert_eq!(s.block_entities, back.block_entities);
+});
