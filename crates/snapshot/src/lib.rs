@@ -4,7 +4,8 @@
 //! # Overview
 //!
 //! - [`World`]: the small interface a world implements (chunk-at-a-time read/write access,
-//!   block get/set by position, state names). [`MemoryWorld`] is an in-memory implementation.
+//!   block get/set by position, state names). [`MemoryWorld`] is an in-memory implementation
+//!   and `ChunkWorld` (feature `chunk`) the adapter for terrane-chunk chunks.
 //! - [`BlockBox`] and [`SubRegion`]: a box (not necessarily chunk-aligned) split into the parts
 //!   that fall inside each 16³ chunk.
 //! - [`Snapshot`]: a captured box, one sub-region per chunk stored as a small palette plus
@@ -89,7 +90,10 @@
 //!
 //! # Features
 //!
-//! None. Dependencies: `terrane-section`, `flate2`, `ahash`, `thiserror`.
+//! - `chunk` (default): [`ChunkWorld`], the [`World`] adapter for `terrane-chunk` cubic
+//!   chunks named by their `Schema`.
+//!
+//! Other dependencies: `terrane-section`, `flate2`, `ahash`, `thiserror`.
 //!
 //! # What it does not guarantee
 //!
@@ -102,6 +106,8 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "chunk")]
+mod chunk_world;
 mod error;
 pub mod nbt;
 mod queue;
@@ -109,6 +115,8 @@ mod schematic;
 mod snapshot;
 mod world;
 
+#[cfg(feature = "chunk")]
+pub use chunk_world::ChunkWorld;
 pub use error::Error;
 pub use queue::{
     Clock, FakeClock, OpId, Progress, QueueConfig, RestoreQueue, StdClock, TickReport,
