@@ -105,6 +105,52 @@ pub enum Error {
     /// The encoded cluster would not fit in memory or in a `u64` offset.
     #[error("cluster too large to encode")]
     TooLarge,
+    /// The object store failed.
+    #[error("store: {0}")]
+    Store(#[from] terrane_store::Error),
+    /// A chunk (or the schema) failed to decode or check.
+    #[error("chunk: {0}")]
+    Chunk(#[from] terrane_chunk::Error),
+    /// A saved chunk uses a block id the world's schema does not have.
+    #[error("chunk uses block id {0}, which the world's schema does not register")]
+    UnknownBlock(u32),
+    /// A saved chunk lists an entity that is neither in the save nor in the store.
+    #[error(
+        "chunk {pos:?} of dimension {dim} lists entity {uuid:02x?}, which is neither saved with it nor stored: save the entity in the same TickSave"
+    )]
+    DanglingEntity {
+        /// The entity's UUID.
+        uuid: [u8; 16],
+        /// The chunk's dimension.
+        dim: u64,
+        /// The chunk.
+        pos: terrane_section::ChunkPos,
+    },
+    /// A [`TickSave`](crate::TickSave) object targets a table the tiered store manages.
+    #[error(
+        "table `{0}` is managed by the tiered store: write chunks and entities with their own TickSave methods"
+    )]
+    ReservedTable(String),
+    /// A key of a chunk table is not a chunk key.
+    #[error("table `{table}` holds a {len}-byte key, not a 32-byte chunk key")]
+    CorruptKey {
+        /// The table.
+        table: &'static str,
+        /// The key's length.
+        len: usize,
+    },
+    /// `worldMeta` is malformed.
+    #[error("corrupt worldMeta: {0}")]
+    CorruptMeta(String),
+    /// An `opacityMap` value is not 32 768 bytes.
+    #[error("opacity tile of {len} bytes (must be 32768)")]
+    BadOpacityTile {
+        /// The value's length.
+        len: usize,
+    },
+    /// The tiers break their invariant (a chunk at two levels, an empty cluster, ...).
+    #[error("tiered store inconsistent: {0}")]
+    Inconsistent(String),
 }
 
 /// `Result` with this crate's [`Error`].

@@ -41,8 +41,17 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod config;
 mod container;
 mod error;
+mod opacity;
+mod tiered;
+mod txn;
 
+pub use config::{OpacityFn, TierConfig, TieredStoreBuilder, default_opacity};
 pub use container::{ClusterBuilder, ClusterView, FORMAT_VERSION, Iter, Scale};
 pub use error::{Error, Result};
+pub use opacity::{ColumnTops, OpacityTile, TILE_BYTES, TILE_EDGE, column_tops};
+pub use tiered::{
+    ChunkAddr, LevelStats, META_TICK, MaintenanceReport, PlayerPos, TickSave, TieredStore,
+};

@@ -1,0 +1,165 @@
+//! Configuration of the tiered store.
+
+use std::fmt;
+use std::sync::Arc;
+
+use terrane_chunk::Schema;
+use terrane_store::Store;
+
+use crate::error::Result;
+use crate::tiered::TieredStore;
+
+/// Decides from a block's registry name whether it is opaque (for the opacity map).
+pub type OpacityFn = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// The default opacity rule: every block is opaque except those whose name (after any
+/// `namespace:`) ends in `air` (`air`, `minecraft:cave_air`, `void_air`, ...).
+pub fn default_opacity(name: &str) -> bool {
+    let path = name.rsplit(':').next().unwrap_or(name);
+    !path.ends_with("air")
+}
+
+/// Tuning of a [`TieredStore`], built by [`TieredStoreBuilder`]. Times are in game ticks.
+#[derive(Clone)]
+pub struct TierConfig {
+    /// Game ticks per minute (default 1200: 20 ticks per second).
+    pub ticks_per_minute: u64,
+    /// `x`: an L0 chunk unloaded for this many ticks moves to L1 (default 5 minutes).
+    pub l0_idle_ticks: u64,
+    /// `y`: an L1 cluster none of whose chunks was loaded for this many ticks moves to L2
+    /// (default 30 minutes).
+    pub l1_idle_ticks: u64,
+    /// `z`: an L1 cluster farther than this many blocks (Euclidean, to the nearest block of
+    /// the cluster) from every player of its dimension moves to L2 (default 1024).
+    pub l1_distance_blocks: u64,
+    /// Whether each tick save is synced to stable storage (default `true`).
+    pub sync_saves: bool,
+    /// Whether a tick save checks that every UUID listed by a saved chunk is an entity of the
+    /// save or of the store (default `true`).
+    pub check_entity_refs: bool,
+    /// How many chunks below a removed top block the opacity map searches for the next opaque
+    /// block before recording "none" (default 64 chunks = 1024 blocks).
+    pub opacity_search_chunks: u32,
+    /// Which blocks are opaque (default [`default_opacity`]).
+    pub opaque: OpacityFn,
+}
+
+impl Default for TierConfig {
+    fn default() -> Self {
+        Self {
+            ticks_per_minute: 1200,
+            l0_idle_ticks: 5 * 1200,
+            l1_idle_ticks: 30 * 1200,
+            l1_distance_blocks: 1024,
+            sync_saves: true,
+            check_entity_refs: true,
+            opacity_search_chunks: 64,
+            opaque: Arc::new(default_opacity),
+        }
+    }
+}
+
+impl fmt::Debug for TierConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TierConfig")
+            .field("ticks_per_minute", &self.ticks_per_minute)
+            .field("l0_idle_ticks", &self.l0_idle_ticks)
+            .field("l1_idle_ticks", &self.l1_idle_ticks)
+            .field("l1_distance_blocks", &self.l1_distance_blocks)
+            .field("sync_saves", &self.sync_saves)
+            .field("check_entity_refs", &self.check_entity_refs)
+            .field("opacity_search_chunks", &self.opacity_search_chunks)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`TieredStore`]: the world's schema, then the tuning; every setting has a
+/// documented default (see [`TierConfig`]).
+///
+/// Minutes are game minutes: `ticks_per_minute` ticks each. Set
+/// [`ticks_per_minute`](TieredStoreBuilder::ticks_per_minute) before the minute-based
+/// settings.
+#[derive(Clone, Debug)]
+pub struct TieredStoreBuilder {
+    pub(crate) schema: Schema,
+    pub(crate) config: TierConfig,
+}
+
+impl TieredStoreBuilder {
+    /// A builder for a world with `schema` (checked against the stored one on open).
+    pub fn new(schema: Schema) -> Self {
+        Self { schema, config: TierConfig::default() }
+    }
+
+    /// Game ticks per minute (default 1200).
+    pub fn ticks_per_minute(mut self, ticks: u64) -> Self {
+        self.config.ticks_per_minute = ticks.max(1);
+        self
+    }
+
+    /// `x`: minutes unloaded before an L0 chunk moves to L1 (default 5).
+    pub fn l0_idle_minutes(mut self, minutes: u64) -> Self {
+        self.config.l0_idle_ticks = minutes.saturating_mul(self.config.ticks_per_minute);
+        self
+    }
+
+    /// `x` in ticks.
+    pub fn l0_idle_ticks(mut self, ticks: u64) -> Self {
+        self.config.l0_idle_ticks = ticks;
+        self
+    }
+
+    /// `y`: minutes without a load before an L1 cluster moves to L2 (default 30).
+    pub fn l1_idle_minutes(mut self, minutes: u64) -> Self {
+        self.config.l1_idle_ticks = minutes.saturating_mul(self.config.ticks_per_minute);
+        self
+    }
+
+    /// `y` in ticks.
+    pub fn l1_idle_ticks(mut self, ticks: u64) -> Self {
+        self.config.l1_idle_ticks = ticks;
+        self
+    }
+
+    /// `z`: blocks from every player beyond which an L1 cluster moves to L2 (default 1024).
+    pub fn l1_distance_blocks(mut self, blocks: u64) -> Self {
+        self.config.l1_distance_blocks = blocks;
+        self
+    }
+
+    /// Whether tick saves are synced (default `true`).
+    pub fn sync_saves(mut self, sync: bool) -> Self {
+        self.config.sync_saves = sync;
+        self
+    }
+
+    /// Whether tick saves check the entity UUIDs listed by saved chunks (default `true`).
+    pub fn check_entity_refs(mut self, check: bool) -> Self {
+        self.config.check_entity_refs = check;
+        self
+    }
+
+    /// Chunks searched below a removed top block by the opacity map (default 64).
+    pub fn opacity_search_chunks(mut self, chunks: u32) -> Self {
+        self.config.opacity_search_chunks = chunks;
+        self
+    }
+
+    /// Which blocks are opaque, by registry name (default [`default_opacity`]).
+    pub fn opaque(mut self, f: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
+        self.config.opaque = Arc::new(f);
+        self
+    }
+
+    /// The configuration so far.
+    pub fn config(&self) -> &TierConfig {
+        &self.config
+    }
+
+    /// Opens the tiered store on `store`: checks the schema in `worldMeta` (the builder's must
+    /// [extend](Schema::check_extends) the stored one; a new world stores it) and reads the
+    /// last saved tick.
+    pub fn open<S: Store>(self, store: S) -> Result<TieredStore<S>> {
+        TieredStore::open_with(store, self.schema, self.config)
+    }
+}

@@ -1,0 +1,893 @@
+//! The hot / warm / cold tiered chunk store.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use terrane_chunk::{Chunk, ChunkView, Schema, SchemaBytes, Uuid};
+use terrane_section::keys::{self, Level};
+use terrane_section::{ChunkPos, GridPos};
+use terrane_store::{KeyRange, Object, Store, tables};
+
+use crate::config::{TierConfig, TieredStoreBuilder};
+use crate::container::{ClusterBuilder, ClusterView, Scale};
+use crate::error::{Error, Result};
+use crate::opacity::{self, ColumnTops, OpacityTile};
+use crate::txn::Txn;
+
+/// The `worldMeta` property holding the last saved game tick (`u64` LE).
+pub const META_TICK: &str = "gameTick";
+
+/// A chunk's address: dimension and cubic chunk position.
+pub type ChunkAddr = (u64, ChunkPos);
+
+/// A player's position for the distance rule of demotion.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PlayerPos {
+    /// The player's dimension.
+    pub dim: u64,
+    /// Block x.
+    pub x: i64,
+    /// Block y.
+    pub y: i64,
+    /// Block z.
+    pub z: i64,
+}
+
+impl PlayerPos {
+    /// A player in `dim` at block `(x, y, z)`.
+    pub const fn new(dim: u64, x: i64, y: i64, z: i64) -> Self {
+        Self { dim, x, y, z }
+    }
+}
+
+/// What one tick save writes, all in one atomic batch: chunks, entities and any other
+/// objects the game keeps with them (player data, ...).
+#[derive(Clone, Debug, Default)]
+pub struct TickSave {
+    chunks: Vec<(ChunkAddr, Option<Vec<u8>>)>,
+    entities: Vec<(Uuid, Option<Vec<u8>>)>,
+    objects: Vec<(String, Vec<u8>, Option<Vec<u8>>)>,
+}
+
+impl TickSave {
+    /// An empty save.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Writes chunk `pos` of `dim` (chunk v1 bytes, as [`Chunk::encode`] makes them).
+    pub fn put_chunk(&mut self, dim: u64, pos: ChunkPos, bytes: Vec<u8>) -> &mut Self {
+        self.chunks.push(((dim, pos), Some(bytes)));
+        self
+    }
+
+    /// Deletes chunk `pos` of `dim` at whatever level it is.
+    pub fn delete_chunk(&mut self, dim: u64, pos: ChunkPos) -> &mut Self {
+        self.chunks.push(((dim, pos), None));
+        self
+    }
+
+    /// Writes entity `uuid` to the `entity` table.
+    pub fn put_entity(&mut self, uuid: Uuid, bytes: Vec<u8>) -> &mut Self {
+        self.entities.push((uuid, Some(bytes)));
+        self
+    }
+
+    /// Deletes entity `uuid`.
+    pub fn delete_entity(&mut self, uuid: Uuid) -> &mut Self {
+        self.entities.push((uuid, None));
+        self
+    }
+
+    /// Writes any other object, e.g. a player's inventory in `worldProperties` or a table of
+    /// the game's own. The tables this store manages (`chunkl0/1/2`, `entity`, `opacityMap`,
+    /// `worldMeta`) are refused.
+    pub fn put_object(&mut self, table: &str, key: Vec<u8>, bytes: Vec<u8>) -> &mut Self {
+        self.objects.push((table.to_string(), key, Some(bytes)));
+        self
+    }
+
+    /// Deletes another object (see [`put_object`](TickSave::put_object)).
+    pub fn delete_object(&mut self, table: &str, key: Vec<u8>) -> &mut Self {
+        self.objects.push((table.to_string(), key, None));
+        self
+    }
+
+    /// Whether the save writes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.chunks.is_empty() && self.entities.is_empty() && self.objects.is_empty()
+    }
+}
+
+/// What a maintenance pass did.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct MaintenanceReport {
+    /// Chunks moved from L0 into L1 clusters.
+    pub l0_to_l1: usize,
+    /// L1 clusters merged into L2 clusters.
+    pub l1_to_l2: usize,
+    /// Atomic batches written (one per destination cluster).
+    pub batches: usize,
+}
+
+/// Counts and stored bytes per level, from [`TieredStore::verify`].
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct LevelStats {
+    /// Chunks at L0, L1, L2.
+    pub chunks: [usize; 3],
+    /// Keys at L0, L1, L2 (chunks, clusters, clusters).
+    pub keys: [usize; 3],
+    /// Value bytes at L0, L1, L2 (keys excluded).
+    pub bytes: [u64; 3],
+}
+
+const MANAGED: [&str; 6] = [
+    tables::WORLD_META,
+    tables::CHUNK_L0,
+    tables::CHUNK_L1,
+    tables::CHUNK_L2,
+    tables::ENTITY,
+    tables::OPACITY_MAP,
+];
+
+fn table_of(level: Level) -> &'static str {
+    match level {
+        Level::L0 => tables::CHUNK_L0,
+        Level::L1 => tables::CHUNK_L1,
+        Level::L2 => tables::CHUNK_L2,
+    }
+}
+
+fn tick_version(tick: u64) -> i64 {
+    i64::try_from(tick).unwrap_or(i64::MAX)
+}
+
+fn version_tick(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
+
+/// Where a chunk was found.
+struct Found {
+    level: Level,
+    bytes: Vec<u8>,
+}
+
+/// The tiered chunk store: hot chunks one per key (`chunkl0`), warm ones in 4³ clusters
+/// (`chunkl1`), cold ones in 16³ clusters (`chunkl2`), on any [`Store`].
+///
+/// - Reads ([`get_chunk`](TieredStore::get_chunk)) look at L0, then L1, then L2, and read one
+///   chunk out of a cluster without moving it.
+/// - A write ([`save_tick`](TieredStore::save_tick), [`put_chunk`](TieredStore::put_chunk))
+///   or a load ([`load_chunk`](TieredStore::load_chunk): a player has the chunk in
+///   simulation distance) promotes the chunk to L0. From L2 it splits the cluster path: the
+///   chunk's 4³ neighbourhood leaves the L2 cluster for its L1 cluster and the chunk itself
+///   goes to L0, in one atomic batch.
+/// - [`maintain`](TieredStore::maintain) demotes: L0 → L1 after `x` ticks unloaded, L1 → L2
+///   after `y` ticks without a load or beyond `z` blocks from every player.
+///
+/// Every chunk is at exactly one level at every instant: each move is one batch that
+/// deletes it from the old level and writes it to the new, so a crash keeps either.
+///
+/// Access times: an L0 object's version is the tick of its last write or promotion and an L1
+/// cluster's the newest last access (write, promotion, unload) of the chunks demoted into it,
+/// so they survive a restart. Unload ticks are
+/// kept in memory; after a restart a chunk counts as unloaded since its version, which only
+/// makes it colder sooner.
+pub struct TieredStore<S> {
+    store: S,
+    schema: Schema,
+    config: TierConfig,
+    opaque: Vec<bool>,
+    loaded: HashSet<ChunkAddr>,
+    unloaded_at: HashMap<ChunkAddr, u64>,
+    players: Option<Vec<PlayerPos>>,
+    tick: u64,
+}
+
+impl<S> std::fmt::Debug for TieredStore<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TieredStore")
+            .field("config", &self.config)
+            .field("loaded", &self.loaded.len())
+            .field("tick", &self.tick)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TieredStore<()> {
+    /// A builder for a world with `schema`.
+    pub fn builder(schema: Schema) -> TieredStoreBuilder {
+        TieredStoreBuilder::new(schema)
+    }
+}
+
+impl<S: Store> TieredStore<S> {
+    /// Opens with the default configuration (see [`TieredStoreBuilder`]).
+    pub fn open(store: S, schema: Schema) -> Result<Self> {
+        TieredStoreBuilder::new(schema).open(store)
+    }
+
+    pub(crate) fn open_with(store: S, schema: Schema, config: TierConfig) -> Result<Self> {
+        let mut stored = Vec::new();
+        for k in SchemaBytes::KEYS {
+            stored.push(store.get(tables::WORLD_META, k.as_bytes())?.map(|o| o.data));
+        }
+        let present = stored.iter().filter(|s| s.is_some()).count();
+        let mut write = true;
+        if present == SchemaBytes::KEYS.len() {
+            let mut it = stored.into_iter().map(Option::unwrap_or_default);
+            let mut next = || it.next().unwrap_or_default();
+            let old = SchemaBytes {
+                blocks: next(),
+                components: next(),
+                entities: next(),
+                structures: next(),
+                layout: next(),
+            };
+            let old = Schema::decode(&old)?;
+            schema.check_extends(&old)?;
+            write = old != schema;
+        } else if present != 0 {
+            return Err(Error::CorruptMeta(format!(
+                "worldMeta holds {present} of the {} schema properties",
+                SchemaBytes::KEYS.len()
+            )));
+        }
+        if write {
+            let enc = schema.encode();
+            let mut txn = Txn::new(&store);
+            for (k, v) in SchemaBytes::KEYS.iter().zip([
+                enc.blocks,
+                enc.components,
+                enc.entities,
+                enc.structures,
+                enc.layout,
+            ]) {
+                txn.put(tables::WORLD_META, k.as_bytes(), 0, v);
+            }
+            txn.commit(true)?;
+        }
+        let tick = match store.get(tables::WORLD_META, META_TICK.as_bytes())? {
+            Some(o) => {
+                let b: [u8; 8] = o.data.as_slice().try_into().map_err(|_| {
+                    Error::CorruptMeta(format!("{META_TICK} is {} bytes, not 8", o.data.len()))
+                })?;
+                u64::from_le_bytes(b)
+            }
+            None => 0,
+        };
+        let opaque = schema.blocks().names().map(|n| (config.opaque)(n)).collect();
+        Ok(Self {
+            store,
+            schema,
+            config,
+            opaque,
+            loaded: HashSet::new(),
+            unloaded_at: HashMap::new(),
+            players: None,
+            tick,
+        })
+    }
+
+    /// The backend.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// Closes the tiered store and returns the backend (in-memory load state is dropped).
+    pub fn into_store(self) -> S {
+        self.store
+    }
+
+    /// The world's schema.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &TierConfig {
+        &self.config
+    }
+
+    /// The latest game tick seen (saved, loaded or maintained); after a restart, the last
+    /// saved one.
+    pub fn tick(&self) -> u64 {
+        self.tick
+    }
+
+    fn see(&mut self, tick: u64) {
+        self.tick = self.tick.max(tick);
+    }
+
+    /// Checks chunk bytes: they decode against the schema.
+    fn check_chunk(&self, bytes: &[u8]) -> Result<()> {
+        let view = ChunkView::parse(bytes)?;
+        for b in view.palette_iter() {
+            if !self.schema.has_block(b) {
+                return Err(Error::UnknownBlock(b.0));
+            }
+        }
+        view.components(&self.schema)?;
+        Ok(())
+    }
+
+    // ---- reads -------------------------------------------------------------------------
+
+    fn find(txn: &Txn<'_, S>, dim: u64, pos: ChunkPos) -> Result<Option<Found>> {
+        if let Some(o) = txn.get(tables::CHUNK_L0, &keys::chunk_key(dim, pos, Level::L0))? {
+            return Ok(Some(Found { level: Level::L0, bytes: o.data }));
+        }
+        for scale in Scale::ALL {
+            let key = keys::chunk_key(dim, pos, scale.level());
+            if let Some(o) = txn.get(table_of(scale.level()), &key)? {
+                let view = ClusterView::with_scale(&o.data, scale)?;
+                if let Some(b) = view.get_pos(pos) {
+                    return Ok(Some(Found { level: scale.level(), bytes: b.to_vec() }));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The bytes of chunk `pos` of `dim` and the level it is at; `None` when absent. Does not
+    /// move the chunk.
+    pub fn get_chunk_at(&self, dim: u64, pos: ChunkPos) -> Result<Option<(Level, Vec<u8>)>> {
+        let txn = Txn::new(&self.store);
+        Ok(Self::find(&txn, dim, pos)?.map(|f| (f.level, f.bytes)))
+    }
+
+    /// The bytes (chunk v1) of chunk `pos` of `dim`, `None` when absent. Looks at L0, then
+    /// L1, then L2; does not move the chunk.
+    pub fn get_chunk(&self, dim: u64, pos: ChunkPos) -> Result<Option<Vec<u8>>> {
+        Ok(self.get_chunk_at(dim, pos)?.map(|(_, b)| b))
+    }
+
+    /// Chunk `pos` of `dim`, decoded with the world's schema.
+    pub fn get_chunk_decoded(&self, dim: u64, pos: ChunkPos) -> Result<Option<Chunk>> {
+        match self.get_chunk(dim, pos)? {
+            Some(b) => Ok(Some(Chunk::decode(&b, &self.schema)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The level chunk `pos` of `dim` is at, `None` when absent.
+    pub fn level_of(&self, dim: u64, pos: ChunkPos) -> Result<Option<Level>> {
+        Ok(self.get_chunk_at(dim, pos)?.map(|(l, _)| l))
+    }
+
+    /// Entity `uuid`'s bytes.
+    pub fn get_entity(&self, uuid: &Uuid) -> Result<Option<Vec<u8>>> {
+        Ok(self.store.get(tables::ENTITY, uuid)?.map(|o| o.data))
+    }
+
+    // ---- promotion ---------------------------------------------------------------------
+
+    /// Moves chunk `pos` to L0 inside `txn`, writing `new` (or keeping its bytes). Returns
+    /// whether it existed.
+    fn promote(
+        txn: &mut Txn<'_, S>,
+        dim: u64,
+        pos: ChunkPos,
+        new: Option<Vec<u8>>,
+        tick: u64,
+    ) -> Result<bool> {
+        let v = tick_version(tick);
+        let k0 = keys::chunk_key(dim, pos, Level::L0);
+        if txn.get(tables::CHUNK_L0, &k0)?.is_some() {
+            if let Some(new) = new {
+                txn.put(tables::CHUNK_L0, &k0, v, new);
+            }
+            return Ok(true);
+        }
+        let k1 = keys::chunk_key(dim, pos, Level::L1);
+        let i1 = Scale::L1.local_index(pos);
+        let c1 = txn.get(tables::CHUNK_L1, &k1)?;
+        if let Some(c1) = &c1 {
+            let view = ClusterView::with_scale(&c1.data, Scale::L1)?;
+            if let Some(blob) = view.get(i1) {
+                let mut b = ClusterBuilder::from_view(&view);
+                b.remove(i1);
+                let bytes = new.unwrap_or_else(|| blob.to_vec());
+                Self::put_cluster(txn, &k1, b, c1.version)?;
+                txn.put(tables::CHUNK_L0, &k0, v, bytes);
+                return Ok(true);
+            }
+        }
+        let k2 = keys::chunk_key(dim, pos, Level::L2);
+        if let Some(c2) = txn.get(tables::CHUNK_L2, &k2)? {
+            let view2 = ClusterView::with_scale(&c2.data, Scale::L2)?;
+            if view2.contains(Scale::L2.local_index(pos)) {
+                // Split the path: the chunk's L1 cell leaves the L2 cluster for L1, the chunk
+                // itself goes to L0.
+                let cell1 = Scale::L1.cluster_of(pos);
+                let mut b2 = ClusterBuilder::from_view(&view2);
+                let view1 = match &c1 {
+                    Some(c1) => Some(ClusterView::with_scale(&c1.data, Scale::L1)?),
+                    None => None,
+                };
+                let mut b1 = match &view1 {
+                    Some(v1) => ClusterBuilder::from_view(v1),
+                    None => ClusterBuilder::new(Scale::L1),
+                };
+                let mut target = None;
+                for j in 0..Scale::L1.chunk_count() as u16 {
+                    let Some(p) = Scale::L1.chunk_pos(cell1, j) else { continue };
+                    if let Some(blob) = b2.remove(Scale::L2.local_index(p)) {
+                        if j == i1 {
+                            target = Some(blob.into_owned());
+                        } else {
+                            b1.insert(j, blob).map_err(|_| {
+                                Error::Inconsistent(format!(
+                                    "chunk {p:?} of dimension {dim} is in both L1 and L2"
+                                ))
+                            })?;
+                        }
+                    }
+                }
+                let bytes = match new {
+                    Some(n) => n,
+                    None => target.unwrap_or_default(),
+                };
+                Self::put_cluster(txn, &k2, b2, c2.version)?;
+                let v1 = c1.as_ref().map_or(v, |c| c.version.max(v));
+                Self::put_cluster(txn, &k1, b1, v1)?;
+                txn.put(tables::CHUNK_L0, &k0, v, bytes);
+                return Ok(true);
+            }
+        }
+        if let Some(new) = new {
+            txn.put(tables::CHUNK_L0, &k0, v, new);
+        }
+        Ok(false)
+    }
+
+    /// Writes cluster `b` under `key` of its level's table, or deletes the key when empty.
+    fn put_cluster(
+        txn: &mut Txn<'_, S>,
+        key: &[u8],
+        b: ClusterBuilder<'_>,
+        version: i64,
+    ) -> Result<()> {
+        let table = table_of(b.scale().level());
+        if b.is_empty() {
+            txn.delete(table, key);
+        } else {
+            txn.put(table, key, version, b.build()?);
+        }
+        Ok(())
+    }
+
+    /// Removes chunk `pos` from whatever level holds it, inside `txn`. Returns whether it
+    /// existed.
+    fn remove(txn: &mut Txn<'_, S>, dim: u64, pos: ChunkPos) -> Result<bool> {
+        let k0 = keys::chunk_key(dim, pos, Level::L0);
+        if txn.get(tables::CHUNK_L0, &k0)?.is_some() {
+            txn.delete(tables::CHUNK_L0, &k0);
+            return Ok(true);
+        }
+        for scale in Scale::ALL {
+            let key = keys::chunk_key(dim, pos, scale.level());
+            let table = table_of(scale.level());
+            if let Some(c) = txn.get(table, &key)? {
+                let view = ClusterView::with_scale(&c.data, scale)?;
+                let i = scale.local_index(pos);
+                if view.contains(i) {
+                    let mut b = ClusterBuilder::from_view(&view);
+                    b.remove(i);
+                    Self::put_cluster(txn, &key, b, c.version)?;
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// A player loads chunk `pos` of `dim` (it entered simulation distance): the chunk is
+    /// promoted to L0 (one atomic batch) and stays there while loaded. Returns its bytes,
+    /// `None` when it does not exist yet.
+    pub fn load_chunk(&mut self, dim: u64, pos: ChunkPos, tick: u64) -> Result<Option<Vec<u8>>> {
+        self.see(tick);
+        let mut txn = Txn::new(&self.store);
+        Self::promote(&mut txn, dim, pos, None, tick)?;
+        txn.commit(false)?;
+        self.loaded.insert((dim, pos));
+        self.unloaded_at.remove(&(dim, pos));
+        self.get_chunk(dim, pos)
+    }
+
+    /// The chunk left every player's simulation distance at `tick`: from now on it ages
+    /// towards L1.
+    pub fn unload_chunk(&mut self, dim: u64, pos: ChunkPos, tick: u64) {
+        self.see(tick);
+        if self.loaded.remove(&(dim, pos)) {
+            self.unloaded_at.insert((dim, pos), tick);
+        }
+    }
+
+    /// Whether chunk `pos` of `dim` is marked loaded.
+    pub fn is_loaded(&self, dim: u64, pos: ChunkPos) -> bool {
+        self.loaded.contains(&(dim, pos))
+    }
+
+    /// The latest player positions, for the distance rule of demotion (replaces the previous
+    /// check; with no players at all, every L1 cluster counts as far).
+    pub fn set_players(&mut self, players: &[PlayerPos]) {
+        self.players = Some(players.to_vec());
+    }
+
+    /// Writes one chunk (promoting it to L0) in its own atomic batch; see
+    /// [`save_tick`](TieredStore::save_tick) to save chunks with entities and players.
+    pub fn put_chunk(&mut self, dim: u64, pos: ChunkPos, bytes: Vec<u8>, tick: u64) -> Result<()> {
+        let mut save = TickSave::new();
+        save.put_chunk(dim, pos, bytes);
+        self.save_tick(tick, &save)
+    }
+
+    /// Deletes one chunk, whatever its level, in its own atomic batch.
+    pub fn delete_chunk(&mut self, dim: u64, pos: ChunkPos, tick: u64) -> Result<()> {
+        let mut save = TickSave::new();
+        save.delete_chunk(dim, pos);
+        self.save_tick(tick, &save)
+    }
+
+    /// Saves a game tick as one atomic batch: every chunk written is promoted to L0 (with the
+    /// cluster splits that takes), deleted chunks leave their level, entities and other
+    /// objects are written, the opacity map is updated and `gameTick` set. A crash keeps all
+    /// of it or none.
+    ///
+    /// Chunk bytes are checked against the schema first; with
+    /// [`check_entity_refs`](TierConfig::check_entity_refs), every UUID a saved chunk lists
+    /// must be an entity written by this save or already stored.
+    pub fn save_tick(&mut self, tick: u64, save: &TickSave) -> Result<()> {
+        self.see(tick);
+        for (table, _, _) in &save.objects {
+            if MANAGED.contains(&table.as_str()) {
+                return Err(Error::ReservedTable(table.clone()));
+            }
+        }
+        // Last write of a chunk / entity in the save wins.
+        let mut chunks: BTreeMap<ChunkAddr, Option<&[u8]>> = BTreeMap::new();
+        for (addr, bytes) in &save.chunks {
+            chunks.insert(*addr, bytes.as_deref());
+        }
+        let mut entities: BTreeMap<Uuid, Option<&[u8]>> = BTreeMap::new();
+        for (uuid, bytes) in &save.entities {
+            entities.insert(*uuid, bytes.as_deref());
+        }
+        for bytes in chunks.values().flatten() {
+            self.check_chunk(bytes)?;
+        }
+        let mut txn = Txn::new(&self.store);
+        if self.config.check_entity_refs {
+            for ((dim, pos), bytes) in &chunks {
+                let Some(bytes) = bytes else { continue };
+                let view = ChunkView::parse(bytes)?;
+                for uuid in view.entities() {
+                    let ok = match entities.get(uuid) {
+                        Some(e) => e.is_some(),
+                        None => txn.get(tables::ENTITY, uuid)?.is_some(),
+                    };
+                    if !ok {
+                        return Err(Error::DanglingEntity { uuid: *uuid, dim: *dim, pos: *pos });
+                    }
+                }
+            }
+        }
+        for (&(dim, pos), bytes) in &chunks {
+            match bytes {
+                Some(b) => {
+                    Self::promote(&mut txn, dim, pos, Some(b.to_vec()), tick)?;
+                }
+                None => {
+                    Self::remove(&mut txn, dim, pos)?;
+                }
+            }
+        }
+        // The opacity map, per column tile, after every chunk of the save is in place.
+        let mut tiles: BTreeMap<[u8; keys::COLUMN_KEY_LEN], (u64, i64, i64)> = BTreeMap::new();
+        for &(dim, pos) in chunks.keys() {
+            tiles.insert(keys::column_key(dim, pos.x, pos.z), (dim, pos.x >> 2, pos.z >> 2));
+        }
+        for (key, (dim, tx, tz)) in tiles {
+            let mut tile = match txn.get(tables::OPACITY_MAP, &key)? {
+                Some(o) => OpacityTile::from_bytes(&o.data)?,
+                None => OpacityTile::empty(),
+            };
+            let mut cache: HashMap<ChunkPos, Option<ColumnTops>> = HashMap::new();
+            let before = tile.clone();
+            for (&(d, pos), bytes) in
+                chunks.range((dim, ChunkPos::new(tx << 2, i64::MIN, i64::MIN))..)
+            {
+                if d != dim || pos.x >> 2 != tx {
+                    break;
+                }
+                if pos.z >> 2 != tz {
+                    continue;
+                }
+                opacity::update(
+                    &mut tile,
+                    pos,
+                    bytes.map(ChunkView::parse).transpose()?.as_ref(),
+                    &self.opaque,
+                    self.config.opacity_search_chunks,
+                    &mut |p| {
+                        if let Some(c) = cache.get(&p) {
+                            return Ok(*c);
+                        }
+                        let c = match Self::find(&txn, dim, p)? {
+                            Some(f) => Some(opacity::column_tops(
+                                &ChunkView::parse(&f.bytes)?,
+                                &self.opaque,
+                            )),
+                            None => None,
+                        };
+                        cache.insert(p, c);
+                        Ok(c)
+                    },
+                )?;
+            }
+            if tile != before {
+                if tile.is_empty() {
+                    txn.delete(tables::OPACITY_MAP, &key);
+                } else {
+                    txn.put(tables::OPACITY_MAP, &key, tick_version(tick), tile.to_bytes());
+                }
+            }
+        }
+        for (uuid, bytes) in entities {
+            match bytes {
+                Some(b) => txn.put(tables::ENTITY, &uuid, tick_version(tick), b.to_vec()),
+                None => txn.delete(tables::ENTITY, &uuid),
+            }
+        }
+        txn.put(tables::WORLD_META, META_TICK.as_bytes(), 0, tick.to_le_bytes().to_vec());
+        let mut batch = txn.into_batch();
+        for (table, key, bytes) in &save.objects {
+            match bytes {
+                Some(b) => batch.put(table, key.clone(), tick_version(tick), b.clone()),
+                None => batch.delete(table, key.clone()),
+            };
+        }
+        batch.set_sync(self.config.sync_saves);
+        self.store.write(&batch)?;
+        for &addr in chunks.keys() {
+            if !self.loaded.contains(&addr) {
+                self.unloaded_at.insert(addr, tick);
+            }
+        }
+        Ok(())
+    }
+
+    /// The highest opaque block y of block column `(x, z)` in `dim`, as last saved (`None`
+    /// when no saved chunk of the column has an opaque block).
+    pub fn opacity_at(&self, dim: u64, x: i64, z: i64) -> Result<Option<i64>> {
+        let (cx, cz) = (x >> 4, z >> 4);
+        Ok(self.opacity_tile(dim, cx, cz)?.and_then(|t| t.get(x & 63, z & 63)))
+    }
+
+    /// The opacity tile (64×64 block columns) holding chunk column `(cx, cz)`.
+    pub fn opacity_tile(&self, dim: u64, cx: i64, cz: i64) -> Result<Option<OpacityTile>> {
+        match self.store.get(tables::OPACITY_MAP, &keys::column_key(dim, cx, cz))? {
+            Some(o) => Ok(Some(OpacityTile::from_bytes(&o.data)?)),
+            None => Ok(None),
+        }
+    }
+
+    // ---- demotion ----------------------------------------------------------------------
+
+    fn scan_level(&self, level: Level) -> Result<Vec<(u64, ChunkPos, Object)>> {
+        let mut out = Vec::new();
+        for e in self.store.scan(table_of(level), KeyRange::all())? {
+            let (key, obj) = e?;
+            let (dim, cell) = keys::parse_chunk_key(&key)
+                .ok_or(Error::CorruptKey { table: table_of(level), len: key.len() })?;
+            out.push((dim, cell, obj));
+        }
+        Ok(out)
+    }
+
+    /// Whether L1 cluster `cell` of `dim` is beyond `z` blocks from every player.
+    fn far_from_players(&self, dim: u64, cell: ChunkPos) -> bool {
+        let Some(players) = &self.players else { return false };
+        let z = i128::from(self.config.l1_distance_blocks);
+        let lo = |c: i64| i128::from(c) * 64;
+        players.iter().filter(|p| p.dim == dim).all(|p| {
+            let axis = |c: i64, v: i64| {
+                let (a, b) = (lo(c), lo(c) + 63);
+                let v = i128::from(v);
+                if v < a {
+                    a - v
+                } else if v > b {
+                    v - b
+                } else {
+                    0
+                }
+            };
+            let (dx, dy, dz) = (axis(cell.x, p.x), axis(cell.y, p.y), axis(cell.z, p.z));
+            // Compare squared, saturating: beyond 2^63 blocks everything is far.
+            let d2 = dx
+                .saturating_mul(dx)
+                .saturating_add(dy.saturating_mul(dy))
+                .saturating_add(dz.saturating_mul(dz));
+            d2 > z * z
+        })
+    }
+
+    /// One maintenance pass at game tick `tick`: L0 chunks unloaded for `x` ticks move into
+    /// their L1 clusters, then L1 clusters idle for `y` ticks or beyond `z` blocks from every
+    /// player merge into their L2 clusters. Each destination cluster is one atomic batch.
+    pub fn maintain(&mut self, tick: u64) -> Result<MaintenanceReport> {
+        self.see(tick);
+        let mut report = MaintenanceReport::default();
+        // L0 → L1, grouped by destination cluster.
+        let mut groups: BTreeMap<(u64, ChunkPos), Vec<(ChunkPos, Object)>> = BTreeMap::new();
+        for (dim, pos, obj) in self.scan_level(Level::L0)? {
+            if self.loaded.contains(&(dim, pos)) {
+                continue;
+            }
+            let since = self
+                .unloaded_at
+                .get(&(dim, pos))
+                .copied()
+                .unwrap_or(0)
+                .max(version_tick(obj.version));
+            if tick.saturating_sub(since) >= self.config.l0_idle_ticks {
+                let obj = Object { version: tick_version(since), data: obj.data };
+                groups.entry((dim, Scale::L1.cluster_of(pos))).or_default().push((pos, obj));
+            }
+        }
+        for ((dim, cell), chunks) in groups {
+            let mut txn = Txn::new(&self.store);
+            let key = keys::cell_key(dim, cell);
+            let c1 = txn.get(tables::CHUNK_L1, &key)?;
+            let view = match &c1 {
+                Some(c) => Some(ClusterView::with_scale(&c.data, Scale::L1)?),
+                None => None,
+            };
+            let mut b = match &view {
+                Some(v) => ClusterBuilder::from_view(v),
+                None => ClusterBuilder::new(Scale::L1),
+            };
+            let mut version = c1.as_ref().map_or(i64::MIN, |c| c.version);
+            for (pos, obj) in &chunks {
+                b.insert(Scale::L1.local_index(*pos), obj.data.as_slice()).map_err(|_| {
+                    Error::Inconsistent(format!(
+                        "chunk {pos:?} of dimension {dim} is in both L0 and L1"
+                    ))
+                })?;
+                version = version.max(obj.version);
+                txn.delete(tables::CHUNK_L0, &keys::chunk_key(dim, *pos, Level::L0));
+            }
+            Self::put_cluster(&mut txn, &key, b, version)?;
+            txn.commit(false)?;
+            report.batches += 1;
+            report.l0_to_l1 += chunks.len();
+            for (pos, _) in &chunks {
+                self.unloaded_at.remove(&(dim, *pos));
+            }
+        }
+        // L1 → L2, grouped by destination cluster.
+        let mut groups: BTreeMap<(u64, ChunkPos), Vec<(ChunkPos, Object)>> = BTreeMap::new();
+        for (dim, cell, obj) in self.scan_level(Level::L1)? {
+            let idle = tick.saturating_sub(version_tick(obj.version)) >= self.config.l1_idle_ticks;
+            if idle || self.far_from_players(dim, cell) {
+                groups.entry((dim, cell.section(2))).or_default().push((cell, obj));
+            }
+        }
+        for ((dim, cell2), clusters) in groups {
+            let mut txn = Txn::new(&self.store);
+            let key = keys::cell_key(dim, cell2);
+            let c2 = txn.get(tables::CHUNK_L2, &key)?;
+            let view = match &c2 {
+                Some(c) => Some(ClusterView::with_scale(&c.data, Scale::L2)?),
+                None => None,
+            };
+            let mut b = match &view {
+                Some(v) => ClusterBuilder::from_view(v),
+                None => ClusterBuilder::new(Scale::L2),
+            };
+            let mut version = c2.as_ref().map_or(i64::MIN, |c| c.version);
+            let mut views = Vec::with_capacity(clusters.len());
+            for (cell, obj) in &clusters {
+                views.push((*cell, ClusterView::with_scale(&obj.data, Scale::L1)?));
+                version = version.max(obj.version);
+            }
+            for (cell, v1) in &views {
+                for (j, blob) in v1.iter() {
+                    let p = Scale::L1.chunk_pos(*cell, j).ok_or_else(|| {
+                        Error::Inconsistent(format!("L1 cluster {cell:?} is outside the world"))
+                    })?;
+                    b.insert(Scale::L2.local_index(p), blob).map_err(|_| {
+                        Error::Inconsistent(format!(
+                            "chunk {p:?} of dimension {dim} is in both L1 and L2"
+                        ))
+                    })?;
+                }
+                txn.delete(tables::CHUNK_L1, &keys::cell_key(dim, *cell));
+            }
+            Self::put_cluster(&mut txn, &key, b, version)?;
+            txn.commit(false)?;
+            report.batches += 1;
+            report.l1_to_l2 += clusters.len();
+        }
+        Ok(report)
+    }
+
+    // ---- checks ------------------------------------------------------------------------
+
+    /// Reads every level and checks the invariants: every key parses, every cluster is valid
+    /// and at its table's scale, every chunk decodes against the schema, and no chunk is at
+    /// two levels (or twice at one). Returns per-level counts and bytes.
+    pub fn verify(&self) -> Result<LevelStats> {
+        let mut stats = LevelStats::default();
+        let mut seen: HashMap<ChunkAddr, Level> = HashMap::new();
+        let mut note = |addr: ChunkAddr, level: Level| -> Result<()> {
+            if let Some(other) = seen.insert(addr, level) {
+                return Err(Error::Inconsistent(format!(
+                    "chunk {:?} of dimension {} is at {other:?} and {level:?}",
+                    addr.1, addr.0
+                )));
+            }
+            Ok(())
+        };
+        for level in Level::ALL {
+            let li = usize::from(level.index());
+            for (dim, cell, obj) in self.scan_level(level)? {
+                stats.keys[li] += 1;
+                stats.bytes[li] += obj.data.len() as u64;
+                match Scale::from_level(level) {
+                    None => {
+                        self.check_chunk(&obj.data)?;
+                        note((dim, cell), level)?;
+                        stats.chunks[li] += 1;
+                    }
+                    Some(scale) => {
+                        let view = ClusterView::with_scale(&obj.data, scale)?;
+                        if view.is_empty() {
+                            return Err(Error::Inconsistent(format!(
+                                "empty {level:?} cluster {cell:?} of dimension {dim}"
+                            )));
+                        }
+                        for (i, blob) in view.iter() {
+                            self.check_chunk(blob)?;
+                            let p = scale.chunk_pos(cell, i).ok_or_else(|| {
+                                Error::Inconsistent(format!("cluster {cell:?} outside the world"))
+                            })?;
+                            note((dim, p), level)?;
+                            stats.chunks[li] += 1;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(stats)
+    }
+
+    /// Every stored chunk with its level, in (dimension, position) order (reads everything:
+    /// for tests and tools).
+    pub fn all_chunks(&self) -> Result<BTreeMap<ChunkAddr, (Level, Vec<u8>)>> {
+        let mut out = BTreeMap::new();
+        for level in Level::ALL {
+            for (dim, cell, obj) in self.scan_level(level)? {
+                match Scale::from_level(level) {
+                    None => {
+                        out.insert((dim, cell), (level, obj.data));
+                    }
+                    Some(scale) => {
+                        let view = ClusterView::with_scale(&obj.data, scale)?;
+                        for (i, blob) in view.iter() {
+                            if let Some(p) = scale.chunk_pos(cell, i) {
+                                out.insert((dim, p), (level, blob.to_vec()));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Flushes the backend (see `terrane_store::Store::flush`).
+    pub fn flush(&self) -> Result<()> {
+        Ok(self.store.flush()?)
+    }
+}

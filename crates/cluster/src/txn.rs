@@ -1,0 +1,61 @@
+//! A write overlay over a store: reads see the pending writes, and the whole overlay becomes
+//! one atomic [`Batch`].
+
+use std::collections::BTreeMap;
+
+use terrane_store::{Batch, Object, Store};
+
+use crate::error::Result;
+
+pub(crate) struct Txn<'s, S: ?Sized> {
+    store: &'s S,
+    pending: BTreeMap<(&'static str, Vec<u8>), Option<Object>>,
+}
+
+impl<'s, S: Store + ?Sized> Txn<'s, S> {
+    pub(crate) fn new(store: &'s S) -> Self {
+        Self { store, pending: BTreeMap::new() }
+    }
+
+    pub(crate) fn get(&self, table: &'static str, key: &[u8]) -> Result<Option<Object>> {
+        if let Some(p) = self.pending.get(&(table, key.to_vec())) {
+            return Ok(p.clone());
+        }
+        Ok(self.store.get(table, key)?)
+    }
+
+    pub(crate) fn put(&mut self, table: &'static str, key: &[u8], version: i64, data: Vec<u8>) {
+        self.pending.insert((table, key.to_vec()), Some(Object { version, data }));
+    }
+
+    pub(crate) fn delete(&mut self, table: &'static str, key: &[u8]) {
+        self.pending.insert((table, key.to_vec()), None);
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.pending.is_empty()
+    }
+
+    pub(crate) fn into_batch(self) -> Batch {
+        let mut b = Batch::with_capacity(self.pending.len());
+        for ((table, key), v) in self.pending {
+            match v {
+                Some(o) => b.put(table, key, o.version, o.data),
+                None => b.delete(table, key),
+            };
+        }
+        b
+    }
+
+    /// Writes everything as one batch.
+    pub(crate) fn commit(self, sync: bool) -> Result<()> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        let store = self.store;
+        let mut b = self.into_batch();
+        b.set_sync(sync);
+        store.write(&b)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,360 @@
+//! The tiered store against an in-memory model: random writes, reads, loads, player moves,
+//! demotion passes and crashes (drop without flush, reopen on the same backend).
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use common::*;
+use proptest::prelude::*;
+use terrane_chunk::{Chunk, Schema};
+use terrane_cluster::{
+    ClusterView, Error, PlayerPos, Scale, TickSave, TieredStore, TieredStoreBuilder,
+};
+use terrane_section::ChunkPos;
+use terrane_section::keys::{self, Level};
+use terrane_store::{MemStore, ReadView, Store, tables};
+
+fn builder() -> TieredStoreBuilder {
+    TieredStore::builder(schema())
+        .l0_idle_ticks(10)
+        .l1_idle_ticks(40)
+        .l1_distance_blocks(300)
+        .sync_saves(false)
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Write(u64, ChunkPos, u32),
+    Delete(u64, ChunkPos),
+    Read(u64, ChunkPos),
+    Load(u64, ChunkPos),
+    Unload(u64, ChunkPos),
+    Players(Vec<PlayerPos>),
+    Maintain,
+    Advance(u64),
+    Crash,
+}
+
+fn pos() -> impl Strategy<Value = (u64, ChunkPos)> {
+    (0u64..2, -20i64..20, -3i64..3, -20i64..20).prop_map(|(d, x, y, z)| (d, ChunkPos::new(x, y, z)))
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        5 => (pos(), any::<u32>()).prop_map(|((d, p), s)| Op::Write(d, p, s % 100_000)),
+        1 => pos().prop_map(|(d, p)| Op::Delete(d, p)),
+        3 => pos().prop_map(|(d, p)| Op::Read(d, p)),
+        2 => pos().prop_map(|(d, p)| Op::Load(d, p)),
+        2 => pos().prop_map(|(d, p)| Op::Unload(d, p)),
+        1 => prop::collection::vec((0u64..2, -400i64..400, -40i64..40, -400i64..400), 0..3)
+            .prop_map(|v| Op::Players(v.into_iter().map(|(d, x, y, z)| PlayerPos::new(d, x, y, z)).collect())),
+        2 => Just(Op::Maintain),
+        2 => (1u64..30).prop_map(Op::Advance),
+        1 => Just(Op::Crash),
+    ]
+}
+
+/// A backend the test can reopen after a "crash".
+trait Backend {
+    fn open(&mut self) -> Box<dyn Store>;
+}
+
+struct Mem(Arc<MemStore>);
+impl Backend for Mem {
+    fn open(&mut self) -> Box<dyn Store> {
+        Box::new(self.0.clone())
+    }
+}
+
+fn run_model(backend: &mut dyn Backend, ops: &[Op]) -> Result<(), TestCaseError> {
+    let schema = schema();
+    let mut model: BTreeMap<(u64, ChunkPos), Vec<u8>> = BTreeMap::new();
+    let mut loaded: BTreeSet<(u64, ChunkPos)> = BTreeSet::new();
+    let mut tick = 0u64;
+    let mut ts = Some(builder().open(backend.open()).unwrap());
+    for op in ops {
+        let t = ts.as_mut().unwrap();
+        match op {
+            Op::Write(d, p, seed) => {
+                let b = chunk_bytes(&schema, *seed);
+                t.put_chunk(*d, *p, b.clone(), tick).unwrap();
+                model.insert((*d, *p), b);
+                prop_assert_eq!(t.level_of(*d, *p).unwrap(), Some(Level::L0));
+            }
+            Op::Delete(d, p) => {
+                t.delete_chunk(*d, *p, tick).unwrap();
+                model.remove(&(*d, *p));
+            }
+            Op::Read(d, p) => {
+                let before = t.level_of(*d, *p).unwrap();
+                prop_assert_eq!(t.get_chunk(*d, *p).unwrap(), model.get(&(*d, *p)).cloned());
+                // Reads never move a chunk.
+                prop_assert_eq!(t.level_of(*d, *p).unwrap(), before);
+            }
+            Op::Load(d, p) => {
+                let got = t.load_chunk(*d, *p, tick).unwrap();
+                prop_assert_eq!(&got, &model.get(&(*d, *p)).cloned());
+                if got.is_some() {
+                    prop_assert_eq!(t.level_of(*d, *p).unwrap(), Some(Level::L0));
+                }
+                loaded.insert((*d, *p));
+            }
+            Op::Unload(d, p) => {
+                t.unload_chunk(*d, *p, tick);
+                loaded.remove(&(*d, *p));
+            }
+            Op::Players(v) => t.set_players(v),
+            Op::Maintain => {
+                t.maintain(tick).unwrap();
+                for (d, p) in &loaded {
+                    if model.contains_key(&(*d, *p)) {
+                        prop_assert_eq!(
+                            t.level_of(*d, *p).unwrap(),
+                            Some(Level::L0),
+                            "loaded chunk demoted"
+                        );
+                    }
+                }
+            }
+            Op::Advance(n) => tick += n,
+            Op::Crash => {
+                // Drop without flush; the in-memory load state is lost.
+                drop(ts.take());
+                loaded.clear();
+                ts = Some(builder().open(backend.open()).unwrap());
+                prop_assert!(ts.as_ref().unwrap().tick() <= tick);
+            }
+        }
+        let t = ts.as_ref().unwrap();
+        // Exactly one level per chunk, and contents as last written.
+        let stats = t.verify().unwrap();
+        prop_assert_eq!(stats.chunks.iter().sum::<usize>(), model.len());
+        let all = t.all_chunks().unwrap();
+        let contents: BTreeMap<_, _> = all.into_iter().map(|(k, (_, b))| (k, b)).collect();
+        prop_assert_eq!(&contents, &model);
+    }
+    // Everything demotes to L2 eventually once nobody is around.
+    let t = ts.as_mut().unwrap();
+    for (d, p) in &loaded {
+        t.unload_chunk(*d, *p, tick);
+    }
+    t.set_players(&[]);
+    t.maintain(tick + 1000).unwrap();
+    let stats = t.verify().unwrap();
+    prop_assert_eq!(stats.chunks, [0, 0, model.len()]);
+    for ((d, p), b) in &model {
+        prop_assert_eq!(t.get_chunk_at(*d, *p).unwrap(), Some((Level::L2, b.clone())));
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn model_memstore(ops in prop::collection::vec(op(), 1..60)) {
+        run_model(&mut Mem(Arc::new(MemStore::new())), &ops)?;
+    }
+}
+
+fn open_mem() -> TieredStore<Arc<MemStore>> {
+    builder().open(Arc::new(MemStore::new())).unwrap()
+}
+
+#[test]
+fn promotion_splits_the_cluster_path() {
+    let s = schema();
+    let mut t = open_mem();
+    // 3 chunks of one L1 cell, one in another L1 cell of the same L2 cluster.
+    let a = ChunkPos::new(0, 0, 0);
+    let b = ChunkPos::new(1, 0, 0);
+    let c = ChunkPos::new(3, 3, 3);
+    let far = ChunkPos::new(8, 0, 0);
+    for (i, p) in [a, b, c, far].into_iter().enumerate() {
+        t.put_chunk(0, p, chunk_bytes(&s, i as u32 + 1), 0).unwrap();
+    }
+    t.maintain(10).unwrap();
+    assert_eq!(t.verify().unwrap().chunks, [0, 4, 0]);
+    assert_eq!(t.verify().unwrap().keys, [0, 2, 0]);
+    t.maintain(100).unwrap();
+    assert_eq!(t.verify().unwrap().chunks, [0, 0, 4]);
+    assert_eq!(t.verify().unwrap().keys, [0, 0, 1]);
+    // Reading from L2 does not promote.
+    assert_eq!(t.get_chunk_at(0, b).unwrap(), Some((Level::L2, chunk_bytes(&s, 2))));
+    // Loading `a`: it goes to L0, b and c to their L1 cluster, `far` stays in L2.
+    assert_eq!(t.load_chunk(0, a, 101).unwrap(), Some(chunk_bytes(&s, 1)));
+    assert_eq!(t.level_of(0, a).unwrap(), Some(Level::L0));
+    assert_eq!(t.level_of(0, b).unwrap(), Some(Level::L1));
+    assert_eq!(t.level_of(0, c).unwrap(), Some(Level::L1));
+    assert_eq!(t.level_of(0, far).unwrap(), Some(Level::L2));
+    assert_eq!(t.verify().unwrap().keys, [1, 1, 1]);
+    // Loaded chunks never demote; the L1 cluster is fresh (y counts from the split).
+    t.maintain(130).unwrap();
+    assert_eq!(t.level_of(0, a).unwrap(), Some(Level::L0));
+    assert_eq!(t.level_of(0, b).unwrap(), Some(Level::L1));
+    t.unload_chunk(0, a, 131);
+    t.maintain(140).unwrap();
+    assert_eq!(t.level_of(0, a).unwrap(), Some(Level::L0));
+    t.maintain(141).unwrap();
+    assert_eq!(t.level_of(0, a).unwrap(), Some(Level::L1));
+    // Deleting the last chunk of a cluster deletes the key.
+    t.delete_chunk(0, far, 142).unwrap();
+    assert_eq!(t.verify().unwrap().keys, [0, 1, 0]);
+    assert!(
+        t.store().get(tables::CHUNK_L2, &keys::chunk_key(0, far, Level::L2)).unwrap().is_none()
+    );
+}
+
+#[test]
+fn distance_rule_demotes_far_clusters_only() {
+    let s = schema();
+    let mut t = open_mem();
+    let near = ChunkPos::new(0, 0, 0);
+    let far = ChunkPos::new(100, 0, 0); // 1600 blocks away
+    t.put_chunk(0, near, chunk_bytes(&s, 1), 0).unwrap();
+    t.put_chunk(0, far, chunk_bytes(&s, 2), 0).unwrap();
+    t.maintain(10).unwrap();
+    assert_eq!(t.verify().unwrap().chunks, [0, 2, 0]);
+    // No player check yet: only time counts (not idle long enough).
+    t.maintain(11).unwrap();
+    assert_eq!(t.verify().unwrap().chunks, [0, 2, 0]);
+    t.set_players(&[PlayerPos::new(0, 8, 8, 8)]);
+    t.maintain(12).unwrap();
+    assert_eq!(t.level_of(0, near).unwrap(), Some(Level::L1));
+    assert_eq!(t.level_of(0, far).unwrap(), Some(Level::L2));
+    // A player in another dimension does not keep it warm.
+    t.set_players(&[PlayerPos::new(1, 8, 8, 8)]);
+    t.maintain(13).unwrap();
+    assert_eq!(t.level_of(0, near).unwrap(), Some(Level::L2));
+}
+
+#[test]
+fn access_times_survive_restart() {
+    let s = schema();
+    let store = Arc::new(MemStore::new());
+    let mut t = builder().open(store.clone()).unwrap();
+    t.put_chunk(0, ChunkPos::new(0, 0, 0), chunk_bytes(&s, 1), 1000).unwrap();
+    drop(t);
+    let mut t = builder().open(store.clone()).unwrap();
+    assert_eq!(t.tick(), 1000);
+    // Written at 1000: not idle at 1005 even though the restart lost the in-memory state.
+    t.maintain(1005).unwrap();
+    assert_eq!(t.level_of(0, ChunkPos::new(0, 0, 0)).unwrap(), Some(Level::L0));
+    t.maintain(1010).unwrap();
+    assert_eq!(t.level_of(0, ChunkPos::new(0, 0, 0)).unwrap(), Some(Level::L1));
+    let o = store
+        .get(tables::CHUNK_L1, &keys::chunk_key(0, ChunkPos::new(0, 0, 0), Level::L1))
+        .unwrap()
+        .unwrap();
+    assert_eq!(o.version, 1000);
+    assert!(ClusterView::with_scale(&o.data, Scale::L1).is_ok());
+}
+
+#[test]
+fn tick_save_is_one_batch_with_entities_and_players() {
+    let s = schema();
+    let store = Arc::new(MemStore::new());
+    let mut t = builder().open(store.clone()).unwrap();
+    let pig = [7u8; 16];
+    let mut c = chunk(5);
+    c.add_entity(pig);
+    let mut save = TickSave::new();
+    save.put_chunk(0, ChunkPos::new(0, 4, 0), c.encode(&s))
+        .put_entity(pig, b"pig nbt".to_vec())
+        .put_object(tables::WORLD_PROPERTIES, b"player:alice".to_vec(), b"inventory".to_vec());
+    t.save_tick(50, &save).unwrap();
+    assert_eq!(t.get_entity(&pig).unwrap().as_deref(), Some(b"pig nbt".as_slice()));
+    assert_eq!(
+        store.get(tables::WORLD_PROPERTIES, b"player:alice").unwrap().unwrap().data,
+        b"inventory"
+    );
+    assert_eq!(t.get_chunk_decoded(0, ChunkPos::new(0, 4, 0)).unwrap(), Some(c.clone()));
+
+    // A chunk listing an entity nobody saved is refused, and nothing is written.
+    let mut c2 = chunk(6);
+    c2.add_entity([9u8; 16]);
+    let mut bad = TickSave::new();
+    bad.put_chunk(0, ChunkPos::new(1, 0, 0), c2.encode(&s)).put_object(
+        tables::WORLD_PROPERTIES,
+        b"player:bob".to_vec(),
+        b"dupe".to_vec(),
+    );
+    assert!(
+        matches!(t.save_tick(51, &bad), Err(Error::DanglingEntity { uuid, dim: 0, .. }) if uuid == [9; 16])
+    );
+    assert!(store.get(tables::WORLD_PROPERTIES, b"player:bob").unwrap().is_none());
+    assert_eq!(t.get_chunk(0, ChunkPos::new(1, 0, 0)).unwrap(), None);
+
+    // Reserved tables and malformed chunk bytes are refused.
+    let mut bad = TickSave::new();
+    bad.put_object(tables::CHUNK_L0, vec![0; 32], b"x".to_vec());
+    assert!(matches!(t.save_tick(52, &bad), Err(Error::ReservedTable(_))));
+    let mut bad = TickSave::new();
+    bad.put_chunk(0, ChunkPos::new(2, 0, 0), b"not a chunk".to_vec());
+    assert!(matches!(t.save_tick(52, &bad), Err(Error::Chunk(_))));
+    let mut unknown = Chunk::new(AIR);
+    unknown.set(0, 0, 0, terrane_chunk::BlockId(99));
+    let mut bad = TickSave::new();
+    bad.put_chunk(0, ChunkPos::new(2, 0, 0), unknown.encode(&s));
+    assert!(matches!(t.save_tick(52, &bad), Err(Error::UnknownBlock(99))));
+}
+
+#[test]
+fn schema_checked_on_open() {
+    let store = Arc::new(MemStore::new());
+    drop(TieredStore::open(store.clone(), schema()).unwrap());
+    // A grown schema is accepted and stored.
+    let mut grown = schema();
+    grown.add_block("minecraft:gold_block", &[]).unwrap();
+    drop(TieredStore::open(store.clone(), grown.clone()).unwrap());
+    // The old one no longer extends the stored one.
+    assert!(matches!(TieredStore::open(store.clone(), schema()), Err(Error::Chunk(_))));
+    // A reordered one never does.
+    let mut other = Schema::new();
+    for name in ["minecraft:stone", "minecraft:air"] {
+        other.add_block(name, &[]).unwrap();
+    }
+    assert!(matches!(TieredStore::open(store.clone(), other), Err(Error::Chunk(_))));
+    assert!(TieredStore::open(store, grown).is_ok());
+}
+
+#[test]
+fn opacity_map_follows_saves() {
+    let s = schema();
+    let mut t = open_mem();
+    // Stone up to local y 9 at column (3, 5) of chunk (0, 2, 0): block y 32 + 9 = 41.
+    let mut c = Chunk::new(AIR);
+    for y in 0..10 {
+        c.set(3, y, 5, STONE);
+    }
+    c.set(4, 4, 4, terrane_cluster_glass());
+    t.put_chunk(0, ChunkPos::new(0, 2, 0), c.encode(&s), 1).unwrap();
+    assert_eq!(t.opacity_at(0, 3, 5).unwrap(), Some(41));
+    assert_eq!(t.opacity_at(0, 4, 4).unwrap(), Some(36)); // glass is opaque by default
+    assert_eq!(t.opacity_at(0, 0, 0).unwrap(), None);
+    // A chunk below does not change the top.
+    let mut below = Chunk::new(AIR);
+    below.set(3, 0, 5, DIRT);
+    t.put_chunk(0, ChunkPos::new(0, 0, 0), below.encode(&s), 2).unwrap();
+    assert_eq!(t.opacity_at(0, 3, 5).unwrap(), Some(41));
+    // Clearing the top chunk falls back to the chunk below (y 0).
+    t.put_chunk(0, ChunkPos::new(0, 2, 0), Chunk::new(AIR).encode(&s), 3).unwrap();
+    assert_eq!(t.opacity_at(0, 3, 5).unwrap(), Some(0));
+    assert_eq!(t.opacity_at(0, 4, 4).unwrap(), None);
+    // Deleting it too leaves no opaque block; the empty tile is deleted.
+    t.delete_chunk(0, ChunkPos::new(0, 0, 0), 4).unwrap();
+    assert_eq!(t.opacity_at(0, 3, 5).unwrap(), None);
+    assert_eq!(t.opacity_tile(0, 0, 0).unwrap(), None);
+    // Negative coordinates land in their own tile.
+    let mut neg = Chunk::new(AIR);
+    neg.set(15, 15, 15, STONE);
+    t.put_chunk(0, ChunkPos::new(-1, -1, -1), neg.encode(&s), 5).unwrap();
+    assert_eq!(t.opacity_at(0, -1, -1).unwrap(), Some(-1));
+    assert!(t.opacity_tile(0, -1, -1).unwrap().is_some());
+}
+
+fn terrane_cluster_glass() -> terrane_chunk::BlockId {
+    GLASS
+}
