@@ -145,14 +145,32 @@ pub struct Recovery {
     /// scan only when no intact commit record was left (damage): every complete object was
     /// kept, and batch atomicity could not be checked.
     pub commit_verified: bool,
-    /// Objects whose newest committed version was damaged (checksum or chain): dropped rather
-    /// than served at an older version.
+    /// Objects whose newest committed version was damaged (checksum or chain), or that an
+    /// intact index of a truncated file listed: dropped rather than served at an older
+    /// version.
     pub damaged: Vec<(String, Vec<u8>)>,
+    /// After a scan: how many objects the last commit record says the store holds, and how
+    /// many the scan found. Fewer found than expected means objects were lost to damage
+    /// that left no trace to name them by (e.g. truncation).
+    pub objects_expected: Option<u64>,
+    /// After a scan: the objects found.
+    pub objects_found: u64,
     /// Blocks erased at open because nothing referenced them (an interrupted batch, stale
     /// versions).
     pub erased: usize,
     /// Whether a partial block at the end of the file was cut off.
     pub truncated_tail: bool,
+}
+
+impl Recovery {
+    /// Whether opening lost nothing: no scan, or a scan that verified the last batch, found
+    /// every object it expected and dropped nothing.
+    pub fn is_clean(&self) -> bool {
+        !self.scanned
+            || (self.commit_verified
+                && self.damaged.is_empty()
+                && self.objects_expected.is_some_and(|e| e == self.objects_found))
+    }
 }
 
 /// Options of [`BlockFile::open_with`], with defaults.
@@ -376,10 +394,13 @@ pub(crate) struct LoadedIndex {
 }
 
 /// Reads and validates the index chain; `Err(reason)` means "rebuild by scanning".
+/// When the index is intact but names blocks past the end of the file (a truncated file),
+/// `lost` receives every key it lists, so that recovery can report what is gone.
 fn load_index(
     file: &File,
     file_blocks: u32,
     sig_len: usize,
+    lost: &mut Vec<(String, Vec<u8>)>,
 ) -> std::result::Result<LoadedIndex, String> {
     let mut payload = Vec::new();
     let mut chain = Vec::new();
@@ -424,15 +445,19 @@ fn load_index(
         return Err("index numbers are inconsistent".into());
     }
     let mut used = vec![false; file_blocks as usize];
+    let mut past_end: Option<String> = None;
+    let mut listed = Vec::new();
     let mut claim = |runs: &[(u32, u32)], what: &str| -> std::result::Result<(), String> {
         for blk in from_runs(runs) {
-            let slot = used
-                .get_mut(blk as usize)
-                .ok_or_else(|| format!("{what}: block {blk} is past the end of the file"))?;
-            if *slot {
-                return Err(format!("{what}: block {blk} is used twice"));
+            match used.get_mut(blk as usize) {
+                None => {
+                    past_end.get_or_insert_with(|| {
+                        format!("{what}: block {blk} is past the end of the file (truncated)")
+                    });
+                }
+                Some(slot) if *slot => return Err(format!("{what}: block {blk} is used twice")),
+                Some(slot) => *slot = true,
             }
-            *slot = true;
         }
         Ok(())
     };
@@ -468,6 +493,7 @@ fn load_index(
                 ));
             }
             claim(&runs, &name)?;
+            listed.push((name.clone(), key.clone()));
             last = Some(key.clone());
             t.insert(key, Entry { version, txn: etxn, len, runs: runs.into() });
         }
@@ -478,6 +504,10 @@ fn load_index(
     let _free_runs = r.runs().map_err(m)?;
     if !r.is_done() {
         return Err("index: trailing bytes".into());
+    }
+    if let Some(reason) = past_end {
+        *lost = listed;
+        return Err(reason);
     }
     // The free list is recomputed: every block nothing references (the stored list is a
     // record of the same, kept for tools).
@@ -541,7 +571,8 @@ impl BlockFile {
             file.set_len(file_blocks as u64 * BLOCK as u64)?;
             recovery.truncated_tail = true;
         }
-        let mut state = match load_index(&file, file_blocks, sig_len) {
+        let mut listed = Vec::new();
+        let mut state = match load_index(&file, file_blocks, sig_len, &mut listed) {
             Ok(loaded) => {
                 recovery.commit_verified = true;
                 loaded.state
@@ -552,11 +583,21 @@ impl BlockFile {
                 recovery.reason = Some(reason);
                 recovery.commit_verified = rec.commit_verified;
                 recovery.damaged = rec.damaged.clone();
-                if options.strict && (!rec.commit_verified || !rec.damaged.is_empty()) {
+                recovery.objects_expected = rec.objects_expected;
+                recovery.objects_found = rec.state.objects();
+                // Keys an intact index listed and the scan could not find (truncation).
+                for (t, k) in listed {
+                    let present = rec.state.tables.get(&t).is_some_and(|m| m.contains_key(&k));
+                    let deleted = rec.deleted.contains(&(t.as_bytes().to_vec(), k.clone()));
+                    if !present && !deleted && !recovery.damaged.contains(&(t.clone(), k.clone())) {
+                        recovery.damaged.push((t, k));
+                    }
+                }
+                if options.strict && !recovery.is_clean() {
                     return Err(Error::Corrupt(format!(
                         "recovery would drop {} damaged objects (commit verified: {}); \
                          open without `strict` to accept it",
-                        rec.damaged.len(),
+                        recovery.damaged.len(),
                         rec.commit_verified
                     )));
                 }
@@ -843,6 +884,17 @@ impl BlockFile {
             record.key(k);
             record.u64(*gtxn);
         }
+        // The number of objects after this batch: a recovery scan checks it.
+        let mut objects = st.objects();
+        for ((table, key), v) in &finals {
+            let exists = st.tables.get(*table).is_some_and(|t| t.contains_key(*key));
+            match (exists, v.is_some()) {
+                (false, true) => objects += 1,
+                (true, false) => objects -= 1,
+                _ => {}
+            }
+        }
+        record.u64(objects);
         let record = record.0;
         let rec_chain = st.alloc(blocks_for(record.len(), 0, 0))?;
         chain_blocks(KIND_COMMIT, &[], &[], &record, 0, txn, &rec_chain, &mut blocks);

@@ -39,6 +39,10 @@ pub(crate) struct Recovered {
     pub state: State,
     pub commit_verified: bool,
     pub damaged: Vec<(String, Vec<u8>)>,
+    /// The object count of the last commit record.
+    pub objects_expected: Option<u64>,
+    /// Keys the last commit record deletes.
+    pub deleted: BTreeSet<Id>,
 }
 
 struct Record {
@@ -46,6 +50,7 @@ struct Record {
     tables: Vec<String>,
     puts: Vec<RecordPut>,
     graveyard: Vec<(String, Vec<u8>, u64)>,
+    objects: u64,
     chain: Vec<u32>,
 }
 
@@ -116,7 +121,8 @@ fn parse_record(payload: &[u8], txn: u64, chain: Vec<u32>) -> Option<Record> {
         let k = r.key().ok()?;
         graveyard.push((t, k, r.u64("txn").ok()?));
     }
-    r.is_done().then_some(Record { txn, tables, puts, graveyard, chain })
+    let objects = r.u64("objects").ok()?;
+    r.is_done().then_some(Record { txn, tables, puts, graveyard, objects, chain })
 }
 
 /// Scans every block of the file and rebuilds the state.
@@ -213,7 +219,6 @@ pub(crate) fn scan(file: &File, file_blocks: u32) -> Result<Recovered> {
             None => broken.push((id, i.txn)),
         }
     }
-    let any_objects = !chosen.is_empty() || !broken.is_empty();
     // 3. The graveyard of the last record.
     let mut deleted: BTreeMap<Id, u64> = BTreeMap::new();
     if let Some(rec) = &record {
@@ -275,5 +280,7 @@ pub(crate) fn scan(file: &File, file_blocks: u32) -> Result<Recovered> {
     };
     let damaged =
         damaged.into_iter().map(|(t, k)| (String::from_utf8_lossy(&t).into_owned(), k)).collect();
-    Ok(Recovered { state, commit_verified: record.is_some() || !any_objects, damaged })
+    let deleted = deleted.into_keys().collect();
+    let objects_expected = record.as_ref().map(|r| r.objects);
+    Ok(Recovered { state, commit_verified: record.is_some(), damaged, deleted, objects_expected })
 }
