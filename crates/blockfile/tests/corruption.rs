@@ -67,11 +67,9 @@ fn check(path: &Path, damaged: &[u8], model: &Model, what: &str) -> &'static str
         }
     }
     for t in [tables::CHUNK_L0, tables::ENTITY] {
-        for item in s.scan(t, KeyRange::all()).unwrap() {
-            if let Ok((k, o)) = item {
-                let want = model.get(&(t.to_string(), k.clone()));
-                assert_eq!(want, Some(&o), "{what}: scan returned wrong or resurrected {t}/{k:?}");
-            }
+        for (k, o) in s.scan(t, KeyRange::all()).unwrap().flatten() {
+            let want = model.get(&(t.to_string(), k.clone()));
+            assert_eq!(want, Some(&o), "{what}: scan returned wrong or resurrected {t}/{k:?}");
         }
     }
     // Strict mode refuses exactly what the default reports as lost.
