@@ -68,6 +68,19 @@ impl Backend for Mem {
     }
 }
 
+struct BlockFileBackend(tempfile::TempDir);
+impl Backend for BlockFileBackend {
+    fn open(&mut self) -> Box<dyn Store> {
+        Box::new(
+            terrane_blockfile::BlockFile::open(
+                self.0.path().join("world.tbf"),
+                &terrane_store::StoreConfig::new("terrane cluster model"),
+            )
+            .unwrap(),
+        )
+    }
+}
+
 fn run_model(backend: &mut dyn Backend, ops: &[Op]) -> Result<(), TestCaseError> {
     let schema = schema();
     let mut model: BTreeMap<(u64, ChunkPos), Vec<u8>> = BTreeMap::new();
@@ -156,6 +169,11 @@ proptest! {
     #[test]
     fn model_memstore(ops in prop::collection::vec(op(), 1..60)) {
         run_model(&mut Mem(Arc::new(MemStore::new())), &ops)?;
+    }
+
+    #[test]
+    fn model_blockfile(ops in prop::collection::vec(op(), 1..60)) {
+        run_model(&mut BlockFileBackend(tempfile::tempdir().unwrap()), &ops)?;
     }
 }
 
