@@ -51,26 +51,43 @@ const SPREAD2: [u16; 256] = {
     t
 };
 
-/// Gathers bits 0, 3, ..., 21 of `v` into a byte.
-#[inline]
-fn compact3(v: u32) -> u8 {
-    let mut v = v & 0x0924_9249;
-    v = (v ^ (v >> 2)) & 0x030C_30C3;
-    v = (v ^ (v >> 4)) & 0x0300_F00F;
-    v = (v ^ (v >> 8)) & 0xFF00_00FF;
-    v = (v ^ (v >> 16)) & 0x0000_03FF;
-    v as u8
-}
+/// `GATHER3[v]`: for 12 interleaved bits `x3 y3 z3 x2 y2 z2 x1 y1 z1 x0 y0 z0`, the nibbles
+/// `x << 8 | y << 4 | z`.
+const GATHER3: [u16; 4096] = {
+    let mut t = [0u16; 4096];
+    let mut v = 0;
+    while v < 4096 {
+        let (mut x, mut y, mut z) = (0u16, 0u16, 0u16);
+        let mut i = 0;
+        while i < 4 {
+            x |= ((v >> (3 * i + 2)) & 1) << i;
+            y |= ((v >> (3 * i + 1)) & 1) << i;
+            z |= ((v >> (3 * i)) & 1) << i;
+            i += 1;
+        }
+        t[v as usize] = (x << 8) | (y << 4) | z;
+        v += 1;
+    }
+    t
+};
 
-/// Gathers bits 0, 2, ..., 14 of `v` into a byte.
-#[inline]
-fn compact2(v: u16) -> u8 {
-    let mut v = v & 0x5555;
-    v = (v | (v >> 1)) & 0x3333;
-    v = (v | (v >> 2)) & 0x0F0F;
-    v = (v | (v >> 4)) & 0x00FF;
-    v as u8
-}
+/// `GATHER2[v]`: for 8 interleaved bits `x3 z3 x2 z2 x1 z1 x0 z0`, the nibbles `x << 4 | z`.
+const GATHER2: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut v: usize = 0;
+    while v < 256 {
+        let (mut x, mut z) = (0u8, 0u8);
+        let mut i = 0;
+        while i < 4 {
+            x |= (((v >> (2 * i + 1)) & 1) as u8) << i;
+            z |= (((v >> (2 * i)) & 1) as u8) << i;
+            i += 1;
+        }
+        t[v] = (x << 4) | z;
+        v += 1;
+    }
+    t
+};
 
 /// Encodes a 3D position as a 24-byte big-endian Morton key.
 #[inline]
@@ -94,13 +111,14 @@ pub fn encode3(x: i64, y: i64, z: i64) -> [u8; 24] {
 #[inline]
 pub fn decode3(key: &[u8; 24]) -> (i64, i64, i64) {
     let (mut x, mut y, mut z) = (0u64, 0u64, 0u64);
-    for k in 0..8 {
-        let v =
-            ((key[3 * k] as u32) << 16) | ((key[3 * k + 1] as u32) << 8) | key[3 * k + 2] as u32;
-        let s = 56 - 8 * k;
-        x |= (compact3(v >> 2) as u64) << s;
-        y |= (compact3(v >> 1) as u64) << s;
-        z |= (compact3(v) as u64) << s;
+    // Each 3-byte group holds one byte of x, y and z: two 12-bit table lookups.
+    for g in key.chunks_exact(3) {
+        let v = ((g[0] as usize) << 16) | ((g[1] as usize) << 8) | g[2] as usize;
+        let hi = GATHER3[v >> 12] as u64;
+        let lo = GATHER3[v & 0xFFF] as u64;
+        x = (x << 8) | ((hi >> 8) << 4) | (lo >> 8);
+        y = (y << 8) | (((hi >> 4) & 15) << 4) | ((lo >> 4) & 15);
+        z = (z << 8) | ((hi & 15) << 4) | (lo & 15);
     }
     ((x ^ SIGN) as i64, (y ^ SIGN) as i64, (z ^ SIGN) as i64)
 }
@@ -134,11 +152,10 @@ pub fn decode2(key: &[u8; 16]) -> (i64, i64) {
 #[inline]
 pub fn decode2_u128(key: u128) -> (i64, i64) {
     let (mut x, mut z) = (0u64, 0u64);
-    for k in 0..8 {
-        let s = 56 - 8 * k;
-        let v = (key >> (112 - 16 * k)) as u16;
-        x |= (compact2(v >> 1) as u64) << s;
-        z |= (compact2(v) as u64) << s;
+    for b in key.to_be_bytes() {
+        let n = GATHER2[b as usize] as u64;
+        x = (x << 4) | (n >> 4);
+        z = (z << 4) | (n & 15);
     }
     ((x ^ SIGN) as i64, (z ^ SIGN) as i64)
 }

@@ -35,7 +35,7 @@ fn numeric3(x: i64, y: i64, z: i64) -> (u128, u64) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #![proptest_config(ProptestConfig::with_cases(1000))]
 
     #[test]
     fn morton3_round_trips(x in coord(), y in coord(), z in coord()) {
