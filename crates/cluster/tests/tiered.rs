@@ -382,3 +382,16 @@ fn opacity_map_follows_saves() {
 fn terrane_cluster_glass() -> terrane_chunk::BlockId {
     GLASS
 }
+
+#[test]
+fn air_chunk_is_present_not_absent() {
+    let s = schema();
+    let mut t = open_mem();
+    let air = Chunk::new(AIR).encode(&s);
+    assert_eq!(air.len(), 56);
+    t.put_chunk(0, ChunkPos::new(0, 0, 0), air.clone(), 0).unwrap();
+    t.maintain(100).unwrap();
+    t.maintain(200).unwrap();
+    assert_eq!(t.get_chunk_at(0, ChunkPos::new(0, 0, 0)).unwrap(), Some((Level::L2, air)));
+    assert_eq!(t.get_chunk(0, ChunkPos::new(0, 0, 1)).unwrap(), None);
+}
