@@ -1,0 +1,2 @@
+//! Benchmarks (placeholder until the real ones land).
+fn main() {}

@@ -1,0 +1,615 @@
+//! One Minecraft chunk column decoded into an exact intermediate form: block-state sections
+//! as canonical strings plus palette indices, block entities, entities, and the rest of the
+//! chunk's NBT kept verbatim. [`Column::to_nbt`] rebuilds the chunk NBT from it.
+
+use std::collections::HashMap;
+
+use crate::error::{AnvilError, ChunkError};
+use crate::nbt::{self, Value};
+
+/// First DataVersion (20w17a, 1.16 snapshot) whose block-state longs are padded (entries
+/// never span two longs).
+pub const PADDED_SINCE: i32 = 2527;
+/// First DataVersion of the flattening (17w47a): palettes with block-state names.
+pub const FLATTENING: i32 = 1451;
+/// Cells in a 16³ section.
+pub const CELLS: usize = 4096;
+/// Name given to legacy block id 0 with data 0 (air); other legacy blocks are
+/// `legacy:<id>:<data>`.
+pub const AIR: &str = "minecraft:air";
+
+/// How the column's NBT is laid out.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// Pre-1.13: `Level` wrapper, sections with numeric `Blocks`/`Add`/`Data` arrays.
+    Legacy,
+    /// 1.13–1.17: `Level` wrapper, sections with `Palette` and `BlockStates`.
+    Wrapped,
+    /// 1.18+ (21w43a+): no wrapper, sections with `block_states {palette, data}`.
+    Flat,
+}
+
+/// One 16³ section of a column: a palette of canonical block-state strings and one palette
+/// index per cell in Minecraft's order (`y << 8 | z << 4 | x`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Section {
+    /// Section y (block y >> 4).
+    pub y: i32,
+    /// Canonical block-state strings (`ns:name[k=v,...]`, properties sorted; or
+    /// `legacy:<id>:<data>`).
+    pub palette: Vec<String>,
+    /// 4096 indices into `palette`, index `y << 8 | z << 4 | x`.
+    pub blocks: Vec<u16>,
+}
+
+impl Section {
+    /// The state at local `(x, y, z)` (each 0..16).
+    pub fn get(&self, x: usize, y: usize, z: usize) -> &str {
+        &self.palette[self.blocks[(y << 8) | (z << 4) | x] as usize]
+    }
+}
+
+/// A decoded chunk column.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Column {
+    /// Column x.
+    pub x: i32,
+    /// Column z.
+    pub z: i32,
+    /// `DataVersion`, absent in chunks older than 1.9.
+    pub data_version: Option<i32>,
+    /// The NBT layout.
+    pub layout: Layout,
+    /// Sections that carried block states, ascending y.
+    pub sections: Vec<Section>,
+    /// Block entity compounds (`TileEntities` / `block_entities`), verbatim.
+    pub block_entities: Vec<HashMap<String, Value>>,
+    /// Entity compounds (`Entities`, present in chunks before 1.17), verbatim.
+    pub entities: Vec<HashMap<String, Value>>,
+    /// Everything else of the root compound, verbatim (heightmaps, lighting, biomes, ticks,
+    /// structures, status...); sections keep their non-block fields (`Y`, light, biomes).
+    pub rest: HashMap<String, Value>,
+}
+
+fn malformed(m: impl Into<String>) -> ChunkError {
+    ChunkError::Malformed(m.into())
+}
+
+/// Canonical block-state string from a palette entry `{Name, Properties}`.
+pub fn canonical_state(entry: &HashMap<String, Value>) -> Result<String, ChunkError> {
+    let Some(Value::String(name)) = entry.get("Name") else {
+        return Err(malformed("palette entry without a Name string"));
+    };
+    let mut s = String::with_capacity(name.len() + 32);
+    if !name.contains(':') {
+        s.push_str("minecraft:");
+    }
+    s.push_str(name);
+    if let Some(Value::Compound(props)) = entry.get("Properties")
+        && !props.is_empty()
+    {
+        {
+            let mut kv: Vec<(&String, String)> = props
+                .iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        Value::String(s) => s.clone(),
+                        other => nbt::as_i64(other).map(|i| i.to_string()).unwrap_or_default(),
+                    };
+                    (k, v)
+                })
+                .collect();
+            kv.sort();
+            s.push('[');
+            for (i, (k, v)) in kv.iter().enumerate() {
+                if i > 0 {
+                    s.push(',');
+                }
+                s.push_str(k);
+                s.push('=');
+                s.push_str(v);
+            }
+            s.push(']');
+        }
+    }
+    Ok(s)
+}
+
+/// A block state split into its name and `(key, value)` properties.
+pub type StateParts<'a> = (&'a str, Vec<(&'a str, &'a str)>);
+
+/// Splits a canonical block-state string into its name and properties.
+pub fn parse_state(s: &str) -> Result<StateParts<'_>, AnvilError> {
+    let bad = || AnvilError::InvalidBlockState(s.to_string());
+    let (name, props) = match s.find('[') {
+        Some(i) => {
+            let inner = s[i + 1..].strip_suffix(']').ok_or_else(bad)?;
+            (&s[..i], inner)
+        }
+        None => (s, ""),
+    };
+    if name.is_empty() || !name.contains(':') {
+        return Err(bad());
+    }
+    let mut kv = Vec::new();
+    if !props.is_empty() {
+        for p in props.split(',') {
+            let (k, v) = p.split_once('=').ok_or_else(bad)?;
+            kv.push((k, v));
+        }
+    }
+    Ok((name, kv))
+}
+
+fn state_entry(s: &str) -> Result<Value, AnvilError> {
+    let (name, kv) = parse_state(s)?;
+    let mut m = HashMap::new();
+    m.insert("Name".to_string(), Value::String(name.to_string()));
+    if !kv.is_empty() {
+        let props = kv.into_iter().map(|(k, v)| (k.to_string(), Value::String(v.to_string())));
+        m.insert("Properties".to_string(), Value::Compound(props.collect()));
+    }
+    Ok(Value::Compound(m))
+}
+
+/// Bits per entry Minecraft uses for a block-state palette of `n` entries (at least 4).
+pub fn bits_for(n: usize) -> u32 {
+    let need = usize::BITS - n.saturating_sub(1).leading_zeros();
+    need.max(4)
+}
+
+/// Number of longs holding 4096 entries of `bits` bits.
+pub fn longs_for(bits: u32, padded: bool) -> usize {
+    if padded {
+        let per = (64 / bits) as usize;
+        CELLS.div_ceil(per)
+    } else {
+        CELLS * bits as usize / 64
+    }
+}
+
+/// Unpacks 4096 entries of `bits` bits.
+pub fn unpack(data: &[i64], bits: u32, padded: bool) -> Option<Vec<u16>> {
+    if !(1..=16).contains(&bits) || data.len() < longs_for(bits, padded) {
+        return None;
+    }
+    let mask = (1u64 << bits) - 1;
+    let mut out = Vec::with_capacity(CELLS);
+    if padded {
+        let per = (64 / bits) as usize;
+        for i in 0..CELLS {
+            let w = data[i / per] as u64;
+            out.push(((w >> ((i % per) as u32 * bits)) & mask) as u16);
+        }
+    } else {
+        for i in 0..CELLS {
+            let bit = i * bits as usize;
+            let (w, off) = (bit / 64, (bit % 64) as u32);
+            let mut v = (data[w] as u64) >> off;
+            if off + bits > 64 {
+                v |= (data[w + 1] as u64) << (64 - off);
+            }
+            out.push((v & mask) as u16);
+        }
+    }
+    Some(out)
+}
+
+/// Packs 4096 entries into longs of `bits` bits.
+pub fn pack(values: &[u16], bits: u32, padded: bool) -> Vec<i64> {
+    let mut out = vec![0u64; longs_for(bits, padded)];
+    if padded {
+        let per = (64 / bits) as usize;
+        for (i, &v) in values.iter().enumerate() {
+            out[i / per] |= (v as u64) << ((i % per) as u32 * bits);
+        }
+    } else {
+        for (i, &v) in values.iter().enumerate() {
+            let bit = i * bits as usize;
+            let (w, off) = (bit / 64, (bit % 64) as u32);
+            out[w] |= (v as u64) << off;
+            if off + bits > 64 {
+                out[w + 1] |= (v as u64) >> (64 - off);
+            }
+        }
+    }
+    out.into_iter().map(|v| v as i64).collect()
+}
+
+/// Unpacks block states, tolerating writers whose packing or width disagrees with the
+/// DataVersion: the expected (bits, packing) first, then any width/packing whose length
+/// matches exactly.
+fn unpack_states(data: &[i64], palette_len: usize, padded: bool) -> Result<Vec<u16>, ChunkError> {
+    let bits = bits_for(palette_len);
+    let mut tries = vec![(bits, padded), (bits, !padded)];
+    for b in bits + 1..=16 {
+        tries.push((b, padded));
+        tries.push((b, !padded));
+    }
+    for (b, p) in tries {
+        if data.len() == longs_for(b, p) {
+            let v = unpack(data, b, p).ok_or_else(|| malformed("bad block-state array"))?;
+            if let Some(bad) = v.iter().find(|&&i| i as usize >= palette_len) {
+                return Err(malformed(format!(
+                    "block-state index {bad} outside a palette of {palette_len}"
+                )));
+            }
+            return Ok(v);
+        }
+    }
+    Err(malformed(format!(
+        "block-state array of {} longs fits no packing for a palette of {palette_len}",
+        data.len()
+    )))
+}
+
+fn section_y(s: &HashMap<String, Value>) -> Result<i32, ChunkError> {
+    s.get("Y").and_then(nbt::as_i64).map(|y| y as i32).ok_or_else(|| malformed("section without Y"))
+}
+
+fn compounds(v: Option<Value>, what: &str) -> Result<Vec<HashMap<String, Value>>, ChunkError> {
+    match v {
+        None => Ok(Vec::new()),
+        Some(Value::List(l)) => l
+            .into_iter()
+            .map(|e| match e {
+                Value::Compound(m) => Ok(m),
+                _ => Err(malformed(format!("{what} entry is not a compound"))),
+            })
+            .collect(),
+        Some(_) => Err(malformed(format!("{what} is not a list"))),
+    }
+}
+
+/// A decoded section's palette and indices.
+type Decoded = (Vec<String>, Vec<u16>);
+
+fn legacy_name(id: u16, data: u8) -> String {
+    if id == 0 && data == 0 { AIR.to_string() } else { format!("legacy:{id}:{data}") }
+}
+
+fn nibble(a: &[i8], i: usize) -> u8 {
+    let b = a[i / 2] as u8;
+    if i.is_multiple_of(2) { b & 0x0F } else { b >> 4 }
+}
+
+fn decode_legacy(sec: &mut HashMap<String, Value>) -> Result<Option<Decoded>, ChunkError> {
+    let Some(blocks) = sec.remove("Blocks") else {
+        return Ok(None);
+    };
+    let Value::ByteArray(blocks) = blocks else {
+        return Err(malformed("Blocks is not a byte array"));
+    };
+    let arr = |v: Option<Value>, what: &str| -> Result<Option<Vec<i8>>, ChunkError> {
+        match v {
+            None => Ok(None),
+            Some(Value::ByteArray(a)) if a.len() == CELLS / 2 => Ok(Some(a.into_inner())),
+            Some(_) => Err(malformed(format!("{what} is not a 2048-byte array"))),
+        }
+    };
+    let add = arr(sec.remove("Add"), "Add")?;
+    let data = arr(sec.remove("Data"), "Data")?;
+    if blocks.len() != CELLS {
+        return Err(malformed("Blocks is not 4096 bytes"));
+    }
+    let mut palette: Vec<String> = Vec::new();
+    let mut lookup: HashMap<u16, u16> = HashMap::new();
+    let mut out = Vec::with_capacity(CELLS);
+    for i in 0..CELLS {
+        let mut id = blocks[i] as u8 as u16;
+        if let Some(a) = &add {
+            id |= (nibble(a, i) as u16) << 8;
+        }
+        let d = data.as_ref().map_or(0, |a| nibble(a, i));
+        let key = (id << 4) | d as u16;
+        let idx = *lookup.entry(key).or_insert_with(|| {
+            palette.push(legacy_name(id, d));
+            (palette.len() - 1) as u16
+        });
+        out.push(idx);
+    }
+    Ok(Some((palette, out)))
+}
+
+fn decode_palette(
+    palette: Option<Value>,
+    data: Option<Value>,
+    padded: bool,
+) -> Result<Option<Decoded>, ChunkError> {
+    let palette = compounds(palette, "palette")?;
+    if palette.is_empty() {
+        return Ok(None);
+    }
+    if palette.len() > 4096 {
+        return Err(malformed("palette larger than 4096 entries"));
+    }
+    let names = palette.iter().map(canonical_state).collect::<Result<Vec<_>, _>>()?;
+    let blocks = match data {
+        None if names.len() == 1 => vec![0u16; CELLS],
+        None => return Err(malformed("palette of several states without data")),
+        Some(Value::LongArray(d)) => unpack_states(&d, names.len(), padded)?,
+        Some(_) => return Err(malformed("block-state data is not a long array")),
+    };
+    Ok(Some((names, blocks)))
+}
+
+impl Column {
+    /// Decodes a chunk's NBT. `pos` is the column position from the region header, used
+    /// when the NBT lacks `xPos`/`zPos` and always as the column's position.
+    pub fn from_nbt(bytes: &[u8], pos: (i32, i32)) -> Result<Column, ChunkError> {
+        let mut root = nbt::parse(bytes)?;
+        let data_version = root.get("DataVersion").and_then(nbt::as_i64).map(|v| v as i32);
+        let wrapped = matches!(root.get("Level"), Some(Value::Compound(_)));
+        let mut level = if wrapped {
+            match root.remove("Level") {
+                Some(Value::Compound(m)) => m,
+                _ => unreachable!("checked above"),
+            }
+        } else {
+            std::mem::take(&mut root)
+        };
+        let padded = data_version.is_some_and(|v| v >= PADDED_SINCE);
+        let (sec_key, be_key) =
+            if wrapped { ("Sections", "TileEntities") } else { ("sections", "block_entities") };
+        let had_be = level.contains_key(be_key);
+        let had_entities = level.contains_key("Entities");
+        let block_entities = compounds(level.remove(be_key), be_key)?;
+        let entities = compounds(level.remove("Entities"), "Entities")?;
+        // Empty placeholders remember which lists the chunk had.
+        if had_be {
+            level.insert(be_key.to_string(), Value::List(Vec::new()));
+        }
+        if had_entities {
+            level.insert("Entities".to_string(), Value::List(Vec::new()));
+        }
+        let mut raw_sections = compounds(level.remove(sec_key), sec_key)?;
+        let mut sections: Vec<Section> = Vec::new();
+        let mut legacy = false;
+        for sec in raw_sections.iter_mut() {
+            let y = section_y(sec)?;
+            let decoded = if wrapped {
+                if sec.contains_key("Blocks") {
+                    legacy = true;
+                    decode_legacy(sec)?
+                } else {
+                    let p = sec.remove("Palette");
+                    let d = sec.remove("BlockStates");
+                    decode_palette(p, d, padded)?
+                }
+            } else {
+                match sec.remove("block_states") {
+                    None => None,
+                    Some(Value::Compound(mut bs)) => {
+                        let r = decode_palette(bs.remove("palette"), bs.remove("data"), true)?;
+                        if !bs.is_empty() {
+                            return Err(malformed("unexpected fields in block_states"));
+                        }
+                        r
+                    }
+                    Some(_) => return Err(malformed("block_states is not a compound")),
+                }
+            };
+            if let Some((palette, blocks)) = decoded {
+                if sections.iter().any(|s| s.y == y) {
+                    return Err(malformed(format!("two sections at Y {y}")));
+                }
+                sections.push(Section { y, palette, blocks });
+            }
+        }
+        sections.sort_by_key(|s| s.y);
+        level.insert(
+            sec_key.to_string(),
+            Value::List(raw_sections.into_iter().map(Value::Compound).collect()),
+        );
+        if wrapped {
+            root.insert("Level".to_string(), Value::Compound(level));
+        } else {
+            root = level;
+        }
+        let layout = if legacy {
+            Layout::Legacy
+        } else if wrapped {
+            Layout::Wrapped
+        } else {
+            Layout::Flat
+        };
+        Ok(Column {
+            x: pos.0,
+            z: pos.1,
+            data_version,
+            layout,
+            sections,
+            block_entities,
+            entities,
+            rest: root,
+        })
+    }
+
+    /// True when any block is a pre-1.13 numeric state (`legacy:<id>:<data>`).
+    pub fn first_legacy_state(&self) -> Option<&str> {
+        self.sections
+            .iter()
+            .flat_map(|s| s.palette.iter())
+            .find(|n| n.starts_with("legacy:"))
+            .map(String::as_str)
+    }
+
+    /// Number of blocks per canonical state over all sections (unused palette entries do
+    /// not appear).
+    pub fn block_counts(&self) -> HashMap<String, u64> {
+        let mut m: HashMap<String, u64> = HashMap::new();
+        for s in &self.sections {
+            let mut per = vec![0u64; s.palette.len()];
+            for &i in &s.blocks {
+                per[i as usize] += 1;
+            }
+            for (name, n) in s.palette.iter().zip(per) {
+                if n > 0 {
+                    *m.entry(name.clone()).or_default() += n;
+                }
+            }
+        }
+        m
+    }
+
+    /// Rebuilds the chunk NBT (uncompressed, deterministic bytes).
+    ///
+    /// Refuses columns holding legacy numeric blocks ([`AnvilError::LegacyExport`]). The
+    /// block-state packing follows the DataVersion (padded from 2527), the key names follow
+    /// the layout; `xPos`/`zPos` are set to the column's position.
+    pub fn to_nbt(&self) -> Result<Vec<u8>, AnvilError> {
+        if let Some(name) = self.first_legacy_state() {
+            return Err(AnvilError::LegacyExport { x: self.x, z: self.z, name: name.to_string() });
+        }
+        let mut root = self.rest.clone();
+        let wrapped = self.layout != Layout::Flat;
+        let padded = !wrapped || self.data_version.is_some_and(|v| v >= PADDED_SINCE);
+        let mut level = if wrapped {
+            match root.remove("Level") {
+                Some(Value::Compound(m)) => m,
+                _ => HashMap::new(),
+            }
+        } else {
+            std::mem::take(&mut root)
+        };
+        let (sec_key, be_key) =
+            if wrapped { ("Sections", "TileEntities") } else { ("sections", "block_entities") };
+        let mut raw: Vec<HashMap<String, Value>> = match level.remove(sec_key) {
+            Some(Value::List(l)) => l
+                .into_iter()
+                .filter_map(|v| if let Value::Compound(m) = v { Some(m) } else { None })
+                .collect(),
+            _ => Vec::new(),
+        };
+        for s in &self.sections {
+            let i = match raw.iter().position(|r| section_y(r).ok() == Some(s.y)) {
+                Some(i) => i,
+                None => {
+                    let mut m = HashMap::new();
+                    m.insert("Y".to_string(), Value::Byte(s.y as i8));
+                    if !wrapped {
+                        let mut b = HashMap::new();
+                        b.insert(
+                            "palette".to_string(),
+                            Value::List(vec![Value::String("minecraft:plains".into())]),
+                        );
+                        m.insert("biomes".to_string(), Value::Compound(b));
+                    }
+                    raw.push(m);
+                    raw.len() - 1
+                }
+            };
+            // Compact palette in order of first use, as Minecraft's own writer does.
+            let mut remap = vec![u16::MAX; s.palette.len()];
+            let mut used: Vec<usize> = Vec::new();
+            let blocks: Vec<u16> = s
+                .blocks
+                .iter()
+                .map(|&b| {
+                    let r = &mut remap[b as usize];
+                    if *r == u16::MAX {
+                        *r = used.len() as u16;
+                        used.push(b as usize);
+                    }
+                    *r
+                })
+                .collect();
+            let palette =
+                used.iter().map(|&i| state_entry(&s.palette[i])).collect::<Result<Vec<_>, _>>()?;
+            let bits = bits_for(palette.len());
+            let sec = &mut raw[i];
+            if wrapped {
+                sec.insert(
+                    "BlockStates".into(),
+                    Value::LongArray(fastnbt::LongArray::new(pack(&blocks, bits, padded))),
+                );
+                sec.insert("Palette".into(), Value::List(palette));
+            } else {
+                let mut bs = HashMap::new();
+                if palette.len() > 1 {
+                    bs.insert(
+                        "data".to_string(),
+                        Value::LongArray(fastnbt::LongArray::new(pack(&blocks, bits, true))),
+                    );
+                }
+                bs.insert("palette".to_string(), Value::List(palette));
+                sec.insert("block_states".into(), Value::Compound(bs));
+            }
+        }
+        raw.sort_by_key(|r| section_y(r).unwrap_or(i32::MIN));
+        level.insert(sec_key.into(), Value::List(raw.into_iter().map(Value::Compound).collect()));
+        let list = |v: &Vec<HashMap<String, Value>>| {
+            Value::List(v.iter().cloned().map(Value::Compound).collect())
+        };
+        if level.contains_key(be_key) || !self.block_entities.is_empty() {
+            level.insert(be_key.into(), list(&self.block_entities));
+        }
+        if level.contains_key("Entities") || !self.entities.is_empty() {
+            level.insert("Entities".into(), list(&self.entities));
+        }
+        level.insert("xPos".into(), Value::Int(self.x));
+        level.insert("zPos".into(), Value::Int(self.z));
+        if wrapped {
+            root.insert("Level".into(), Value::Compound(level));
+        } else {
+            root = level;
+        }
+        if let Some(v) = self.data_version {
+            root.insert("DataVersion".into(), Value::Int(v));
+        }
+        Ok(nbt::write_root(&root))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packing_roundtrips_both_ways() {
+        let vals: Vec<u16> = (0..CELLS).map(|i| ((i * 7919) % 37) as u16).collect();
+        for padded in [false, true] {
+            for bits in 6..=12 {
+                let p = pack(&vals, bits, padded);
+                assert_eq!(p.len(), longs_for(bits, padded));
+                assert_eq!(unpack(&p, bits, padded).unwrap(), vals);
+            }
+        }
+        // Unpadded 5-bit entries span longs: entry 12 occupies bits 60..65.
+        let mut v = vec![0u16; CELLS];
+        v[12] = 0b11111;
+        let p = pack(&v, 5, false);
+        assert_eq!(p[0] as u64 >> 60, 0b1111);
+        assert_eq!(p[1] & 1, 1);
+        assert_eq!(longs_for(5, true), 342);
+        assert_eq!(longs_for(5, false), 320);
+    }
+
+    #[test]
+    fn bits() {
+        assert_eq!(bits_for(1), 4);
+        assert_eq!(bits_for(16), 4);
+        assert_eq!(bits_for(17), 5);
+        assert_eq!(bits_for(4096), 12);
+    }
+
+    #[test]
+    fn canonical_strings() {
+        let mut e = HashMap::new();
+        e.insert("Name".to_string(), Value::String("oak_stairs".into()));
+        let props: HashMap<String, Value> =
+            [("waterlogged", "false"), ("facing", "north"), ("half", "top")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
+                .collect();
+        e.insert("Properties".to_string(), Value::Compound(props));
+        let s = canonical_state(&e).unwrap();
+        assert_eq!(s, "minecraft:oak_stairs[facing=north,half=top,waterlogged=false]");
+        let (name, kv) = parse_state(&s).unwrap();
+        assert_eq!(name, "minecraft:oak_stairs");
+        assert_eq!(kv.len(), 3);
+        assert!(parse_state("stone").is_err());
+        assert!(parse_state("a:b[x]").is_err());
+        assert!(parse_state("a:b[x=1").is_err());
+    }
+}

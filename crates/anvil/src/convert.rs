@@ -1,0 +1,512 @@
+//! Columns ↔ cubic terrane chunks.
+//!
+//! Mapping (specified in `docs/format/anvil.md`, section "Mapping to terrane"):
+//! - each section with block states becomes one 16³ [`Chunk`] at chunk y = section y; block
+//!   states become global ids of the world's block registry, named by their canonical string;
+//! - a block entity becomes the value of the variable-size component
+//!   [`BLOCK_ENTITY_COMPONENT`] (its compound as NBT, without `x`/`y`/`z`) at its cell, when
+//!   the cell's block carries that component (blocks of [`is_block_entity_block`] do); any
+//!   other block entity is kept in the column record;
+//! - an entity becomes an entity record (UUID, NBT blob) referenced by the chunk its `Pos`
+//!   falls in (the nearest chunk of the column otherwise);
+//! - everything else (biomes, heightmaps, light, ticks, structures, status, DataVersion,
+//!   timestamp) is kept verbatim in the [`ColumnRecord`], the column's side-table entry.
+
+use std::collections::HashMap;
+
+use terrane_chunk::{BlockId, Chunk, ChunkView, ComponentId, ComponentKind, Schema, Uuid};
+use terrane_section::{ColumnPos, cell_index};
+
+use crate::column::{CELLS, Column, Layout, Section};
+use crate::error::{AnvilError, ChunkError};
+use crate::nbt::{self, Value};
+
+/// Name of the variable-size component that carries a block entity's NBT.
+pub const BLOCK_ENTITY_COMPONENT: &str = "minecraft:block_entity";
+
+/// Block names (without namespace and properties) that get the block-entity component when
+/// first registered: the vanilla blocks that own a block entity.
+const BE_EXACT: &[&str] = &[
+    "beacon",
+    "bee_nest",
+    "beehive",
+    "bell",
+    "brewing_stand",
+    "calibrated_sculk_sensor",
+    "campfire",
+    "chiseled_bookshelf",
+    "command_block",
+    "chain_command_block",
+    "repeating_command_block",
+    "comparator",
+    "conduit",
+    "crafter",
+    "creaking_heart",
+    "daylight_detector",
+    "decorated_pot",
+    "enchanting_table",
+    "end_gateway",
+    "end_portal",
+    "hopper",
+    "jigsaw",
+    "jukebox",
+    "lectern",
+    "moving_piston",
+    "sculk_catalyst",
+    "sculk_sensor",
+    "sculk_shrieker",
+    "soul_campfire",
+    "spawner",
+    "structure_block",
+    "suspicious_gravel",
+    "suspicious_sand",
+    "trial_spawner",
+    "vault",
+    "barrel",
+    "dispenser",
+    "dropper",
+    "furnace",
+    "blast_furnace",
+    "smoker",
+    "trapped_chest",
+    "ender_chest",
+    "chest",
+];
+const BE_SUFFIX: &[&str] =
+    &["_sign", "_hanging_sign", "shulker_box", "_banner", "_bed", "_head", "_skull"];
+
+/// Whether blocks of this canonical state get the [`BLOCK_ENTITY_COMPONENT`] when first
+/// registered (vanilla block-entity blocks, any namespace's blocks of the same names).
+pub fn is_block_entity_block(state: &str) -> bool {
+    let name = state.split('[').next().unwrap_or(state);
+    let name = name.rsplit(':').next().unwrap_or(name);
+    BE_EXACT.contains(&name) || BE_SUFFIX.iter().any(|s| name.ends_with(s))
+}
+
+/// One column ready for a store: encoded chunks, entity records and the column record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportedColumn {
+    /// Column position.
+    pub pos: ColumnPos,
+    /// Encoded terrane chunks (format v1, see terrane-chunk) by chunk y, ascending.
+    pub chunks: Vec<(i64, Vec<u8>)>,
+    /// Entity records: UUID and the entity's NBT compound (uncompressed, named root).
+    pub entities: Vec<(Uuid, Vec<u8>)>,
+    /// The encoded [`ColumnRecord`].
+    pub record: Vec<u8>,
+}
+
+impl ImportedColumn {
+    /// Total encoded bytes (chunks + entities + record).
+    pub fn encoded_len(&self) -> usize {
+        self.chunks.iter().map(|c| c.1.len()).sum::<usize>()
+            + self.entities.iter().map(|e| 16 + e.1.len()).sum::<usize>()
+            + self.record.len()
+    }
+}
+
+/// What a column keeps besides its chunks and entities: the column's side-table entry.
+///
+/// Encoded as an NBT compound (see `docs/format/anvil.md`): `Rest` (the chunk's remaining
+/// NBT, biomes included), `Layout`, `DataVersion` (absent before 1.9), `Timestamp`,
+/// `ExtraBlockEntities` and `OrphanEntities` (UUIDs of entities of a column without chunks).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnRecord {
+    /// The chunk NBT minus block states, block entities and entities.
+    pub rest: HashMap<String, Value>,
+    /// NBT layout.
+    pub layout: Layout,
+    /// DataVersion.
+    pub data_version: Option<i32>,
+    /// Region timestamp (seconds since the epoch).
+    pub timestamp: u32,
+    /// Block entities not stored as components.
+    pub extra_block_entities: Vec<HashMap<String, Value>>,
+    /// Entities referenced by no chunk (a column without sections).
+    pub orphan_entities: Vec<Uuid>,
+}
+
+fn uuid_ints(u: &Uuid) -> Vec<i32> {
+    u.chunks(4).map(|c| i32::from_be_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+fn ints_uuid(v: &[i32]) -> Option<Uuid> {
+    if v.len() != 4 {
+        return None;
+    }
+    let mut u = [0u8; 16];
+    for (i, x) in v.iter().enumerate() {
+        u[i * 4..i * 4 + 4].copy_from_slice(&x.to_be_bytes());
+    }
+    Some(u)
+}
+
+impl ColumnRecord {
+    /// Encodes to NBT bytes (deterministic).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut m = HashMap::new();
+        m.insert("Rest".to_string(), Value::Compound(self.rest.clone()));
+        let layout = match self.layout {
+            Layout::Legacy => 0,
+            Layout::Wrapped => 1,
+            Layout::Flat => 2,
+        };
+        m.insert("Layout".to_string(), Value::Byte(layout));
+        if let Some(v) = self.data_version {
+            m.insert("DataVersion".to_string(), Value::Int(v));
+        }
+        m.insert("Timestamp".to_string(), Value::Long(self.timestamp as i64));
+        m.insert(
+            "ExtraBlockEntities".to_string(),
+            Value::List(self.extra_block_entities.iter().cloned().map(Value::Compound).collect()),
+        );
+        let orphans: Vec<i32> = self.orphan_entities.iter().flat_map(uuid_ints).collect();
+        m.insert("OrphanEntities".to_string(), Value::IntArray(fastnbt::IntArray::new(orphans)));
+        nbt::write_root(&m)
+    }
+
+    /// Decodes [`encode`](Self::encode)'s output.
+    pub fn decode(bytes: &[u8]) -> Result<Self, ChunkError> {
+        let mut m = nbt::parse(bytes)?;
+        let bad = |w: &str| ChunkError::Malformed(format!("column record: {w}"));
+        let rest = match m.remove("Rest") {
+            Some(Value::Compound(c)) => c,
+            _ => return Err(bad("Rest")),
+        };
+        let layout = match m.get("Layout") {
+            Some(Value::Byte(0)) => Layout::Legacy,
+            Some(Value::Byte(1)) => Layout::Wrapped,
+            Some(Value::Byte(2)) => Layout::Flat,
+            _ => return Err(bad("Layout")),
+        };
+        let data_version = m.get("DataVersion").and_then(nbt::as_i64).map(|v| v as i32);
+        let timestamp = m.get("Timestamp").and_then(nbt::as_i64).unwrap_or(0) as u32;
+        let extra_block_entities = match m.remove("ExtraBlockEntities") {
+            Some(Value::List(l)) => l
+                .into_iter()
+                .map(|v| {
+                    if let Value::Compound(c) = v { Ok(c) } else { Err(bad("ExtraBlockEntities")) }
+                })
+                .collect::<Result<_, _>>()?,
+            None => Vec::new(),
+            _ => return Err(bad("ExtraBlockEntities")),
+        };
+        let orphan_entities = match m.get("OrphanEntities") {
+            Some(Value::IntArray(a)) if a.len() % 4 == 0 => {
+                a.chunks(4).filter_map(ints_uuid).collect()
+            }
+            None => Vec::new(),
+            _ => return Err(bad("OrphanEntities")),
+        };
+        Ok(ColumnRecord {
+            rest,
+            layout,
+            data_version,
+            timestamp,
+            extra_block_entities,
+            orphan_entities,
+        })
+    }
+}
+
+/// The id of the block-entity component in `schema`, registering it when missing.
+pub fn block_entity_component(schema: &mut Schema) -> Result<ComponentId, AnvilError> {
+    match schema.components().find(BLOCK_ENTITY_COMPONENT) {
+        Some(i) => Ok(ComponentId::variable(i)),
+        None => schema
+            .add_component(BLOCK_ENTITY_COMPONENT, ComponentKind::Variable)
+            .map_err(|e| AnvilError::Convert(e.to_string())),
+    }
+}
+
+/// The block id of a canonical state, registering it (with the block-entity component for
+/// [`is_block_entity_block`] names) when missing.
+pub fn block_id(schema: &mut Schema, be: ComponentId, state: &str) -> Result<BlockId, AnvilError> {
+    if let Some(id) = schema.blocks().find(state) {
+        return Ok(BlockId(id));
+    }
+    let comps: &[ComponentId] = if is_block_entity_block(state) { &[be] } else { &[] };
+    schema.add_block(state, comps).map_err(|e| AnvilError::Convert(e.to_string()))
+}
+
+fn entity_uuid(e: &HashMap<String, Value>) -> Option<Uuid> {
+    if let Some(Value::IntArray(a)) = e.get("UUID") {
+        return ints_uuid(a);
+    }
+    let most = e.get("UUIDMost").and_then(nbt::as_i64)?;
+    let least = e.get("UUIDLeast").and_then(nbt::as_i64)?;
+    let mut u = [0u8; 16];
+    u[..8].copy_from_slice(&most.to_be_bytes());
+    u[8..].copy_from_slice(&least.to_be_bytes());
+    Some(u)
+}
+
+fn synth_uuid(pos: ColumnPos, i: usize) -> Uuid {
+    // Deterministic, and marked by a fixed prefix so it is recognisable.
+    let mut s = pos.to_u64() ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut next = || {
+        s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mut u = [0u8; 16];
+    u[..8].copy_from_slice(&next().to_be_bytes());
+    u[8..].copy_from_slice(&next().to_be_bytes());
+    u[..4].copy_from_slice(b"anvl");
+    u
+}
+
+fn entity_section_y(e: &HashMap<String, Value>) -> Option<i64> {
+    let Some(Value::List(p)) = e.get("Pos") else { return None };
+    match p.get(1)? {
+        Value::Double(y) if y.is_finite() => Some((y.floor() as i64) >> 4),
+        Value::Float(y) if y.is_finite() => Some((y.floor() as i64) >> 4),
+        _ => None,
+    }
+}
+
+fn be_pos(e: &HashMap<String, Value>) -> Option<(i32, i32, i32)> {
+    match (e.get("x"), e.get("y"), e.get("z")) {
+        (Some(Value::Int(x)), Some(Value::Int(y)), Some(Value::Int(z))) => Some((*x, *y, *z)),
+        _ => None,
+    }
+}
+
+/// Statistics of one column's conversion.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ColumnStats {
+    /// Cubic chunks produced.
+    pub chunks: u64,
+    /// Non-air blocks (anything but `air`, `cave_air`, `void_air`).
+    pub blocks: u64,
+    /// Block entities carried (components + column record).
+    pub block_entities: u64,
+    /// Entities carried.
+    pub entities: u64,
+}
+
+fn is_air(state: &str) -> bool {
+    matches!(state, "minecraft:air" | "minecraft:cave_air" | "minecraft:void_air")
+}
+
+/// Converts a decoded column to terrane chunks, growing `schema`'s block registry.
+pub fn column_to_terrane(
+    col: &Column,
+    timestamp: u32,
+    schema: &mut Schema,
+) -> Result<(ImportedColumn, ColumnStats), AnvilError> {
+    let pos = ColumnPos::new(col.x, col.z);
+    let be = block_entity_component(schema)?;
+    let mut stats = ColumnStats::default();
+    let mut chunks: Vec<(i64, Chunk)> = Vec::with_capacity(col.sections.len());
+    for s in &col.sections {
+        let ids =
+            s.palette.iter().map(|n| block_id(schema, be, n)).collect::<Result<Vec<_>, _>>()?;
+        let mut counts = vec![0u32; ids.len()];
+        if ids.len() == 1 {
+            counts[0] = CELLS as u32;
+        } else {
+            for &b in &s.blocks {
+                counts[b as usize] += 1;
+            }
+        }
+        let fill = (0..ids.len()).max_by_key(|&i| counts[i]).unwrap_or(0);
+        let mut chunk = Chunk::new(ids[fill]);
+        let uniform = counts[fill] as usize == CELLS;
+        if !uniform {
+            for (mc, &b) in s.blocks.iter().enumerate() {
+                if b as usize != fill {
+                    let (y, z, x) = ((mc >> 8) as u32, ((mc >> 4) & 15) as u32, (mc & 15) as u32);
+                    chunk.set_index(cell_index(x, y, z), ids[b as usize]);
+                }
+            }
+        }
+        for (i, n) in counts.iter().enumerate() {
+            if !is_air(&s.palette[i]) {
+                stats.blocks += *n as u64;
+            }
+        }
+        chunks.push((s.y as i64, chunk));
+    }
+    let mut extra = Vec::new();
+    for e in &col.block_entities {
+        stats.block_entities += 1;
+        let placed = be_pos(e).and_then(|(x, y, z)| {
+            if x >> 4 != col.x || z >> 4 != col.z {
+                return None;
+            }
+            let cy = (y >> 4) as i64;
+            let k = chunks.binary_search_by_key(&cy, |c| c.0).ok()?;
+            let cell = cell_index((x & 15) as u32, (y & 15) as u32, (z & 15) as u32);
+            let chunk = &mut chunks[k].1;
+            if chunk.component(cell, 0, be).is_some() {
+                return None; // two block entities at one cell: keep the second aside
+            }
+            let mut rest = e.clone();
+            rest.remove("x");
+            rest.remove("y");
+            rest.remove("z");
+            chunk.set_component(schema, cell, 0, be, &nbt::write_root(&rest)).ok()
+        });
+        if placed.is_none() {
+            extra.push(e.clone());
+        }
+    }
+    let mut entities = Vec::with_capacity(col.entities.len());
+    let mut orphans = Vec::new();
+    for (i, e) in col.entities.iter().enumerate() {
+        stats.entities += 1;
+        let mut uuid = entity_uuid(e).unwrap_or_else(|| synth_uuid(pos, i));
+        if entities.iter().any(|(u, _)| *u == uuid) {
+            uuid = synth_uuid(pos, i);
+        }
+        entities.push((uuid, nbt::write_root(e)));
+        if chunks.is_empty() {
+            orphans.push(uuid);
+            continue;
+        }
+        let y = entity_section_y(e).unwrap_or(chunks[0].0);
+        let k = match chunks.binary_search_by_key(&y, |c| c.0) {
+            Ok(k) => k,
+            Err(k) => k.min(chunks.len() - 1),
+        };
+        chunks[k].1.add_entity(uuid);
+    }
+    stats.chunks = chunks.len() as u64;
+    let record = ColumnRecord {
+        rest: col.rest.clone(),
+        layout: col.layout,
+        data_version: col.data_version,
+        timestamp,
+        extra_block_entities: extra,
+        orphan_entities: orphans,
+    };
+    let chunks = chunks.into_iter().map(|(y, c)| (y, c.encode(schema))).collect();
+    Ok((ImportedColumn { pos, chunks, entities, record: record.encode() }, stats))
+}
+
+/// Rebuilds a decoded column (and its timestamp) from an imported column.
+///
+/// Errors on chunks that do not decode with `schema`, on extra block layers (Minecraft has
+/// none), and on entity references without a record.
+pub fn terrane_to_column(
+    imp: &ImportedColumn,
+    schema: &Schema,
+) -> Result<(Column, u32), AnvilError> {
+    let conv =
+        |m: String| AnvilError::Convert(format!("column ({}, {}): {m}", imp.pos.x, imp.pos.z));
+    let record = ColumnRecord::decode(&imp.record).map_err(|e| conv(e.to_string()))?;
+    let be = schema.components().find(BLOCK_ENTITY_COMPONENT).map(ComponentId::variable);
+    let blobs: HashMap<Uuid, &Vec<u8>> = imp.entities.iter().map(|(u, b)| (*u, b)).collect();
+    let mut sections = Vec::with_capacity(imp.chunks.len());
+    let mut block_entities = Vec::new();
+    let mut entity_ids: Vec<Uuid> = Vec::new();
+    for (y, bytes) in &imp.chunks {
+        let view = ChunkView::parse(bytes).map_err(|e| conv(format!("chunk y {y}: {e}")))?;
+        if view.layered_block_count() > 0 {
+            return Err(conv(format!(
+                "chunk y {y} has extra block layers, which Minecraft cannot store"
+            )));
+        }
+        let comps = view.components(schema).map_err(|e| conv(format!("chunk y {y}: {e}")))?;
+        let y32 = i32::try_from(*y).map_err(|_| conv(format!("chunk y {y} out of range")))?;
+        let ids: Vec<BlockId> = view.palette_iter().collect();
+        let palette = ids
+            .iter()
+            .map(|id| {
+                schema
+                    .blocks()
+                    .get(id.0)
+                    .map(str::to_string)
+                    .ok_or_else(|| conv(format!("block id {} not in the registry", id.0)))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut blocks = vec![0u16; CELLS];
+        // A one-entry palette is a uniform chunk: every index is 0 already.
+        if ids.len() > 1 {
+            view.for_each_block(|i, id| {
+                // terrane index x << 8 | y << 4 | z; Minecraft's y << 8 | z << 4 | x.
+                let (x, by, z) = ((i >> 8) as usize, ((i >> 4) & 15) as usize, (i & 15) as usize);
+                blocks[(by << 8) | (z << 4) | x] = ids.binary_search(&id).unwrap_or(0) as u16;
+            });
+        }
+        if let Some(be) = be.filter(|&be| comps.count(be) > 0) {
+            for (cell, _layer, value) in comps.values(be) {
+                if value.is_empty() {
+                    continue;
+                }
+                let mut m = nbt::parse(value).map_err(|e| conv(format!("block entity: {e}")))?;
+                let (cx, cy, cz) = terrane_section::cell_coords(cell);
+                m.insert("x".into(), Value::Int(imp.pos.x * 16 + cx as i32));
+                m.insert("y".into(), Value::Int(y32 * 16 + cy as i32));
+                m.insert("z".into(), Value::Int(imp.pos.z * 16 + cz as i32));
+                block_entities.push(m);
+            }
+        }
+        entity_ids.extend_from_slice(view.entities());
+        sections.push(Section { y: y32, palette, blocks });
+    }
+    block_entities.extend(record.extra_block_entities.iter().cloned());
+    entity_ids.extend_from_slice(&record.orphan_entities);
+    let mut entities = Vec::with_capacity(entity_ids.len());
+    for u in entity_ids {
+        let blob = blobs.get(&u).ok_or_else(|| conv("entity reference without a record".into()))?;
+        entities.push(nbt::parse(blob).map_err(|e| conv(format!("entity: {e}")))?);
+    }
+    sections.sort_by_key(|s| s.y);
+    let col = Column {
+        x: imp.pos.x,
+        z: imp.pos.z,
+        data_version: record.data_version,
+        layout: record.layout,
+        sections,
+        block_entities,
+        entities,
+        rest: record.rest,
+    };
+    Ok((col, record.timestamp))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_entity_names() {
+        for s in [
+            "minecraft:chest[facing=north,type=single,waterlogged=false]",
+            "minecraft:oak_sign[rotation=0,waterlogged=false]",
+            "minecraft:white_bed[facing=east,occupied=false,part=foot]",
+            "minecraft:shulker_box",
+            "minecraft:furnace[facing=north,lit=false]",
+        ] {
+            assert!(is_block_entity_block(s), "{s}");
+        }
+        for s in [
+            "minecraft:air",
+            "minecraft:stone",
+            "minecraft:bedrock",
+            "minecraft:chest_minecart",
+            "legacy:54:2",
+        ] {
+            assert!(!is_block_entity_block(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn record_roundtrip() {
+        let r = ColumnRecord {
+            rest: [("Status".to_string(), Value::String("full".into()))].into_iter().collect(),
+            layout: Layout::Flat,
+            data_version: Some(3955),
+            timestamp: 1_700_000_000,
+            extra_block_entities: vec![
+                [("id".to_string(), Value::String("x:y".into()))].into_iter().collect(),
+            ],
+            orphan_entities: vec![[9; 16]],
+        };
+        assert_eq!(ColumnRecord::decode(&r.encode()).unwrap(), r);
+    }
+}

@@ -1,0 +1,705 @@
+//! The Anvil region container (`r.X.Z.mca`, plus `c.X.Z.mcc` oversize side files): a lenient
+//! reader and a writer that follows Minecraft's rules.
+//!
+//! The layout is specified in `docs/format/anvil.md`; in short: a 4 KiB table of 1024
+//! big-endian location entries (`sector offset << 8 | sector count`), a 4 KiB table of 1024
+//! big-endian timestamps, then chunks in runs of 4 KiB sectors, each `u32 length` (counting
+//! the compression byte), `u8 compression`, data.
+//!
+//! Leniency (all of it exercised by the fixtures or the fuzz target):
+//! - zlib and gzip streams are decoded up to their own end, within the sector run, so a
+//!   length field one byte short (written by some third-party tools) still decodes;
+//! - a chunk whose location, length, compression or stream is damaged yields a
+//!   [`ChunkError`] for that chunk only; the other chunks stay readable;
+//! - nothing here panics on arbitrary bytes (fuzz target `anvil_region`).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::error::ChunkError;
+
+/// Size of a region sector in bytes.
+pub const SECTOR: usize = 4096;
+/// Size of the region header (locations + timestamps) in bytes.
+pub const HEADER: usize = 2 * SECTOR;
+/// Flag set in the compression byte when the chunk lives in a `c.X.Z.mcc` side file.
+pub const EXTERNAL_FLAG: u8 = 128;
+/// Default limit on one decompressed chunk (guards against decompression bombs).
+pub const DEFAULT_MAX_DECOMPRESSED: usize = 64 << 20;
+/// Largest sector count a location entry can express; chunks that need more sectors go to a
+/// `.mcc` side file.
+pub const MAX_SECTORS: usize = 255;
+
+const LZ4_MAGIC: &[u8; 8] = b"LZ4Block";
+
+/// Compression of one stored chunk (the low 7 bits of the compression byte).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Compression {
+    /// 1: gzip (RFC 1952).
+    Gzip,
+    /// 2: zlib (RFC 1950), what Minecraft writes by default and what [`RegionWriter`] writes.
+    Zlib,
+    /// 3: uncompressed NBT.
+    None,
+    /// 4: LZ4 in lz4-java's `LZ4BlockOutputStream` framing (Minecraft 24w04a+, optional).
+    Lz4,
+}
+
+impl Compression {
+    /// The compression byte's value.
+    pub const fn id(self) -> u8 {
+        match self {
+            Compression::Gzip => 1,
+            Compression::Zlib => 2,
+            Compression::None => 3,
+            Compression::Lz4 => 4,
+        }
+    }
+
+    /// Parses a compression byte (without the external flag).
+    pub const fn from_id(id: u8) -> Option<Self> {
+        match id {
+            1 => Some(Compression::Gzip),
+            2 => Some(Compression::Zlib),
+            3 => Some(Compression::None),
+            4 => Some(Compression::Lz4),
+            _ => None,
+        }
+    }
+
+    /// A short name for messages.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gzip",
+            Compression::Zlib => "zlib",
+            Compression::None => "none",
+            Compression::Lz4 => "lz4",
+        }
+    }
+}
+
+/// One present entry of a region's location table.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ChunkEntry {
+    /// Index in the table: `local_x + 32 * local_z`.
+    pub index: usize,
+    /// First sector of the chunk.
+    pub sector: u32,
+    /// Number of sectors reserved for the chunk.
+    pub sectors: u8,
+    /// Last modification time (seconds since the Unix epoch), from the timestamp table.
+    pub timestamp: u32,
+}
+
+impl ChunkEntry {
+    /// Column x inside the region (0..32).
+    pub const fn local_x(&self) -> u32 {
+        (self.index % 32) as u32
+    }
+    /// Column z inside the region (0..32).
+    pub const fn local_z(&self) -> u32 {
+        (self.index / 32) as u32
+    }
+}
+
+/// A chunk read from a region: its decompressed NBT bytes and where they came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawChunk {
+    /// Location table index.
+    pub index: usize,
+    /// The compression the chunk was stored with.
+    pub compression: Compression,
+    /// True when the data came from a `.mcc` side file.
+    pub external: bool,
+    /// Stored (compressed) bytes, header excluded.
+    pub stored_len: usize,
+    /// The timestamp table's entry.
+    pub timestamp: u32,
+    /// The uncompressed NBT.
+    pub nbt: Vec<u8>,
+}
+
+/// Parses a region file name `r.<x>.<z>.mca` into region coordinates.
+pub fn parse_region_name(name: &str) -> Option<(i32, i32)> {
+    let rest = name.strip_prefix("r.")?.strip_suffix(".mca")?;
+    let (x, z) = rest.split_once('.')?;
+    Some((x.parse().ok()?, z.parse().ok()?))
+}
+
+/// The side-file name Minecraft uses for an oversize chunk at absolute column `(x, z)`.
+pub fn external_name(x: i32, z: i32) -> String {
+    format!("c.{x}.{z}.mcc")
+}
+
+/// A region file held in memory, read leniently.
+///
+/// ```
+/// use terrane_anvil::region::{RegionFile, RegionWriter};
+///
+/// let mut w = RegionWriter::new(0, 0);
+/// w.insert(33, b"\x0a\x00\x00\x00".to_vec(), 1_700_000_000);
+/// let (bytes, side_files) = w.finish().unwrap();
+/// assert!(side_files.is_empty());
+/// let region = RegionFile::new(bytes).unwrap();
+/// let entries: Vec<_> = region.entries().collect();
+/// assert_eq!(entries.len(), 1);
+/// let chunk = region.read(&entries[0]).unwrap();
+/// assert_eq!(chunk.nbt, b"\x0a\x00\x00\x00");
+/// ```
+#[derive(Clone, Debug)]
+pub struct RegionFile {
+    bytes: Vec<u8>,
+    position: Option<(i32, i32)>,
+    external_dir: Option<PathBuf>,
+    max_decompressed: usize,
+}
+
+/// Returned by [`RegionFile::new`] when the bytes are shorter than the header (and not
+/// empty: an empty file is an empty region, as in Minecraft).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("region file truncated: {0} bytes, the header needs 8192")]
+pub struct TruncatedHeader(pub usize);
+
+impl RegionFile {
+    /// Wraps the bytes of a region file. An empty file is a region without chunks.
+    pub fn new(bytes: Vec<u8>) -> Result<Self, TruncatedHeader> {
+        if !bytes.is_empty() && bytes.len() < HEADER {
+            return Err(TruncatedHeader(bytes.len()));
+        }
+        Ok(RegionFile {
+            bytes,
+            position: None,
+            external_dir: None,
+            max_decompressed: DEFAULT_MAX_DECOMPRESSED,
+        })
+    }
+
+    /// Sets the region's coordinates and the folder holding its `.mcc` side files; without
+    /// them, externally stored chunks report [`ChunkError::ExternalFile`].
+    pub fn with_external(mut self, region_x: i32, region_z: i32, dir: impl Into<PathBuf>) -> Self {
+        self.position = Some((region_x, region_z));
+        self.external_dir = Some(dir.into());
+        self
+    }
+
+    /// Sets the limit on one decompressed chunk (default [`DEFAULT_MAX_DECOMPRESSED`]).
+    pub fn with_max_decompressed(mut self, limit: usize) -> Self {
+        self.max_decompressed = limit;
+        self
+    }
+
+    /// The file's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    fn be32(&self, at: usize) -> u32 {
+        let b = &self.bytes[at..at + 4];
+        u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+    }
+
+    /// The present entries of the location table (entry != 0), in index order.
+    pub fn entries(&self) -> impl Iterator<Item = ChunkEntry> + '_ {
+        let n = if self.bytes.is_empty() { 0 } else { 1024 };
+        (0..n).filter_map(move |index| {
+            let loc = self.be32(index * 4);
+            if loc == 0 {
+                return None;
+            }
+            Some(ChunkEntry {
+                index,
+                sector: loc >> 8,
+                sectors: (loc & 0xFF) as u8,
+                timestamp: self.be32(SECTOR + index * 4),
+            })
+        })
+    }
+
+    /// The entry at a location-table index, if present.
+    pub fn entry(&self, index: usize) -> Option<ChunkEntry> {
+        if self.bytes.is_empty() || index >= 1024 {
+            return None;
+        }
+        let loc = self.be32(index * 4);
+        (loc != 0).then(|| ChunkEntry {
+            index,
+            sector: loc >> 8,
+            sectors: (loc & 0xFF) as u8,
+            timestamp: self.be32(SECTOR + index * 4),
+        })
+    }
+
+    /// Reads and decompresses one chunk. Never panics; damage is a [`ChunkError`].
+    pub fn read(&self, entry: &ChunkEntry) -> Result<RawChunk, ChunkError> {
+        let len = self.bytes.len() as u64;
+        if entry.sector < 2 {
+            return Err(ChunkError::SectorInHeader { sector: entry.sector });
+        }
+        let start = entry.sector as u64 * SECTOR as u64;
+        if start + 5 > len {
+            return Err(ChunkError::OutOfBounds { needed: start + 5, len });
+        }
+        let start = start as usize;
+        let length = self.be32(start);
+        if length == 0 {
+            return Err(ChunkError::EmptyChunk(length));
+        }
+        let kind = self.bytes[start + 4];
+        let declared_end = start as u64 + 4 + length as u64;
+        if declared_end > len {
+            return Err(ChunkError::OutOfBounds { needed: declared_end, len });
+        }
+        let declared_end = declared_end as usize;
+        // The sector run: where a lenient decoder may look for the end of a stream.
+        let run_end = (start as u64 + entry.sectors as u64 * SECTOR as u64).min(len) as usize;
+        let run_end = run_end.max(declared_end);
+        let compression = Compression::from_id(kind & !EXTERNAL_FLAG)
+            .ok_or(ChunkError::UnknownCompression(kind & !EXTERNAL_FLAG))?;
+        if kind & EXTERNAL_FLAG != 0 {
+            let data = self.read_external(entry.index)?;
+            let nbt = decompress(compression, &data, data.len(), self.max_decompressed)?;
+            return Ok(RawChunk {
+                index: entry.index,
+                compression,
+                external: true,
+                stored_len: data.len(),
+                timestamp: entry.timestamp,
+                nbt,
+            });
+        }
+        let data = &self.bytes[start + 5..run_end];
+        let exact = declared_end - (start + 5);
+        let nbt = decompress(compression, data, exact, self.max_decompressed)?;
+        Ok(RawChunk {
+            index: entry.index,
+            compression,
+            external: false,
+            stored_len: exact,
+            timestamp: entry.timestamp,
+            nbt,
+        })
+    }
+
+    fn read_external(&self, index: usize) -> Result<Vec<u8>, ChunkError> {
+        let (Some((rx, rz)), Some(dir)) = (self.position, &self.external_dir) else {
+            return Err(ChunkError::ExternalFile {
+                path: PathBuf::from(format!("c.?.?.mcc (chunk index {index})")),
+                message: "region position and folder unknown".into(),
+            });
+        };
+        let x = rx.wrapping_mul(32).wrapping_add((index % 32) as i32);
+        let z = rz.wrapping_mul(32).wrapping_add((index / 32) as i32);
+        let path = dir.join(external_name(x, z));
+        let limit = self.max_decompressed as u64;
+        let read = std::fs::File::open(&path).and_then(|f| {
+            let mut v = Vec::new();
+            f.take(limit + 1).read_to_end(&mut v)?;
+            Ok(v)
+        });
+        match read {
+            Ok(v) if v.len() as u64 > limit => {
+                Err(ChunkError::TooLarge { limit: self.max_decompressed })
+            }
+            Ok(v) => Ok(v),
+            Err(e) => Err(ChunkError::ExternalFile { path, message: e.to_string() }),
+        }
+    }
+}
+
+/// Decompresses one chunk payload. `data` may extend past the declared length (`exact`
+/// bytes) up to the end of the sector run: zlib, gzip and LZ4 decode up to their own end
+/// marker, which is how one-byte-short length fields are tolerated.
+pub fn decompress(
+    compression: Compression,
+    data: &[u8],
+    exact: usize,
+    limit: usize,
+) -> Result<Vec<u8>, ChunkError> {
+    let err = |message: String| ChunkError::Decompress { compression: compression.name(), message };
+    match compression {
+        Compression::Zlib => inflate(data, true, limit).map_err(err),
+        Compression::Gzip => {
+            let mut out = Vec::new();
+            flate2::read::GzDecoder::new(data)
+                .take(limit as u64 + 1)
+                .read_to_end(&mut out)
+                .map_err(|e| err(e.to_string()))?;
+            if out.len() > limit {
+                return Err(ChunkError::TooLarge { limit });
+            }
+            Ok(out)
+        }
+        Compression::None => {
+            let exact = exact.min(data.len());
+            if exact > limit {
+                return Err(ChunkError::TooLarge { limit });
+            }
+            Ok(data[..exact].to_vec())
+        }
+        Compression::Lz4 => lz4_block_decode(data, limit).map_err(|e| match e {
+            Lz4Error::TooLarge => ChunkError::TooLarge { limit },
+            Lz4Error::Bad(m) => err(m),
+        }),
+    }
+}
+
+/// Inflates one zlib (or raw deflate) stream, stopping at its end; trailing bytes are
+/// ignored. Errors if the stream does not end within `data`.
+fn inflate(data: &[u8], zlib: bool, limit: usize) -> Result<Vec<u8>, String> {
+    use flate2::{Decompress, FlushDecompress, Status};
+    let mut d = Decompress::new(zlib);
+    let mut out: Vec<u8> = Vec::with_capacity((data.len() * 4).clamp(4096, limit.max(4096)));
+    loop {
+        if out.len() == out.capacity() {
+            if out.len() > limit {
+                return Err(format!("decompressed chunk exceeds {limit} bytes"));
+            }
+            out.reserve(out.len().max(4096));
+        }
+        let consumed = d.total_in() as usize;
+        let produced_before = out.len();
+        let status = d
+            .decompress_vec(&data[consumed.min(data.len())..], &mut out, FlushDecompress::None)
+            .map_err(|e| e.to_string())?;
+        match status {
+            Status::StreamEnd => break,
+            Status::Ok | Status::BufError => {
+                let no_progress = d.total_in() as usize == consumed && out.len() == produced_before;
+                if no_progress && out.len() < out.capacity() {
+                    return Err("incomplete or truncated stream".into());
+                }
+            }
+        }
+    }
+    if out.len() > limit {
+        return Err(format!("decompressed chunk exceeds {limit} bytes"));
+    }
+    Ok(out)
+}
+
+enum Lz4Error {
+    TooLarge,
+    Bad(String),
+}
+
+/// Decodes lz4-java's `LZ4BlockOutputStream` framing: blocks of `"LZ4Block"`, a token byte
+/// (method `0x10` raw or `0x20` LZ4 in the high nibble), compressed length, decompressed
+/// length and an xxhash32 checksum (all `i32` little-endian), then the block; an empty block
+/// ends the stream. The checksum is not verified (the NBT parse that follows validates
+/// structure).
+fn lz4_block_decode(data: &[u8], limit: usize) -> Result<Vec<u8>, Lz4Error> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    loop {
+        let Some(head) = data.get(at..at + 21) else {
+            if out.is_empty() {
+                return Err(Lz4Error::Bad("truncated LZ4 block header".into()));
+            }
+            // Some writers omit the final empty block.
+            return Ok(out);
+        };
+        if &head[..8] != LZ4_MAGIC {
+            if !out.is_empty() {
+                return Ok(out);
+            }
+            return Err(Lz4Error::Bad("missing LZ4Block magic".into()));
+        }
+        let token = head[8];
+        let le = |i: usize| u32::from_le_bytes([head[i], head[i + 1], head[i + 2], head[i + 3]]);
+        let clen = le(9) as usize;
+        let dlen = le(13) as usize;
+        at += 21;
+        if dlen == 0 {
+            return Ok(out);
+        }
+        if out.len() + dlen > limit {
+            return Err(Lz4Error::TooLarge);
+        }
+        let block = data
+            .get(at..at.checked_add(clen).ok_or(Lz4Error::Bad("bad length".into()))?)
+            .ok_or_else(|| Lz4Error::Bad("truncated LZ4 block".into()))?;
+        at += clen;
+        match token & 0xF0 {
+            0x10 => {
+                if clen != dlen {
+                    return Err(Lz4Error::Bad("raw LZ4 block with differing lengths".into()));
+                }
+                out.extend_from_slice(block);
+            }
+            0x20 => {
+                let start = out.len();
+                out.resize(start + dlen, 0);
+                let n = lz4_flex::block::decompress_into(block, &mut out[start..])
+                    .map_err(|e| Lz4Error::Bad(e.to_string()))?;
+                if n != dlen {
+                    return Err(Lz4Error::Bad("LZ4 block shorter than declared".into()));
+                }
+            }
+            m => return Err(Lz4Error::Bad(format!("unknown LZ4 block method {m:#x}"))),
+        }
+    }
+}
+
+/// Encodes bytes in lz4-java's `LZ4BlockOutputStream` framing (one LZ4 block per 64 KiB,
+/// then the end block). Checksums are written as zero: readers here do not verify them.
+/// Used by tests and tools that need LZ4 regions; [`RegionWriter`] writes zlib.
+pub fn lz4_block_encode(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for chunk in data.chunks(64 << 10) {
+        let c = lz4_flex::block::compress(chunk);
+        out.extend_from_slice(LZ4_MAGIC);
+        out.push(0x20 | 0x0A);
+        out.extend_from_slice(&(c.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(chunk.len() as u32).to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&c);
+    }
+    out.extend_from_slice(LZ4_MAGIC);
+    out.push(0x10);
+    out.extend_from_slice(&[0; 12]);
+    out
+}
+
+/// Builds a region file by Minecraft's rules: header of locations and timestamps, each chunk
+/// zlib-compressed in whole 4 KiB sectors (zero padded) in index order, and chunks that need
+/// more than 255 sectors (≥ 1 MiB) written as a one-sector stub with the external flag plus a
+/// `c.X.Z.mcc` side file.
+#[derive(Clone, Debug)]
+pub struct RegionWriter {
+    region_x: i32,
+    region_z: i32,
+    level: flate2::Compression,
+    chunks: Vec<Option<(Vec<u8>, Compression, u32)>>,
+}
+
+/// A `.mcc` side file produced by [`RegionWriter::finish`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SideFile {
+    /// File name (`c.X.Z.mcc`, absolute column coordinates).
+    pub name: String,
+    /// Contents: the compressed chunk.
+    pub bytes: Vec<u8>,
+}
+
+impl RegionWriter {
+    /// An empty region at region coordinates `(x, z)` (used for side-file names).
+    pub fn new(region_x: i32, region_z: i32) -> Self {
+        RegionWriter {
+            region_x,
+            region_z,
+            level: flate2::Compression::default(),
+            chunks: vec![None; 1024],
+        }
+    }
+
+    /// Sets the zlib level (default 6, Minecraft's).
+    pub fn with_level(mut self, level: u32) -> Self {
+        self.level = flate2::Compression::new(level.min(9));
+        self
+    }
+
+    /// Adds (or replaces) the chunk at `index` (`local_x + 32 * local_z`, < 1024) from its
+    /// uncompressed NBT, to be zlib-compressed.
+    ///
+    /// # Panics
+    /// If `index >= 1024` (a caller bug, not data).
+    pub fn insert(&mut self, index: usize, nbt: Vec<u8>, timestamp: u32) {
+        use std::io::Write;
+        let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), self.level);
+        // Writing to a Vec cannot fail.
+        let _ = enc.write_all(&nbt);
+        let data = enc.finish().unwrap_or_default();
+        self.chunks[index] = Some((data, Compression::Zlib, timestamp));
+    }
+
+    /// Adds a chunk already compressed with `compression`.
+    ///
+    /// # Panics
+    /// If `index >= 1024`.
+    pub fn insert_compressed(
+        &mut self,
+        index: usize,
+        data: Vec<u8>,
+        compression: Compression,
+        timestamp: u32,
+    ) {
+        self.chunks[index] = Some((data, compression, timestamp));
+    }
+
+    /// Number of chunks added.
+    pub fn len(&self) -> usize {
+        self.chunks.iter().filter(|c| c.is_some()).count()
+    }
+
+    /// True when no chunk was added.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The region file's bytes and its side files.
+    ///
+    /// Errors only if the file would exceed the 24-bit sector offset space (16 Mi sectors).
+    pub fn finish(self) -> Result<(Vec<u8>, Vec<SideFile>), ChunkError> {
+        let mut out = vec![0u8; HEADER];
+        let mut side = Vec::new();
+        for (index, chunk) in self.chunks.into_iter().enumerate() {
+            let Some((data, compression, timestamp)) = chunk else { continue };
+            let sector = out.len() / SECTOR;
+            if sector >= 1 << 24 {
+                return Err(ChunkError::OutOfBounds { needed: out.len() as u64, len: 1 << 36 });
+            }
+            let needed = (data.len() + 5).div_ceil(SECTOR);
+            let sectors = if needed > MAX_SECTORS {
+                let x = self.region_x.wrapping_mul(32).wrapping_add((index % 32) as i32);
+                let z = self.region_z.wrapping_mul(32).wrapping_add((index / 32) as i32);
+                out.extend_from_slice(&1u32.to_be_bytes());
+                out.push(compression.id() | EXTERNAL_FLAG);
+                side.push(SideFile { name: external_name(x, z), bytes: data });
+                1
+            } else {
+                out.extend_from_slice(&(data.len() as u32 + 1).to_be_bytes());
+                out.push(compression.id());
+                out.extend_from_slice(&data);
+                needed
+            };
+            out.resize((sector + sectors) * SECTOR, 0);
+            let loc = ((sector as u32) << 8) | sectors as u32;
+            out[index * 4..index * 4 + 4].copy_from_slice(&loc.to_be_bytes());
+            out[SECTOR + index * 4..SECTOR + index * 4 + 4]
+                .copy_from_slice(&timestamp.to_be_bytes());
+        }
+        if out.len() == HEADER && side.is_empty() {
+            // A region without chunks: still a valid (header-only) file.
+        }
+        Ok((out, side))
+    }
+}
+
+/// Lists the region files (`r.X.Z.mca`) of a folder, sorted by (x, z).
+pub fn list_regions(dir: &Path) -> std::io::Result<Vec<(i32, i32, PathBuf)>> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        let name = e.file_name();
+        if let Some((x, z)) = name.to_str().and_then(parse_region_name)
+            && e.file_type()?.is_file()
+        {
+            v.push((x, z, e.path()));
+        }
+    }
+    v.sort_by_key(|&(x, z, _)| (x, z));
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(parse_region_name("r.-3.-2.mca"), Some((-3, -2)));
+        assert_eq!(parse_region_name("r.0.0.mcr"), None);
+        assert_eq!(parse_region_name("r.a.0.mca"), None);
+        assert_eq!(external_name(-65, 3), "c.-65.3.mcc");
+    }
+
+    #[test]
+    fn lz4_roundtrip() {
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let enc = lz4_block_encode(&data);
+        let dec = decompress(Compression::Lz4, &enc, enc.len(), 1 << 20).unwrap();
+        assert_eq!(dec, data);
+        assert!(matches!(
+            decompress(Compression::Lz4, &enc, enc.len(), 1000),
+            Err(ChunkError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn every_compression_and_oversize() {
+        use std::io::Write;
+        let nbt: Vec<u8> = (0..5000u32).flat_map(|i| i.to_le_bytes()).collect();
+        let mut w = RegionWriter::new(1, -1);
+        w.insert(0, nbt.clone(), 7);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&nbt).unwrap();
+        w.insert_compressed(1, gz.finish().unwrap(), Compression::Gzip, 8);
+        w.insert_compressed(2, nbt.clone(), Compression::None, 9);
+        w.insert_compressed(3, lz4_block_encode(&nbt), Compression::Lz4, 10);
+        // 1.1 MiB of incompressible bytes: external.
+        let mut s = 1u64;
+        let big: Vec<u8> = (0..(1100 << 10))
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                s as u8
+            })
+            .collect();
+        w.insert_compressed(1023, big.clone(), Compression::None, 11);
+        let (bytes, side) = w.finish().unwrap();
+        assert_eq!(bytes.len() % SECTOR, 0);
+        assert_eq!(side.len(), 1);
+        assert_eq!(side[0].name, "c.63.-1.mcc");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(&side[0].name), &side[0].bytes).unwrap();
+        let r = RegionFile::new(bytes.clone()).unwrap().with_external(1, -1, dir.path());
+        let got: Vec<RawChunk> = r.entries().map(|e| r.read(&e).unwrap()).collect();
+        assert_eq!(got.len(), 5);
+        for c in &got[..4] {
+            assert_eq!(c.nbt, nbt);
+        }
+        assert_eq!(
+            got.iter().map(|c| c.compression).collect::<Vec<_>>(),
+            [
+                Compression::Zlib,
+                Compression::Gzip,
+                Compression::None,
+                Compression::Lz4,
+                Compression::None
+            ]
+        );
+        assert!(got[4].external);
+        assert_eq!(got[4].nbt, big);
+        assert_eq!(got.iter().map(|c| c.timestamp).collect::<Vec<_>>(), [7, 8, 9, 10, 11]);
+        // Without the folder, the external chunk is a typed error.
+        let r = RegionFile::new(bytes).unwrap();
+        let e = r.entry(1023).unwrap();
+        assert!(matches!(r.read(&e), Err(ChunkError::ExternalFile { .. })));
+    }
+
+    #[test]
+    fn short_length_field_still_decodes() {
+        let nbt = vec![7u8; 3000];
+        let mut w = RegionWriter::new(0, 0);
+        w.insert(5, nbt.clone(), 1);
+        let (mut bytes, _) = w.finish().unwrap();
+        let start = 2 * SECTOR;
+        let len = u32::from_be_bytes(bytes[start..start + 4].try_into().unwrap());
+        bytes[start..start + 4].copy_from_slice(&(len - 1).to_be_bytes());
+        let r = RegionFile::new(bytes).unwrap();
+        let e = r.entry(5).unwrap();
+        assert_eq!(r.read(&e).unwrap().nbt, nbt);
+    }
+
+    #[test]
+    fn damage_is_typed() {
+        let mut w = RegionWriter::new(0, 0);
+        w.insert(0, vec![1; 100], 1);
+        let (bytes, _) = w.finish().unwrap();
+        assert_eq!(RegionFile::new(bytes[..100].to_vec()).unwrap_err(), TruncatedHeader(100));
+        let mut b = bytes.clone();
+        b[2 * SECTOR + 4] = 9;
+        let r = RegionFile::new(b).unwrap();
+        assert_eq!(r.read(&r.entry(0).unwrap()), Err(ChunkError::UnknownCompression(9)));
+        let mut b = bytes.clone();
+        b[2 * SECTOR + 7] ^= 0xFF;
+        b[2 * SECTOR + 8] ^= 0xFF;
+        let r = RegionFile::new(b).unwrap();
+        assert!(matches!(r.read(&r.entry(0).unwrap()), Err(ChunkError::Decompress { .. })));
+        let mut b = bytes;
+        b[0..4].copy_from_slice(&0x0000_0101u32.to_be_bytes());
+        let r = RegionFile::new(b).unwrap();
+        assert_eq!(r.read(&r.entry(0).unwrap()), Err(ChunkError::SectorInHeader { sector: 1 }));
+    }
+}

@@ -1,0 +1,415 @@
+//! Whole region folders in and out: the library side of `terrane import anvil` and
+//! `terrane export anvil`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use terrane_chunk::{Schema, Uuid};
+use terrane_section::ColumnPos;
+
+use crate::column::Column;
+use crate::convert::{ImportedColumn, column_to_terrane, terrane_to_column};
+use crate::error::{AnvilError, ChunkError, Result};
+use crate::region::{self, RegionFile, RegionWriter};
+
+/// Where an import writes: any store (an in-memory one is [`MemWorld`]).
+///
+/// The importer calls [`has_column`](Self::has_column) before decompressing a chunk (so a
+/// re-run skips finished columns: imports are resumable), grows [`schema`](Self::schema)'s
+/// block registry, then hands each converted column to [`put_column`](Self::put_column).
+/// A persistent sink must store the schema no later than the first column that uses its new
+/// entries (e.g. in the same batch).
+pub trait ImportSink {
+    /// The sink's error.
+    type Error: std::error::Error + Send + Sync + 'static;
+    /// The world schema the import grows.
+    fn schema(&mut self) -> &mut Schema;
+    /// Whether the column is already imported.
+    fn has_column(&mut self, pos: ColumnPos) -> Result<bool, Self::Error>;
+    /// Stores one converted column (chunks, entity records, column record).
+    fn put_column(&mut self, column: ImportedColumn) -> Result<(), Self::Error>;
+    /// Called after each region file; a persistent sink may flush here.
+    fn region_done(&mut self, _region_x: i32, _region_z: i32) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// Where an export reads from.
+pub trait ExportSource {
+    /// The source's error.
+    type Error: std::error::Error + Send + Sync + 'static;
+    /// The world schema (block names of the chunks' global ids).
+    fn schema(&self) -> &Schema;
+    /// Every column to export.
+    fn columns(&self) -> Result<Vec<ColumnPos>, Self::Error>;
+    /// One column with its chunks, the records of the entities they reference, and its
+    /// column record.
+    fn column(&self, pos: ColumnPos) -> Result<Option<ImportedColumn>, Self::Error>;
+}
+
+/// An in-memory world: schema, columns, entity table. Implements both [`ImportSink`] and
+/// [`ExportSource`].
+#[derive(Clone, Debug, Default)]
+pub struct MemWorld {
+    /// The schema.
+    pub schema: Schema,
+    /// Columns.
+    pub columns: BTreeMap<ColumnPos, StoredColumn>,
+    /// Entity table: UUID → entity NBT.
+    pub entities: HashMap<Uuid, Vec<u8>>,
+}
+
+/// One column of a [`MemWorld`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StoredColumn {
+    /// Encoded chunks by y, ascending.
+    pub chunks: Vec<(i64, Vec<u8>)>,
+    /// The encoded column record.
+    pub record: Vec<u8>,
+}
+
+impl MemWorld {
+    /// An empty world.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl ImportSink for MemWorld {
+    type Error = std::convert::Infallible;
+    fn schema(&mut self) -> &mut Schema {
+        &mut self.schema
+    }
+    fn has_column(&mut self, pos: ColumnPos) -> Result<bool, Self::Error> {
+        Ok(self.columns.contains_key(&pos))
+    }
+    fn put_column(&mut self, c: ImportedColumn) -> Result<(), Self::Error> {
+        for (u, b) in c.entities {
+            self.entities.insert(u, b);
+        }
+        self.columns.insert(c.pos, StoredColumn { chunks: c.chunks, record: c.record });
+        Ok(())
+    }
+}
+
+/// Returned by [`MemWorld`]'s [`ExportSource::column`] when a chunk references an entity
+/// missing from the entity table.
+#[derive(Debug, thiserror::Error)]
+#[error("entity {0:02x?} referenced by a chunk is missing from the entity table")]
+pub struct MissingEntity(pub Uuid);
+
+impl ExportSource for MemWorld {
+    type Error = MissingEntity;
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+    fn columns(&self) -> Result<Vec<ColumnPos>, Self::Error> {
+        Ok(self.columns.keys().copied().collect())
+    }
+    fn column(&self, pos: ColumnPos) -> Result<Option<ImportedColumn>, Self::Error> {
+        let Some(StoredColumn { chunks, record }) = self.columns.get(&pos) else { return Ok(None) };
+        let mut uuids: Vec<Uuid> = Vec::new();
+        for (_, bytes) in chunks {
+            if let Ok(v) = terrane_chunk::ChunkView::parse(bytes) {
+                uuids.extend_from_slice(v.entities());
+            }
+        }
+        if let Ok(r) = crate::convert::ColumnRecord::decode(record) {
+            uuids.extend(r.orphan_entities);
+        }
+        let mut entities = Vec::with_capacity(uuids.len());
+        for u in uuids {
+            let b = self.entities.get(&u).ok_or(MissingEntity(u))?;
+            entities.push((u, b.clone()));
+        }
+        Ok(Some(ImportedColumn { pos, chunks: chunks.clone(), entities, record: record.clone() }))
+    }
+}
+
+/// Progress of an import or export, reported after every column.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Region files finished.
+    pub regions_done: usize,
+    /// Region files in total.
+    pub regions_total: usize,
+    /// Columns handled so far (converted, skipped or damaged).
+    pub columns_done: u64,
+    /// Columns in total (present location entries of every region).
+    pub columns_total: u64,
+    /// Bytes read so far (region files, `.mcc` files / encoded terrane data).
+    pub bytes_in: u64,
+    /// Bytes written so far (encoded terrane data / region files).
+    pub bytes_out: u64,
+    /// The region being processed.
+    pub region: (i32, i32),
+}
+
+/// A chunk that could not be imported, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DamagedChunk {
+    /// The region file.
+    pub file: PathBuf,
+    /// Location-table index (`local_x + 32 * local_z`), `None` for the whole file.
+    pub index: Option<usize>,
+    /// Column position (when the index is known).
+    pub pos: Option<ColumnPos>,
+    /// The reason.
+    pub error: ChunkError,
+}
+
+impl std::fmt::Display for DamagedChunk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.index, self.pos) {
+            (Some(i), Some(p)) => {
+                write!(f, "{} chunk #{i} ({}, {}): {}", self.file.display(), p.x, p.z, self.error)
+            }
+            _ => write!(f, "{}: {}", self.file.display(), self.error),
+        }
+    }
+}
+
+/// What an import did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImportSummary {
+    /// Region files read.
+    pub regions: usize,
+    /// Columns converted and stored.
+    pub columns: u64,
+    /// Columns skipped because the sink already had them (resumed import).
+    pub columns_skipped: u64,
+    /// Cubic chunks stored.
+    pub chunks: u64,
+    /// Non-air blocks stored.
+    pub blocks: u64,
+    /// Block entities carried.
+    pub block_entities: u64,
+    /// Entities carried.
+    pub entities: u64,
+    /// Bytes of the region (and `.mcc`) files read.
+    pub bytes_in: u64,
+    /// Bytes of encoded terrane data produced (chunks, entity records, column records).
+    pub bytes_out: u64,
+    /// Damaged chunks and files, skipped.
+    pub damaged: Vec<DamagedChunk>,
+}
+
+/// Import options (builder; defaults in [`ImportOptions::new`]).
+#[derive(Clone, Debug)]
+pub struct ImportOptions {
+    max_decompressed: usize,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ImportOptions {
+    /// Defaults: decompressed chunks up to [`region::DEFAULT_MAX_DECOMPRESSED`] (64 MiB).
+    pub fn new() -> Self {
+        ImportOptions { max_decompressed: region::DEFAULT_MAX_DECOMPRESSED }
+    }
+    /// Sets the limit on one decompressed chunk; larger chunks are reported as damaged.
+    pub fn max_decompressed(mut self, bytes: usize) -> Self {
+        self.max_decompressed = bytes;
+        self
+    }
+}
+
+fn sink_err<E: std::error::Error + Send + Sync + 'static>(e: E) -> AnvilError {
+    AnvilError::Sink(Box::new(e))
+}
+
+/// Imports every `r.X.Z.mca` of `dir` into `sink` with default options. See
+/// [`import_region_dir_with`].
+pub fn import_region_dir<S: ImportSink>(
+    dir: &Path,
+    sink: &mut S,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<ImportSummary> {
+    import_region_dir_with(dir, sink, &ImportOptions::new(), progress)
+}
+
+/// Imports every `r.X.Z.mca` of `dir` (with `c.X.Z.mcc` side files) into `sink`.
+///
+/// Damaged chunks (and region files shorter than their header) are listed in
+/// [`ImportSummary::damaged`] and skipped; columns the sink already holds are skipped without
+/// being decompressed. Errors only on I/O errors listing or reading the folder's files and
+/// on sink errors.
+pub fn import_region_dir_with<S: ImportSink>(
+    dir: &Path,
+    sink: &mut S,
+    options: &ImportOptions,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<ImportSummary> {
+    let regions = region::list_regions(dir).map_err(|e| AnvilError::io(dir, e))?;
+    let mut summary = ImportSummary::default();
+    let mut files = Vec::with_capacity(regions.len());
+    let mut p = Progress { regions_total: regions.len(), ..Progress::default() };
+    for (rx, rz, path) in regions {
+        let bytes = std::fs::read(&path).map_err(|e| AnvilError::io(&path, e))?;
+        match RegionFile::new(bytes) {
+            Ok(r) => {
+                p.columns_total += r.entries().count() as u64;
+                files.push((rx, rz, path, r));
+            }
+            Err(e) => summary.damaged.push(DamagedChunk {
+                file: path,
+                index: None,
+                pos: None,
+                error: ChunkError::Malformed(e.to_string()),
+            }),
+        }
+    }
+    for (rx, rz, path, r) in files {
+        let r = r.with_external(rx, rz, dir).with_max_decompressed(options.max_decompressed);
+        p.region = (rx, rz);
+        p.bytes_in += r.bytes().len() as u64;
+        summary.bytes_in += r.bytes().len() as u64;
+        for e in r.entries() {
+            let pos = ColumnPos::new(
+                rx.wrapping_mul(32).wrapping_add(e.local_x() as i32),
+                rz.wrapping_mul(32).wrapping_add(e.local_z() as i32),
+            );
+            p.columns_done += 1;
+            if sink.has_column(pos).map_err(sink_err)? {
+                summary.columns_skipped += 1;
+                progress(&p);
+                continue;
+            }
+            let damaged = |error| DamagedChunk {
+                file: path.clone(),
+                index: Some(e.index),
+                pos: Some(pos),
+                error,
+            };
+            let col = r.read(&e).and_then(|raw| {
+                if raw.external {
+                    summary.bytes_in += raw.stored_len as u64;
+                    p.bytes_in += raw.stored_len as u64;
+                }
+                Column::from_nbt(&raw.nbt, (pos.x, pos.z))
+            });
+            let col = match col {
+                Ok(c) => c,
+                Err(err) => {
+                    summary.damaged.push(damaged(err));
+                    progress(&p);
+                    continue;
+                }
+            };
+            let (imp, stats) = match column_to_terrane(&col, e.timestamp, sink.schema()) {
+                Ok(x) => x,
+                Err(err) => {
+                    summary.damaged.push(damaged(ChunkError::Malformed(err.to_string())));
+                    progress(&p);
+                    continue;
+                }
+            };
+            let out = imp.encoded_len() as u64;
+            sink.put_column(imp).map_err(sink_err)?;
+            summary.columns += 1;
+            summary.chunks += stats.chunks;
+            summary.blocks += stats.blocks;
+            summary.block_entities += stats.block_entities;
+            summary.entities += stats.entities;
+            summary.bytes_out += out;
+            p.bytes_out += out;
+            progress(&p);
+        }
+        sink.region_done(rx, rz).map_err(sink_err)?;
+        summary.regions += 1;
+        p.regions_done += 1;
+        progress(&p);
+    }
+    Ok(summary)
+}
+
+/// What an export did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExportSummary {
+    /// Region files written.
+    pub regions: usize,
+    /// Columns written.
+    pub columns: u64,
+    /// Cubic chunks read.
+    pub chunks: u64,
+    /// `.mcc` side files written.
+    pub side_files: usize,
+    /// Bytes of terrane data read.
+    pub bytes_in: u64,
+    /// Bytes of region and side files written.
+    pub bytes_out: u64,
+}
+
+/// Exports every column of `source` into region files in `dir` (created if missing).
+///
+/// Each region file is written to a temporary name and renamed into place, so a crash leaves
+/// either the old file or the new one. Columns holding pre-1.13 numeric blocks are refused
+/// with [`AnvilError::LegacyExport`] before their region is written.
+pub fn export_region_dir<S: ExportSource>(
+    source: &S,
+    dir: &Path,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<ExportSummary> {
+    std::fs::create_dir_all(dir).map_err(|e| AnvilError::io(dir, e))?;
+    let cols = source.columns().map_err(sink_err)?;
+    let mut by_region: BTreeMap<(i32, i32), Vec<ColumnPos>> = BTreeMap::new();
+    for c in cols {
+        by_region.entry((c.x >> 5, c.z >> 5)).or_default().push(c);
+    }
+    let mut p = Progress {
+        regions_total: by_region.len(),
+        columns_total: by_region.values().map(|v| v.len() as u64).sum(),
+        ..Progress::default()
+    };
+    let mut summary = ExportSummary::default();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as u32);
+    for ((rx, rz), cols) in by_region {
+        p.region = (rx, rz);
+        let mut w = RegionWriter::new(rx, rz);
+        for pos in cols {
+            let Some(imp) = source.column(pos).map_err(sink_err)? else { continue };
+            let inb = imp.encoded_len() as u64;
+            let (col, ts) = terrane_to_column(&imp, source.schema())?;
+            let nbt = col.to_nbt()?;
+            let index = (pos.x & 31) as usize + 32 * (pos.z & 31) as usize;
+            w.insert(index, nbt, if ts == 0 { now } else { ts });
+            summary.columns += 1;
+            summary.chunks += imp.chunks.len() as u64;
+            summary.bytes_in += inb;
+            p.bytes_in += inb;
+            p.columns_done += 1;
+            progress(&p);
+        }
+        let (bytes, side) = w.finish()?;
+        for s in &side {
+            write_atomic(&dir.join(&s.name), &s.bytes)?;
+            summary.bytes_out += s.bytes.len() as u64;
+        }
+        summary.side_files += side.len();
+        write_atomic(&dir.join(format!("r.{rx}.{rz}.mca")), &bytes)?;
+        summary.bytes_out += bytes.len() as u64;
+        p.bytes_out = summary.bytes_out;
+        summary.regions += 1;
+        p.regions_done += 1;
+        progress(&p);
+    }
+    Ok(summary)
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let tmp = path.with_extension("tmp-terrane");
+    let res = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    res.map_err(|e| AnvilError::io(path, e))
+}
