@@ -1,0 +1,257 @@
+//! Tiered store benchmarks on real terrain (an Anvil region converted to cubic chunks):
+//! point reads and writes at each level, promotion and demotion, bytes per chunk at each
+//! level vs the region's `.mca`; fastanvil reading the same region is the peer.
+
+mod common;
+
+use std::cell::{Cell, RefCell};
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use terrane_cluster::{TickSave, TieredStore, TieredStoreBuilder};
+use terrane_section::GridPos;
+use terrane_section::keys::Level;
+use terrane_store::{MemStore, ReadView, Store, StoreConfig};
+
+/// x = 1 tick, y = 1000 ticks: `settle` moves everything to exactly the level it wants.
+fn builder(t: &common::Terrain) -> TieredStoreBuilder {
+    TieredStore::builder(t.schema.clone())
+        .l0_idle_ticks(1)
+        .l1_idle_ticks(1000)
+        .sync_saves(false)
+        .check_entity_refs(false)
+}
+
+type Dyn = Box<dyn Store>;
+
+fn backends(dir: &Path) -> Vec<(&'static str, Dyn)> {
+    let cfg = StoreConfig::new("terrane cluster bench");
+    let bf = terrane_blockfile::BlockFile::open(dir.join("bench.tbf"), &cfg).unwrap();
+    vec![("mem", Box::new(MemStore::new()) as Dyn), ("blockfile", Box::new(bf) as Dyn)]
+}
+
+/// Saves every terrain chunk (to L0), 256 per tick save.
+fn fill(ts: &mut TieredStore<Dyn>, t: &common::Terrain, tick: &mut u64) {
+    for batch in t.chunks.chunks(256) {
+        let mut save = TickSave::new();
+        for (p, b) in batch {
+            save.put_chunk(0, *p, b.clone());
+        }
+        *tick += 1;
+        ts.save_tick(*tick, &save).unwrap();
+    }
+}
+
+/// Moves every unloaded chunk down to `level` (L0: nothing to do).
+fn settle(ts: &mut TieredStore<Dyn>, level: Level, tick: &mut u64) {
+    if level >= Level::L1 {
+        *tick += 10;
+        ts.maintain(*tick).unwrap();
+    }
+    if level == Level::L2 {
+        *tick += 2000;
+        ts.maintain(*tick).unwrap();
+    }
+}
+
+/// A stride coprime with `n`, so `i * stride % n` visits every index once per `n` steps.
+fn stride(n: usize) -> usize {
+    let gcd = |mut a: usize, mut b: usize| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    (7919..).find(|s| gcd(*s, n) == 1).unwrap()
+}
+
+fn sizes(t: &common::Terrain) {
+    eprintln!(
+        "terrain: {} columns, {} cubic chunks, {} block states; {} = {} bytes ({:.0} B/column, {:.0} B per cubic chunk)",
+        t.columns,
+        t.chunks.len(),
+        t.schema.blocks().len(),
+        common::REGION,
+        t.mca_bytes,
+        t.mca_bytes as f64 / t.columns as f64,
+        t.mca_bytes as f64 / t.chunks.len() as f64,
+    );
+    let raw: usize = t.chunks.iter().map(|(_, b)| b.len()).sum();
+    eprintln!("chunk v1 bytes: {raw} total, {:.0} B/chunk", raw as f64 / t.chunks.len() as f64);
+    for level in Level::ALL {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("size.tbf");
+        let cfg = StoreConfig::new("terrane cluster bench");
+        let bf = terrane_blockfile::BlockFile::open(&path, &cfg).unwrap();
+        let mut ts = builder(t).open(Box::new(bf) as Dyn).unwrap();
+        let mut tick = 0;
+        fill(&mut ts, t, &mut tick);
+        settle(&mut ts, level, &mut tick);
+        let stats = ts.verify().unwrap();
+        let li = usize::from(level.index());
+        assert_eq!(stats.chunks[li], t.chunks.len());
+        ts.flush().unwrap();
+        drop(ts);
+        // A fresh file holding only the final state (no free blocks left by the moves).
+        let fresh = tmp.path().join("fresh.tbf");
+        {
+            let src = terrane_blockfile::BlockFile::open(&path, &cfg).unwrap();
+            let dst = terrane_blockfile::BlockFile::open(&fresh, &cfg).unwrap();
+            for table in terrane_store::tables::ALL {
+                let mut b = terrane_store::Batch::new();
+                for e in src.scan(table, terrane_store::KeyRange::all()).unwrap() {
+                    let (k, o) = e.unwrap();
+                    b.put(table, k, o.version, o.data);
+                }
+                dst.write(&b).unwrap();
+            }
+            dst.flush().unwrap();
+        }
+        let file = std::fs::metadata(&fresh).unwrap().len();
+        eprintln!(
+            "{level:?}: {} keys, values {} B ({:.0} B/chunk), blockfile {} B ({:.0} B/chunk, {:.2}x the .mca)",
+            stats.keys[li],
+            stats.bytes[li],
+            stats.bytes[li] as f64 / t.chunks.len() as f64,
+            file,
+            file as f64 / t.chunks.len() as f64,
+            file as f64 / t.mca_bytes as f64,
+        );
+    }
+}
+
+fn point_reads(c: &mut Criterion) {
+    let t = common::load();
+    sizes(&t);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut g = c.benchmark_group("tiered_read");
+    g.sample_size(10).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_secs(1));
+    g.throughput(Throughput::Elements(1));
+    let n = t.chunks.len();
+    let s = stride(n);
+    for (name, store) in backends(tmp.path()) {
+        let mut ts = builder(&t).open(store).unwrap();
+        let mut tick = 0;
+        fill(&mut ts, &t, &mut tick);
+        for level in Level::ALL {
+            settle(&mut ts, level, &mut tick);
+            assert_eq!(ts.level_of(0, t.chunks[n / 2].0).unwrap(), Some(level));
+            let mut i = 0usize;
+            g.bench_function(BenchmarkId::new(format!("{name}/{level:?}"), "get_chunk"), |b| {
+                b.iter(|| {
+                    i = (i + s) % n;
+                    black_box(ts.get_chunk(0, t.chunks[i].0).unwrap())
+                })
+            });
+        }
+    }
+    // Peer: fastanvil reading one column (all its sections) out of the in-memory .mca.
+    let mut region = fastanvil::Region::from_stream(std::io::Cursor::new(t.mca.clone())).unwrap();
+    let mut i = 0usize;
+    g.bench_function(BenchmarkId::new("fastanvil/mca", "read_column_and_parse"), |b| {
+        b.iter(|| {
+            i = (i + 7) % t.present.len();
+            let (x, z) = t.present[i];
+            let data = region.read_chunk(x, z).unwrap().unwrap();
+            black_box(fastanvil::JavaChunk::from_bytes(&data).unwrap())
+        })
+    });
+    g.finish();
+}
+
+fn writes_and_moves(c: &mut Criterion) {
+    let t = common::load();
+    let tmp = tempfile::tempdir().unwrap();
+    let n = t.chunks.len();
+    let s = stride(n);
+    let mut g = c.benchmark_group("tiered_write");
+    g.sample_size(10).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_secs(1));
+    for (name, store) in backends(tmp.path()) {
+        let ts = RefCell::new(builder(&t).open(store).unwrap());
+        let tick = Cell::new(0u64);
+        let mut tk = 0;
+        fill(&mut ts.borrow_mut(), &t, &mut tk);
+        tick.set(tk);
+        // Writes and loads of chunks at `level`: at L1 and L2 they include the promotion.
+        // Every `n` operations everything is moved back down to `level`, untimed.
+        g.throughput(Throughput::Elements(1));
+        for level in Level::ALL {
+            for op in ["put_chunk", "load_chunk"] {
+                if level == Level::L0 && op == "load_chunk" {
+                    continue;
+                }
+                // At L2, one chunk per L1 cell per round: a promotion from L2 moves the
+                // chunk's 4³ neighbourhood to L1, so its neighbours are no longer at L2.
+                let targets: Vec<usize> = if level == Level::L2 {
+                    let mut seen = std::collections::HashSet::new();
+                    (0..n).filter(|&k| seen.insert(t.chunks[k].0.section(2))).collect()
+                } else {
+                    (0..n).map(|k| (k * s) % n).collect()
+                };
+                let m = targets.len();
+                let mut i = 0usize;
+                g.bench_function(BenchmarkId::new(format!("{name}/{level:?}"), op), |b| {
+                    b.iter_custom(|iters| {
+                        let mut total = Duration::ZERO;
+                        let mut ts = ts.borrow_mut();
+                        for _ in 0..iters {
+                            if i.is_multiple_of(m) {
+                                let mut tk = tick.get();
+                                settle(&mut ts, level, &mut tk);
+                                tick.set(tk);
+                            }
+                            let (p, bytes) = &t.chunks[targets[i % m]];
+                            i += 1;
+                            let start = Instant::now();
+                            if op == "put_chunk" {
+                                ts.put_chunk(0, *p, bytes.clone(), tick.get()).unwrap();
+                            } else {
+                                black_box(ts.load_chunk(0, *p, tick.get()).unwrap());
+                            }
+                            total += start.elapsed();
+                            ts.unload_chunk(0, *p, tick.get());
+                        }
+                        total
+                    })
+                });
+            }
+        }
+        // Demotion passes over every chunk: L0 → L1, and L1 → L2 (time per chunk moved).
+        g.throughput(Throughput::Elements(n as u64));
+        for level in [Level::L1, Level::L2] {
+            let id = BenchmarkId::new(format!("{name}/maintain"), format!("to_{level:?}"));
+            g.bench_function(id, |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    let mut ts = ts.borrow_mut();
+                    for _ in 0..iters {
+                        let mut tk = tick.get() + 10;
+                        let mut save = TickSave::new();
+                        for (p, b) in &t.chunks {
+                            save.put_chunk(0, *p, b.clone());
+                        }
+                        ts.save_tick(tk, &save).unwrap();
+                        if level == Level::L2 {
+                            settle(&mut ts, Level::L1, &mut tk);
+                            tk += 2000;
+                        } else {
+                            tk += 10;
+                        }
+                        let start = Instant::now();
+                        let r = ts.maintain(tk).unwrap();
+                        total += start.elapsed();
+                        assert!(r.l0_to_l1 + r.l1_to_l2 > 0);
+                        tick.set(tk);
+                    }
+                    total
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, point_reads, writes_and_moves);
+criterion_main!(benches);
