@@ -12,6 +12,11 @@ fn golden(c: &Chunk) -> String {
     let d = Chunk::decode(&bytes, &s.schema).expect("golden chunk decodes");
     assert_eq!(&d, c);
     assert_eq!(d.encode(&s.schema), bytes);
+    // `TERRANE_CHUNK_SEEDS=<dir>` writes the golden chunks there (a fuzzing seed corpus).
+    if let Some(dir) = std::env::var_os("TERRANE_CHUNK_SEEDS") {
+        let name = format!("golden-{}-{}", bytes.len(), d.layered_block_count());
+        std::fs::write(std::path::Path::new(&dir).join(name), &bytes).unwrap();
+    }
     hex(&bytes)
 }
 
