@@ -120,18 +120,21 @@ impl Disc {
     /// its squared distance.
     #[inline]
     pub(crate) fn batch_mask(&self, bx: i64, bz: i64) -> (u16, [u64; 16]) {
+        // Squared distances per column and per row; out-of-range ones can never be inside.
+        let axis = |b: i64, c: i64| -> [u64; 4] {
+            std::array::from_fn(|i| {
+                let v = b * 4 + i as i64;
+                if (DMIN..=DMAX).contains(&v) { v.abs_diff(c).pow(2) } else { u64::MAX }
+            })
+        };
+        let (dx, dz) = (axis(bx, self.cx), axis(bz, self.cz));
         let mut mask = 0u16;
         let mut d = [u64::MAX; 16];
-        for i in 0..16u32 {
-            let x = bx * 4 + (i & 3) as i64;
-            let z = bz * 4 + (i >> 2) as i64;
-            if !(DMIN..=DMAX).contains(&x) || !(DMIN..=DMAX).contains(&z) {
-                continue;
-            }
-            let v = self.d2(x, z);
+        for (i, di) in d.iter_mut().enumerate() {
+            let v = dx[i & 3].saturating_add(dz[i >> 2]);
             if v <= self.r2 {
                 mask |= 1 << i;
-                d[i as usize] = v;
+                *di = v;
             }
         }
         (mask, d)

@@ -62,8 +62,9 @@ impl PartialOrd for Near {
     }
 }
 
-/// A best-first queue entry. `kind` 0 is an exact answer (a batch with its key, or a chunk),
-/// `kind` 1 a cell whose key is a lower bound of everything inside it. `(key, z, x)` of a cell
+/// A best-first queue entry. `kind` 0 is a final answer (a filtered batch with its key, or a
+/// chunk), `kind` 1 a cell whose key is a lower bound of everything inside it (for a batch of
+/// the search: its exact key before the caller's filter). `(key, z, x)` of a cell
 /// is componentwise at most that of anything inside, so lexicographic order pops exact answers
 /// in order and never expands a cell whose bound exceeds the answer.
 #[derive(Clone, Copy)]
@@ -100,6 +101,18 @@ impl Ord for Item<'_> {
         // BinaryHeap is a max-heap: reverse for smallest first.
         other.order().cmp(&self.order())
     }
+}
+
+/// Smallest squared distance among the bits of `missing` (`d` from [`Disc::batch_mask`]).
+#[inline]
+fn batch_key(missing: u16, d: &[u64; 16]) -> u64 {
+    let mut key = u64::MAX;
+    let mut m = missing;
+    while m != 0 {
+        key = key.min(d[m.trailing_zeros() as usize]);
+        m &= m - 1;
+    }
+    key
 }
 
 /// Highest virtual level: cells of side 2^32 (the valid range spans cells -1 and 0).
@@ -177,17 +190,18 @@ impl DistanceGraph {
                 });
             }
             if it.level == 0 {
-                let (inside, d) = disc.batch_mask(it.x, it.z);
-                let mut miss = inside & !it.view.mask();
+                // A batch with its exact key; the filter is applied now, lazily, in key order.
+                let b = ColumnPos::new(it.x as i32, it.z as i32);
+                let ign = ignore(b) & it.missing;
+                if ign == 0 {
+                    // Nothing in the heap sorts before it: the answer.
+                    return Some(Hit { batch: b, d2: it.key, missing: it.missing });
+                }
+                let miss = it.missing & !ign;
                 if miss != 0 {
-                    miss &= !ignore(ColumnPos::new(it.x as i32, it.z as i32));
+                    let (_, d) = disc.batch_mask(it.x, it.z);
+                    heap.push(Item { key: batch_key(miss, &d), kind: 0, missing: miss, ..it });
                 }
-                if miss == 0 {
-                    continue;
-                }
-                let key =
-                    (0..16).filter(|i| miss >> i & 1 == 1).map(|i| d[i]).min().unwrap_or(u64::MAX);
-                heap.push(Item { key, kind: 0, missing: miss, ..it });
                 continue;
             }
             let shift = level_shift(it.level) - 2;
@@ -212,6 +226,17 @@ impl DistanceGraph {
         nz: i64,
     ) {
         if matches!(view, View::Full) {
+            return;
+        }
+        if level == 0 {
+            // Batches are evaluated when pushed: only those with missing chunks enter the
+            // queue, with their exact key.
+            let (inside, d) = disc.batch_mask(nx, nz);
+            let missing = inside & !view.mask();
+            if missing != 0 {
+                let key = batch_key(missing, &d);
+                heap.push(Item { key, z: nz, x: nx, kind: 1, level, missing, view });
+            }
             return;
         }
         let rect = Rect::cell(level, nx, nz).clip();
