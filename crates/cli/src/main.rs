@@ -1,0 +1,2 @@
+//! The `terrane` command.
+fn main() {}

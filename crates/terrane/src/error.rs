@@ -1,0 +1,59 @@
+//! The facade's error type.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in a [`World`](crate::World): the member crates' errors,
+/// wrapped, and the world directory's own.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The object store failed (I/O, corruption, signature mismatch, ...).
+    #[error("store: {0}")]
+    Store(#[from] terrane_store::Error),
+    /// The tiered chunk store failed (schema mismatch, bad cluster, ...).
+    #[error("chunk store: {0}")]
+    Cluster(#[from] terrane_cluster::Error),
+    /// A chunk or the schema did not decode.
+    #[error("chunk: {0}")]
+    Chunk(#[from] terrane_chunk::Error),
+    /// The regionizer refused an operation (duplicate load, unload of an unloaded chunk, ...).
+    #[error("regionizer: {0}")]
+    Regionizer(#[from] terrane_regionizer::Error),
+    /// The distance graph failed (coordinate out of range, corrupt encoding).
+    #[error("distance graph: {0}")]
+    Distance(#[from] terrane_distance::Error),
+    /// A snapshot could not be captured or restored.
+    #[error("snapshot: {0}")]
+    Snapshot(#[from] terrane_snapshot::Error),
+    /// File system access to the world directory failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The directory holds no terrane world (no `terrane-world` marker file).
+    #[error(
+        "{0} is not a terrane world (no terrane-world file); create one with `terrane demo` or World::builder().create"
+    )]
+    NotAWorld(PathBuf),
+    /// `create` was asked for a directory that already holds a world or other files.
+    #[error("{0} already exists and is not empty; pick a new directory")]
+    AlreadyExists(PathBuf),
+    /// The world was written with a backend this build does not include, or the builder
+    /// asked for a different backend than the world's.
+    #[error("backend: {0}")]
+    Backend(String),
+    /// The world's files contradict each other (found by [`World::verify`](crate::World::verify)).
+    #[error("inconsistent world: {0}")]
+    Inconsistent(String),
+}
+
+/// The facade's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {
+    let path = path.into();
+    move |source| Error::Io { path, source }
+}

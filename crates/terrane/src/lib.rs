@@ -1,0 +1,143 @@
+//! terrane: storage and world management for voxel game servers, in one crate.
+//!
+//! # Overview
+//!
+//! This is the facade over terrane's member crates. Each is re-exported as a module, so one
+//! dependency gives all of them with matching versions:
+//!
+//! | module | crate | job |
+//! |---|---|---|
+//! | [`section`] | terrane-section | positions, sections, Morton keys |
+//! | [`chunk`] | terrane-chunk | the cubic chunk format v1 and the world's registries |
+//! | [`store`] | terrane-store | the versioned object store interface, in-memory backend |
+//! | `rocksdb` (feature) | terrane-rocksdb | the embedded RocksDB backend |
+//! | `blockfile` (feature) | terrane-blockfile | the crash-safe single-file backend |
+//! | [`cluster`] | terrane-cluster | clusters and the hot / warm / cold tiered chunk store |
+//! | [`regionizer`] | terrane-regionizer | Folia's regionizer and the parallel tick scheduler |
+//! | [`distance`] | terrane-distance | the distance graph for nearest-first generation |
+//! | [`snapshot`] | terrane-snapshot | arena snapshots, budgeted restore, Sponge schematics |
+//!
+//! On top of them, [`World`] composes one world directory: the object store (embedded
+//! RocksDB by default), the [tiered chunk store](cluster::TieredStore), a
+//! [regionizer](regionizer::Regionizer) fed by chunk loads and unloads (optionally with its
+//! [scheduler](regionizer::Scheduler) ticking regions in parallel), the
+//! [distance graph](distance::DistanceGraph) persisted inside the world, arena
+//! [snapshots](snapshot::Snapshot) of boxes, and the atomic save of a tick. [`WorldBuilder`]
+//! configures it; every setting has a documented default.
+//!
+//! The World is thin glue: the logic lives in the member crates, and everything it holds is
+//! reachable ([`World::tiered`], [`World::regionizer`], [`World::distance`], [`World::store`])
+//! for what the glue does not cover.
+//!
+//! # Example
+//!
+//! ```
+//! use terrane::{Backend, BlockBox, BlockPos, Chunk, ChunkPos, Schema, TickSave, World};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let mut schema = Schema::new();
+//! let air = schema.add_block("minecraft:air", &[])?;
+//! let stone = schema.add_block("minecraft:stone", &[])?;
+//!
+//! // Create a world (the doctest uses the in-memory backend; the default is RocksDB).
+//! let mut world = World::builder().backend(Backend::Memory).schema(schema).create(dir.path())?;
+//!
+//! // A player walks in: the chunk loads (absent: the game generates it) and the regionizer
+//! // gives it a region.
+//! let pos = ChunkPos::new(0, 4, 0);
+//! assert!(world.load_chunk(pos)?.is_none());
+//! let mut chunk = Chunk::new(air);
+//! for x in 0..16 {
+//!     for z in 0..16 {
+//!         chunk.set(x, 0, z, stone);
+//!     }
+//! }
+//! assert!(world.regionizer().owner_of_chunk(pos).is_some());
+//!
+//! // Save the tick: chunks, entities, player data and the distance graph in one atomic batch.
+//! world.mark_generated(terrane::ColumnPos::new(0, 0))?;
+//! let mut save = TickSave::new();
+//! save.put_chunk(0, pos, chunk.encode(world.schema()));
+//! world.save_tick(1, save)?;
+//! assert_eq!(world.get_chunk(pos)?.unwrap().get(3, 0, 3), stone);
+//!
+//! // Snapshot an arena, break it, put it back.
+//! let arena = BlockBox::new(BlockPos::new(0, 64, 0), BlockPos::new(7, 67, 7));
+//! let snap = world.capture(arena)?;
+//! let mut blocks = world.arena(arena)?;
+//! blocks.chunks.get_mut(&pos).unwrap().set(3, 0, 3, air);
+//! let stats = snap.restore(&mut blocks, true)?;
+//! assert_eq!(stats.written, 1);
+//! world.save_arena(2, &blocks)?;
+//!
+//! // Unload; the regionizer forgets the chunk, the tiered store lets it age towards L1.
+//! world.unload_chunk(pos)?;
+//! let report = world.verify()?;
+//! assert_eq!(report.levels.chunks, [1, 0, 0]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Features
+//!
+//! - `rocksdb` (default): the embedded RocksDB backend, [`Backend::RocksDb`], the default
+//!   for new worlds. Needs a C++ compiler and libclang at build time.
+//! - `blockfile`: the pure-Rust single-file backend, [`Backend::BlockFile`].
+//!
+//! The in-memory backend ([`Backend::Memory`]) is always built.
+//!
+//! # Durability
+//!
+//! [`World::save_tick`] is one atomic batch of the backend: after any crash either the whole
+//! tick (chunks, entities, objects, the distance graph, the `gameTick`) is there or none of
+//! it. With [`WorldBuilder::sync_saves`] (the default) a returned save also survives power
+//! loss; without it, a process crash. See `terrane_store`'s durability section.
+//!
+//! # What it does not guarantee
+//!
+//! - The distance graph is persisted with the tick saves: generation completed but not yet
+//!   saved is found missing again after a crash (which is what you want: its chunks were not
+//!   saved either).
+//! - Loaded-chunk state (regionizer, tiered store load set) is memory only: after a restart
+//!   nothing is loaded.
+//! - One process per world directory at a time.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod error;
+mod world;
+
+pub use error::{Error, Result};
+pub use world::{Backend, DISTANCE_KEY, SIGNATURE, VerifyReport, World, WorldBuilder, WorldInfo};
+
+/// terrane-blockfile: the crash-safe single-file backend (feature `blockfile`).
+#[cfg(feature = "blockfile")]
+pub use terrane_blockfile as blockfile;
+/// terrane-chunk: the cubic chunk format v1 and the world's registries.
+pub use terrane_chunk as chunk;
+/// terrane-cluster: the cluster container and the tiered chunk store.
+pub use terrane_cluster as cluster;
+/// terrane-distance: the distance graph for nearest-first generation.
+pub use terrane_distance as distance;
+/// terrane-regionizer: Folia's regionizer and the tick scheduler.
+pub use terrane_regionizer as regionizer;
+/// terrane-rocksdb: the RocksDB backend (feature `rocksdb`, default).
+#[cfg(feature = "rocksdb")]
+pub use terrane_rocksdb as rocksdb;
+/// terrane-section: positions, sections and Morton keys.
+pub use terrane_section as section;
+/// terrane-snapshot: arena snapshots and Sponge schematics.
+pub use terrane_snapshot as snapshot;
+/// terrane-store: the object store interface and the in-memory backend.
+pub use terrane_store as store;
+
+// The common types, by name.
+pub use terrane_chunk::{BlockId, Chunk, ChunkView, ComponentKind, Schema, Uuid};
+pub use terrane_cluster::{LevelStats, PlayerPos, TickSave, TieredStore};
+pub use terrane_distance::{DistanceGraph, SharedDistanceGraph};
+pub use terrane_regionizer::{
+    RegionId, RegionState, Regionizer, RegionizerConfig, Scheduler, SchedulerConfig, TickContext,
+};
+pub use terrane_section::keys::Level;
+pub use terrane_section::{BlockPos, ChunkPos, ColumnPos, GridPos};
+pub use terrane_snapshot::{BlockBox, ChunkWorld, QueueConfig, RestoreQueue, Schematic, Snapshot};
+pub use terrane_store::{Batch, MemStore, Object, ReadView, Store, StoreConfig, tables};

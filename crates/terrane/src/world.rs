@@ -1,0 +1,828 @@
+//! [`World`]: one world directory composed of the member crates.
+
+use std::fmt;
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use terrane_chunk::{BlockId, Chunk, ChunkView, Schema, SchemaBytes};
+use terrane_cluster::{
+    LevelStats, MaintenanceReport, PlayerPos, TickSave, TieredStore, TieredStoreBuilder,
+};
+use terrane_distance::{DistanceGraph, SharedDistanceGraph};
+use terrane_regionizer::{
+    NoCallbacks, Regionizer, RegionizerConfig, Scheduler, SchedulerConfig, TickContext,
+};
+use terrane_section::{ChunkPos, ColumnPos};
+use terrane_snapshot::{BlockBox, ChunkWorld, Snapshot};
+use terrane_store::{MemStore, OpenMode, ReadView, Store, StoreConfig, tables};
+
+use crate::error::{Error, Result, io};
+
+/// The store signature of a terrane world (checked by the backend on every open).
+pub const SIGNATURE: &str = "terrane world v1";
+
+/// The `worldProperties` key holding the distance graph (canonical encoding of
+/// terrane-distance), written by [`World::save_tick`] in the tick's batch.
+pub const DISTANCE_KEY: &[u8] = b"terrane:distanceGraph";
+
+/// The marker file naming the backend, written last when a world is created.
+const MARKER: &str = "terrane-world";
+
+/// The dimension every chunk of a [`World`] is stored under.
+const DIM: u64 = 0;
+
+type TickFn = Box<dyn Fn(&TickContext<'_, ChunkPos, ()>) + Send + Sync + 'static>;
+type TiersFn = Box<dyn FnOnce(TieredStoreBuilder) -> TieredStoreBuilder>;
+
+/// Where a world's objects live.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    /// Embedded RocksDB in `<dir>/db` (feature `rocksdb`, the default).
+    RocksDb,
+    /// One crash-safe block file, `<dir>/world.tbf` (feature `blockfile`).
+    BlockFile,
+    /// Memory only: nothing is written to the directory, everything is lost on drop.
+    Memory,
+}
+
+impl Default for Backend {
+    /// [`Backend::RocksDb`] when built with feature `rocksdb`, else [`Backend::BlockFile`]
+    /// with feature `blockfile`, else [`Backend::Memory`].
+    fn default() -> Self {
+        if cfg!(feature = "rocksdb") {
+            Backend::RocksDb
+        } else if cfg!(feature = "blockfile") {
+            Backend::BlockFile
+        } else {
+            Backend::Memory
+        }
+    }
+}
+
+impl Backend {
+    /// The backend's name as written in the marker file: `rocksdb`, `blockfile`, `memory`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::RocksDb => "rocksdb",
+            Backend::BlockFile => "blockfile",
+            Backend::Memory => "memory",
+        }
+    }
+
+    /// Parses a [`name`](Self::name).
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "rocksdb" => Some(Backend::RocksDb),
+            "blockfile" => Some(Backend::BlockFile),
+            "memory" => Some(Backend::Memory),
+            _ => None,
+        }
+    }
+
+    /// Whether this build includes the backend.
+    pub fn is_available(self) -> bool {
+        match self {
+            Backend::RocksDb => cfg!(feature = "rocksdb"),
+            Backend::BlockFile => cfg!(feature = "blockfile"),
+            Backend::Memory => true,
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The concrete backend, kept beside the `dyn Store` for what only it can do (backups).
+#[derive(Clone)]
+enum Handle {
+    #[cfg(feature = "rocksdb")]
+    Rocks(Arc<terrane_rocksdb::RocksStore>),
+    #[cfg(feature = "blockfile")]
+    Block(Arc<terrane_blockfile::BlockFile>),
+    Mem(Arc<MemStore>),
+}
+
+impl Handle {
+    fn store(&self) -> Arc<dyn Store> {
+        match self {
+            #[cfg(feature = "rocksdb")]
+            Handle::Rocks(s) => s.clone(),
+            #[cfg(feature = "blockfile")]
+            Handle::Block(s) => s.clone(),
+            Handle::Mem(s) => s.clone(),
+        }
+    }
+}
+
+/// Builds or opens a [`World`]. Defaults:
+///
+/// - backend: [`Backend::default`] (RocksDB) for new worlds; an existing world's own backend
+///   (from its marker file) on open;
+/// - schema: the stored one on open; for a new world, a schema with only `minecraft:air`;
+/// - regionizer: [`RegionizerConfig::folia_shift4`] over cubic [`ChunkPos`], no scheduler
+///   (see [`tick_regions`](Self::tick_regions));
+/// - tiered store: [`TieredStoreBuilder`]'s defaults (5 / 30 game minutes, 1024 blocks),
+///   saves synced ([`sync_saves`](Self::sync_saves)).
+pub struct WorldBuilder {
+    backend: Option<Backend>,
+    schema: Option<Schema>,
+    regionizer: RegionizerConfig,
+    scheduler: Option<(SchedulerConfig, TickFn)>,
+    tiers: Option<TiersFn>,
+    sync_saves: bool,
+}
+
+impl fmt::Debug for WorldBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WorldBuilder")
+            .field("backend", &self.backend)
+            .field("regionizer", &self.regionizer)
+            .field("scheduler", &self.scheduler.as_ref().map(|s| s.0))
+            .field("sync_saves", &self.sync_saves)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for WorldBuilder {
+    fn default() -> Self {
+        Self {
+            backend: None,
+            schema: None,
+            regionizer: RegionizerConfig::folia_shift4(),
+            scheduler: None,
+            tiers: None,
+            sync_saves: true,
+        }
+    }
+}
+
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Mode {
+    Create,
+    Open,
+}
+
+impl WorldBuilder {
+    /// A builder with the defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The backend of a new world; on open, the world's own backend must match it.
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.backend = Some(backend);
+        self
+    }
+
+    /// The world's schema (registries). On open it must extend the stored one (registries
+    /// only grow); the stored one is used when none is given.
+    pub fn schema(mut self, schema: Schema) -> Self {
+        self.schema = Some(schema);
+        self
+    }
+
+    /// The regionizer's parameters (default [`RegionizerConfig::folia_shift4`]).
+    pub fn regionizer(mut self, config: RegionizerConfig) -> Self {
+        self.regionizer = config;
+        self
+    }
+
+    /// Ticks every READY region on the [`Scheduler`]'s worker threads with `tick` (default:
+    /// no scheduler; the game ticks regions itself with `try_mark_ticking` /
+    /// `mark_not_ticking`). Region data is `()`: keep the game's per-region state keyed by
+    /// [`RegionId`](terrane_regionizer::RegionId) or by chunk.
+    pub fn tick_regions(
+        mut self,
+        config: SchedulerConfig,
+        tick: impl Fn(&TickContext<'_, ChunkPos, ()>) + Send + Sync + 'static,
+    ) -> Self {
+        self.scheduler = Some((config, Box::new(tick)));
+        self
+    }
+
+    /// Adjusts the tiered store's configuration (demotion times, distance, opacity rule).
+    pub fn tiers(
+        mut self,
+        f: impl FnOnce(TieredStoreBuilder) -> TieredStoreBuilder + 'static,
+    ) -> Self {
+        self.tiers = Some(Box::new(f));
+        self
+    }
+
+    /// Whether every tick save is synced to stable storage (default `true`: a returned save
+    /// survives power loss; `false`: it survives a process crash).
+    pub fn sync_saves(mut self, sync: bool) -> Self {
+        self.sync_saves = sync;
+        self
+    }
+
+    /// Creates a new world in `dir` (which must not exist or be empty). On failure nothing is
+    /// left behind.
+    pub fn create(self, dir: impl AsRef<Path>) -> Result<World> {
+        let dir = dir.as_ref();
+        let backend = self.backend.unwrap_or_default();
+        if backend == Backend::Memory {
+            return self.finish(
+                Handle::Mem(Arc::new(MemStore::open(&store_config(Mode::Create))?)),
+                None,
+                backend,
+            );
+        }
+        let existed = dir.exists();
+        if existed && fs::read_dir(dir).map_err(io(dir))?.next().is_some() {
+            return Err(Error::AlreadyExists(dir.to_path_buf()));
+        }
+        let result = (|| {
+            fs::create_dir_all(dir).map_err(io(dir))?;
+            let handle = open_backend(dir, backend, Mode::Create)?;
+            write_marker(dir, backend)?;
+            self.finish(handle, Some(dir.to_path_buf()), backend)
+        })();
+        if result.is_err() {
+            if existed {
+                clear_dir(dir);
+            } else {
+                let _ = fs::remove_dir_all(dir);
+            }
+        }
+        result
+    }
+
+    /// Opens the world in `dir`.
+    pub fn open(self, dir: impl AsRef<Path>) -> Result<World> {
+        let dir = dir.as_ref();
+        if self.backend == Some(Backend::Memory) {
+            return Err(Error::Backend(
+                "an in-memory world cannot be opened from a directory".into(),
+            ));
+        }
+        let backend = read_marker(dir)?;
+        if let Some(b) = self.backend
+            && b != backend
+        {
+            return Err(Error::Backend(format!(
+                "{} holds a {backend} world, not {b}",
+                dir.display()
+            )));
+        }
+        let handle = open_backend(dir, backend, Mode::Open)?;
+        self.finish(handle, Some(dir.to_path_buf()), backend)
+    }
+
+    fn finish(self, handle: Handle, dir: Option<PathBuf>, backend: Backend) -> Result<World> {
+        let store = handle.store();
+        let schema = match self.schema {
+            Some(s) => s,
+            None => match stored_schema(&*store)? {
+                Some(s) => s,
+                None => default_schema(),
+            },
+        };
+        let mut tb = TieredStoreBuilder::new(schema).sync_saves(self.sync_saves);
+        if let Some(f) = self.tiers {
+            tb = f(tb);
+        }
+        let tiered = tb.open(Arc::clone(&store))?;
+        let graph = match store.get(tables::WORLD_PROPERTIES, DISTANCE_KEY)? {
+            Some(o) => DistanceGraph::from_bytes(&o.data)?,
+            None => DistanceGraph::new(),
+        };
+        let saved_graph_len = graph.len();
+        let (regionizer, scheduler) = match self.scheduler {
+            Some((cfg, tick)) => {
+                let s = Scheduler::start(
+                    self.regionizer,
+                    cfg,
+                    NoCallbacks,
+                    move |ctx: &TickContext<'_, ChunkPos, ()>| tick(ctx),
+                );
+                (Arc::clone(s.regionizer()), Some(s))
+            }
+            None => (Arc::new(Regionizer::new(self.regionizer, NoCallbacks)), None),
+        };
+        Ok(World {
+            dir,
+            backend,
+            handle,
+            tiered,
+            regionizer,
+            scheduler,
+            distance: Arc::new(SharedDistanceGraph::new(graph)),
+            saved_graph_len,
+            distance_dirty: false,
+        })
+    }
+}
+
+fn store_config(mode: Mode) -> StoreConfig {
+    StoreConfig::new(SIGNATURE).mode(match mode {
+        Mode::Create => OpenMode::Create,
+        Mode::Open => OpenMode::Open,
+    })
+}
+
+fn open_backend(dir: &Path, backend: Backend, mode: Mode) -> Result<Handle> {
+    let cfg = store_config(mode);
+    match backend {
+        #[cfg(feature = "rocksdb")]
+        Backend::RocksDb => {
+            Ok(Handle::Rocks(Arc::new(terrane_rocksdb::RocksStore::open(dir.join("db"), &cfg)?)))
+        }
+        #[cfg(feature = "blockfile")]
+        Backend::BlockFile => Ok(Handle::Block(Arc::new(terrane_blockfile::BlockFile::open(
+            dir.join("world.tbf"),
+            &cfg,
+        )?))),
+        Backend::Memory => Ok(Handle::Mem(Arc::new(MemStore::open(&cfg)?))),
+        #[allow(unreachable_patterns)]
+        other => Err(Error::Backend(format!(
+            "this build of terrane has no {other} backend (enable the `{other}` feature)"
+        ))),
+    }
+}
+
+fn write_marker(dir: &Path, backend: Backend) -> Result<()> {
+    let tmp = dir.join(format!("{MARKER}.tmp"));
+    let path = dir.join(MARKER);
+    let mut f = fs::File::create(&tmp).map_err(io(&tmp))?;
+    write!(f, "{SIGNATURE}\nbackend = {}\n", backend.name()).map_err(io(&tmp))?;
+    f.sync_all().map_err(io(&tmp))?;
+    drop(f);
+    fs::rename(&tmp, &path).map_err(io(&path))?;
+    fs::File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))?;
+    Ok(())
+}
+
+fn read_marker(dir: &Path) -> Result<Backend> {
+    let path = dir.join(MARKER);
+    let text = match fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::NotAWorld(dir.to_path_buf()));
+        }
+        Err(e) => return Err(Error::Io { path, source: e }),
+    };
+    let mut lines = text.lines();
+    if lines.next() != Some(SIGNATURE) {
+        return Err(Error::Backend(format!(
+            "{}: unknown world format (expected `{SIGNATURE}`)",
+            path.display()
+        )));
+    }
+    let name = lines
+        .find_map(|l| l.strip_prefix("backend = "))
+        .ok_or_else(|| Error::Backend(format!("{}: no backend line", path.display())))?;
+    let backend = Backend::parse(name.trim())
+        .ok_or_else(|| Error::Backend(format!("{}: unknown backend {name:?}", path.display())))?;
+    if !backend.is_available() {
+        return Err(Error::Backend(format!(
+            "{} is a {backend} world, and this build has no {backend} backend (enable the `{backend}` feature)",
+            dir.display()
+        )));
+    }
+    Ok(backend)
+}
+
+/// Removes what `create` wrote into a directory that existed (empty) before.
+fn clear_dir(dir: &Path) {
+    if let Ok(rd) = fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            let _ = if p.is_dir() { fs::remove_dir_all(&p) } else { fs::remove_file(&p) };
+        }
+    }
+}
+
+/// A schema holding only `minecraft:air` (id 0), for worlds created without one.
+fn default_schema() -> Schema {
+    let mut s = Schema::new();
+    s.add_block("minecraft:air", &[]).expect("a fresh schema accepts air");
+    s
+}
+
+/// Reads the schema a world stored in `worldMeta` (the keys of [`SchemaBytes::KEYS`]);
+/// `None` for a store that has none yet.
+pub(crate) fn stored_schema(store: &dyn Store) -> Result<Option<Schema>> {
+    let mut parts = Vec::with_capacity(SchemaBytes::KEYS.len());
+    for k in SchemaBytes::KEYS {
+        parts.push(store.get(tables::WORLD_META, k.as_bytes())?.map(|o| o.data));
+    }
+    if parts.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    if parts.iter().any(Option::is_none) {
+        return Err(Error::Inconsistent("worldMeta holds only part of the schema".into()));
+    }
+    let mut it = parts.into_iter().map(Option::unwrap_or_default);
+    let mut next = || it.next().unwrap_or_default();
+    let bytes = SchemaBytes {
+        blocks: next(),
+        components: next(),
+        entities: next(),
+        structures: next(),
+        layout: next(),
+    };
+    Ok(Some(Schema::decode(&bytes)?))
+}
+
+/// A summary of a world, from [`World::info`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WorldInfo {
+    /// The backend.
+    pub backend: Backend,
+    /// The last saved game tick.
+    pub tick: u64,
+    /// Registered block states.
+    pub block_states: usize,
+    /// Registered components, entity types, structures.
+    pub components: usize,
+    /// Chunks, keys and bytes per level (L0, L1, L2).
+    pub levels: LevelStats,
+    /// Entities stored.
+    pub entities: u64,
+    /// Columns the distance graph marks generated.
+    pub generated_columns: u64,
+    /// Bytes of the world directory on disk (0 in memory).
+    pub disk_bytes: u64,
+}
+
+/// The result of [`World::verify`]: what was checked, all of it consistent.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct VerifyReport {
+    /// Chunks, keys and bytes per level; every chunk decoded against the schema and sits at
+    /// exactly one level.
+    pub levels: LevelStats,
+    /// Entities stored.
+    pub entities: u64,
+    /// Entity references of chunks checked (each names a stored entity).
+    pub entity_refs: u64,
+    /// Columns the distance graph marks generated (it decoded and is canonical).
+    pub generated_columns: u64,
+    /// Objects whose bytes the backend re-read and checksummed (block file only; RocksDB
+    /// checks block checksums on every read above).
+    pub objects_checked: u64,
+}
+
+/// One world: the object store, the tiered chunk store, the regionizer (and scheduler), the
+/// distance graph and arena snapshots, glued together. See the [crate docs](crate).
+///
+/// Chunks are cubic ([`ChunkPos`]) in one dimension (0); the distance graph is over columns
+/// ([`ColumnPos`], chunk x and z).
+pub struct World {
+    dir: Option<PathBuf>,
+    backend: Backend,
+    handle: Handle,
+    tiered: TieredStore<Arc<dyn Store>>,
+    regionizer: Arc<Regionizer<ChunkPos, ()>>,
+    scheduler: Option<Scheduler<ChunkPos, ()>>,
+    distance: Arc<SharedDistanceGraph>,
+    saved_graph_len: u64,
+    distance_dirty: bool,
+}
+
+impl fmt::Debug for World {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("World")
+            .field("dir", &self.dir)
+            .field("backend", &self.backend)
+            .field("tiered", &self.tiered)
+            .field("regions", &self.regionizer.region_count())
+            .finish_non_exhaustive()
+    }
+}
+
+impl World {
+    /// A [`WorldBuilder`] with the defaults.
+    pub fn builder() -> WorldBuilder {
+        WorldBuilder::new()
+    }
+
+    /// Opens the world in `dir` with the defaults.
+    pub fn open(dir: impl AsRef<Path>) -> Result<World> {
+        WorldBuilder::new().open(dir)
+    }
+
+    /// The world directory (`None` in memory).
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The object store.
+    pub fn store(&self) -> &dyn Store {
+        &**self.tiered.store()
+    }
+
+    /// The tiered chunk store.
+    pub fn tiered(&self) -> &TieredStore<Arc<dyn Store>> {
+        &self.tiered
+    }
+
+    /// The tiered chunk store, mutably (loads, saves, maintenance without the glue).
+    pub fn tiered_mut(&mut self) -> &mut TieredStore<Arc<dyn Store>> {
+        &mut self.tiered
+    }
+
+    /// The world's schema.
+    pub fn schema(&self) -> &Schema {
+        self.tiered.schema()
+    }
+
+    /// The regionizer, fed by [`load_chunk`](Self::load_chunk) and
+    /// [`unload_chunk`](Self::unload_chunk).
+    pub fn regionizer(&self) -> &Arc<Regionizer<ChunkPos, ()>> {
+        &self.regionizer
+    }
+
+    /// The scheduler, when built with [`WorldBuilder::tick_regions`].
+    pub fn scheduler(&self) -> Option<&Scheduler<ChunkPos, ()>> {
+        self.scheduler.as_ref()
+    }
+
+    /// The distance graph of generated columns (with its claims, shared with generator
+    /// threads). Saved by [`save_tick`](Self::save_tick) whenever its count of completed
+    /// columns changed, or after [`mark_distance_dirty`](Self::mark_distance_dirty).
+    pub fn distance(&self) -> &Arc<SharedDistanceGraph> {
+        &self.distance
+    }
+
+    /// Makes the next tick save write the distance graph (after changes that kept its count,
+    /// e.g. a removal and an insertion).
+    pub fn mark_distance_dirty(&mut self) {
+        self.distance_dirty = true;
+    }
+
+    /// Marks column `col` generated in the distance graph (saved with the next tick).
+    pub fn mark_generated(&mut self, col: ColumnPos) -> Result<bool> {
+        Ok(self.distance.complete(col)?)
+    }
+
+    /// The latest game tick seen.
+    pub fn tick(&self) -> u64 {
+        self.tiered.tick()
+    }
+
+    /// The block id of air (`minecraft:air` or `air`; id 0 when neither is registered), what
+    /// absent chunks hold.
+    pub fn air(&self) -> BlockId {
+        let b = self.schema().blocks();
+        BlockId(b.find("minecraft:air").or_else(|| b.find("air")).unwrap_or(0))
+    }
+
+    /// A player loads chunk `pos`: the tiered store promotes it to L0 and keeps it there, the
+    /// regionizer adds it to a region. Returns the chunk, `None` when it does not exist yet
+    /// (generate it and save it with the tick).
+    pub fn load_chunk(&mut self, pos: ChunkPos) -> Result<Option<Chunk>> {
+        let tick = self.tiered.tick();
+        self.regionizer.add_chunk(pos)?;
+        let bytes = match self.tiered.load_chunk(DIM, pos, tick) {
+            Ok(b) => b,
+            Err(e) => {
+                let _ = self.regionizer.remove_chunk(pos);
+                return Err(e.into());
+            }
+        };
+        match bytes {
+            Some(b) => Ok(Some(Chunk::decode(&b, self.schema())?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Chunk `pos` left every player's simulation distance: the regionizer drops it, the
+    /// tiered store lets it age towards L1.
+    pub fn unload_chunk(&mut self, pos: ChunkPos) -> Result<()> {
+        self.regionizer.remove_chunk(pos)?;
+        let tick = self.tiered.tick();
+        self.tiered.unload_chunk(DIM, pos, tick);
+        Ok(())
+    }
+
+    /// Chunk `pos`, decoded, without loading or moving it.
+    pub fn get_chunk(&self, pos: ChunkPos) -> Result<Option<Chunk>> {
+        Ok(self.tiered.get_chunk_decoded(DIM, pos)?)
+    }
+
+    /// The players' positions, for the distance rule of demotion.
+    pub fn set_players(&mut self, players: &[PlayerPos]) {
+        self.tiered.set_players(players);
+    }
+
+    /// Saves game tick `tick` as one atomic batch: `save` (chunks, entities, objects) plus
+    /// the distance graph when it changed. A crash keeps all of it or none.
+    pub fn save_tick(&mut self, tick: u64, mut save: TickSave) -> Result<()> {
+        let len = self.distance.len();
+        let graph_changed = self.distance_dirty || len != self.saved_graph_len;
+        if graph_changed {
+            save.put_object(
+                tables::WORLD_PROPERTIES,
+                DISTANCE_KEY.to_vec(),
+                self.distance.to_bytes(),
+            );
+        }
+        self.tiered.save_tick(tick, &save)?;
+        if graph_changed {
+            self.saved_graph_len = len;
+            self.distance_dirty = false;
+        }
+        Ok(())
+    }
+
+    /// One demotion pass of the tiered store at `tick`.
+    pub fn maintain(&mut self, tick: u64) -> Result<MaintenanceReport> {
+        Ok(self.tiered.maintain(tick)?)
+    }
+
+    /// The chunks of `bbox` as a [`ChunkWorld`] (absent chunks filled with air), to restore
+    /// a snapshot into or edit, then save with [`save_arena`](Self::save_arena).
+    pub fn arena(&self, bbox: BlockBox) -> Result<ChunkWorld> {
+        let mut w = ChunkWorld::new(self.schema().clone());
+        let air = self.air();
+        for r in bbox.sub_regions() {
+            let c = self.get_chunk(r.chunk)?.unwrap_or_else(|| Chunk::new(air));
+            w.chunks.insert(r.chunk, c);
+        }
+        Ok(w)
+    }
+
+    /// Captures `bbox` (absent chunks read as air).
+    pub fn capture(&self, bbox: BlockBox) -> Result<Snapshot> {
+        Ok(Snapshot::capture(&self.arena(bbox)?, bbox)?)
+    }
+
+    /// Saves every chunk of `arena` in the tick save of `tick` (one atomic batch).
+    pub fn save_arena(&mut self, tick: u64, arena: &ChunkWorld) -> Result<()> {
+        let mut save = TickSave::new();
+        let mut chunks: Vec<_> = arena.chunks.iter().collect();
+        chunks.sort_by_key(|(p, _)| **p);
+        for (pos, c) in chunks {
+            save.put_chunk(DIM, *pos, c.encode(self.schema()));
+        }
+        self.save_tick(tick, save)
+    }
+
+    /// A summary: levels, entities, generated columns, bytes on disk. Reads every chunk
+    /// table (it runs [`TieredStore::verify`]).
+    pub fn info(&self) -> Result<WorldInfo> {
+        let levels = self.tiered.verify()?;
+        let entities =
+            self.store().scan(tables::ENTITY, terrane_store::KeyRange::all())?.count() as u64;
+        Ok(WorldInfo {
+            backend: self.backend,
+            tick: self.tiered.tick(),
+            block_states: self.schema().blocks().len(),
+            components: self.schema().components().len(),
+            levels,
+            entities,
+            generated_columns: self.distance.len(),
+            disk_bytes: self.dir.as_deref().map_or(0, dir_bytes),
+        })
+    }
+
+    /// The full consistency check: every chunk decodes against the registries and sits at
+    /// exactly one level, every entity a chunk lists is stored, the distance graph decodes,
+    /// and (block file) every object's checksum holds. The first problem is an error.
+    pub fn verify(&self) -> Result<VerifyReport> {
+        let mut report = VerifyReport { levels: self.tiered.verify()?, ..Default::default() };
+        for e in self.store().scan(tables::ENTITY, terrane_store::KeyRange::all())? {
+            let (k, _) = e?;
+            if k.len() != 16 {
+                return Err(Error::Inconsistent(format!(
+                    "entity key of {} bytes, not 16",
+                    k.len()
+                )));
+            }
+            report.entities += 1;
+        }
+        for ((_, pos), (level, bytes)) in self.tiered.all_chunks()? {
+            let view = ChunkView::parse(&bytes)?;
+            for uuid in view.entities() {
+                if self.store().get(tables::ENTITY, uuid)?.is_none() {
+                    return Err(Error::Inconsistent(format!(
+                        "chunk {pos:?} at {level:?} lists entity {} which is not stored",
+                        hex(uuid)
+                    )));
+                }
+                report.entity_refs += 1;
+            }
+        }
+        if let Some(o) = self.store().get(tables::WORLD_PROPERTIES, DISTANCE_KEY)? {
+            let g = DistanceGraph::from_bytes(&o.data)?;
+            report.generated_columns = g.len();
+        }
+        #[cfg(feature = "blockfile")]
+        if let Handle::Block(b) = &self.handle {
+            let bad = b.verify()?;
+            if let Some((t, k, e)) = bad.first() {
+                return Err(Error::Inconsistent(format!(
+                    "{} damaged objects; first: table {t}, key {}: {e}",
+                    bad.len(),
+                    hex(k)
+                )));
+            }
+            report.objects_checked = b.stats()?.objects;
+        }
+        Ok(report)
+    }
+
+    /// An online, consistent copy of the world into `dest` (which must not exist or be
+    /// empty), openable with [`World::open`]: a RocksDB checkpoint (hard links where
+    /// possible), or for the block file a copy of a store snapshot into a new file.
+    pub fn backup(&self, dest: impl AsRef<Path>) -> Result<()> {
+        let dest = dest.as_ref();
+        if self.backend == Backend::Memory {
+            return Err(Error::Backend("an in-memory world has nothing on disk to back up".into()));
+        }
+        let existed = dest.exists();
+        if existed && fs::read_dir(dest).map_err(io(dest))?.next().is_some() {
+            return Err(Error::AlreadyExists(dest.to_path_buf()));
+        }
+        let result = (|| {
+            fs::create_dir_all(dest).map_err(io(dest))?;
+            match &self.handle {
+                #[cfg(feature = "rocksdb")]
+                Handle::Rocks(r) => r.backup(dest.join("db"))?,
+                #[cfg(feature = "blockfile")]
+                Handle::Block(_) => {
+                    let target = terrane_blockfile::BlockFile::open(
+                        dest.join("world.tbf"),
+                        &store_config(Mode::Create),
+                    )?;
+                    copy_store(self.store(), &target)?;
+                }
+                Handle::Mem(_) => unreachable!("checked above"),
+            }
+            write_marker(dest, self.backend)
+        })();
+        if result.is_err() {
+            if existed {
+                clear_dir(dest);
+            } else {
+                let _ = fs::remove_dir_all(dest);
+            }
+        }
+        result
+    }
+
+    /// Flushes the backend and makes every save durable against power loss.
+    pub fn sync(&self) -> Result<()> {
+        self.store().flush()?;
+        self.store().sync()?;
+        Ok(())
+    }
+
+    /// Stops the scheduler (when there is one) and syncs.
+    pub fn close(mut self) -> Result<()> {
+        if let Some(s) = self.scheduler.take() {
+            s.shutdown()?;
+        }
+        self.sync()
+    }
+}
+
+/// Copies every table of a snapshot of `from` into `to` in one synced batch.
+#[cfg(feature = "blockfile")]
+fn copy_store(from: &dyn Store, to: &dyn Store) -> Result<()> {
+    let snap = from.snapshot()?;
+    let mut batch = terrane_store::Batch::new();
+    for t in from.tables() {
+        for e in snap.scan(&t, terrane_store::KeyRange::all())? {
+            let (k, o) = e?;
+            batch.put(&t, k, o.version, o.data);
+        }
+    }
+    to.write(&batch.synced())?;
+    Ok(())
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Total size of the regular files under `dir`.
+pub(crate) fn dir_bytes(dir: &Path) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = fs::read_dir(&d) else { continue };
+        for e in rd.flatten() {
+            match e.metadata() {
+                Ok(m) if m.is_dir() => stack.push(e.path()),
+                Ok(m) => total += m.len(),
+                Err(_) => {}
+            }
+        }
+    }
+    total
+}
