@@ -3,16 +3,18 @@
 //!
 //! `cargo bench -p terrane-snapshot` (figures in docs/BENCHMARKS.md).
 
+use std::cell::Cell;
 use std::hint::black_box;
 use std::io::Read;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use terrane_section::BlockPos;
 use terrane_snapshot::{
-    BlockBox, ChunkRead, ChunkWrite, MemoryWorld, QueueConfig, RestoreQueue, Schematic, Snapshot,
-    SubRegion, World,
+    BlockBox, ChunkRead, ChunkWrite, Clock, MemoryWorld, QueueConfig, RestoreQueue, Schematic,
+    Snapshot, SubRegion, World,
 };
 
 const COLS: i64 = 24;
@@ -217,39 +219,79 @@ fn arena_benches(c: &mut Criterion) {
     g.finish();
     drop(clip);
 
-    // Queue overshoot with the real clock: every tick that ran out of budget, how far past it.
+    // Queue overshoot with the real clock: every tick that ran out of budget, how far past it,
+    // and the longest gap between two clock reads (the overshoot bound without preemption).
     let snap = Arc::new(snap);
     for budget_ms in [30u64, 5] {
-        let mut q = RestoreQueue::new(QueueConfig {
-            budget: Duration::from_millis(budget_ms),
-            ..QueueConfig::default()
-        });
+        let clock = Rc::new(GapClock::default());
+        let budget = Duration::from_millis(budget_ms);
+        let cfg = QueueConfig { budget, ..QueueConfig::default() };
+        let mut q = RestoreQueue::with_clock(cfg, clock.clone());
         let mut over = Vec::new();
         let mut ticks = 0;
         let t = Instant::now();
         for _ in 0..3 {
             q.push(snap.clone(), false);
         }
+        let cpu0 = cpu_time();
         while !q.is_empty() {
+            clock.last.set(None);
             let r = q.tick(&mut dst);
             ticks += 1;
             if r.budget_exhausted {
-                over.push(r.elapsed.saturating_sub(Duration::from_millis(budget_ms)));
+                over.push(r.elapsed.saturating_sub(budget));
             }
         }
         let total = t.elapsed();
+        let cpu = cpu_time().saturating_sub(cpu0);
         over.sort();
         let mean = over.iter().sum::<Duration>() / over.len().max(1) as u32;
+        let pct = |p: usize| {
+            over.get((over.len() * p / 100).min(over.len().saturating_sub(1)))
+                .copied()
+                .unwrap_or_default()
+        };
         eprintln!(
-            "overshoot (budget {budget_ms} ms, check_every 1024): {} full ticks of {ticks}; mean {:?}, p50 {:?}, max {:?}; 3 arena restores in {:?} ({:.2} ms per column)",
+            "overshoot (budget {budget_ms} ms, check_every 1024): {} full ticks of {ticks}; \
+             mean {mean:?}, p50 {:?}, p90 {:?}, max {:?}; longest gap between clock reads {:?}; \
+             3 arena restores in {total:?} wall, {cpu:?} CPU ({:.2} ms per column wall)",
             over.len(),
-            mean,
-            over.get(over.len() / 2).copied().unwrap_or_default(),
+            pct(50),
+            pct(90),
             over.last().copied().unwrap_or_default(),
-            total,
+            clock.max_gap.get(),
             total.as_secs_f64() * 1e3 / (3.0 * (COLS * COLS) as f64)
         );
     }
+}
+
+/// The real clock, recording the longest interval between two reads within a tick.
+#[derive(Default)]
+struct GapClock {
+    start: std::cell::OnceCell<Instant>,
+    last: Cell<Option<Duration>>,
+    max_gap: Cell<Duration>,
+}
+
+impl Clock for GapClock {
+    fn now(&self) -> Duration {
+        let now = self.start.get_or_init(Instant::now).elapsed();
+        if let Some(l) = self.last.get() {
+            self.max_gap.set(self.max_gap.get().max(now - l));
+        }
+        self.last.set(Some(now));
+        now
+    }
+}
+
+/// This process's CPU time (user + system), from /proc; zero where unavailable.
+fn cpu_time() -> Duration {
+    let Ok(s) = std::fs::read_to_string("/proc/self/stat") else { return Duration::ZERO };
+    let Some(rest) = s.rsplit(')').next() else { return Duration::ZERO };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0)
+        + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0);
+    Duration::from_millis(ticks * 10)
 }
 
 /// A fastnbt tree reader producing what `Schematic::read` does for blocks: palette by id and

@@ -16,6 +16,18 @@ pub trait Clock {
     fn now(&self) -> Duration;
 }
 
+impl<C: Clock + ?Sized> Clock for std::rc::Rc<C> {
+    fn now(&self) -> Duration {
+        (**self).now()
+    }
+}
+
+impl<C: Clock + ?Sized> Clock for Arc<C> {
+    fn now(&self) -> Duration {
+        (**self).now()
+    }
+}
+
 /// The real clock ([`Instant`]).
 #[derive(Clone, Copy, Debug)]
 pub struct StdClock(Instant);

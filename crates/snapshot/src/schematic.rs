@@ -606,28 +606,42 @@ fn palette_by_id(c: Compound) -> Result<Vec<String>, Error> {
     Ok(out.into_iter().map(|s| s.expect("pigeonhole")).collect())
 }
 
-/// Decodes exactly `count` LEB128 varints, each < `len`.
+/// Decodes exactly `count` LEB128 varints, each < `len`. Positions are block counters (the
+/// number of varints before), never byte offsets.
 pub(crate) fn decode_varints(
     data: &[u8],
     count: usize,
     len: usize,
     field: &'static str,
 ) -> Result<Vec<u32>, Error> {
-    let mut out = Vec::with_capacity(count.min(data.len()));
-    let mut i = 0;
+    let mut out: Vec<u32> = Vec::with_capacity(count.min(data.len()));
     let n = data.len();
-    // Fast path: runs of single-byte varints.
+    let mut i = 0;
+    let mut max = 0u32;
     while i < n {
+        // Fast path: eight single-byte varints at once.
+        if let Some(w) = data.get(i..i + 8) {
+            let word = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+            if word & 0x8080_8080_8080_8080 == 0 {
+                if out.len() + 8 > count {
+                    return Err(too_many(data, count, out.len(), i, field));
+                }
+                out.extend(w.iter().map(|&b| b as u32));
+                max = max.max(w.iter().copied().max().unwrap_or(0) as u32);
+                i += 8;
+                continue;
+            }
+        }
         let b = data[i];
+        i += 1;
         let v = if b < 0x80 {
-            i += 1;
             b as u32
         } else {
             let mut v = (b & 0x7F) as u32;
             let mut shift = 7;
-            i += 1;
             loop {
                 let Some(&b) = data.get(i) else {
+                    // A truncated trailing varint counts as one.
                     return Err(Error::VarintCount {
                         field,
                         expected: count as u64,
@@ -646,24 +660,27 @@ pub(crate) fn decode_varints(
             }
             v
         };
-        if v as usize >= len {
-            return Err(Error::IdOutOfPalette { field, index: out.len() as u64, id: v, len });
-        }
         if out.len() == count {
-            // Count the rest for the message, without decoding ids.
-            let extra = data[i..].iter().filter(|&&b| b < 0x80).count() as u64;
-            return Err(Error::VarintCount {
-                field,
-                expected: count as u64,
-                found: count as u64 + 1 + extra,
-            });
+            return Err(too_many(data, count, out.len(), i - 1, field));
         }
+        max = max.max(v);
         out.push(v);
     }
     if out.len() != count {
         return Err(Error::VarintCount { field, expected: count as u64, found: out.len() as u64 });
     }
+    if max as usize >= len {
+        let index = out.iter().position(|&v| v as usize >= len).expect("max is in out");
+        return Err(Error::IdOutOfPalette { field, index: index as u64, id: out[index], len });
+    }
     Ok(out)
+}
+
+/// The error for more varints than positions, counting them without decoding ids.
+fn too_many(data: &[u8], count: usize, decoded: usize, at: usize, field: &'static str) -> Error {
+    let rest = data[at..].iter().filter(|&&b| b < 0x80).count() as u64;
+    let trunc = u64::from(data.last().is_some_and(|&b| b >= 0x80));
+    Error::VarintCount { field, expected: count as u64, found: decoded as u64 + rest + trunc }
 }
 
 fn pos3_int(t: Option<&Tag>) -> Option<[i32; 3]> {
