@@ -244,7 +244,12 @@ fn unpack_states(data: &[i64], palette_len: usize, padded: bool) -> Result<Vec<u
 }
 
 fn section_y(s: &HashMap<String, Value>) -> Result<i32, ChunkError> {
-    s.get("Y").and_then(nbt::as_i64).map(|y| y as i32).ok_or_else(|| malformed("section without Y"))
+    match s.get("Y").and_then(nbt::as_i64) {
+        // Minecraft stores Y as a byte; a wider tag is accepted within the byte's range.
+        Some(y) if (-128..=127).contains(&y) => Ok(y as i32),
+        Some(y) => Err(malformed(format!("section Y {y} outside -128..=127"))),
+        None => Err(malformed("section without Y")),
+    }
 }
 
 fn compounds(v: Option<Value>, what: &str) -> Result<Vec<HashMap<String, Value>>, ChunkError> {
@@ -499,6 +504,23 @@ impl Column {
                     raw.len() - 1
                 }
             };
+            if s.palette.len() == 1 {
+                let palette = vec![state_entry(&s.palette[0])?];
+                let sec = &mut raw[i];
+                if wrapped {
+                    let data = pack(&[0; CELLS], 4, padded);
+                    sec.insert(
+                        "BlockStates".into(),
+                        Value::LongArray(fastnbt::LongArray::new(data)),
+                    );
+                    sec.insert("Palette".into(), Value::List(palette));
+                } else {
+                    let mut bs = HashMap::new();
+                    bs.insert("palette".to_string(), Value::List(palette));
+                    sec.insert("block_states".into(), Value::Compound(bs));
+                }
+                continue;
+            }
             // Compact palette in order of first use, as Minecraft's own writer does.
             let mut remap = vec![u16::MAX; s.palette.len()];
             let mut used: Vec<usize> = Vec::new();

@@ -411,7 +411,10 @@ pub fn terrane_to_column(
             )));
         }
         let comps = view.components(schema).map_err(|e| conv(format!("chunk y {y}: {e}")))?;
-        let y32 = i32::try_from(*y).map_err(|_| conv(format!("chunk y {y} out of range")))?;
+        if !(-128..=127).contains(y) {
+            return Err(conv(format!("chunk y {y} outside Minecraft's section range -128..=127")));
+        }
+        let y32 = *y as i32;
         let ids: Vec<BlockId> = view.palette_iter().collect();
         let palette = ids
             .iter()
@@ -439,9 +442,10 @@ pub fn terrane_to_column(
                 }
                 let mut m = nbt::parse(value).map_err(|e| conv(format!("block entity: {e}")))?;
                 let (cx, cy, cz) = terrane_section::cell_coords(cell);
-                m.insert("x".into(), Value::Int(imp.pos.x * 16 + cx as i32));
-                m.insert("y".into(), Value::Int(y32 * 16 + cy as i32));
-                m.insert("z".into(), Value::Int(imp.pos.z * 16 + cz as i32));
+                let at = |c: i32, l: u32| c.wrapping_mul(16).wrapping_add(l as i32);
+                m.insert("x".into(), Value::Int(at(imp.pos.x, cx)));
+                m.insert("y".into(), Value::Int(at(y32, cy)));
+                m.insert("z".into(), Value::Int(at(imp.pos.z, cz)));
                 block_entities.push(m);
             }
         }

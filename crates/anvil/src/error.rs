@@ -54,6 +54,9 @@ pub enum ChunkError {
     /// The chunk's NBT could not be parsed.
     #[error("NBT parse error: {0}")]
     Nbt(String),
+    /// The region file is shorter than its 8 KiB header (the whole file is skipped).
+    #[error("region file truncated: {0} bytes, the header needs 8192")]
+    TruncatedRegion(u64),
     /// The NBT parsed, but its structure is not a chunk this crate understands.
     #[error("malformed chunk: {0}")]
     Malformed(String),

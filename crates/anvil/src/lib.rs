@@ -1,4 +1,95 @@
-//! Minecraft Java Edition worlds in and out of terrane.
+//! Minecraft Java Edition worlds in and out of terrane: Anvil region files (`.mca`, `.mcc`)
+//! converted to and from cubic 16³ terrane chunks.
+//!
+//! # Overview
+//!
+//! - [`region`]: the region container. [`region::RegionFile`] reads leniently (gzip, zlib,
+//!   uncompressed and LZ4 chunks, `.mcc` side files, length fields one byte short, damage
+//!   reported per chunk as a [`ChunkError`]); [`region::RegionWriter`] writes by Minecraft's
+//!   rules (zlib, whole 4 KiB sectors, header of locations and timestamps, `.mcc` side files
+//!   for chunks of 1 MiB and more).
+//! - [`Column`]: one chunk column decoded exactly: [`Section`]s of canonical block-state
+//!   strings (`ns:name[k=v,...]`, properties sorted) for every layout: pre-1.13 numeric ids
+//!   (`legacy:<id>:<data>`), 1.13–1.17 (`Level`, `Palette`/`BlockStates`, unpadded longs
+//!   before DataVersion 2527, padded from it), 1.18+ (`sections`, `block_states`); block
+//!   entities, entities and the rest of the NBT kept verbatim. [`Column::to_nbt`] writes it
+//!   back (refusing legacy blocks).
+//! - [`convert`]: a column ↔ cubic terrane chunks ([`ImportedColumn`]): block states into the
+//!   world's block registry, block entities as the component
+//!   [`convert::BLOCK_ENTITY_COMPONENT`], entities as entity records referenced by their
+//!   chunk, everything else (biomes included) in the [`ColumnRecord`] side-table entry.
+//! - [`import_region_dir`] / [`export_region_dir`]: whole region folders, with a progress
+//!   callback, resumption (columns the [`ImportSink`] already has are skipped) and an
+//!   [`ImportSummary`] / [`ExportSummary`]; [`MemWorld`] is an in-memory sink and source.
+//!
+//! The file layouts and the mapping are specified in `docs/format/anvil.md`.
+//!
+//! # Example
+//!
+//! ```
+//! use terrane_anvil::region::{RegionFile, RegionWriter};
+//! use terrane_anvil::{Column, MemWorld};
+//!
+//! // A 1.21 chunk with one section: stone everywhere.
+//! let mut col = Column::from_nbt(&minimal_chunk(), (3, -2))?;
+//! assert_eq!(col.sections[0].palette, ["minecraft:stone"]);
+//!
+//! // Into a region folder, and imported into an in-memory world.
+//! let dir = tempfile::tempdir().unwrap();
+//! let mut w = RegionWriter::new(0, -1);
+//! w.insert(3 + 32 * 30, col.to_nbt()?, 1_700_000_000);
+//! let (bytes, _side_files) = w.finish()?;
+//! std::fs::write(dir.path().join("r.0.-1.mca"), bytes).unwrap();
+//! let mut world = MemWorld::new();
+//! let summary = terrane_anvil::import_region_dir(dir.path(), &mut world, &mut |p| {
+//!     eprintln!("{}/{} columns", p.columns_done, p.columns_total);
+//! })?;
+//! assert_eq!((summary.columns, summary.chunks, summary.blocks), (1, 1, 4096));
+//! assert!(summary.damaged.is_empty());
+//!
+//! // And back out.
+//! let out = tempfile::tempdir().unwrap();
+//! let e = terrane_anvil::export_region_dir(&world, out.path(), &mut |_| {})?;
+//! assert_eq!(e.columns, 1);
+//! # fn minimal_chunk() -> Vec<u8> {
+//! #     use terrane_anvil::nbt::{Value, write_root};
+//! #     use std::collections::HashMap;
+//! #     let stone: HashMap<String, Value> =
+//! #         [("Name".to_string(), Value::String("minecraft:stone".into()))].into();
+//! #     let states: HashMap<String, Value> =
+//! #         [("palette".to_string(), Value::List(vec![Value::Compound(stone)]))].into();
+//! #     let section: HashMap<String, Value> = [
+//! #         ("Y".to_string(), Value::Byte(0)),
+//! #         ("block_states".to_string(), Value::Compound(states)),
+//! #     ].into();
+//! #     let root: HashMap<String, Value> = [
+//! #         ("DataVersion".to_string(), Value::Int(3955)),
+//! #         ("sections".to_string(), Value::List(vec![Value::Compound(section)])),
+//! #     ].into();
+//! #     write_root(&root)
+//! # }
+//! # Ok::<(), terrane_anvil::AnvilError>(())
+//! ```
+//!
+//! # Features
+//!
+//! None.
+//!
+//! # What it does not guarantee
+//!
+//! - Import is lossless for what a region file holds (blocks, block entities, entities,
+//!   biomes and every other tag), but NBT compound key order and the element type of empty
+//!   lists are not kept, and palettes are rewritten in first-use order: exported files are
+//!   equal to the originals as NBT values, not byte for byte.
+//! - Entities of 1.17+ worlds live in the `entities/` folder, which is a separate set of
+//!   region files this crate does not read yet; only entities stored inside the chunks
+//!   (before 1.17) are imported.
+//! - Pre-1.13 blocks keep their numeric id and data (`legacy:<id>:<data>`, air as
+//!   `minecraft:air`): no flattening table is applied, and such columns cannot be exported.
+//! - LZ4 block checksums (xxhash32) are not verified; the NBT parse that follows validates
+//!   the structure.
+//! - Export rewrites light, heightmaps and biomes as imported: a column whose blocks were
+//!   edited in terrane keeps stale light until Minecraft recomputes it.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

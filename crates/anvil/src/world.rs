@@ -259,7 +259,7 @@ pub fn import_region_dir_with<S: ImportSink>(
                 file: path,
                 index: None,
                 pos: None,
-                error: ChunkError::Malformed(e.to_string()),
+                error: ChunkError::TruncatedRegion(e.0 as u64),
             }),
         }
     }

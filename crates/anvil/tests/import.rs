@@ -1,0 +1,251 @@
+//! Import behaviour: damaged chunks, resumption, every compression, `.mcc` side files,
+//! one-byte-short lengths, block entities and entities carried.
+
+mod common;
+
+use terrane_anvil::nbt::Value;
+use terrane_anvil::region::{Compression, RegionFile, RegionWriter, SECTOR, lz4_block_encode};
+use terrane_anvil::{ChunkError, Column, ExportSource, MemWorld, convert};
+
+fn be32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+#[test]
+fn damaged_chunks_are_reported_and_skipped() {
+    let src = common::fixture("anvil/1.21.1/r.0.0.mca");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.0.0.mca");
+    let mut b = std::fs::read(&src).unwrap();
+    let present: Vec<usize> = (0..1024).filter(|&i| be32(&b, i * 4) != 0).collect();
+    assert_eq!(present.len(), 225);
+    let off = |b: &[u8], i: usize| (be32(b, i * 4) >> 8) as usize * SECTOR;
+    // 1: garbage in the middle of the zlib stream.
+    let s = off(&b, present[0]);
+    for k in 40..80 {
+        b[s + k] ^= 0x5A;
+    }
+    // 2: unknown compression type.
+    let s = off(&b, present[1]);
+    b[s + 4] = 42;
+    // 3: location past the end of the file.
+    b[present[2] * 4..present[2] * 4 + 4].copy_from_slice(&((0xFFFF << 8) | 1u32).to_be_bytes());
+    // 4: location into the header.
+    b[present[3] * 4..present[3] * 4 + 4].copy_from_slice(&((1 << 8) | 1u32).to_be_bytes());
+    // 5: valid zlib, but not NBT.
+    let s = off(&b, present[4]);
+    let junk = {
+        use std::io::Write;
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(b"definitely not NBT").unwrap();
+        e.finish().unwrap()
+    };
+    b[s..s + 4].copy_from_slice(&(junk.len() as u32 + 1).to_be_bytes());
+    b[s + 4] = 2;
+    b[s + 5..s + 5 + junk.len()].copy_from_slice(&junk);
+    std::fs::write(&path, &b).unwrap();
+    // And a region file shorter than its header.
+    std::fs::write(dir.path().join("r.5.5.mca"), [1u8; 100]).unwrap();
+
+    let mut w = MemWorld::new();
+    let s = terrane_anvil::import_region_dir(dir.path(), &mut w, &mut |_| {}).unwrap();
+    assert_eq!(s.columns, 220);
+    assert_eq!(w.columns.len(), 220);
+    assert_eq!(s.damaged.len(), 6, "{:#?}", s.damaged);
+    let whole_file = s.damaged.iter().find(|d| d.index.is_none()).unwrap();
+    assert!(whole_file.file.ends_with("r.5.5.mca"));
+    assert_eq!(whole_file.error, ChunkError::TruncatedRegion(100));
+    let by_index = |i: usize| &s.damaged.iter().find(|d| d.index == Some(i)).unwrap().error;
+    assert!(matches!(by_index(present[0]), ChunkError::Decompress { .. }));
+    assert_eq!(by_index(present[1]), &ChunkError::UnknownCompression(42));
+    assert!(matches!(by_index(present[2]), ChunkError::OutOfBounds { .. }));
+    assert_eq!(by_index(present[3]), &ChunkError::SectorInHeader { sector: 1 });
+    assert!(matches!(by_index(present[4]), ChunkError::Nbt(_)));
+    // Messages name the file and the chunk.
+    let msg = s.damaged.iter().find(|d| d.index.is_some()).unwrap().to_string();
+    assert!(msg.contains(".mca") && msg.contains('#'), "{msg}");
+}
+
+#[test]
+fn import_resumes_and_skips_present_columns() {
+    let dir = common::fixture("anvil/1.18-21w44a/r.15.-9.mca").parent().unwrap().to_path_buf();
+    let mut w = MemWorld::new();
+    let first = terrane_anvil::import_region_dir(&dir, &mut w, &mut |_| {}).unwrap();
+    assert_eq!((first.columns, first.columns_skipped), (2, 0));
+    let full = w.clone();
+    // Lose one column (an interrupted import), then run again.
+    let lost = *w.columns.keys().next().unwrap();
+    w.columns.remove(&lost);
+    let mut calls = 0;
+    let again = terrane_anvil::import_region_dir(&dir, &mut w, &mut |_| calls += 1).unwrap();
+    assert_eq!((again.columns, again.columns_skipped), (1, 1));
+    assert!(calls >= 2);
+    assert_eq!(w.columns, full.columns);
+    let third = terrane_anvil::import_region_dir(&dir, &mut w, &mut |_| {}).unwrap();
+    assert_eq!((third.columns, third.columns_skipped, third.bytes_out), (0, 2, 0));
+}
+
+#[test]
+fn off_by_one_fixtures_import() {
+    for rel in ["anvil/1.12-mixed-offbyone/r.2.2.mca", "anvil/1.13.1-offbyone/r.2.2.mca"] {
+        let p = common::fixture(rel);
+        let b = std::fs::read(&p).unwrap();
+        let r = RegionFile::new(b.clone()).unwrap();
+        let entries: Vec<_> = r.entries().collect();
+        assert_eq!(entries.len(), 3);
+        for e in &entries {
+            // The length field really is one short: the stream needs one more byte.
+            let s = e.sector as usize * SECTOR;
+            let len = be32(&b, s) as usize;
+            let strict = flate2::Decompress::new(true).decompress(
+                &b[s + 5..s + 4 + len],
+                &mut vec![0; 1 << 20],
+                flate2::FlushDecompress::Finish,
+            );
+            assert!(!matches!(strict, Ok(flate2::Status::StreamEnd)), "{rel}: not off by one?");
+            let raw = r.read(e).unwrap();
+            Column::from_nbt(&raw.nbt, (64, 64)).unwrap();
+        }
+        let mut w = MemWorld::new();
+        let s = terrane_anvil::import_region_dir(p.parent().unwrap(), &mut w, &mut |_| {}).unwrap();
+        assert_eq!((s.columns, s.damaged.len()), (3, 0), "{rel}");
+    }
+    // DataVersion 1628 is palette-based; the mixed file is all numeric.
+    let mut w = MemWorld::new();
+    let p = common::fixture("anvil/1.13.1-offbyone/r.2.2.mca");
+    terrane_anvil::import_region_dir(p.parent().unwrap(), &mut w, &mut |_| {}).unwrap();
+    assert!(w.schema.blocks().names().all(|n| n.starts_with("minecraft:")));
+}
+
+/// Rewrites a fixture region with every compression, plus one oversize chunk.
+#[test]
+fn every_compression_and_oversize_side_files_roundtrip() {
+    let src = common::fixture("anvil/1.18.2/r.0.0.mca");
+    let r = RegionFile::new(std::fs::read(&src).unwrap()).unwrap();
+    let raws: Vec<_> = r.entries().take(8).map(|e| r.read(&e).unwrap()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = RegionWriter::new(0, 0);
+    for (k, raw) in raws.iter().enumerate() {
+        let idx = raw.index;
+        match k % 4 {
+            0 => w.insert(idx, raw.nbt.clone(), raw.timestamp),
+            1 => {
+                use std::io::Write;
+                let mut g = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                g.write_all(&raw.nbt).unwrap();
+                w.insert_compressed(idx, g.finish().unwrap(), Compression::Gzip, raw.timestamp);
+            }
+            2 => w.insert_compressed(idx, raw.nbt.clone(), Compression::None, raw.timestamp),
+            _ => w.insert_compressed(
+                idx,
+                lz4_block_encode(&raw.nbt),
+                Compression::Lz4,
+                raw.timestamp,
+            ),
+        }
+    }
+    // An oversize chunk: a real column plus 1.5 MiB of incompressible bytes in its NBT.
+    let big_idx = 1000;
+    let mut col = Column::from_nbt(&raws[0].nbt, (8, 31)).unwrap();
+    let mut s = 7u64;
+    let noise: Vec<i8> = (0..(1536 << 10))
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s as i8
+        })
+        .collect();
+    col.rest.insert("terrane:noise".into(), Value::ByteArray(fastnbt::ByteArray::new(noise)));
+    w.insert(big_idx, col.to_nbt().unwrap(), 123);
+    let (bytes, side) = w.finish().unwrap();
+    assert_eq!(side.len(), 1);
+    assert_eq!(side[0].name, "c.8.31.mcc");
+    std::fs::write(dir.path().join("r.0.0.mca"), bytes).unwrap();
+    std::fs::write(dir.path().join(&side[0].name), &side[0].bytes).unwrap();
+
+    let mut world = MemWorld::new();
+    let s = terrane_anvil::import_region_dir(dir.path(), &mut world, &mut |_| {}).unwrap();
+    assert!(s.damaged.is_empty(), "{:?}", s.damaged);
+    assert_eq!(s.columns, 9);
+    assert!(s.bytes_in > 1_500_000, "the side file counts as input");
+    for raw in &raws {
+        let want = Column::from_nbt(&raw.nbt, (0, 0)).unwrap().block_counts();
+        let p = terrane_section::ColumnPos::new((raw.index % 32) as i32, (raw.index / 32) as i32);
+        let imp = world.column(p).unwrap().unwrap();
+        let (got, ts) = convert::terrane_to_column(&imp, &world.schema).unwrap();
+        assert_eq!(got.block_counts(), want);
+        assert_eq!(ts, raw.timestamp);
+    }
+    // Export writes the oversize column to a side file again, and reads back equal.
+    let out = tempfile::tempdir().unwrap();
+    let es = terrane_anvil::export_region_dir(&world, out.path(), &mut |_| {}).unwrap();
+    assert_eq!((es.columns, es.side_files), (9, 1));
+    assert!(out.path().join("c.8.31.mcc").is_file());
+    let mut again = MemWorld::new();
+    let s2 = terrane_anvil::import_region_dir(out.path(), &mut again, &mut |_| {}).unwrap();
+    assert_eq!((s2.columns, s2.blocks), (s.columns, s.blocks));
+    let big = terrane_section::ColumnPos::new(8, 31);
+    let a =
+        convert::terrane_to_column(&world.column(big).unwrap().unwrap(), &world.schema).unwrap();
+    let b =
+        convert::terrane_to_column(&again.column(big).unwrap().unwrap(), &again.schema).unwrap();
+    assert_eq!(a.0.rest, b.0.rest);
+    assert_eq!(a.1, 123);
+}
+
+#[test]
+fn block_entities_become_components() {
+    // unicode.chunk: a 1.17.1 chunk whose block entities carry non-ASCII names.
+    let bytes = std::fs::read(common::fixture("chunk-nbt/unicode.chunk")).unwrap();
+    let col = Column::from_nbt(&bytes, (0, 0)).unwrap();
+    assert_eq!(col.block_entities.len(), 4);
+    let mut schema = terrane_chunk::Schema::new();
+    let (imp, stats) = convert::column_to_terrane(&col, 5, &mut schema).unwrap();
+    assert_eq!(stats.block_entities, 4);
+    let be = schema.components().find(convert::BLOCK_ENTITY_COMPONENT).unwrap();
+    let be = terrane_chunk::ComponentId::variable(be);
+    let mut as_components = 0;
+    for (_, c) in &imp.chunks {
+        let v = terrane_chunk::ChunkView::parse(c).unwrap();
+        let comps = v.components(&schema).unwrap();
+        as_components += comps.values(be).filter(|(_, _, v)| !v.is_empty()).count();
+    }
+    let record = terrane_anvil::ColumnRecord::decode(&imp.record).unwrap();
+    assert_eq!(as_components, 4, "shulker boxes carry the component");
+    assert!(record.extra_block_entities.is_empty());
+    assert!(as_components > 0, "vanilla block entities are stored as components");
+    // Back: the same block entities (as a set), the emoji name intact.
+    let (back, ts) = convert::terrane_to_column(&imp, &schema).unwrap();
+    assert_eq!(ts, 5);
+    assert_eq!(back.block_entities.len(), 4);
+    for m in &col.block_entities {
+        assert!(back.block_entities.contains(m), "{m:?}");
+    }
+    assert!(format!("{:?}", back.block_entities).contains('😈'));
+}
+
+#[test]
+fn entities_become_entity_records() {
+    // The 1.12.2 region holds 60 entities (before 1.17 they live in the chunk).
+    let p = common::fixture("anvil/1.12.2/r.0.-1.mca");
+    let mut w = MemWorld::new();
+    let s = terrane_anvil::import_region_dir(p.parent().unwrap(), &mut w, &mut |_| {}).unwrap();
+    assert_eq!(s.entities, 60);
+    assert_eq!(w.entities.len(), 60, "one record per UUID");
+    let r = RegionFile::new(std::fs::read(&p).unwrap()).unwrap();
+    let mut seen = 0;
+    for e in r.entries() {
+        let col = Column::from_nbt(&r.read(&e).unwrap().nbt, (0, 0)).unwrap();
+        let pos = terrane_section::ColumnPos::new(e.local_x() as i32, -32 + e.local_z() as i32);
+        let imp = w.column(pos).unwrap().unwrap();
+        let (back, _) = convert::terrane_to_column(&imp, &w.schema).unwrap();
+        assert_eq!(back.entities.len(), col.entities.len());
+        for ent in &col.entities {
+            assert!(back.entities.contains(ent));
+            // Referenced by the chunk its Pos falls in (or the nearest one).
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 60);
+}

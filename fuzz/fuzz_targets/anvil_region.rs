@@ -1,0 +1,53 @@
+//! Reads arbitrary bytes as an Anvil region file and pushes every chunk through the whole
+//! pipeline (decompress, NBT, column decode, cubic conversion, export back to NBT): typed
+//! errors only, never a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use terrane_anvil::region::{Compression, RegionFile, RegionWriter};
+use terrane_anvil::{Column, convert};
+
+fn pipeline(bytes: Vec<u8>) {
+    let Ok(region) = RegionFile::new(bytes) else { return };
+    let region = region.with_max_decompressed(4 << 20);
+    let mut schema = terrane_chunk::Schema::new();
+    for e in region.entries() {
+        let Ok(raw) = region.read(&e) else { continue };
+        let Ok(col) = Column::from_nbt(&raw.nbt, (e.local_x() as i32, e.local_z() as i32)) else {
+            continue;
+        };
+        let _ = col.block_counts();
+        let _ = col.to_nbt();
+        if let Ok((imp, _)) = convert::column_to_terrane(&col, e.timestamp, &mut schema) {
+            if let Ok((back, _)) = convert::terrane_to_column(&imp, &schema) {
+                let _ = back.to_nbt();
+            }
+        }
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    // The first byte picks how the rest is used, so the fuzzer reaches past zlib and the
+    // header: 0 = a raw region file, 1 = one uncompressed chunk, 2 = one zlib chunk, 3 = one
+    // LZ4 chunk.
+    let Some((&mode, rest)) = data.split_first() else { return };
+    match mode % 4 {
+        0 => pipeline(rest.to_vec()),
+        m => {
+            let mut w = RegionWriter::new(0, 0);
+            match m {
+                1 => w.insert_compressed(3, rest.to_vec(), Compression::None, 1),
+                2 => w.insert(3, rest.to_vec(), 1),
+                _ => w.insert_compressed(
+                    3,
+                    terrane_anvil::region::lz4_block_encode(rest),
+                    Compression::Lz4,
+                    1,
+                ),
+            }
+            if let Ok((bytes, _)) = w.finish() {
+                pipeline(bytes);
+            }
+        }
+    }
+});
