@@ -311,6 +311,9 @@ impl Chunk {
 
     /// Replaces the block at an existing `layer` of cell `index` (0 is layer 0) and returns
     /// the old one; replacing drops the entry's component values.
+    ///
+    /// # Panics
+    /// When `index >= 4096`.
     pub fn set_layer(&mut self, index: u16, layer: u32, block: BlockId) -> Result<BlockId> {
         if layer == 0 {
             return Ok(self.set_index(index, block));
