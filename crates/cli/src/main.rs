@@ -1,2 +1,204 @@
-//! The `terrane` command.
-fn main() {}
+//! `terrane`: run the demo world; inspect, verify and back up terrane worlds; read and write
+//! raw chunks and Sponge schematics; replay regionizer histories; render maps; import and
+//! export Minecraft Anvil worlds.
+//!
+//! Logs go to stderr (`RUST_LOG` or `-v` / `-q`), results to stdout (human text, or JSON
+//! with `--json`). Bad input exits with status 2 and a message naming what to fix; any other
+//! failure exits with status 1.
+#![forbid(unsafe_code)]
+
+mod anvil;
+mod commands;
+mod demo;
+mod render;
+mod terrain;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use terrane::Backend;
+
+/// A command failure: a message for the user and the exit status.
+#[derive(Debug)]
+pub struct Fail {
+    message: String,
+    status: u8,
+}
+
+impl Fail {
+    /// Bad input (arguments, files): exit status 2.
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self { message: message.into(), status: 2 }
+    }
+    /// Anything else: exit status 1.
+    pub fn other(message: impl Into<String>) -> Self {
+        Self { message: message.into(), status: 1 }
+    }
+    /// An I/O error on `path`.
+    pub fn io(path: &Path, e: std::io::Error) -> Self {
+        Self::other(format!("{}: {e}", path.display()))
+    }
+}
+
+impl fmt::Display for Fail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<terrane::Error> for Fail {
+    fn from(e: terrane::Error) -> Self {
+        match e {
+            terrane::Error::NotAWorld(_)
+            | terrane::Error::AlreadyExists(_)
+            | terrane::Error::Backend(_) => Fail::usage(e.to_string()),
+            _ => Fail::other(e.to_string()),
+        }
+    }
+}
+
+macro_rules! fail_from {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Fail {
+            fn from(e: $t) -> Self {
+                Fail::other(e.to_string())
+            }
+        }
+    )*};
+}
+fail_from!(
+    terrane::store::Error,
+    terrane::cluster::Error,
+    terrane::chunk::Error,
+    terrane::distance::Error,
+    terrane::regionizer::Error,
+    terrane::snapshot::Error,
+    serde_json::Error
+);
+
+/// Parses a backend name for clap.
+pub fn backend_arg(s: &str) -> Result<Backend, String> {
+    let b = Backend::parse(s)
+        .filter(|b| *b != Backend::Memory)
+        .ok_or_else(|| format!("unknown backend {s:?} (rocksdb or blockfile)"))?;
+    if !b.is_available() {
+        return Err(format!("this build of terrane has no {b} backend"));
+    }
+    Ok(b)
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "terrane",
+    version,
+    about = "terrane worlds: demo, inspect, verify, back up, convert, render"
+)]
+struct Cli {
+    /// More logging on stderr (-v: debug, -vv: trace). RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    /// Only errors on stderr.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Create a world and run the main job on it: terrain generation, walking players,
+    /// regions ticking in parallel, nearest-first pre-generation, atomic tick saves, an arena
+    /// snapshot damaged and restored. Prints what it measured.
+    Demo(demo::DemoArgs),
+    /// Summary of a world: backend, tick, registries, chunks and bytes per level.
+    Info(commands::WorldArgs),
+    /// Full consistency check: every chunk decodes, one level per chunk, registries, entity
+    /// references, the distance graph, checksums. Exit status 1 when anything is wrong.
+    Verify(commands::WorldArgs),
+    /// Online, consistent copy of a world into a new directory.
+    Backup {
+        /// The world.
+        world: PathBuf,
+        /// The new directory (must not exist or be empty).
+        dest: PathBuf,
+    },
+    /// Raw chunk access, for debugging.
+    #[command(subcommand)]
+    Chunk(commands::ChunkCmd),
+    /// Sponge schematics: inspect, import into a world, export a box of a world.
+    #[command(subcommand)]
+    Schem(commands::SchemCmd),
+    /// The regionizer's tools.
+    #[command(subcommand)]
+    Regionizer(commands::RegionizerCmd),
+    /// Import a Minecraft Java world's region folder into a new or existing world.
+    #[command(subcommand)]
+    Import(anvil::ImportCmd),
+    /// Export a world to a Minecraft Java region folder.
+    #[command(subcommand)]
+    Export(anvil::ExportCmd),
+    /// Write a PNG: a top-down map of a world, or the regions of a replayed history.
+    Render(render::RenderArgs),
+    /// Run the benchmark suite (`cargo xtask bench`) and print its ratio table.
+    Bench {
+        /// Only this package (e.g. terrane-cluster).
+        package: Option<String>,
+    },
+}
+
+fn init_logs(verbose: u8, quiet: bool) {
+    use tracing_subscriber::EnvFilter;
+    let default = if quiet {
+        "error"
+    } else {
+        match verbose {
+            0 => "warn,terrane=info",
+            1 => "debug",
+            _ => "trace",
+        }
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+fn run(cli: Cli) -> Result<(), Fail> {
+    match cli.command {
+        Command::Demo(args) => {
+            let s = demo::run(&args)?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&s)?);
+            } else {
+                demo::print_human(&s);
+            }
+            Ok(())
+        }
+        Command::Info(a) => commands::info(&a),
+        Command::Verify(a) => commands::verify(&a),
+        Command::Backup { world, dest } => commands::backup(&world, &dest),
+        Command::Chunk(c) => commands::chunk(c),
+        Command::Schem(c) => commands::schem(c),
+        Command::Regionizer(c) => commands::regionizer(c),
+        Command::Import(c) => anvil::import(c),
+        Command::Export(c) => anvil::export(c),
+        Command::Render(a) => render::run(&a),
+        Command::Bench { package } => commands::bench(package.as_deref()),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logs(cli.verbose, cli.quiet);
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("error: {f}");
+            ExitCode::from(f.status)
+        }
+    }
+}

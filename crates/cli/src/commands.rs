@@ -1,0 +1,498 @@
+//! The inspection commands: info, verify, backup, chunk, schem, regionizer, bench.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::json;
+use terrane::regionizer::replay::{self, ReplayOptions};
+use terrane::{
+    BlockBox, BlockPos, Chunk, ChunkPos, ChunkView, Schematic, Snapshot, TickSave, World,
+};
+
+use crate::Fail;
+
+/// A world directory and the output mode.
+#[derive(clap::Args, Debug)]
+pub struct WorldArgs {
+    /// The world directory.
+    pub world: PathBuf,
+    /// Print JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `terrane chunk ...`
+#[derive(clap::Subcommand, Debug)]
+pub enum ChunkCmd {
+    /// Read chunk (X, Y, Z): a summary, or its raw chunk-v1 bytes with --raw / --out.
+    Get {
+        /// The world directory.
+        world: PathBuf,
+        /// Chunk x.
+        #[arg(allow_hyphen_values = true)]
+        x: i64,
+        /// Chunk y.
+        #[arg(allow_hyphen_values = true)]
+        y: i64,
+        /// Chunk z.
+        #[arg(allow_hyphen_values = true)]
+        z: i64,
+        /// Write the raw bytes to stdout.
+        #[arg(long, conflicts_with = "out")]
+        raw: bool,
+        /// Write the raw bytes to this file.
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write chunk (X, Y, Z) from a file of raw chunk-v1 bytes (checked against the world's
+    /// registries first), as one atomic save.
+    Put {
+        /// The world directory.
+        world: PathBuf,
+        /// Chunk x.
+        #[arg(allow_hyphen_values = true)]
+        x: i64,
+        /// Chunk y.
+        #[arg(allow_hyphen_values = true)]
+        y: i64,
+        /// Chunk z.
+        #[arg(allow_hyphen_values = true)]
+        z: i64,
+        /// The file of chunk-v1 bytes.
+        file: PathBuf,
+    },
+}
+
+/// `terrane schem ...`
+#[derive(clap::Subcommand, Debug)]
+pub enum SchemCmd {
+    /// Version, size, offset, palette and block count per state of a Sponge schematic.
+    Info {
+        /// The .schem file.
+        file: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Paste a schematic into a world (registering its block states), one atomic save.
+    Import {
+        /// The world directory.
+        world: PathBuf,
+        /// The .schem file.
+        file: PathBuf,
+        /// Minimum corner in the world, `x,y,z` (default: where the schematic says).
+        #[arg(long, value_parser = parse_xyz, allow_hyphen_values = true)]
+        at: Option<BlockPos>,
+    },
+    /// Write a box of a world as a Sponge v3 schematic.
+    Export {
+        /// The world directory.
+        world: PathBuf,
+        /// One corner, `x,y,z` (blocks).
+        #[arg(long, value_parser = parse_xyz, allow_hyphen_values = true)]
+        from: BlockPos,
+        /// The opposite corner, `x,y,z` (inclusive).
+        #[arg(long, value_parser = parse_xyz, allow_hyphen_values = true)]
+        to: BlockPos,
+        /// The .schem file to write.
+        out: PathBuf,
+        /// Minecraft DataVersion to record.
+        #[arg(long, default_value_t = 3955)]
+        data_version: i32,
+    },
+}
+
+/// `terrane regionizer ...`
+#[derive(clap::Subcommand, Debug)]
+pub enum RegionizerCmd {
+    /// Replay an operation log from stdin (or --input), one JSON state per operation on
+    /// stdout. Flags as terrane-regionizer-replay: --shift N, --create-radius N,
+    /// --merge-radius N, --recalc-count N, --max-dead F, --dim 2|3, --final-only.
+    Replay {
+        /// Read the log from this file instead of stdin.
+        #[arg(long)]
+        input: Option<PathBuf>,
+        /// The replay flags.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        flags: Vec<String>,
+    },
+}
+
+/// Parses `x,y,z`.
+pub fn parse_xyz(s: &str) -> Result<BlockPos, String> {
+    let v: Vec<i64> = s
+        .split(',')
+        .map(|t| t.trim().parse::<i64>().map_err(|_| format!("{s:?} is not x,y,z (integers)")))
+        .collect::<Result<_, _>>()?;
+    match v[..] {
+        [x, y, z] => Ok(BlockPos::new(x, y, z)),
+        _ => Err(format!("{s:?} is not x,y,z (three integers)")),
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename: never half-written.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Fail> {
+    let tmp = path.with_extension("tmp-terrane");
+    let res = (|| {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if let Err(e) = res {
+        let _ = fs::remove_file(&tmp);
+        return Err(Fail::io(path, e));
+    }
+    Ok(())
+}
+
+pub fn info(a: &WorldArgs) -> Result<(), Fail> {
+    let world = World::open(&a.world)?;
+    let i = world.info()?;
+    if a.json {
+        let v = json!({
+            "world": a.world.display().to_string(),
+            "backend": i.backend.name(),
+            "tick": i.tick,
+            "block_states": i.block_states,
+            "components": i.components,
+            "chunks": i.levels.chunks,
+            "keys": i.levels.keys,
+            "bytes": i.levels.bytes,
+            "entities": i.entities,
+            "generated_columns": i.generated_columns,
+            "disk_bytes": i.disk_bytes,
+            "regions_log": a.world.join("regions.log").exists(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!("world      {}", a.world.display());
+    println!("backend    {}", i.backend);
+    println!("game tick  {}", i.tick);
+    println!("registries {} block states, {} components", i.block_states, i.components);
+    println!("entities   {}", i.entities);
+    println!("generated  {} columns (distance graph)", i.generated_columns);
+    println!("level   chunks       keys        bytes");
+    for (l, name) in ["L0", "L1", "L2"].iter().enumerate() {
+        println!(
+            "{name:5} {:8} {:10} {:12}",
+            i.levels.chunks[l], i.levels.keys[l], i.levels.bytes[l]
+        );
+    }
+    println!("on disk    {} bytes", i.disk_bytes);
+    Ok(())
+}
+
+pub fn verify(a: &WorldArgs) -> Result<(), Fail> {
+    let t = Instant::now();
+    let world = World::open(&a.world)?;
+    let r = match world.verify() {
+        Ok(r) => r,
+        Err(e) => {
+            if a.json {
+                println!("{}", json!({"ok": false, "error": e.to_string()}));
+            }
+            return Err(Fail::other(format!("{}: verification failed: {e}", a.world.display())));
+        }
+    };
+    let chunks: usize = r.levels.chunks.iter().sum();
+    if a.json {
+        let v = json!({
+            "ok": true,
+            "chunks": r.levels.chunks,
+            "entities": r.entities,
+            "entity_refs": r.entity_refs,
+            "generated_columns": r.generated_columns,
+            "objects_checked": r.objects_checked,
+            "seconds": t.elapsed().as_secs_f64(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!(
+            "ok: {chunks} chunks decode against the registries, each at one level (L0 {}, L1 {}, L2 {}); \
+             {} entity references resolve to {} entities; distance graph of {} columns decodes{} ({:.2} s)",
+            r.levels.chunks[0],
+            r.levels.chunks[1],
+            r.levels.chunks[2],
+            r.entity_refs,
+            r.entities,
+            r.generated_columns,
+            if r.objects_checked > 0 {
+                format!("; {} objects' checksums hold", r.objects_checked)
+            } else {
+                String::new()
+            },
+            t.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+pub fn backup(world: &Path, dest: &Path) -> Result<(), Fail> {
+    let t = Instant::now();
+    let w = World::open(world)?;
+    w.backup(dest)?;
+    println!(
+        "backed up {} to {} in {:.2} s",
+        world.display(),
+        dest.display(),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+pub fn chunk(c: ChunkCmd) -> Result<(), Fail> {
+    match c {
+        ChunkCmd::Get { world, x, y, z, raw, out, json } => {
+            let w = World::open(&world)?;
+            let pos = ChunkPos::new(x, y, z);
+            let Some((level, bytes)) = w.tiered().get_chunk_at(0, pos)? else {
+                return Err(Fail::usage(format!(
+                    "chunk ({x}, {y}, {z}) is not in {}",
+                    world.display()
+                )));
+            };
+            if raw {
+                std::io::stdout()
+                    .write_all(&bytes)
+                    .map_err(|e| Fail::other(format!("stdout: {e}")))?;
+                return Ok(());
+            }
+            if let Some(out) = out {
+                write_atomic(&out, &bytes)?;
+                println!(
+                    "wrote {} bytes of chunk ({x}, {y}, {z}) to {}",
+                    bytes.len(),
+                    out.display()
+                );
+                return Ok(());
+            }
+            let view = ChunkView::parse(&bytes)?;
+            let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+            view.for_each_block(|_, b| {
+                *counts
+                    .entry(w.schema().blocks().get(b.0).unwrap_or("?").to_string())
+                    .or_default() += 1;
+            });
+            if json {
+                let v = json!({
+                    "pos": [x, y, z],
+                    "level": format!("{level:?}"),
+                    "bytes": bytes.len(),
+                    "bits_per_block": view.bits_per_block(),
+                    "blocks": counts,
+                    "layered_blocks": view.layered_block_count(),
+                    "entities": view.entities().len(),
+                });
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                println!(
+                    "chunk ({x}, {y}, {z}) at {level:?}: {} bytes, {} bits per block",
+                    bytes.len(),
+                    view.bits_per_block()
+                );
+                for (name, n) in counts {
+                    println!("  {n:5}  {name}");
+                }
+                println!(
+                    "  {} extra-layer blocks, {} entities",
+                    view.layered_block_count(),
+                    view.entities().len()
+                );
+            }
+            Ok(())
+        }
+        ChunkCmd::Put { world, x, y, z, file } => {
+            let bytes =
+                fs::read(&file).map_err(|e| Fail::usage(format!("{}: {e}", file.display())))?;
+            let mut w = World::open(&world)?;
+            Chunk::decode(&bytes, w.schema()).map_err(|e| {
+                Fail::usage(format!("{} is not a chunk of this world: {e}", file.display()))
+            })?;
+            let mut save = TickSave::new();
+            save.put_chunk(0, ChunkPos::new(x, y, z), bytes.clone());
+            let tick = w.tick();
+            w.save_tick(tick, save)?;
+            w.close()?;
+            println!("wrote chunk ({x}, {y}, {z}): {} bytes, one atomic save", bytes.len());
+            Ok(())
+        }
+    }
+}
+
+fn read_schem(file: &Path) -> Result<Schematic, Fail> {
+    let bytes = fs::read(file).map_err(|e| Fail::usage(format!("{}: {e}", file.display())))?;
+    Schematic::read(&bytes).map_err(|e| {
+        Fail::usage(format!("{}: not a readable Sponge schematic: {e}", file.display()))
+    })
+}
+
+pub fn schem(c: SchemCmd) -> Result<(), Fail> {
+    match c {
+        SchemCmd::Info { file, json } => {
+            let s = read_schem(&file)?;
+            let mut counts = vec![0u64; s.palette().len()];
+            for &id in s.ids() {
+                counts[id as usize] += 1;
+            }
+            let mut per_state: Vec<(&str, u64)> =
+                s.palette().iter().map(String::as_str).zip(counts.iter().copied()).collect();
+            per_state.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+            if json {
+                let v = json!({
+                    "file": file.display().to_string(),
+                    "version": s.version,
+                    "data_version": s.data_version,
+                    "size": [s.width(), s.height(), s.length()],
+                    "volume": s.volume(),
+                    "offset": s.offset,
+                    "origin": s.origin(),
+                    "world_min": s.world_min(),
+                    "palette_size": s.palette().len(),
+                    "blocks": per_state.iter().map(|(n, c)| json!({"state": n, "count": c})).collect::<Vec<_>>(),
+                    "block_entities": s.block_entities.len(),
+                    "entities": s.entities.len(),
+                    "biomes": s.biomes.is_some(),
+                });
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                println!("{}", file.display());
+                println!(
+                    "  Sponge v{}, DataVersion {}",
+                    s.version,
+                    s.data_version.map_or("none".to_string(), |d| d.to_string())
+                );
+                println!(
+                    "  size     {} x {} x {} (w x h x l) = {} blocks",
+                    s.width(),
+                    s.height(),
+                    s.length(),
+                    s.volume()
+                );
+                println!(
+                    "  offset   {:?}   origin {:?}   world min {:?}",
+                    s.offset,
+                    s.origin(),
+                    s.world_min()
+                );
+                println!(
+                    "  palette  {} states; {} block entities, {} entities, biomes {}",
+                    s.palette().len(),
+                    s.block_entities.len(),
+                    s.entities.len(),
+                    if s.biomes.is_some() { "yes" } else { "no" }
+                );
+                for (name, n) in per_state {
+                    println!("  {n:9}  {name}");
+                }
+            }
+            Ok(())
+        }
+        SchemCmd::Import { world, file, at } => {
+            let s = read_schem(&file)?;
+            let [x, y, z] = s.world_min();
+            let min = at.unwrap_or(BlockPos::new(x.into(), y.into(), z.into()));
+            let snap = Snapshot::from_schematic(&s, min)?;
+            // Register the schematic's states the world does not know (registries only grow).
+            let mut schema = World::open(&world)?.schema().clone();
+            for st in snap.states() {
+                if schema.blocks().find(st).is_none() {
+                    schema.add_block(st, &[])?;
+                }
+            }
+            let mut w = World::builder().schema(schema).open(&world)?;
+            let mut arena = w.arena(snap.bbox())?;
+            let stats = snap.restore(&mut arena, false)?;
+            let tick = w.tick();
+            w.save_arena(tick, &arena)?;
+            w.close()?;
+            let b = snap.bbox();
+            println!(
+                "pasted {} blocks of {} at {:?}..{:?} ({} chunks, one atomic save)",
+                stats.written,
+                file.display(),
+                b.min(),
+                b.max(),
+                arena.chunks.len()
+            );
+            Ok(())
+        }
+        SchemCmd::Export { world, from, to, out, data_version } => {
+            let bbox = BlockBox::new(from, to);
+            let size = bbox.size();
+            if size.iter().any(|&d| d > 65535) || bbox.volume() > i32::MAX as u128 {
+                return Err(Fail::usage(format!(
+                    "box {size:?} is too big for a schematic (65535 per axis)"
+                )));
+            }
+            let w = World::open(&world)?;
+            let snap = w.capture(bbox)?;
+            let bytes = snap.to_schematic(data_version)?.write()?;
+            write_atomic(&out, &bytes)?;
+            println!(
+                "wrote {} ({} x {} x {} blocks, {} states, {} bytes)",
+                out.display(),
+                size[0],
+                size[1],
+                size[2],
+                snap.states().len(),
+                bytes.len()
+            );
+            Ok(())
+        }
+    }
+}
+
+pub fn regionizer(c: RegionizerCmd) -> Result<(), Fail> {
+    match c {
+        RegionizerCmd::Replay { input, flags } => {
+            let opts = ReplayOptions::from_args(flags)
+                .map_err(|e| Fail::usage(format!("{e}\n{}", replay::USAGE)))?;
+            let stdout = std::io::stdout().lock();
+            let out = std::io::BufWriter::new(stdout);
+            let stats = match input {
+                Some(p) => {
+                    let f = fs::File::open(&p)
+                        .map_err(|e| Fail::usage(format!("{}: {e}", p.display())))?;
+                    replay::replay(BufReader::new(f), out, &opts)
+                }
+                None => replay::replay(std::io::stdin().lock(), out, &opts),
+            }
+            .map_err(|e| match e {
+                terrane::regionizer::Error::ReplayParse { .. } => Fail::usage(e.to_string()),
+                e => Fail::other(e.to_string()),
+            })?;
+            tracing::info!(ops = stats.ops, errors = stats.errors, "replayed");
+            Ok(())
+        }
+    }
+}
+
+pub fn bench(package: Option<&str>) -> Result<(), Fail> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    if !root.join("xtask").is_dir() {
+        return Err(Fail::usage(format!(
+            "the benchmark suite runs from the terrane source tree ({} not found); run `cargo xtask bench` there",
+            root.display()
+        )));
+    }
+    let mut cmd =
+        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(&root).args(["xtask", "bench"]);
+    if let Some(p) = package {
+        cmd.arg(p);
+    }
+    let status = cmd.status().map_err(|e| Fail::other(format!("cargo xtask bench: {e}")))?;
+    if !status.success() {
+        return Err(Fail::other(format!("cargo xtask bench failed ({status})")));
+    }
+    println!("figures and ratios: {}", root.join("docs/BENCHMARKS.md").display());
+    Ok(())
+}
