@@ -206,6 +206,11 @@ fn demo(rest: &[String]) -> Result {
     prereqs()?;
     let mut cmd = cargo();
     cmd.args(["run", "--release", "-p", "terrane-cli", "--", "demo"]).args(rest);
+    // Re-running replaces the previous demo world (`--force` only ever replaces a terrane
+    // world, never other files).
+    if !rest.iter().any(|a| a == "--force") {
+        cmd.arg("--force");
+    }
     run(&mut cmd)
 }
 

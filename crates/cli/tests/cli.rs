@@ -1,0 +1,271 @@
+//! The built `terrane` binary on temporary directories: a tiny demo, then every command that
+//! opens its world; bad input exits non-zero with a clear message; `schem info` on the
+//! fixtures.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_terrane"));
+    c.env("RUST_LOG", "warn");
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run terrane")
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "terrane {args:?} failed ({}):\nstdout: {}\nstderr: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).expect("utf-8 output")
+}
+
+/// Runs a command that must fail with `status`; returns stderr.
+fn fails(args: &[&str], status: i32) -> String {
+    let o = run(args);
+    assert_eq!(
+        o.status.code(),
+        Some(status),
+        "terrane {args:?}: stderr {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(err.contains("error"), "no error message: {err}");
+    err
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&ok(args)).expect("JSON output")
+}
+
+fn testdata() -> PathBuf {
+    match std::env::var_os("TERRANE_TESTDATA") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata"),
+    }
+}
+
+fn fixture(rel: &str) -> PathBuf {
+    let p = testdata().join(rel);
+    assert!(p.exists(), "fixture {} is missing (set TERRANE_TESTDATA)", p.display());
+    p
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+fn tiny_demo(dir: &Path, backend: &str) -> serde_json::Value {
+    json(&[
+        "demo",
+        s(dir),
+        "--backend",
+        backend,
+        "--ticks",
+        "12",
+        "--tps",
+        "200",
+        "--players",
+        "2",
+        "--view",
+        "1",
+        "--walk",
+        "64",
+        "--speed",
+        "2",
+        "--pregen-radius",
+        "3",
+        "--pregen-threads",
+        "1",
+        "--workers",
+        "1",
+        "--arena",
+        "8",
+        "--json",
+    ])
+}
+
+fn demo_then_every_command(backend: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let world = tmp.path().join("world");
+    let summary = tiny_demo(&world, backend);
+    assert!(summary["chunks_generated"].as_u64().unwrap() > 0);
+    assert!(summary["tick_saves"].as_u64().unwrap() >= 12);
+    assert_eq!(summary["restore_exact"], true);
+    assert!(summary["region_ticks"].as_u64().is_some());
+
+    let info = json(&["info", s(&world), "--json"]);
+    assert_eq!(info["backend"], backend);
+    let chunks: u64 = info["chunks"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum();
+    assert!(chunks > 0);
+    assert_eq!(info["entities"], 2, "one entity per player");
+    assert!(ok(&["info", s(&world)]).contains("generated"));
+
+    let v = json(&["verify", s(&world), "--json"]);
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["entity_refs"], 2);
+
+    // Backup, then the backup verifies with the same chunk count.
+    let backup = tmp.path().join("backup");
+    ok(&["backup", s(&world), s(&backup)]);
+    let bi = json(&["info", s(&backup), "--json"]);
+    assert_eq!(bi["chunks"], info["chunks"]);
+    ok(&["verify", s(&backup)]);
+    fails(&["backup", s(&world), s(&backup)], 2);
+
+    // Chunk (0, 0, 0) is the bedrock layer of the spawn column: pre-generated.
+    let c = json(&["chunk", "get", s(&world), "0", "0", "0", "--json"]);
+    assert!(c["blocks"]["minecraft:bedrock"].as_u64().unwrap() == 256);
+    let raw = tmp.path().join("c.bin");
+    ok(&["chunk", "get", s(&world), "0", "0", "0", "--out", s(&raw)]);
+    ok(&["chunk", "put", s(&world), "5", "-1", "5", s(&raw)]);
+    let moved = json(&["chunk", "get", s(&world), "5", "-1", "5", "--json"]);
+    assert_eq!(moved["blocks"], c["blocks"]);
+    assert_eq!(moved["level"], "L0", "a write promotes to L0");
+    fails(&["chunk", "get", s(&world), "9999", "0", "0"], 2);
+
+    // Schematics: export a box, inspect it, paste it elsewhere, the world still verifies.
+    let schem = tmp.path().join("box.schem");
+    ok(&["schem", "export", s(&world), "--from", "0,0,0", "--to", "7,70,7", s(&schem)]);
+    let si = json(&["schem", "info", s(&schem), "--json"]);
+    assert_eq!(si["version"], 3);
+    assert_eq!(si["size"], serde_json::json!([8, 71, 8]));
+    let counted: u64 =
+        si["blocks"].as_array().unwrap().iter().map(|b| b["count"].as_u64().unwrap()).sum();
+    assert_eq!(counted, 8 * 71 * 8);
+    ok(&["schem", "import", s(&world), s(&schem), "--at", "100,0,-100"]);
+    let pasted = json(&["chunk", "get", s(&world), "6", "0", "-7", "--json"]);
+    assert!(pasted["blocks"]["minecraft:bedrock"].as_u64().unwrap() > 0);
+    ok(&["verify", s(&world)]);
+
+    // A fixture pasted into the world registers its states.
+    ok(&[
+        "schem",
+        "import",
+        s(&world),
+        s(&fixture("schem/green-cottage.schem")),
+        "--at",
+        "-200,80,-200",
+    ]);
+    ok(&["verify", s(&world)]);
+
+    // Render: a PNG, with and without regions.
+    let png = tmp.path().join("map.png");
+    ok(&["render", "--world", s(&world), s(&png)]);
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let out = ok(&["render", "--world", s(&world), "--regions", s(&png)]);
+    assert!(out.contains("regions"), "{out}");
+
+    // The demo's region history replays.
+    let log = world.join("regions.log");
+    let replay = ok(&[
+        "regionizer",
+        "replay",
+        "--input",
+        s(&log),
+        "--dim",
+        "3",
+        "--shift",
+        "2",
+        "--final-only",
+    ]);
+    let state: serde_json::Value = serde_json::from_str(replay.trim()).unwrap();
+    assert!(!state["regions"].as_array().unwrap().is_empty());
+}
+
+#[test]
+#[cfg(feature = "blockfile")]
+fn demo_and_commands_on_blockfile() {
+    demo_then_every_command("blockfile");
+}
+
+#[test]
+#[cfg(feature = "rocksdb")]
+fn demo_and_commands_on_rocksdb() {
+    demo_then_every_command("rocksdb");
+}
+
+#[test]
+fn bad_input_exits_non_zero_with_a_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let err = fails(&["info", s(tmp.path())], 2);
+    assert!(err.contains("not a terrane world"), "{err}");
+    fails(&["verify", s(&tmp.path().join("missing"))], 2);
+
+    // Not a schematic.
+    let junk = tmp.path().join("junk.schem");
+    std::fs::write(&junk, b"definitely not gzip nbt").unwrap();
+    let err = fails(&["schem", "info", s(&junk)], 2);
+    assert!(err.contains("junk.schem"), "{err}");
+    fails(&["schem", "info", s(&tmp.path().join("absent.schem"))], 2);
+
+    // --force never deletes a directory that is not a terrane world.
+    let other = tmp.path().join("photos");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("cat.jpg"), b"meow").unwrap();
+    let err = fails(&["demo", s(&other), "--force", "--backend", "blockfile"], 2);
+    assert!(err.contains("not a terrane world"), "{err}");
+    assert!(other.join("cat.jpg").exists());
+    let err = fails(&["demo", s(&other), "--backend", "blockfile"], 2);
+    assert!(err.contains("not empty"), "{err}");
+
+    // Bad arguments (clap exits 2 as well).
+    fails(&["schem", "export", "w", "--from", "1,2", "--to", "3,4,5", "o.schem"], 2);
+    fails(&["demo", "--backend", "floppy"], 2);
+    fails(&["regionizer", "replay", "--bogus"], 2);
+}
+
+#[test]
+#[cfg(feature = "blockfile")]
+fn a_bad_chunk_is_refused_and_nothing_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let world = tmp.path().join("w");
+    tiny_demo(&world, "blockfile");
+    let before = json(&["info", s(&world), "--json"]);
+    let junk = tmp.path().join("junk.bin");
+    std::fs::write(&junk, [0xffu8; 100]).unwrap();
+    let err = fails(&["chunk", "put", s(&world), "1", "1", "1", s(&junk)], 2);
+    assert!(err.contains("not a chunk"), "{err}");
+    assert_eq!(json(&["info", s(&world), "--json"])["chunks"], before["chunks"]);
+}
+
+/// `schem info` on every fixture: the facts recorded in SOURCES.md.
+#[test]
+fn schem_info_on_the_fixtures() {
+    // (file, version, size, palette size, most common state, its count)
+    let cases: [(&str, i64, [u64; 3], usize, &str, u64); 6] = [
+        ("sponge-v1.schem", 1, [1, 41, 9], 366, "minecraft:dirt", 3),
+        ("issue-1.schem", 2, [1, 41, 9], 366, "minecraft:dirt", 3),
+        ("green-cottage.schem", 2, [17, 12, 12], 40, "minecraft:air", 1821),
+        ("sponge-v3.schem", 3, [17, 12, 12], 40, "minecraft:air", 1821),
+        ("1_20_1_read_fail.schem", 3, [15, 16, 20], 112, "minecraft:air", 3911),
+        ("smallhouse1.schem", 2, [21, 28, 20], 173, "minecraft:air", 8559),
+    ];
+    for (file, version, size, palette, top, count) in cases {
+        let path = fixture(&format!("schem/{file}"));
+        let v = json(&["schem", "info", s(&path), "--json"]);
+        assert_eq!(v["version"], version, "{file}");
+        assert_eq!(v["size"], serde_json::json!(size), "{file}");
+        assert_eq!(v["palette_size"], palette, "{file}");
+        // The most common count, and the state SOURCES.md names with it (ties exist).
+        assert_eq!(v["blocks"][0]["count"], count, "{file}");
+        let named = v["blocks"].as_array().unwrap().iter().find(|b| b["state"] == top).unwrap();
+        assert_eq!(named["count"], count, "{file}");
+        let total: u64 =
+            v["blocks"].as_array().unwrap().iter().map(|b| b["count"].as_u64().unwrap()).sum();
+        assert_eq!(total, size.iter().product::<u64>(), "{file}");
+        let human = ok(&["schem", "info", s(&path)]);
+        assert!(human.contains(&format!("Sponge v{version}")), "{file}: {human}");
+    }
+    let v = json(&["schem", "info", s(&fixture("schem/smallhouse1.schem")), "--json"]);
+    assert_eq!(v["block_entities"], 72);
+    assert_eq!(v["offset"], serde_json::json!([224, 4, -127]));
+}
