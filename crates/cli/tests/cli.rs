@@ -241,7 +241,8 @@ fn a_bad_chunk_is_refused_and_nothing_is_written() {
 #[test]
 fn schem_info_on_the_fixtures() {
     // (file, version, size, palette size, most common state, its count)
-    let cases: [(&str, i64, [u64; 3], usize, &str, u64); 6] = [
+    type Case = (&'static str, i64, [u64; 3], usize, &'static str, u64);
+    let cases: [Case; 6] = [
         ("sponge-v1.schem", 1, [1, 41, 9], 366, "minecraft:dirt", 3),
         ("issue-1.schem", 2, [1, 41, 9], 366, "minecraft:dirt", 3),
         ("green-cottage.schem", 2, [17, 12, 12], 40, "minecraft:air", 1821),
