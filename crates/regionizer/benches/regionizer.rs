@@ -171,13 +171,7 @@ fn bench_scheduler(c: &mut Criterion) {
             SchedulerConfig::default().workers(workers).tick_period(Duration::ZERO),
             NoCallbacks,
             move |_| {
-                let mut x = 0x9E37_79B9_7F4A_7C15u64;
-                for _ in 0..40_000 {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                }
-                w.fetch_add(black_box(x) & 1, Ordering::Relaxed);
+                w.fetch_add(busy() & 1, Ordering::Relaxed);
             },
         );
         for i in 0..8 {
@@ -188,7 +182,38 @@ fn bench_scheduler(c: &mut Criterion) {
         });
         drop(s);
     }
+    // The ceiling on this machine, measured in the same run: the same busy units on plain
+    // threads, no regionizer, no scheduler.
+    for threads in [1u64, 2] {
+        g.bench_function(format!("busy_unit_plain_{threads}_threads"), |b| {
+            b.iter_custom(|iters| {
+                let start = Instant::now();
+                std::thread::scope(|sc| {
+                    for t in 0..threads {
+                        let n = iters / threads + u64::from(t < iters % threads);
+                        sc.spawn(move || {
+                            for _ in 0..n {
+                                black_box(busy());
+                            }
+                        });
+                    }
+                });
+                start.elapsed()
+            })
+        });
+    }
     g.finish();
+}
+
+/// One unit of CPU-bound work (~50 µs on an idle core).
+fn busy() -> u64 {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..40_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    black_box(x)
 }
 
 fn config() -> Criterion {
