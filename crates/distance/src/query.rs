@@ -1,6 +1,6 @@
 //! The disc queries: nearest incomplete batch, exact counts, completed chunks near to far.
 
-use std::cmp::Ordering;
+use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use terrane_section::ColumnPos;
@@ -365,7 +365,13 @@ impl DistanceGraph {
         after: Option<Near>,
     ) -> Result<NearToFar<'_>, Error> {
         let disc = Disc::new(c, r)?;
-        let mut it = NearToFar { graph: self, disc, after, heap: BinaryHeap::new() };
+        let mut it = NearToFar {
+            graph: self,
+            disc,
+            after,
+            cells: BinaryHeap::new(),
+            chunks: BinaryHeap::new(),
+        };
         for (rx, rz, v) in self.roots_near(&disc) {
             it.push_cell(v, 3, rx, rz);
         }
@@ -378,14 +384,30 @@ pub struct NearToFar<'a> {
     graph: &'a DistanceGraph,
     disc: Disc,
     after: Option<Near>,
-    heap: BinaryHeap<Item<'a>>,
+    /// Cells still to expand.
+    cells: BinaryHeap<Item<'a>>,
+    /// Chunks found, as packed `(d2, z, x)` keys (see [`pack`]): a small item for the bulk.
+    chunks: BinaryHeap<Reverse<u128>>,
+}
+
+/// `(d2, z, x)` packed so that integer order is tuple order (signs flipped).
+#[inline]
+fn pack(d2: u64, z: i64, x: i64) -> u128 {
+    let f = |v: i64| ((v as i32 as u32) ^ 0x8000_0000) as u128;
+    (d2 as u128) << 64 | f(z) << 32 | f(x)
+}
+
+#[inline]
+fn unpack(k: u128) -> Near {
+    let f = |v: u128| ((v as u32) ^ 0x8000_0000) as i32;
+    Near { d2: (k >> 64) as u64, pos: ColumnPos::new(f(k), f(k >> 32)) }
 }
 
 impl std::fmt::Debug for NearToFar<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NearToFar")
             .field("after", &self.after)
-            .field("frontier", &self.heap.len())
+            .field("frontier", &self.frontier())
             .finish()
     }
 }
@@ -406,12 +428,33 @@ impl<'a> NearToFar<'a> {
         {
             return;
         }
-        self.heap.push(Item { key, z: rect.z0, x: rect.x0, kind: 1, level, missing: 0, view });
+        self.cells.push(Item { key, z: rect.z0, x: rect.x0, kind: 1, level, missing: 0, view });
     }
 
-    /// Number of cells and chunks waiting in the queue (the frontier).
+    /// Number of cells and chunks waiting in the queues (the frontier).
     pub fn frontier(&self) -> usize {
-        self.heap.len()
+        self.cells.len() + self.chunks.len()
+    }
+
+    /// Queues the completed chunks of a batch (cell `it`) that lie in the disc after the cursor.
+    fn push_chunks(&mut self, it: &Item<'_>) {
+        let m = it.view.mask();
+        let after = self.after.map(|a| pack(a.d2, a.pos.z as i64, a.pos.x as i64));
+        let mut bits = m;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as i64;
+            bits &= bits - 1;
+            let (x, z) = (it.x + (i & 3), it.z + (i >> 2));
+            let d2 = self.disc.d2(x, z);
+            if d2 > self.disc.r2 {
+                continue;
+            }
+            let k = pack(d2, z, x);
+            if after.is_some_and(|a| k <= a) {
+                continue;
+            }
+            self.chunks.push(Reverse(k));
+        }
     }
 }
 
@@ -419,36 +462,21 @@ impl Iterator for NearToFar<'_> {
     type Item = Near;
 
     fn next(&mut self) -> Option<Near> {
-        while let Some(it) = self.heap.pop() {
-            if it.kind == 0 {
-                return Some(Near { d2: it.key, pos: ColumnPos::new(it.x as i32, it.z as i32) });
-            }
-            if it.level == 0 {
-                let m = it.view.mask();
-                for i in 0..16 {
-                    if m >> i & 1 == 0 {
-                        continue;
-                    }
-                    let (x, z) = (it.x + (i & 3), it.z + (i >> 2));
-                    let d2 = self.disc.d2(x, z);
-                    if d2 > self.disc.r2 {
-                        continue;
-                    }
-                    if let Some(a) = self.after
-                        && (d2, z, x) <= (a.d2, a.pos.z as i64, a.pos.x as i64)
-                    {
-                        continue;
-                    }
-                    self.heap.push(Item {
-                        key: d2,
-                        z,
-                        x,
-                        kind: 0,
-                        level: 0,
-                        missing: 0,
-                        view: View::Empty,
-                    });
+        loop {
+            // A chunk goes first unless a cell sorts strictly before it (a cell's key is
+            // componentwise at most that of every chunk inside it).
+            let cell = self.cells.peek().map(|c| pack(c.key, c.z, c.x));
+            match (self.chunks.peek(), cell) {
+                (Some(&Reverse(k)), c) if c.is_none_or(|c| k <= c) => {
+                    self.chunks.pop();
+                    return Some(unpack(k));
                 }
+                (_, None) => return None,
+                _ => {}
+            }
+            let it = self.cells.pop()?;
+            if it.level == 0 {
+                self.push_chunks(&it);
                 continue;
             }
             let s = level_shift(it.level);
@@ -463,6 +491,5 @@ impl Iterator for NearToFar<'_> {
                 );
             }
         }
-        None
     }
 }
