@@ -614,27 +614,36 @@ pub(crate) fn decode_varints(
     len: usize,
     field: &'static str,
 ) -> Result<Vec<u32>, Error> {
-    let mut out: Vec<u32> = Vec::with_capacity(count.min(data.len()));
+    // Every varint takes at least one byte: more positions than bytes cannot match.
+    if count > data.len() {
+        let found = data.iter().filter(|&&b| b < 0x80).count() as u64
+            + u64::from(data.last().is_some_and(|&b| b >= 0x80));
+        return Err(Error::VarintCount { field, expected: count as u64, found });
+    }
+    let mut out = vec![0u32; count];
     let n = data.len();
     let mut i = 0;
-    let mut max = 0u32;
+    let mut k = 0; // varints decoded: the block counter
+    let mut max = 0u8;
+    let mut max_wide = 0u32;
     while i < n {
         // Fast path: eight single-byte varints at once.
-        if let Some(w) = data.get(i..i + 8) {
+        if let (Some(w), Some(dst)) = (data.get(i..i + 8), out.get_mut(k..k + 8)) {
             let word = u64::from_le_bytes(w.try_into().expect("8 bytes"));
             if word & 0x8080_8080_8080_8080 == 0 {
-                if out.len() + 8 > count {
-                    return Err(too_many(data, count, out.len(), i, field));
+                for (d, &b) in dst.iter_mut().zip(w) {
+                    *d = b as u32;
+                    max = max.max(b);
                 }
-                out.extend(w.iter().map(|&b| b as u32));
-                max = max.max(w.iter().copied().max().unwrap_or(0) as u32);
                 i += 8;
+                k += 8;
                 continue;
             }
         }
         let b = data[i];
         i += 1;
         let v = if b < 0x80 {
+            max = max.max(b);
             b as u32
         } else {
             let mut v = (b & 0x7F) as u32;
@@ -645,12 +654,12 @@ pub(crate) fn decode_varints(
                     return Err(Error::VarintCount {
                         field,
                         expected: count as u64,
-                        found: out.len() as u64 + 1,
+                        found: k as u64 + 1,
                     });
                 };
                 i += 1;
                 if shift == 28 && b > 0x07 {
-                    return Err(Error::VarintTooLong { field, index: out.len() as u64 });
+                    return Err(Error::VarintTooLong { field, index: k as u64 });
                 }
                 v |= ((b & 0x7F) as u32) << shift;
                 if b < 0x80 {
@@ -658,17 +667,19 @@ pub(crate) fn decode_varints(
                 }
                 shift += 7;
             }
+            max_wide = max_wide.max(v);
             v
         };
-        if out.len() == count {
-            return Err(too_many(data, count, out.len(), i - 1, field));
-        }
-        max = max.max(v);
-        out.push(v);
+        let Some(slot) = out.get_mut(k) else {
+            return Err(too_many(data, count, k, i - 1, field));
+        };
+        *slot = v;
+        k += 1;
     }
-    if out.len() != count {
-        return Err(Error::VarintCount { field, expected: count as u64, found: out.len() as u64 });
+    if k != count {
+        return Err(Error::VarintCount { field, expected: count as u64, found: k as u64 });
     }
+    let max = max_wide.max(max as u32);
     if max as usize >= len {
         let index = out.iter().position(|&v| v as usize >= len).expect("max is in out");
         return Err(Error::IdOutOfPalette { field, index: index as u64, id: out[index], len });

@@ -478,3 +478,39 @@ fn deep_nesting_is_rejected() {
     }
     assert!(matches!(Schematic::read(&b), Err(Error::TooDeep)));
 }
+
+#[test]
+fn v2_flat_biomes_become_v3_volume_biomes() {
+    let mut c = Compound::new();
+    c.insert("Version", Tag::Int(2));
+    c.insert("DataVersion", Tag::Int(2860));
+    c.insert("Width", Tag::Short(2));
+    c.insert("Height", Tag::Short(3));
+    c.insert("Length", Tag::Short(2));
+    let mut p = Compound::new();
+    p.insert("minecraft:air", Tag::Int(0));
+    c.insert("Palette", Tag::Compound(p));
+    c.insert("BlockData", Tag::ByteArray(vec![0; 12]));
+    let mut bp = Compound::new();
+    bp.insert("minecraft:plains", Tag::Int(1));
+    bp.insert("minecraft:desert", Tag::Int(0));
+    c.insert("BiomePalette", Tag::Compound(bp));
+    c.insert("BiomePaletteMax", Tag::Int(2));
+    c.insert("BiomeData", Tag::ByteArray(vec![0, 1, 1, 0]));
+    let s = Schematic::read(&nbt::to_bytes("Schematic", &Tag::Compound(c)).unwrap()).unwrap();
+    let b = s.biomes.as_ref().expect("biomes kept");
+    assert!(b.flat);
+    assert_eq!(b.ids.len(), 4);
+    let back = Schematic::read(&s.write().unwrap()).unwrap();
+    let bb = back.biomes.as_ref().expect("biomes written");
+    assert!(!bb.flat);
+    assert_eq!(bb.ids.len(), 12);
+    // Every layer repeats the columns: (x, z) = (1, 0) is plains at every y.
+    for y in 0..3 {
+        let i = 1 + y * 4;
+        assert_eq!(bb.palette[bb.ids[i] as usize], "minecraft:plains");
+        assert_eq!(bb.palette[bb.ids[i - 1] as usize], "minecraft:desert");
+    }
+    // And v3 biomes survive another trip unchanged.
+    assert_eq!(Schematic::read(&back.write().unwrap()).unwrap().biomes, back.biomes);
+}
