@@ -283,6 +283,11 @@ fn worker<P: GridPos, D: RegionData<P>>(
             }
         };
         if !matches!(rz.try_mark_ticking(id), Ok(true)) {
+            // Someone else is ticking it by hand: keep its slot. TRANSIENT or DEAD: drop it
+            // (it will be absorbed; its successors are queued by `on_active`).
+            if rz.region(id).is_some_and(|r| r.state() == crate::RegionState::Ticking) {
+                sh.push(deadline + period.max(Duration::from_millis(1)), id);
+            }
             continue;
         }
         let Some(region) = rz.region(id) else { continue };

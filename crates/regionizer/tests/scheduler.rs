@@ -87,6 +87,42 @@ fn independent_regions_tick_concurrently() {
 }
 
 #[test]
+fn ticks_follow_their_deadlines_at_the_target_rate() {
+    // 50 ticks/s: each region's consecutive deadlines are at least one period apart, and no
+    // tick starts before its deadline (ordering facts, not timing bounds).
+    let period = Duration::from_millis(20);
+    let seen = Arc::new(Mutex::new(std::collections::BTreeMap::new()));
+    let early = Arc::new(AtomicBool::new(false));
+    let (s2, e2) = (Arc::clone(&seen), Arc::clone(&early));
+    let sched: Scheduler<ColumnPos, ()> = Scheduler::start(
+        RegionizerConfig::folia_shift4(),
+        SchedulerConfig::default().workers(2).target_tps(50.0),
+        NoCallbacks,
+        move |ctx| {
+            if Instant::now() < ctx.deadline() {
+                e2.store(true, Ordering::SeqCst);
+            }
+            s2.lock().unwrap().entry(ctx.id()).or_insert_with(Vec::new).push(ctx.deadline());
+        },
+    );
+    assert_eq!(sched.regionizer().region_count(), 0);
+    for i in 0..3 {
+        sched.regionizer().add_chunk(ColumnPos::new(i * 5000, 0)).unwrap();
+    }
+    assert!(wait_until(Duration::from_secs(30), || {
+        let s = seen.lock().unwrap();
+        s.len() == 3 && s.values().all(|v| v.len() >= 4)
+    }));
+    sched.shutdown().unwrap();
+    assert!(!early.load(Ordering::SeqCst), "a tick started before its deadline");
+    for (id, deadlines) in seen.lock().unwrap().iter() {
+        for w in deadlines.windows(2) {
+            assert!(w[1] >= w[0] + period, "{id}: deadlines closer than one period");
+        }
+    }
+}
+
+#[test]
 fn churn_between_ticks_keeps_every_region_scheduled() {
     let ticks_seen = Arc::new(AtomicUsize::new(0));
     let t = Arc::clone(&ticks_seen);
