@@ -32,8 +32,8 @@ pub struct DemoArgs {
     #[arg(long)]
     pub force: bool,
     /// Storage backend: rocksdb (default) or blockfile.
-    #[arg(long, default_value = "rocksdb", value_parser = backend_arg)]
-    pub backend: Backend,
+    #[arg(long, value_parser = backend_arg)]
+    pub backend: Option<Backend>,
     /// Terrain seed.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -298,7 +298,7 @@ pub fn run(args: &DemoArgs) -> Result<Summary, Fail> {
     };
     let tick_shared = shared.clone();
     let mut world = World::builder()
-        .backend(args.backend)
+        .backend(args.backend.unwrap_or_default())
         .schema(schema.clone())
         .regionizer(rz_config)
         .tick_regions(
@@ -355,7 +355,7 @@ fn simulate(
     let quiet = args.json;
     let mut s = Summary {
         dir: args.dir.display().to_string(),
-        backend: args.backend.name().to_string(),
+        backend: args.backend.unwrap_or_default().name().to_string(),
         seed,
         restore_budget_ms: args.restore_budget_ms,
         ..Summary::default()

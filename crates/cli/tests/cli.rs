@@ -270,3 +270,30 @@ fn schem_info_on_the_fixtures() {
     assert_eq!(v["block_entities"], 72);
     assert_eq!(v["offset"], serde_json::json!([224, 4, -127]));
 }
+
+/// Import a region folder, export it, import the export: the same blocks; a re-run of the
+/// import skips what is there (resumable).
+#[test]
+#[cfg(feature = "blockfile")]
+fn anvil_import_export_round_trip() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fixture("anvil/1.13.1-offbyone");
+    let a = tmp.path().join("a");
+    let first = json(&["import", "anvil", s(&src), s(&a), "--backend", "blockfile", "--json"]);
+    assert!(first["columns"].as_u64().unwrap() > 0);
+    assert!(first["blocks"].as_u64().unwrap() > 0);
+    assert_eq!(first["damaged"], serde_json::json!([]));
+    let again = json(&["import", "anvil", s(&src), s(&a), "--json"]);
+    assert_eq!(again["columns"], 0);
+    assert_eq!(again["columns_skipped"], first["columns"]);
+    ok(&["verify", s(&a)]);
+
+    let mca = tmp.path().join("region");
+    let out = json(&["export", "anvil", s(&a), s(&mca), "--json"]);
+    assert_eq!(out["columns"], first["columns"]);
+    let b = tmp.path().join("b");
+    let second = json(&["import", "anvil", s(&mca), s(&b), "--backend", "blockfile", "--json"]);
+    assert_eq!(second["blocks"], first["blocks"]);
+    assert_eq!(second["chunks"], first["chunks"]);
+    fails(&["import", "anvil", s(&tmp.path().join("nope")), s(&b)], 2);
+}

@@ -16,6 +16,7 @@
 //! | [`regionizer`] | terrane-regionizer | Folia's regionizer and the parallel tick scheduler |
 //! | [`distance`] | terrane-distance | the distance graph for nearest-first generation |
 //! | [`snapshot`] | terrane-snapshot | arena snapshots, budgeted restore, Sponge schematics |
+//! | [`anvil`] | terrane-anvil | Minecraft Java Edition region files in and out |
 //!
 //! On top of them, [`World`] composes one world directory: the object store (embedded
 //! RocksDB by default), the [tiered chunk store](cluster::TieredStore), a
@@ -109,6 +110,8 @@ mod world;
 pub use error::{Error, Result};
 pub use world::{Backend, DISTANCE_KEY, SIGNATURE, VerifyReport, World, WorldBuilder, WorldInfo};
 
+/// terrane-anvil: Minecraft Java Edition worlds in and out.
+pub use terrane_anvil as anvil;
 /// terrane-blockfile: the crash-safe single-file backend (feature `blockfile`).
 #[cfg(feature = "blockfile")]
 pub use terrane_blockfile as blockfile;

@@ -540,6 +540,33 @@ impl World {
         self.tiered.schema()
     }
 
+    /// Grows the world's registries to `schema` (which must extend the current one: the
+    /// registries only grow) and stores it, in its own atomic batch, before any chunk uses
+    /// the new entries. Reopens the tiered store over the same backend with the same
+    /// configuration; refused while chunks are loaded (their load state would be lost).
+    pub fn extend_schema(&mut self, schema: Schema) -> Result<()> {
+        if !self.regionizer.loaded_chunks()?.is_empty() {
+            return Err(Error::Inconsistent(
+                "extend_schema while chunks are loaded: unload them first".into(),
+            ));
+        }
+        schema.check_extends(self.schema())?;
+        let cfg = self.tiered.config().clone();
+        let opaque = cfg.opaque.clone();
+        let tiered = TieredStoreBuilder::new(schema)
+            .ticks_per_minute(cfg.ticks_per_minute)
+            .l0_idle_ticks(cfg.l0_idle_ticks)
+            .l1_idle_ticks(cfg.l1_idle_ticks)
+            .l1_distance_blocks(cfg.l1_distance_blocks)
+            .sync_saves(cfg.sync_saves)
+            .check_entity_refs(cfg.check_entity_refs)
+            .opacity_search_chunks(cfg.opacity_search_chunks)
+            .opaque(move |n| opaque(n))
+            .open(Arc::clone(self.tiered.store()))?;
+        self.tiered = tiered;
+        Ok(())
+    }
+
     /// The regionizer, fed by [`load_chunk`](Self::load_chunk) and
     /// [`unload_chunk`](Self::unload_chunk).
     pub fn regionizer(&self) -> &Arc<Regionizer<ChunkPos, ()>> {
