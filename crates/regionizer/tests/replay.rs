@@ -137,3 +137,33 @@ fn binary_runs() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// The spec's correction of Folia's add_chunk step 3 (the centre section's own region is
+/// collected): hand-checked states, and the invariants hold after every operation.
+#[test]
+fn centre_section_region_is_collected() {
+    let out = run(&read("centre_included.txt"), &opts(SMALL));
+    assert_eq!(out, read("centre_included.expected.jsonl"));
+    let line6 = out.lines().nth(5).unwrap();
+    assert!(
+        line6.contains(r#"{"state":"transient","sections":[[2,2],[2,3],[3,2],[3,3]],"dead":[],"merge_into_later":[0],"expecting_merge_from":[]}"#),
+        "the singleton's region takes the new sections: {line6}"
+    );
+    assert_eq!(line6.matches(r#""state":"#).count(), 2, "no third region");
+
+    use terrane_regionizer::{NoCallbacks, Regionizer};
+    use terrane_section::ColumnPos;
+    let rz: Regionizer<ColumnPos, ()> = Regionizer::new(opts(SMALL).config, NoCallbacks);
+    for (x, z) in [(0, 0), (0, 2), (2, 0)] {
+        rz.add_chunk(ColumnPos::new(x, z)).unwrap();
+    }
+    let a = rz.owner_of_chunk(ColumnPos::new(0, 0)).unwrap();
+    assert!(rz.try_mark_ticking(a).unwrap());
+    for (x, z) in [(1, 1), (2, 2)] {
+        rz.add_chunk(ColumnPos::new(x, z)).unwrap();
+        rz.check_invariants().unwrap();
+    }
+    assert!(rz.mark_not_ticking(a).unwrap());
+    rz.check_invariants().unwrap();
+    assert_eq!(rz.region_count(), 1);
+}
