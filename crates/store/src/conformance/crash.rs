@@ -182,6 +182,7 @@ pub fn run<S: Store>(
     let mut model = Model::new();
     let mut committed: i64 = -1;
     let mut report = CrashReport { committed: -1, acknowledged: -1, ..CrashReport::default() };
+    let mut history: Vec<String> = Vec::new();
     for round in 0..kills {
         let mut child = Command::new(&exe)
             .args([test_name, "--exact", "--nocapture", "--test-threads", "1"])
@@ -195,8 +196,9 @@ pub fn run<S: Store>(
         let reader = std::thread::spawn(move || {
             for line in BufReader::new(out).lines() {
                 let Ok(line) = line else { break };
-                if let Some(id) =
-                    line.strip_prefix("ACK ").and_then(|s| s.trim().parse::<i64>().ok())
+                // libtest prints `test crash ... ` before the first line, on the same line.
+                let ack = line.find("ACK ").map(|at| &line[at + 4..]);
+                if let Some(id) = ack.and_then(|s| s.trim().parse::<i64>().ok())
                     && tx.send(id).is_err()
                 {
                     break;
@@ -208,11 +210,13 @@ pub fn run<S: Store>(
         let wait_acks = rng.below(4);
         let deadline = Instant::now() + Duration::from_secs(10);
         let mut acks = 0;
+        let mut seen: Vec<i64> = Vec::new();
         if wait_acks > 0 {
             while acks < wait_acks && Instant::now() < deadline {
                 match rx.recv_timeout(Duration::from_millis(100)) {
                     Ok(id) => {
                         acks += 1;
+                        seen.push(id);
                         report.acknowledged = report.acknowledged.max(id);
                     }
                     Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -228,6 +232,7 @@ pub fn run<S: Store>(
         reader.join().expect("reader thread");
         for id in rx.try_iter() {
             acks += 1;
+            seen.push(id);
             report.acknowledged = report.acknowledged.max(id);
         }
         if acks == 0 {
@@ -255,7 +260,14 @@ pub fn run<S: Store>(
         assert!(b >= committed, "round {round}: the store went back from batch {committed} to {b}");
         // Each child starts after the committed state; only its last batch may be unacknowledged.
         let base = report.acknowledged.max(committed);
-        assert!(b <= base + 1, "round {round}: batch {b} was never written");
+        history.push(format!("round {round}: acks {seen:?}, store at {b}"));
+        assert!(
+            b <= base + 1,
+            "round {round}: batch {b} is beyond the last acknowledged ({}) + 1 and the last \
+             committed ({committed}) + 1; history:\n{}",
+            report.acknowledged,
+            history[history.len().saturating_sub(6)..].join("\n")
+        );
         while committed < b {
             committed += 1;
             apply(&mut model, &save_batch(committed as u64));
