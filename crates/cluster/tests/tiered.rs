@@ -395,3 +395,72 @@ fn air_chunk_is_present_not_absent() {
     assert_eq!(t.get_chunk_at(0, ChunkPos::new(0, 0, 0)).unwrap(), Some((Level::L2, air)));
     assert_eq!(t.get_chunk(0, ChunkPos::new(0, 0, 1)).unwrap(), None);
 }
+
+/// A failed write (injected at every possible point of a scenario) changes nothing: the
+/// tiers stay consistent and hold the contents of the operations that succeeded.
+#[test]
+fn failed_writes_change_nothing() {
+    use terrane_store::{FaultPlan, FaultyStore};
+    let s = schema();
+    let ps: Vec<ChunkPos> = [(0, 0, 0), (1, 0, 0), (5, 0, 0), (17, 1, 0), (-1, 0, -1)]
+        .into_iter()
+        .map(|(x, y, z)| ChunkPos::new(x, y, z))
+        .collect();
+    let scenario = |t: &mut TieredStore<FaultyStore<MemStore>>,
+                    model: &mut BTreeMap<ChunkPos, Vec<u8>>|
+     -> usize {
+        let mut failures = 0;
+        let mut tick = 0;
+        for round in 0..3u32 {
+            for (k, p) in ps.iter().enumerate() {
+                tick += 1;
+                let b = chunk_bytes(&s, round * 10 + k as u32);
+                match t.put_chunk(0, *p, b.clone(), tick) {
+                    Ok(()) => {
+                        model.insert(*p, b);
+                    }
+                    Err(Error::Store(terrane_store::Error::Injected(_))) => failures += 1,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            tick += 100;
+            if t.maintain(tick).is_err() {
+                failures += 1;
+            }
+            tick += 100;
+            if t.maintain(tick).is_err() {
+                failures += 1;
+            }
+            match t.load_chunk(0, ps[round as usize], tick) {
+                Ok(got) => assert_eq!(got.as_ref(), model.get(&ps[round as usize])),
+                Err(_) => failures += 1,
+            }
+            if round == 1 {
+                match t.delete_chunk(0, ps[4], tick) {
+                    Ok(()) => {
+                        model.remove(&ps[4]);
+                    }
+                    Err(_) => failures += 1,
+                }
+            }
+            t.verify().unwrap();
+            let all: BTreeMap<_, _> =
+                t.all_chunks().unwrap().into_iter().map(|((_, p), (_, b))| (p, b)).collect();
+            assert_eq!(&all, model);
+        }
+        failures
+    };
+    // Count the writes of a fault-free run, then fail each of them in turn.
+    let mut t = builder().open(FaultyStore::new(MemStore::new(), FaultPlan::default())).unwrap();
+    let mut model = BTreeMap::new();
+    assert_eq!(scenario(&mut t, &mut model), 0);
+    let writes = t.store().writes();
+    assert!(writes > 20);
+    for n in 2..=writes {
+        // Write 1 is the schema at open.
+        let mut t =
+            builder().open(FaultyStore::new(MemStore::new(), FaultPlan::nth_write(n))).unwrap();
+        let mut model = BTreeMap::new();
+        assert_eq!(scenario(&mut t, &mut model), 1, "fault at write {n}");
+    }
+}
