@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
@@ -89,6 +89,11 @@ struct Shared {
     players: RwLock<Vec<BlockPos>>,
     /// Blocks changed by region ticks.
     edits: AtomicU64,
+    /// Block random-ticks sampled by region ticks.
+    sampled: AtomicU64,
+    /// Region ticks running now, and the most seen at once.
+    running: AtomicUsize,
+    max_running: AtomicUsize,
     palette: Palette,
     seed: u64,
 }
@@ -96,6 +101,13 @@ struct Shared {
 /// A region tick: for every player in the region, a few random block updates around them
 /// (a builder placing cobblestone on the surface and taking it away again).
 fn region_tick(shared: &Shared, ctx: &TickContext<'_, ChunkPos, ()>) {
+    let now = shared.running.fetch_add(1, Ordering::SeqCst) + 1;
+    shared.max_running.fetch_max(now, Ordering::SeqCst);
+    region_work(shared, ctx);
+    shared.running.fetch_sub(1, Ordering::SeqCst);
+}
+
+fn region_work(shared: &Shared, ctx: &TickContext<'_, ChunkPos, ()>) {
     let players = shared.players.read().expect("players lock").clone();
     let rz = ctx.regionizer();
     let loaded = shared.loaded.read().expect("loaded lock");
@@ -104,6 +116,24 @@ fn region_tick(shared: &Shared, ctx: &TickContext<'_, ChunkPos, ()>) {
             continue;
         }
         let h = mix(shared.seed ^ ctx.region().stats().ticks, i as i64, p.x ^ p.z);
+        // Random ticks: 64 cells of each chunk around the player (crops grow, grass spreads).
+        let c = p.chunk();
+        let mut sampled = 0;
+        for (dx, dz) in
+            [(-1, -1), (0, -1), (1, -1), (-1, 0), (0, 0), (1, 0), (-1, 1), (0, 1), (1, 1)]
+        {
+            let Some(cell) = loaded.get(&ChunkPos::new(c.x + dx, c.y, c.z + dz)) else { continue };
+            let chunk = cell.lock().expect("chunk lock");
+            let mut r = h;
+            for _ in 0..64 {
+                r = mix(r, dx, dz);
+                let i = (r % 4096) as u16;
+                if chunk.get_index(i) == shared.palette.grass {
+                    sampled += 1;
+                }
+            }
+        }
+        shared.sampled.fetch_add(sampled + 1, Ordering::Relaxed);
         let dx = (h % 9) as i64 - 4;
         let dz = ((h >> 8) % 9) as i64 - 4;
         let (x, z) = (p.x + dx, p.z + dz);
@@ -173,6 +203,8 @@ pub struct Summary {
     pub saved_chunk_writes: u64,
     pub region_ticks: u64,
     pub region_edits: u64,
+    /// Most region ticks seen running at the same time.
+    pub max_parallel_region_ticks: usize,
     /// (tick, regions) samples.
     pub regions_over_time: Vec<(u64, usize)>,
     pub maintenance_l0_to_l1: u64,
@@ -285,6 +317,9 @@ pub fn run(args: &DemoArgs) -> Result<Summary, Fail> {
         dirty: Mutex::new(HashSet::new()),
         players: RwLock::new(Vec::new()),
         edits: AtomicU64::new(0),
+        sampled: AtomicU64::new(0),
+        running: AtomicUsize::new(0),
+        max_running: AtomicUsize::new(0),
         palette,
         seed: args.seed,
     });
@@ -703,6 +738,7 @@ fn simulate(
     s.ticks = tick + 1 - first_tick;
     s.region_ticks = world.scheduler().map_or(0, |sc| sc.ticks());
     s.region_edits = shared.edits.load(Ordering::Relaxed);
+    s.max_parallel_region_ticks = shared.max_running.load(Ordering::SeqCst);
     let gen_s = pregen.gen_nanos.load(Ordering::Relaxed) as f64 / 1e9;
     s.generation_chunks_per_sec = if gen_s > 0.0 { s.chunks_generated as f64 / gen_s } else { 0.0 };
     s.tick_saves = save_nanos.len() as u64;
