@@ -813,8 +813,8 @@ pub fn print_human(s: &Summary) {
         counts.last().unwrap_or(&0)
     );
     println!(
-        "  {} region ticks on the scheduler's workers, {} block edits by region ticks",
-        s.region_ticks, s.region_edits
+        "  {} region ticks on the scheduler's workers, up to {} at the same time; {} block edits by region ticks",
+        s.region_ticks, s.max_parallel_region_ticks, s.region_edits
     );
     println!("saves");
     println!(

@@ -99,7 +99,8 @@ fn demo_then_every_command(backend: &str) {
     assert!(summary["chunks_generated"].as_u64().unwrap() > 0);
     assert!(summary["tick_saves"].as_u64().unwrap() >= 12);
     assert_eq!(summary["restore_exact"], true);
-    assert!(summary["region_ticks"].as_u64().is_some());
+    assert!(summary["region_ticks"].as_u64().unwrap() > 0);
+    assert!(summary["max_parallel_region_ticks"].as_u64().unwrap() >= 1);
 
     let info = json(&["info", s(&world), "--json"]);
     assert_eq!(info["backend"], backend);
