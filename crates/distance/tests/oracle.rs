@@ -340,3 +340,53 @@ fn out_of_range_is_a_typed_error() {
     assert!(g.insert(ColumnPos::new(MAX_COORD, -MAX_COORD)).unwrap());
     assert_eq!(g.len(), 1);
 }
+
+#[test]
+fn every_resume_split_and_arbitrary_cursors() {
+    // A set with full batches, a full level-1 node and scattered chunks around a node seam.
+    let mut g = DistanceGraph::new();
+    let mut set = Set::new();
+    let mut add = |x: i32, z: i32| {
+        g.insert(ColumnPos::new(x, z)).unwrap();
+        set.insert((x, z));
+    };
+    for z in 0..32 {
+        for x in 0..32 {
+            add(x, z); // a full level-1 node
+        }
+    }
+    for z in -8..0 {
+        for x in -8..4 {
+            if (x + z) % 3 != 0 {
+                add(x, z);
+            }
+        }
+    }
+    for i in 0..40 {
+        add(-20 + i, 40 - (i * 7) % 23);
+    }
+    for (c, r) in
+        [(ColumnPos::new(0, 0), 25u32), (ColumnPos::new(-1, 31), 65), (ColumnPos::new(16, 16), 5)]
+    {
+        let all: Vec<Near> = g.completed_near_to_far(c, r, None).unwrap().collect();
+        assert_eq!(all, oracle_completed(&set, c, r));
+        for i in 0..all.len() {
+            let rest: Vec<Near> = g.completed_near_to_far(c, r, Some(all[i])).unwrap().collect();
+            assert_eq!(
+                rest,
+                all[i + 1..],
+                "resume after item {i} of {} (c={c:?}, r={r})",
+                all.len()
+            );
+        }
+        // Cursors that are not items: strictly after in (d2, z, x) order all the same.
+        for d2 in [0u64, 1, 2, 24, 25, 26, 600, 625, 4225, 5000] {
+            for (x, z) in [(0, 0), (-1, 31), (7, -3), (i32::MIN, i32::MAX)] {
+                let cur = Near { d2, pos: ColumnPos::new(x, z) };
+                let rest: Vec<Near> = g.completed_near_to_far(c, r, Some(cur)).unwrap().collect();
+                let want: Vec<Near> = all.iter().copied().filter(|n| *n > cur).collect();
+                assert_eq!(rest, want, "cursor {cur:?}");
+            }
+        }
+    }
+}
