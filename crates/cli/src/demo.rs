@@ -38,7 +38,7 @@ pub struct DemoArgs {
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     /// Game ticks to simulate (more run while the pre-generator or a restore finishes).
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 300)]
     pub ticks: u64,
     /// Target ticks per second of the main loop and of the region scheduler.
     #[arg(long, default_value_t = 50.0)]
@@ -49,12 +49,12 @@ pub struct DemoArgs {
     /// View (simulation) distance in chunks: columns within it are loaded around each player.
     #[arg(long, default_value_t = 4)]
     pub view: i64,
-    /// Players walk within this many blocks of spawn (they start spread on a circle of 0.8
-    /// times it, in separate regions).
+    /// Players walk within this many blocks of spawn: they start spread on a circle of 0.8
+    /// times it, in separate regions, and head across spawn (their regions merge, then split).
     #[arg(long, default_value_t = 640.0)]
     pub walk: f64,
     /// Player speed in blocks per tick.
-    #[arg(long, default_value_t = 0.8)]
+    #[arg(long, default_value_t = 2.5)]
     pub speed: f64,
     /// Radius in chunks of the disc the pre-generator fills around spawn.
     #[arg(long, default_value_t = 20)]
@@ -416,7 +416,13 @@ fn simulate(
             let mut uuid = [0u8; 16];
             uuid[..8].copy_from_slice(&(0xdead_0000 + i as u64).to_be_bytes());
             uuid[8..].copy_from_slice(&seed.to_be_bytes());
-            Player { uuid, x, z, heading: a + 1.3, chunk: ChunkPos::new(i64::MIN, 0, 0) }
+            Player {
+                uuid,
+                x,
+                z,
+                heading: a + std::f64::consts::PI,
+                chunk: ChunkPos::new(i64::MIN, 0, 0),
+            }
         })
         .collect();
 
@@ -464,7 +470,7 @@ fn simulate(
         for p in &mut players {
             rng = mix(rng, tick as i64, 7);
             if rng.is_multiple_of(40) {
-                p.heading += (rng >> 16) as f64 / u64::MAX as f64 * 2.0 - 1.0;
+                p.heading += ((rng >> 16) as f64 / (u64::MAX >> 16) as f64 - 0.5) * 0.6;
             }
             p.x += p.heading.cos() * args.speed;
             p.z += p.heading.sin() * args.speed;
