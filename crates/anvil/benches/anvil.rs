@@ -10,7 +10,6 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use fastanvil::{Chunk as _, JavaChunk, Region};
 use terrane_anvil::{ExportSource, MemWorld};
 use terrane_chunk::ChunkView;
-use terrane_section::ColumnPos;
 
 fn testdata() -> PathBuf {
     let p = match std::env::var_os("TERRANE_TESTDATA") {
@@ -92,20 +91,25 @@ fn bench(c: &mut Criterion) {
     });
     g.finish();
 
-    // Point read: the first column whose chunk at section y 4 holds several block states.
+    // Point read: the chunk with the largest palette (a terrain chunk) and its column.
     let (w, _) = import(&dir);
-    let pos: ColumnPos = *w
+    let (pos, cy) = w
         .columns
         .iter()
-        .find(|(_, c)| {
-            c.chunks.iter().any(|(y, b)| *y == 4 && ChunkView::parse(b).unwrap().palette_len() > 4)
-        })
-        .unwrap()
-        .0;
+        .flat_map(|(p, c)| c.chunks.iter().map(move |(y, b)| (*p, *y, b)))
+        .max_by_key(|(_, _, b)| ChunkView::parse(b).unwrap().palette_len())
+        .map(|(p, y, _)| (p, y))
+        .unwrap();
     let col = w.column(pos).unwrap().unwrap();
-    let (_, blob) = col.chunks.iter().find(|(y, _)| *y == 4).unwrap().clone();
+    let (_, blob) = col.chunks.iter().find(|(y, _)| *y == cy).unwrap().clone();
     let (lx, lz) = ((pos.x & 31) as usize, (pos.z & 31) as usize);
-    println!("point read: column ({}, {}), chunk y 4, {} bytes", pos.x, pos.z, blob.len());
+    println!(
+        "point read: column ({}, {}), chunk y {cy}, {} bytes, palette {}",
+        pos.x,
+        pos.z,
+        blob.len(),
+        ChunkView::parse(&blob).unwrap().palette_len()
+    );
     let mut g = c.benchmark_group("anvil_point_read");
     g.sample_size(10).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_secs(1));
     g.bench_function("terrane_chunk_view_one_block", |b| {
@@ -131,7 +135,7 @@ fn bench(c: &mut Criterion) {
             let mut r = Region::from_stream(std::io::Cursor::new(&region_bytes)).unwrap();
             let data = r.read_chunk(lx, lz).unwrap().unwrap();
             let parsed = JavaChunk::from_bytes(&data).unwrap();
-            black_box(parsed.block(3, 4 * 16 + 7, 9).map(|b| b.name().len()))
+            black_box(parsed.block(3, cy as isize * 16 + 7, 9).map(|b| b.name().len()))
         });
     });
     g.finish();

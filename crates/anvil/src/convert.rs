@@ -107,7 +107,7 @@ impl ImportedColumn {
 
 /// What a column keeps besides its chunks and entities: the column's side-table entry.
 ///
-/// Encoded as an NBT compound (see `docs/format/anvil.md`): `Rest` (the chunk's remaining
+/// Encoded as a zlib stream of an NBT compound (see `docs/format/anvil.md`): `Rest` (the chunk's remaining
 /// NBT, biomes included), `Layout`, `DataVersion` (absent before 1.9), `Timestamp`,
 /// `ExtraBlockEntities` and `OrphanEntities` (UUIDs of entities of a column without chunks).
 #[derive(Clone, Debug, PartialEq)]
@@ -142,7 +142,7 @@ fn ints_uuid(v: &[i32]) -> Option<Uuid> {
 }
 
 impl ColumnRecord {
-    /// Encodes to NBT bytes (deterministic).
+    /// Encodes to zlib-compressed NBT bytes (deterministic).
     pub fn encode(&self) -> Vec<u8> {
         let mut m = HashMap::new();
         m.insert("Rest".to_string(), Value::Compound(self.rest.clone()));
@@ -162,12 +162,25 @@ impl ColumnRecord {
         );
         let orphans: Vec<i32> = self.orphan_entities.iter().flat_map(uuid_ints).collect();
         m.insert("OrphanEntities".to_string(), Value::IntArray(fastnbt::IntArray::new(orphans)));
-        nbt::write_root(&m)
+        let raw = nbt::write_root(&m);
+        let mut e = flate2::write::ZlibEncoder::new(
+            Vec::with_capacity(raw.len() / 3),
+            flate2::Compression::default(),
+        );
+        // Writing to a Vec cannot fail.
+        let _ = std::io::Write::write_all(&mut e, &raw);
+        e.finish().unwrap_or_default()
     }
 
     /// Decodes [`encode`](Self::encode)'s output.
     pub fn decode(bytes: &[u8]) -> Result<Self, ChunkError> {
-        let mut m = nbt::parse(bytes)?;
+        let raw = crate::region::decompress(
+            crate::region::Compression::Zlib,
+            bytes,
+            bytes.len(),
+            crate::region::DEFAULT_MAX_DECOMPRESSED,
+        )?;
+        let mut m = nbt::parse(&raw)?;
         let bad = |w: &str| ChunkError::Malformed(format!("column record: {w}"));
         let rest = match m.remove("Rest") {
             Some(Value::Compound(c)) => c,

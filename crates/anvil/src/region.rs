@@ -568,9 +568,6 @@ impl RegionWriter {
             out[SECTOR + index * 4..SECTOR + index * 4 + 4]
                 .copy_from_slice(&timestamp.to_be_bytes());
         }
-        if out.len() == HEADER && side.is_empty() {
-            // A region without chunks: still a valid (header-only) file.
-        }
         Ok((out, side))
     }
 }

@@ -246,33 +246,52 @@ pub fn import_region_dir_with<S: ImportSink>(
 ) -> Result<ImportSummary> {
     let regions = region::list_regions(dir).map_err(|e| AnvilError::io(dir, e))?;
     let mut summary = ImportSummary::default();
-    let mut files = Vec::with_capacity(regions.len());
     let mut p = Progress { regions_total: regions.len(), ..Progress::default() };
-    for (rx, rz, path) in regions {
-        let bytes = std::fs::read(&path).map_err(|e| AnvilError::io(&path, e))?;
-        match RegionFile::new(bytes) {
-            Ok(r) => {
-                p.columns_total += r.entries().count() as u64;
-                files.push((rx, rz, path, r));
-            }
-            Err(e) => summary.damaged.push(DamagedChunk {
-                file: path,
-                index: None,
-                pos: None,
-                error: ChunkError::TruncatedRegion(e.0 as u64),
-            }),
-        }
+    // First pass: only the location tables, for the totals.
+    let mut tables = Vec::with_capacity(regions.len());
+    for (_, _, path) in &regions {
+        let t = present_entries(path)?;
+        p.columns_total += t.len() as u64;
+        tables.push(t);
     }
-    for (rx, rz, path, r) in files {
+    for ((rx, rz, path), table) in regions.into_iter().zip(tables) {
+        // A region whose columns are all in the sink is skipped without reading it.
+        let mut all_present = !table.is_empty();
+        for &i in &table {
+            if !sink.has_column(column_of(rx, rz, i)).map_err(sink_err)? {
+                all_present = false;
+                break;
+            }
+        }
+        if all_present {
+            summary.columns_skipped += table.len() as u64;
+            summary.regions += 1;
+            p.columns_done += table.len() as u64;
+            p.regions_done += 1;
+            progress(&p);
+            continue;
+        }
+        let bytes = std::fs::read(&path).map_err(|e| AnvilError::io(&path, e))?;
+        let r = match RegionFile::new(bytes) {
+            Ok(r) => r,
+            Err(e) => {
+                summary.damaged.push(DamagedChunk {
+                    file: path,
+                    index: None,
+                    pos: None,
+                    error: ChunkError::TruncatedRegion(e.0 as u64),
+                });
+                p.regions_done += 1;
+                progress(&p);
+                continue;
+            }
+        };
         let r = r.with_external(rx, rz, dir).with_max_decompressed(options.max_decompressed);
         p.region = (rx, rz);
         p.bytes_in += r.bytes().len() as u64;
         summary.bytes_in += r.bytes().len() as u64;
         for e in r.entries() {
-            let pos = ColumnPos::new(
-                rx.wrapping_mul(32).wrapping_add(e.local_x() as i32),
-                rz.wrapping_mul(32).wrapping_add(e.local_z() as i32),
-            );
+            let pos = column_of(rx, rz, e.index);
             p.columns_done += 1;
             if sink.has_column(pos).map_err(sink_err)? {
                 summary.columns_skipped += 1;
@@ -400,6 +419,27 @@ pub fn export_region_dir<S: ExportSource>(
         progress(&p);
     }
     Ok(summary)
+}
+
+/// Indices of the present entries of a region file's location table (none for files
+/// shorter than the 8 KiB header), read without the rest of the file.
+fn present_entries(path: &Path) -> Result<Vec<usize>> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| AnvilError::io(path, e))?;
+    let len = f.metadata().map_err(|e| AnvilError::io(path, e))?.len();
+    if len < region::HEADER as u64 {
+        return Ok(Vec::new());
+    }
+    let mut table = vec![0u8; region::SECTOR];
+    f.take(region::SECTOR as u64).read_exact(&mut table).map_err(|e| AnvilError::io(path, e))?;
+    Ok(table.chunks(4).enumerate().filter(|(_, c)| c != &[0, 0, 0, 0]).map(|(i, _)| i).collect())
+}
+
+fn column_of(rx: i32, rz: i32, index: usize) -> ColumnPos {
+    ColumnPos::new(
+        rx.wrapping_mul(32).wrapping_add((index % 32) as i32),
+        rz.wrapping_mul(32).wrapping_add((index / 32) as i32),
+    )
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {

@@ -169,7 +169,11 @@ fn import_export_import_is_block_for_block_equal() {
             .map(|c| terrane_anvil::ColumnRecord::decode(&c.record).unwrap().timestamp)
             .collect();
         assert_eq!(w_ts, w2_ts);
-        // Export is deterministic: exporting the re-import gives identical files.
+        // Export is deterministic: exporting the re-import gives identical files (checked on
+        // the small folders, to keep the debug suite short).
+        if s.columns > 100 {
+            continue;
+        }
         let out2 = tempfile::tempdir().unwrap();
         terrane_anvil::export_region_dir(&w2, out2.path(), &mut |_| {}).unwrap();
         for e in std::fs::read_dir(out.path()).unwrap() {

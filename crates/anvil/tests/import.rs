@@ -83,6 +83,7 @@ fn import_resumes_and_skips_present_columns() {
     assert_eq!(w.columns, full.columns);
     let third = terrane_anvil::import_region_dir(&dir, &mut w, &mut |_| {}).unwrap();
     assert_eq!((third.columns, third.columns_skipped, third.bytes_out), (0, 2, 0));
+    assert_eq!(third.bytes_in, 0, "fully imported regions are not even read");
 }
 
 #[test]
