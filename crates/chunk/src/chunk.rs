@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::bits::{BitWriter, bits_for, get_packed, le_words, set_packed};
+use crate::bits::{BitWriter, bits_for, for_each_packed, get_packed, le_words, set_packed};
 use crate::view::{ChunkView, HEADER_LEN, Uuid};
 use crate::{BlockId, CELLS, ComponentId, ComponentKind, Error, FORMAT_VERSION, Result, Schema};
 
@@ -59,6 +59,7 @@ impl PartialEq for Chunk {
 
 impl Eq for Chunk {}
 
+#[inline]
 fn check_cell(index: u16) -> usize {
     assert!(usize::from(index) < CELLS, "cell index {index} out of range (0..4096)");
     usize::from(index)
@@ -192,15 +193,13 @@ impl Chunk {
 
     /// Re-packs layer 0 at `bits`, mapping local ids through `remap` when given.
     fn repack(&mut self, bits: u32, remap: Option<&[u32]>) {
-        let mut words = vec![0u64; 64 * bits as usize];
-        for i in 0..CELLS {
-            let mut v = get_packed(&self.words, i, self.bits);
-            if let Some(m) = remap {
-                v = u64::from(m[v as usize]);
-            }
-            set_packed(&mut words, i, bits, v);
-        }
-        self.words = words;
+        let mut bytes = Vec::with_capacity(512 * bits as usize);
+        let mut w = BitWriter::new(&mut bytes);
+        for_each_packed(self.words.iter().copied(), self.bits, CELLS, |_, v| {
+            w.push(remap.map_or(v, |m| u64::from(m[v as usize])), bits);
+        });
+        w.finish();
+        self.words = le_words(&bytes).collect();
         self.bits = bits;
     }
 
@@ -554,14 +553,14 @@ impl Chunk {
                     out.extend_from_slice(&w.to_le_bytes());
                 }
             }
-            Some(m) => {
+            Some(m) if bits > 0 => {
                 let mut w = BitWriter::new(out);
-                for i in 0..CELLS {
-                    let l = get_packed(&self.words, i, self.bits) as usize;
-                    w.push(u64::from(m[l]), bits);
-                }
+                for_each_packed(self.words.iter().copied(), self.bits, CELLS, |_, l| {
+                    w.push(u64::from(m[l as usize]), bits);
+                });
                 w.finish();
             }
+            Some(_) => {}
         }
         if self.layered > 0 {
             let mut w = BitWriter::new(out);

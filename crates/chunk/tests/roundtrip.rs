@@ -112,6 +112,8 @@ fn check_round_trip(c: &Chunk) {
     for (cell, layer, id, v) in c.component_values() {
         assert_eq!(comps.get(cell, layer, id), Some(v));
     }
+    let from_view = Chunk::from_view(&view, &s.schema).expect("view converts");
+    assert_eq!(&from_view, c);
     let d = Chunk::decode(&bytes, &s.schema).expect("encoded chunk decodes");
     assert_eq!(&d, c, "decode(encode(c)) == c");
     assert_eq!(d.encode(&s.schema), bytes, "encode(decode(x)) == x");
