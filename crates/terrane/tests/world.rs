@@ -125,3 +125,32 @@ fn loads_feed_the_regionizer() {
     assert!(w.unload_chunk(ChunkPos::new(0, 0, 0)).is_err());
     w.regionizer().check_invariants().unwrap();
 }
+
+#[test]
+fn extend_schema_grows_the_registries_and_keeps_them() {
+    for backend in backends() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w");
+        let mut w = World::builder().backend(backend).schema(schema()).create(&path).unwrap();
+        let mut grown = w.schema().clone();
+        let gold = grown.add_block("minecraft:gold_block", &[]).unwrap();
+        // Not an extension: refused, nothing changes.
+        let mut other = Schema::new();
+        other.add_block("minecraft:dirt", &[]).unwrap();
+        assert!(w.extend_schema(other).is_err());
+        w.extend_schema(grown).unwrap();
+        let mut c = Chunk::new(w.air());
+        c.set(0, 0, 0, gold);
+        let mut save = TickSave::new();
+        save.put_chunk(0, ChunkPos::new(0, 0, 0), c.encode(w.schema()));
+        w.save_tick(1, save).unwrap();
+        // Refused while chunks are loaded.
+        w.load_chunk(ChunkPos::new(3, 3, 3)).unwrap();
+        assert!(w.extend_schema(w.schema().clone()).is_err());
+        w.close().unwrap();
+        let w = World::open(&path).unwrap();
+        assert_eq!(w.schema().blocks().find("minecraft:gold_block"), Some(gold.0));
+        assert_eq!(w.get_chunk(ChunkPos::new(0, 0, 0)).unwrap().unwrap().get(0, 0, 0), gold);
+        w.verify().unwrap();
+    }
+}
