@@ -57,7 +57,7 @@
 //!
 //! # Sponge schematics
 //!
-//! The reader accepts (see `docs` of [`Schematic::read`]):
+//! [`Schematic::read`] accepts:
 //! - versions 1, 2 and 3; a missing `Version` means 1; v3 with the spec's nested
 //!   `{ Schematic: {...} }` root or with a flat root (as some writers produce);
 //! - gzip (also multi-member) or, leniently, uncompressed NBT;
@@ -85,8 +85,10 @@
 //! v3's 3-D layout; `DataVersion` [`FALLBACK_DATA_VERSION`] when the source had none (v1).
 //!
 //! NBT walking: the reader is a purpose-built walker over the inflated bytes that borrows the
-//! big `Data` arrays instead of copying them and only builds trees for the small parts; it
-//! measured faster than a fastnbt tree read (see the crate's benchmarks).
+//! big `Data` arrays instead of copying them, decodes their varints eight single-byte ones at
+//! a time, and only builds trees for the small parts (metadata, block entities, entities),
+//! iteratively (no recursion, so hostile nesting cannot overflow the stack). It measured
+//! faster than a fastnbt tree read in the same run (`docs/BENCHMARKS.md`).
 //!
 //! # Features
 //!
