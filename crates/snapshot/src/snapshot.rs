@@ -378,6 +378,9 @@ impl Snapshot {
             u16::try_from(v).map_err(|_| Error::Invalid(format!("box extent {v} exceeds 65535")))
         };
         let (w, h, l) = (dim(sx)?, dim(sy)?, dim(sz)?);
+        if sx * sy * sz > i32::MAX as u64 {
+            return Err(Error::Dimensions { width: sx, height: sy, length: sz });
+        }
         let mut ids = vec![0u32; (sx * sy * sz) as usize];
         let min = self.bbox.min;
         for p in &self.regions {
@@ -452,12 +455,13 @@ impl Snapshot {
 
 /// A resumable position inside a restore: the sub-region and the block counter within it,
 /// plus the snapshot-state → target-block cache (each state resolved once per restore).
+///
+/// A cursor belongs to one snapshot and one target world: use it with the same pair until it
+/// is [`done`](Self::done).
 #[derive(Clone, Debug)]
 pub struct RestoreCursor<B> {
-    /// Index of the current sub-region.
-    pub region: usize,
-    /// Block counter inside it.
-    pub block: u32,
+    pub(crate) region: usize,
+    block: u32,
     /// Only write blocks that differ.
     pub diff: bool,
     /// Counts so far.
@@ -482,13 +486,23 @@ impl<B: Copy + Eq> RestoreCursor<B> {
         }
     }
 
+    /// Index of the current sub-region.
+    pub fn region(&self) -> usize {
+        self.region
+    }
+
+    /// Block counter inside the current sub-region (blocks already restored there).
+    pub fn block(&self) -> u32 {
+        self.block
+    }
+
     /// `true` once every sub-region is restored.
     pub fn done(&self, s: &Snapshot) -> bool {
         self.region >= s.regions.len()
     }
 
     /// Restores the current sub-region from the current block on, visiting at most `max`
-    /// blocks; every `check` blocks... (see [`run`](Self::run)). Returns blocks visited.
+    /// blocks (never crossing into the next sub-region). Returns blocks visited.
     fn region_slice<W: World<Block = B>>(
         &mut self,
         s: &Snapshot,
