@@ -18,6 +18,11 @@ fn pipeline(bytes: Vec<u8>) {
         };
         let _ = col.block_counts();
         let _ = col.to_nbt();
+        // The same bytes as a 1.17+ entity chunk.
+        let mut with_entities = col.clone();
+        if with_entities.add_entity_chunk(&raw.nbt).is_ok() {
+            let _ = with_entities.entity_chunk_nbt();
+        }
         if let Ok((imp, _)) = convert::column_to_terrane(&col, e.timestamp, &mut schema) {
             if let Ok((back, _)) = convert::terrane_to_column(&imp, &schema) {
                 let _ = back.to_nbt();

@@ -64,8 +64,12 @@ pub struct Column {
     pub sections: Vec<Section>,
     /// Block entity compounds (`TileEntities` / `block_entities`), verbatim.
     pub block_entities: Vec<HashMap<String, Value>>,
-    /// Entity compounds (`Entities`, present in chunks before 1.17), verbatim.
+    /// Entity compounds, verbatim: the chunk's `Entities` (before 1.17), or the entity
+    /// chunk's (1.17+, `entities/` folder, see [`external_entities`](Self::external_entities)).
     pub entities: Vec<HashMap<String, Value>>,
+    /// `Some(DataVersion of the entity chunk)` when the entities come from the 1.17+
+    /// `entities/` folder (and go back there on export) rather than from the chunk.
+    pub external_entities: Option<i32>,
     /// Everything else of the root compound, verbatim (heightmaps, lighting, biomes, ticks,
     /// structures, status...); sections keep their non-block fields (`Y`, light, biomes).
     pub rest: HashMap<String, Value>,
@@ -426,8 +430,38 @@ impl Column {
             sections,
             block_entities,
             entities,
+            external_entities: None,
             rest: root,
         })
+    }
+
+    /// Merges the entity chunk of this column from the 1.17+ `entities/` folder
+    /// (`{DataVersion, Position, Entities}`): its entities are appended and
+    /// [`external_entities`](Self::external_entities) is set.
+    pub fn add_entity_chunk(&mut self, bytes: &[u8]) -> Result<(), ChunkError> {
+        let mut root = nbt::parse(bytes)?;
+        let dv = root.get("DataVersion").and_then(nbt::as_i64).unwrap_or(0) as i32;
+        let list = compounds(root.remove("Entities"), "Entities")?;
+        self.entities.extend(list);
+        self.external_entities = Some(dv);
+        Ok(())
+    }
+
+    /// The entity chunk for the `entities/` folder (`{DataVersion, Position, Entities}`), when
+    /// [`external_entities`](Self::external_entities) is set.
+    pub fn entity_chunk_nbt(&self) -> Option<Vec<u8>> {
+        let dv = self.external_entities?;
+        let mut m = HashMap::new();
+        m.insert("DataVersion".to_string(), Value::Int(dv));
+        m.insert(
+            "Position".to_string(),
+            Value::IntArray(fastnbt::IntArray::new(vec![self.x, self.z])),
+        );
+        m.insert(
+            "Entities".to_string(),
+            Value::List(self.entities.iter().cloned().map(Value::Compound).collect()),
+        );
+        Some(nbt::write_root(&m))
     }
 
     /// True when any block is a pre-1.13 numeric state (`legacy:<id>:<data>`).
@@ -566,7 +600,9 @@ impl Column {
         if level.contains_key(be_key) || !self.block_entities.is_empty() {
             level.insert(be_key.into(), list(&self.block_entities));
         }
-        if level.contains_key("Entities") || !self.entities.is_empty() {
+        if level.contains_key("Entities")
+            || (!self.entities.is_empty() && self.external_entities.is_none())
+        {
             level.insert("Entities".into(), list(&self.entities));
         }
         level.insert("xPos".into(), Value::Int(self.x));

@@ -124,6 +124,8 @@ pub struct ColumnRecord {
     pub extra_block_entities: Vec<HashMap<String, Value>>,
     /// Entities referenced by no chunk (a column without sections).
     pub orphan_entities: Vec<Uuid>,
+    /// DataVersion of the 1.17+ entity chunk the entities came from, if they did.
+    pub entities_data_version: Option<i32>,
 }
 
 fn uuid_ints(u: &Uuid) -> Vec<i32> {
@@ -162,6 +164,9 @@ impl ColumnRecord {
         );
         let orphans: Vec<i32> = self.orphan_entities.iter().flat_map(uuid_ints).collect();
         m.insert("OrphanEntities".to_string(), Value::IntArray(fastnbt::IntArray::new(orphans)));
+        if let Some(v) = self.entities_data_version {
+            m.insert("EntitiesDataVersion".to_string(), Value::Int(v));
+        }
         let raw = nbt::write_root(&m);
         let mut e = flate2::write::ZlibEncoder::new(
             Vec::with_capacity(raw.len() / 3),
@@ -211,6 +216,8 @@ impl ColumnRecord {
             None => Vec::new(),
             _ => return Err(bad("OrphanEntities")),
         };
+        let entities_data_version =
+            m.get("EntitiesDataVersion").and_then(nbt::as_i64).map(|v| v as i32);
         Ok(ColumnRecord {
             rest,
             layout,
@@ -218,6 +225,7 @@ impl ColumnRecord {
             timestamp,
             extra_block_entities,
             orphan_entities,
+            entities_data_version,
         })
     }
 }
@@ -395,6 +403,7 @@ pub fn column_to_terrane(
         timestamp,
         extra_block_entities: extra,
         orphan_entities: orphans,
+        entities_data_version: col.external_entities,
     };
     let chunks = chunks.into_iter().map(|(y, c)| (y, c.encode(schema))).collect();
     Ok((ImportedColumn { pos, chunks, entities, record: record.encode() }, stats))
@@ -481,6 +490,7 @@ pub fn terrane_to_column(
         sections,
         block_entities,
         entities,
+        external_entities: record.entities_data_version,
         rest: record.rest,
     };
     Ok((col, record.timestamp))
@@ -523,6 +533,7 @@ mod tests {
                 [("id".to_string(), Value::String("x:y".into()))].into_iter().collect(),
             ],
             orphan_entities: vec![[9; 16]],
+            entities_data_version: Some(3955),
         };
         assert_eq!(ColumnRecord::decode(&r.encode()).unwrap(), r);
     }

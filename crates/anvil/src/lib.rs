@@ -81,9 +81,10 @@
 //!   biomes and every other tag), but NBT compound key order and the element type of empty
 //!   lists are not kept, and palettes are rewritten in first-use order: exported files are
 //!   equal to the originals as NBT values, not byte for byte.
-//! - Entities of 1.17+ worlds live in the `entities/` folder, which is a separate set of
-//!   region files this crate does not read yet; only entities stored inside the chunks
-//!   (before 1.17) are imported.
+//! - Entities of 1.17+ worlds live in the world's `entities/` folder: they are imported only
+//!   when [`ImportOptions::entities_dir`] names it (and exported with
+//!   [`ExportOptions::entities_dir`]); other folders (`poi/`, `data/`, `level.dat`) are not
+//!   read.
 //! - Pre-1.13 blocks keep their numeric id and data (`legacy:<id>:<data>`, air as
 //!   `minecraft:air`): no flattening table is applied, and such columns cannot be exported.
 //! - LZ4 block checksums (xxhash32) are not verified; the NBT parse that follows validates
@@ -104,7 +105,7 @@ pub use column::{Column, Layout, Section};
 pub use convert::{ColumnRecord, ImportedColumn};
 pub use error::{AnvilError, ChunkError, Result};
 pub use world::{
-    DamagedChunk, ExportSource, ExportSummary, ImportOptions, ImportSink, ImportSummary, MemWorld,
-    MissingEntity, Progress, StoredColumn, export_region_dir, import_region_dir,
-    import_region_dir_with,
+    DamagedChunk, ExportOptions, ExportSource, ExportSummary, ImportOptions, ImportSink,
+    ImportSummary, MemWorld, MissingEntity, Progress, StoredColumn, export_region_dir,
+    export_region_dir_with, import_region_dir, import_region_dir_with,
 };

@@ -198,6 +198,7 @@ pub struct ImportSummary {
 #[derive(Clone, Debug)]
 pub struct ImportOptions {
     max_decompressed: usize,
+    entities_dir: Option<PathBuf>,
 }
 
 impl Default for ImportOptions {
@@ -207,9 +208,16 @@ impl Default for ImportOptions {
 }
 
 impl ImportOptions {
-    /// Defaults: decompressed chunks up to [`region::DEFAULT_MAX_DECOMPRESSED`] (64 MiB).
+    /// Defaults: decompressed chunks up to [`region::DEFAULT_MAX_DECOMPRESSED`] (64 MiB), no
+    /// `entities/` folder.
     pub fn new() -> Self {
-        ImportOptions { max_decompressed: region::DEFAULT_MAX_DECOMPRESSED }
+        ImportOptions { max_decompressed: region::DEFAULT_MAX_DECOMPRESSED, entities_dir: None }
+    }
+    /// Also reads a 1.17+ world's entity regions (`<world>/entities`): each column's entities
+    /// are taken from the entity chunk at the same position (default: none).
+    pub fn entities_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.entities_dir = Some(dir.into());
+        self
     }
     /// Sets the limit on one decompressed chunk; larger chunks are reported as damaged.
     pub fn max_decompressed(mut self, bytes: usize) -> Self {
@@ -290,6 +298,30 @@ pub fn import_region_dir_with<S: ImportSink>(
         p.region = (rx, rz);
         p.bytes_in += r.bytes().len() as u64;
         summary.bytes_in += r.bytes().len() as u64;
+        // The matching entity region (1.17+), when asked for and present.
+        let mut ents: Option<(PathBuf, RegionFile)> = None;
+        if let Some(edir) = &options.entities_dir {
+            let epath = edir.join(format!("r.{rx}.{rz}.mca"));
+            if epath.is_file() {
+                let b = std::fs::read(&epath).map_err(|e| AnvilError::io(&epath, e))?;
+                summary.bytes_in += b.len() as u64;
+                p.bytes_in += b.len() as u64;
+                match RegionFile::new(b) {
+                    Ok(er) => {
+                        let er = er
+                            .with_external(rx, rz, edir)
+                            .with_max_decompressed(options.max_decompressed);
+                        ents = Some((epath, er));
+                    }
+                    Err(e) => summary.damaged.push(DamagedChunk {
+                        file: epath,
+                        index: None,
+                        pos: None,
+                        error: ChunkError::TruncatedRegion(e.0 as u64),
+                    }),
+                }
+            }
+        }
         for e in r.entries() {
             let pos = column_of(rx, rz, e.index);
             p.columns_done += 1;
@@ -311,7 +343,7 @@ pub fn import_region_dir_with<S: ImportSink>(
                 }
                 Column::from_nbt(&raw.nbt, (pos.x, pos.z))
             });
-            let col = match col {
+            let mut col = match col {
                 Ok(c) => c,
                 Err(err) => {
                     summary.damaged.push(damaged(err));
@@ -319,6 +351,19 @@ pub fn import_region_dir_with<S: ImportSink>(
                     continue;
                 }
             };
+            if let Some((epath, er)) = &ents
+                && let Some(ee) = er.entry(e.index)
+            {
+                // A damaged entity chunk is reported; the column imports without it.
+                if let Err(error) = er.read(&ee).and_then(|raw| col.add_entity_chunk(&raw.nbt)) {
+                    summary.damaged.push(DamagedChunk {
+                        file: epath.clone(),
+                        index: Some(e.index),
+                        pos: Some(pos),
+                        error,
+                    });
+                }
+            }
             let (imp, stats) = match column_to_terrane(&col, e.timestamp, sink.schema()) {
                 Ok(x) => x,
                 Err(err) => {
@@ -363,14 +408,45 @@ pub struct ExportSummary {
     pub bytes_out: u64,
 }
 
-/// Exports every column of `source` into region files in `dir` (created if missing).
+/// Export options (builder; defaults in [`ExportOptions::new`]).
+#[derive(Clone, Debug, Default)]
+pub struct ExportOptions {
+    entities_dir: Option<PathBuf>,
+}
+
+impl ExportOptions {
+    /// Defaults: no `entities/` folder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Writes the entities of 1.17+ columns (imported from an `entities/` folder) to entity
+    /// regions in `dir`. Without it, exporting such a column with entities is refused.
+    pub fn entities_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.entities_dir = Some(dir.into());
+        self
+    }
+}
+
+/// Exports every column of `source` into region files in `dir` with default options. See
+/// [`export_region_dir_with`].
+pub fn export_region_dir<S: ExportSource>(
+    source: &S,
+    dir: &Path,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<ExportSummary> {
+    export_region_dir_with(source, dir, &ExportOptions::new(), progress)
+}
+
+/// Exports every column of `source` into region files in `dir` (created if missing), and
+/// 1.17+ entities into the options' `entities/` folder.
 ///
 /// Each region file is written to a temporary name and renamed into place, so a crash leaves
 /// either the old file or the new one. Columns holding pre-1.13 numeric blocks are refused
 /// with [`AnvilError::LegacyExport`] before their region is written.
-pub fn export_region_dir<S: ExportSource>(
+pub fn export_region_dir_with<S: ExportSource>(
     source: &S,
     dir: &Path,
+    options: &ExportOptions,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<ExportSummary> {
     std::fs::create_dir_all(dir).map_err(|e| AnvilError::io(dir, e))?;
@@ -391,13 +467,29 @@ pub fn export_region_dir<S: ExportSource>(
     for ((rx, rz), cols) in by_region {
         p.region = (rx, rz);
         let mut w = RegionWriter::new(rx, rz);
+        let mut ew = RegionWriter::new(rx, rz);
         for pos in cols {
             let Some(imp) = source.column(pos).map_err(sink_err)? else { continue };
             let inb = imp.encoded_len() as u64;
             let (col, ts) = terrane_to_column(&imp, source.schema())?;
             let nbt = col.to_nbt()?;
             let index = (pos.x & 31) as usize + 32 * (pos.z & 31) as usize;
-            w.insert(index, nbt, if ts == 0 { now } else { ts });
+            let ts = if ts == 0 { now } else { ts };
+            if let Some(ent) = col.entity_chunk_nbt() {
+                if options.entities_dir.is_none() {
+                    if col.entities.is_empty() {
+                        // Nothing would be lost.
+                    } else {
+                        return Err(AnvilError::Convert(format!(
+                            "column ({}, {}) has 1.17+ entities: set ExportOptions::entities_dir",
+                            pos.x, pos.z
+                        )));
+                    }
+                } else {
+                    ew.insert(index, ent, ts);
+                }
+            }
+            w.insert(index, nbt, ts);
             summary.columns += 1;
             summary.chunks += imp.chunks.len() as u64;
             summary.bytes_in += inb;
@@ -405,14 +497,13 @@ pub fn export_region_dir<S: ExportSource>(
             p.columns_done += 1;
             progress(&p);
         }
-        let (bytes, side) = w.finish()?;
-        for s in &side {
-            write_atomic(&dir.join(&s.name), &s.bytes)?;
-            summary.bytes_out += s.bytes.len() as u64;
+        if let Some(edir) = &options.entities_dir
+            && !ew.is_empty()
+        {
+            std::fs::create_dir_all(edir).map_err(|e| AnvilError::io(edir, e))?;
+            summary.bytes_out += write_region(edir, rx, rz, ew, &mut summary.side_files)?;
         }
-        summary.side_files += side.len();
-        write_atomic(&dir.join(format!("r.{rx}.{rz}.mca")), &bytes)?;
-        summary.bytes_out += bytes.len() as u64;
+        summary.bytes_out += write_region(dir, rx, rz, w, &mut summary.side_files)?;
         p.bytes_out = summary.bytes_out;
         summary.regions += 1;
         p.regions_done += 1;
@@ -421,8 +512,25 @@ pub fn export_region_dir<S: ExportSource>(
     Ok(summary)
 }
 
-/// Indices of the present entries of a region file's location table (none for files
-/// shorter than the 8 KiB header), read without the rest of the file.
+/// Writes one region (and its side files) atomically; returns the bytes written.
+fn write_region(
+    dir: &Path,
+    rx: i32,
+    rz: i32,
+    w: RegionWriter,
+    side_files: &mut usize,
+) -> Result<u64> {
+    let (bytes, side) = w.finish()?;
+    let mut n = 0;
+    for s in &side {
+        write_atomic(&dir.join(&s.name), &s.bytes)?;
+        n += s.bytes.len() as u64;
+    }
+    *side_files += side.len();
+    write_atomic(&dir.join(format!("r.{rx}.{rz}.mca")), &bytes)?;
+    Ok(n + bytes.len() as u64)
+}
+
 fn present_entries(path: &Path) -> Result<Vec<usize>> {
     use std::io::Read;
     let f = std::fs::File::open(path).map_err(|e| AnvilError::io(path, e))?;

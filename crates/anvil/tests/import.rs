@@ -250,3 +250,91 @@ fn entities_become_entity_records() {
     }
     assert_eq!(seen, 60);
 }
+
+fn entity(id: &str, uuid: Option<[i32; 4]>, pos: [f64; 3], name: Option<&str>) -> Value {
+    let mut m = std::collections::HashMap::new();
+    m.insert("id".to_string(), Value::String(id.into()));
+    if let Some(u) = uuid {
+        m.insert("UUID".to_string(), Value::IntArray(fastnbt::IntArray::new(u.to_vec())));
+    }
+    m.insert("Pos".to_string(), Value::List(pos.iter().map(|&v| Value::Double(v)).collect()));
+    if let Some(n) = name {
+        m.insert("CustomName".to_string(), Value::String(n.into()));
+    }
+    Value::Compound(m)
+}
+
+#[test]
+fn entities_folder_of_modern_worlds_roundtrips() {
+    let world = tempfile::tempdir().unwrap();
+    let (region, entities) = (world.path().join("region"), world.path().join("entities"));
+    std::fs::create_dir_all(&region).unwrap();
+    std::fs::create_dir_all(&entities).unwrap();
+    std::fs::copy(common::fixture("anvil/1.21.1/r.0.0.mca"), region.join("r.0.0.mca")).unwrap();
+    // Entity chunks for columns (0, 0) and (1, 0), as Minecraft 1.21 writes them.
+    let mut ew = RegionWriter::new(0, 0);
+    let chunk = |x: i32, list: Vec<Value>| {
+        let mut m = std::collections::HashMap::new();
+        m.insert("DataVersion".to_string(), Value::Int(3955));
+        m.insert("Position".to_string(), Value::IntArray(fastnbt::IntArray::new(vec![x, 0])));
+        m.insert("Entities".to_string(), Value::List(list));
+        terrane_anvil::nbt::write_root(&m)
+    };
+    ew.insert(
+        0,
+        chunk(
+            0,
+            vec![
+                entity("minecraft:pig", Some([1, 2, 3, 4]), [8.5, 70.0, 8.5], None),
+                entity("minecraft:armor_stand", Some([5, 6, 7, 8]), [3.0, -20.0, 9.0], Some("😈")),
+            ],
+        ),
+        10,
+    );
+    ew.insert(1, chunk(1, vec![entity("minecraft:cow", None, [20.0, 64.0, 3.0], None)]), 11);
+    let (bytes, _) = ew.finish().unwrap();
+    std::fs::write(entities.join("r.0.0.mca"), bytes).unwrap();
+
+    let opts = terrane_anvil::ImportOptions::new().entities_dir(&entities);
+    let mut w = MemWorld::new();
+    let s = terrane_anvil::import_region_dir_with(&region, &mut w, &opts, &mut |_| {}).unwrap();
+    assert!(s.damaged.is_empty(), "{:?}", s.damaged);
+    assert_eq!((s.columns, s.entities), (225, 3));
+    assert_eq!(w.entities.len(), 3);
+    let c0 = convert::terrane_to_column(
+        &w.column(terrane_section::ColumnPos::new(0, 0)).unwrap().unwrap(),
+        &w.schema,
+    )
+    .unwrap()
+    .0;
+    assert_eq!(c0.entities.len(), 2);
+    assert_eq!(c0.external_entities, Some(3955));
+    assert!(c0.to_nbt().unwrap().windows(8).all(|w| w != b"Entities"), "not in the chunk");
+
+    // Without an entities folder, export refuses rather than dropping them.
+    let out = tempfile::tempdir().unwrap();
+    let err = terrane_anvil::export_region_dir(&w, &out.path().join("region"), &mut |_| {});
+    assert!(err.unwrap_err().to_string().contains("entities_dir"));
+    let eopts = terrane_anvil::ExportOptions::new().entities_dir(out.path().join("entities"));
+    terrane_anvil::export_region_dir_with(&w, &out.path().join("region"), &eopts, &mut |_| {})
+        .unwrap();
+    // fastanvil reads the entity region written for the two columns that had entities.
+    let eb = std::fs::read(out.path().join("entities/r.0.0.mca")).unwrap();
+    let mut er = fastanvil::Region::from_stream(std::io::Cursor::new(eb)).unwrap();
+    let data = er.read_chunk(0, 0).unwrap().unwrap();
+    let v: Value = fastnbt::from_bytes(&data).unwrap();
+    let Value::Compound(m) = v else { panic!() };
+    assert!(matches!(m.get("Entities"), Some(Value::List(l)) if l.len() == 2));
+
+    let opts2 = terrane_anvil::ImportOptions::new().entities_dir(out.path().join("entities"));
+    let mut w2 = MemWorld::new();
+    let s2 = terrane_anvil::import_region_dir_with(
+        &out.path().join("region"),
+        &mut w2,
+        &opts2,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!((s2.columns, s2.entities, s2.blocks), (225, 3, s.blocks));
+    assert_eq!(w2.entities, w.entities);
+}
