@@ -136,13 +136,14 @@ struct Op<B> {
     total: u64,
 }
 
-type ProgressFn = Box<dyn FnMut(&Progress)>;
-type CompleteFn = Box<dyn FnMut(OpId, Result<RestoreStats, Error>)>;
+type ProgressFn = Box<dyn FnMut(&Progress) + Send>;
+type CompleteFn = Box<dyn FnMut(OpId, Result<RestoreStats, Error>) + Send>;
 
 /// Restores queued snapshots a slice at a time: each [`tick`](Self::tick) works through the
 /// operations in order until the time budget is spent, keeps at most
 /// [`max_chunks_in_flight`](QueueConfig::max_chunks_in_flight) chunks requested, and stops
-/// mid-chunk if need be; the next tick resumes at the exact block.
+/// mid-chunk if need be; the next tick resumes at the exact block. The queue is `Send` when
+/// the world's block type and the clock are (callbacks must be `Send`).
 pub struct RestoreQueue<W: World, C: Clock = StdClock> {
     ops: VecDeque<Op<W::Block>>,
     config: QueueConfig,
@@ -189,12 +190,15 @@ impl<W: World, C: Clock> RestoreQueue<W, C> {
     }
 
     /// Called after each tick for every operation that made progress.
-    pub fn on_progress(&mut self, f: impl FnMut(&Progress) + 'static) {
+    pub fn on_progress(&mut self, f: impl FnMut(&Progress) + Send + 'static) {
         self.on_progress = Some(Box::new(f));
     }
 
     /// Called once per operation when it finishes or fails.
-    pub fn on_complete(&mut self, f: impl FnMut(OpId, Result<RestoreStats, Error>) + 'static) {
+    pub fn on_complete(
+        &mut self,
+        f: impl FnMut(OpId, Result<RestoreStats, Error>) + Send + 'static,
+    ) {
         self.on_complete = Some(Box::new(f));
     }
 

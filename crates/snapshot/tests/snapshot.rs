@@ -1,9 +1,7 @@
 //! Capture and restore against an in-memory world, the restore queue with a fake clock, and
 //! snapshot/schematic conversions.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use proptest::prelude::*;
@@ -177,13 +175,13 @@ fn queue_stops_when_the_budget_is_spent_and_resumes_at_the_exact_block() {
         check_every: 100,
     };
     let mut q: RestoreQueue<MemoryWorld, FakeClock> = RestoreQueue::with_clock(cfg, clock.clone());
-    let progress: Rc<RefCell<Vec<Progress>>> = Rc::default();
-    let done: Rc<RefCell<Vec<u64>>> = Rc::default();
+    let progress: Arc<Mutex<Vec<Progress>>> = Arc::default();
+    let done: Arc<Mutex<Vec<u64>>> = Arc::default();
     {
         let p = progress.clone();
-        q.on_progress(move |pr| p.borrow_mut().push(*pr));
+        q.on_progress(move |pr| p.lock().unwrap().push(*pr));
         let d = done.clone();
-        q.on_complete(move |id, r| d.borrow_mut().push(id.0 + 1000 * r.unwrap().visited));
+        q.on_complete(move |id, r| d.lock().unwrap().push(id.0 + 1000 * r.unwrap().visited));
     }
     let id = q.push(snap.clone(), false);
 
@@ -218,8 +216,8 @@ fn queue_stops_when_the_budget_is_spent_and_resumes_at_the_exact_block() {
     assert!(q.is_empty());
     assert_eq!(q.chunks_in_flight(), 0);
     assert_eq!(ticks, total.div_ceil(per_tick));
-    assert_eq!(*done.borrow(), vec![total as u64 * 1000]);
-    let pr = progress.borrow();
+    assert_eq!(*done.lock().unwrap(), vec![total as u64 * 1000]);
+    let pr = progress.lock().unwrap();
     assert_eq!(pr.len(), ticks);
     assert!(pr.windows(2).all(|w| w[0].blocks_done < w[1].blocks_done));
     assert_eq!(pr.last().unwrap().blocks_done as usize, total);
@@ -278,9 +276,9 @@ fn queue_respects_chunks_in_flight_and_runs_ops_in_turn() {
     let mut w = Slow { inner: MemoryWorld::new(), requested: vec![], ready: vec![], max_held: 0 };
     let mut q =
         RestoreQueue::new(QueueConfig { max_chunks_in_flight: 2, ..QueueConfig::default() });
-    let done: Rc<RefCell<Vec<u64>>> = Rc::default();
+    let done: Arc<Mutex<Vec<u64>>> = Arc::default();
     let d = done.clone();
-    q.on_complete(move |id, _| d.borrow_mut().push(id.0));
+    q.on_complete(move |id, _| d.lock().unwrap().push(id.0));
     q.push(sa, true);
     q.push(sb, false);
     let mut ticks = 0;
@@ -294,7 +292,7 @@ fn queue_respects_chunks_in_flight_and_runs_ops_in_turn() {
     }
     assert!(w.max_held <= 2, "{} chunks held", w.max_held);
     assert!(w.ready.is_empty(), "every ticket released");
-    assert_eq!(*done.borrow(), vec![0, 1]);
+    assert_eq!(*done.lock().unwrap(), vec![0, 1]);
     for p in all_positions(a).chain(all_positions(b)) {
         assert_eq!(w.inner.get_named(p), src.get_named(p));
     }
@@ -325,15 +323,15 @@ fn queue_reports_failures_through_completion() {
         }
     }
     let mut q = RestoreQueue::new(QueueConfig::default());
-    let got: Rc<RefCell<Option<String>>> = Rc::default();
+    let got: Arc<Mutex<Option<String>>> = Arc::default();
     let g = got.clone();
-    q.on_complete(move |_, r| *g.borrow_mut() = Some(r.unwrap_err().to_string()));
+    q.on_complete(move |_, r| *g.lock().unwrap() = Some(r.unwrap_err().to_string()));
     q.push(snap, false);
     let mut nw = NoChunks(MemoryWorld::new());
     q.tick(&mut nw);
     assert!(q.is_empty());
     assert_eq!(q.chunks_in_flight(), 0);
-    assert!(got.borrow().as_deref().unwrap().contains("not available"));
+    assert!(got.lock().unwrap().as_deref().unwrap().contains("not available"));
 }
 
 #[test]
@@ -400,5 +398,31 @@ proptest! {
             prop_assert_eq!(dst.get_named(p), src.get_named(p));
             prop_assert_eq!(snap.block(p), src.get_named(p));
         }
+    }
+}
+
+#[test]
+fn queue_and_snapshot_cross_threads() {
+    fn send<T: Send>() {}
+    fn sync<T: Send + Sync>() {}
+    send::<RestoreQueue<MemoryWorld>>();
+    send::<RestoreQueue<MemoryWorld, FakeClock>>();
+    sync::<Snapshot>();
+    sync::<Schematic>();
+    // A snapshot captured on one thread restores on another.
+    let bbox = BlockBox::new(BlockPos::new(0, 0, 0), BlockPos::new(5, 5, 5));
+    let mut w = MemoryWorld::new();
+    fill(&mut w, bbox, 9);
+    let snap = Arc::new(Snapshot::capture(&w, bbox).unwrap());
+    let s2 = snap.clone();
+    let restored = std::thread::spawn(move || {
+        let mut dst = MemoryWorld::new();
+        s2.restore(&mut dst, false).unwrap();
+        dst
+    })
+    .join()
+    .unwrap();
+    for p in all_positions(bbox) {
+        assert_eq!(restored.get_named(p), w.get_named(p));
     }
 }
