@@ -493,12 +493,18 @@ impl Column {
 
     /// Rebuilds the chunk NBT (uncompressed, deterministic bytes).
     ///
-    /// Refuses columns holding legacy numeric blocks ([`AnvilError::LegacyExport`]). The
+    /// Refuses pre-1.13 columns and columns holding legacy numeric blocks
+    /// ([`AnvilError::LegacyExport`]). The
     /// block-state packing follows the DataVersion (padded from 2527), the key names follow
     /// the layout; `xPos`/`zPos` are set to the column's position.
     pub fn to_nbt(&self) -> Result<Vec<u8>, AnvilError> {
         if let Some(name) = self.first_legacy_state() {
             return Err(AnvilError::LegacyExport { x: self.x, z: self.z, name: name.to_string() });
+        }
+        if self.layout == Layout::Legacy {
+            // A pre-1.13 chunk whose remaining blocks happen to be air: its DataVersion still
+            // tells Minecraft to read numeric `Blocks`, which cannot be written.
+            return Err(AnvilError::LegacyExport { x: self.x, z: self.z, name: AIR.to_string() });
         }
         let mut root = self.rest.clone();
         let wrapped = self.layout != Layout::Flat;
@@ -641,6 +647,40 @@ mod tests {
         assert_eq!(p[1] & 1, 1);
         assert_eq!(longs_for(5, true), 342);
         assert_eq!(longs_for(5, false), 320);
+    }
+
+    fn legacy_chunk(blocks: Vec<i8>, data: Option<Vec<i8>>) -> Vec<u8> {
+        let mut sec = HashMap::new();
+        sec.insert("Y".to_string(), Value::Byte(0));
+        sec.insert("Blocks".to_string(), Value::ByteArray(fastnbt::ByteArray::new(blocks)));
+        if let Some(d) = data {
+            sec.insert("Data".to_string(), Value::ByteArray(fastnbt::ByteArray::new(d)));
+        }
+        let mut level = HashMap::new();
+        level.insert("Sections".to_string(), Value::List(vec![Value::Compound(sec)]));
+        let mut root = HashMap::new();
+        root.insert("Level".to_string(), Value::Compound(level));
+        nbt::write_root(&root)
+    }
+
+    #[test]
+    fn legacy_ids_keep_id_and_data_and_refuse_export() {
+        let mut blocks = vec![0i8; CELLS];
+        blocks[1] = 1; // x = 1: stone with data 3 (granite in 1.12), high nibble of byte 0
+        blocks[256] = -2; // id 254
+        let mut data = vec![0i8; CELLS / 2];
+        data[0] = 0x30;
+        let c = Column::from_nbt(&legacy_chunk(blocks, Some(data)), (0, 0)).unwrap();
+        assert_eq!(c.layout, Layout::Legacy);
+        assert_eq!(c.sections[0].get(1, 0, 0), "legacy:1:3");
+        assert_eq!(c.sections[0].get(0, 1, 0), "legacy:254:0");
+        assert_eq!(c.sections[0].get(0, 0, 0), AIR);
+        let e = c.to_nbt().unwrap_err();
+        assert!(matches!(e, AnvilError::LegacyExport { ref name, .. } if name == "legacy:1:3"));
+        // Only air left: still refused (the chunk would claim numeric blocks).
+        let air = Column::from_nbt(&legacy_chunk(vec![0; CELLS], None), (0, 0)).unwrap();
+        assert_eq!(air.sections[0].palette, [AIR]);
+        assert!(matches!(air.to_nbt(), Err(AnvilError::LegacyExport { .. })));
     }
 
     #[test]
