@@ -196,6 +196,15 @@ fn arena_benches(c: &mut Criterion) {
     g.bench_function("terrane_snapshot", |b| {
         b.iter_with_large_drop(|| Snapshot::capture(&src, bbox).unwrap())
     });
+    g.bench_function("terrane_copy_only", |b| {
+        b.iter_with_large_drop(|| Snapshot::copy(&src, bbox).unwrap())
+    });
+    let names: Vec<String> = states.iter().map(|s| s.name.clone()).collect();
+    g.bench_function("terrane_copy_then_encode", |b| {
+        b.iter_with_large_drop(|| {
+            Snapshot::copy(&src, bbox).unwrap().encode(|id| names[id as usize].clone())
+        })
+    });
     g.bench_function("worldedit_clipboard", |b| {
         b.iter_with_large_drop(|| clipboard_capture(&src, bbox, &states))
     });

@@ -10,7 +10,9 @@
 //!   that fall inside each 16³ chunk.
 //! - [`Snapshot`]: a captured box, one sub-region per chunk stored as a small palette plus
 //!   bit-packed indices (`⌈log₂ palette⌉` bits per block, 0 for a uniform chunk). Block
-//!   positions always come from block counters, never from byte offsets.
+//!   positions always come from block counters, never from byte offsets. [`Snapshot::copy`]
+//!   plus [`CapturedBlocks::encode`] split a capture into a cheap copy on the world's thread
+//!   and the encoding anywhere else.
 //! - [`RestoreCursor`]: a resumable restore (sub-region + block counter); palette entries are
 //!   mapped to the target world's blocks once per sub-region, and a diff restore writes only
 //!   the blocks that differ.
@@ -126,5 +128,5 @@ pub use queue::{
 pub use schematic::{
     Biomes, BlockEntity, Entity, FALLBACK_DATA_VERSION, ReadOptions, Schematic, canonical_state,
 };
-pub use snapshot::{BlockBox, RestoreCursor, RestoreStats, Snapshot, SubRegion};
+pub use snapshot::{BlockBox, CapturedBlocks, RestoreCursor, RestoreStats, Snapshot, SubRegion};
 pub use world::{ChunkRead, ChunkWrite, MemoryChunk, MemoryChunkMut, MemoryWorld, World};

@@ -306,6 +306,49 @@ impl RegionBuilder {
     }
 }
 
+/// Blocks copied out of a world by [`Snapshot::copy`], not yet encoded.
+#[derive(Clone, Debug)]
+pub struct CapturedBlocks<B> {
+    bbox: BlockBox,
+    regions: Vec<(SubRegion, Vec<B>)>,
+}
+
+impl<B: Copy + Eq + std::hash::Hash> CapturedBlocks<B> {
+    /// The captured box.
+    pub fn bbox(&self) -> BlockBox {
+        self.bbox
+    }
+
+    /// Encodes into a [`Snapshot`]; `name_of` gives a block's state name and is called once
+    /// per distinct block.
+    pub fn encode(self, mut name_of: impl FnMut(B) -> String) -> Snapshot {
+        let mut ids: Fast<B, u32> = Fast::default();
+        let mut states = Vec::new();
+        let mut rb = RegionBuilder::new();
+        let mut out = Vec::with_capacity(self.regions.len());
+        for (r, blocks) in self.regions {
+            rb.start();
+            let mut last: Option<(B, u32)> = None;
+            for b in blocks {
+                let g = match last {
+                    Some((lb, lg)) if lb == b => lg,
+                    _ => {
+                        let g = *ids.entry(b).or_insert_with(|| {
+                            states.push(name_of(b));
+                            states.len() as u32 - 1
+                        });
+                        last = Some((b, g));
+                        g
+                    }
+                };
+                rb.push(g);
+            }
+            out.push(rb.finish(r));
+        }
+        Snapshot { bbox: self.bbox, states, regions: out }
+    }
+}
+
 /// Counts from a restore.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RestoreStats {
@@ -345,6 +388,24 @@ impl Snapshot {
             regions.push(rb.finish(r));
         }
         Ok(Self { bbox, states: int.states, regions })
+    }
+
+    /// The hot half of a two-phase capture: copies the box's blocks out of `world` (one
+    /// plain array per sub-region, no hashing, no packing) so that the world can move on;
+    /// [`CapturedBlocks::encode`] then builds the snapshot, on any thread.
+    pub fn copy<W: World>(world: &W, bbox: BlockBox) -> Result<CapturedBlocks<W::Block>, Error> {
+        let mut regions = Vec::new();
+        for r in bbox.sub_regions() {
+            let chunk = world.chunk(r.chunk).ok_or(Error::ChunkUnavailable(r.chunk))?;
+            let mut blocks = Vec::with_capacity(r.volume() as usize);
+            let mut w = Walk::at(&r, 0);
+            for _ in 0..r.volume() {
+                blocks.push(chunk.get(w.x, w.y, w.z));
+                w.advance();
+            }
+            regions.push((r, blocks));
+        }
+        Ok(CapturedBlocks { bbox, regions })
     }
 
     /// A snapshot of a schematic placed with its minimum corner at `min`.

@@ -426,3 +426,19 @@ fn queue_and_snapshot_cross_threads() {
         assert_eq!(restored.get_named(p), w.get_named(p));
     }
 }
+
+#[test]
+fn two_phase_capture_equals_capture() {
+    let bbox = BlockBox::new(BlockPos::new(-9, 3, -20), BlockPos::new(12, 30, 2));
+    let mut src = MemoryWorld::new();
+    fill(&mut src, bbox, 300);
+    let direct = Snapshot::capture(&src, bbox).unwrap();
+    let copied = Snapshot::copy(&src, bbox).unwrap();
+    assert_eq!(copied.bbox(), bbox);
+    // Encode on another thread with a copy of the registry.
+    let names: Vec<String> = (0..).map_while(|id| src.name(id).map(str::to_owned)).collect();
+    let snap =
+        std::thread::spawn(move || copied.encode(|b| names[b as usize].clone())).join().unwrap();
+    assert_eq!(snap, direct);
+    assert!(matches!(Snapshot::copy(&MemoryWorld::new(), bbox), Err(Error::ChunkUnavailable(_))));
+}
