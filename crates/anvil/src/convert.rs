@@ -97,6 +97,13 @@ pub struct ImportedColumn {
 }
 
 impl ImportedColumn {
+    /// The chunks with their cubic positions (column x, chunk y, column z).
+    pub fn chunk_positions(&self) -> impl Iterator<Item = (terrane_section::ChunkPos, &[u8])> + '_ {
+        self.chunks.iter().map(move |(y, b)| {
+            (terrane_section::ChunkPos::new(self.pos.x as i64, *y, self.pos.z as i64), b.as_slice())
+        })
+    }
+
     /// Total encoded bytes (chunks + entities + record).
     pub fn encoded_len(&self) -> usize {
         self.chunks.iter().map(|c| c.1.len()).sum::<usize>()
@@ -143,7 +150,32 @@ fn ints_uuid(v: &[i32]) -> Option<Uuid> {
     Some(u)
 }
 
+/// DataVersion of Minecraft 1.21.1, used by [`ColumnRecord::fresh`] callers that have no
+/// better choice.
+pub const DATA_VERSION_1_21_1: i32 = 3955;
+
 impl ColumnRecord {
+    /// The record of a column that never came from Minecraft (built in terrane): the 1.18+
+    /// layout at `data_version`, status `minecraft:full`, light marked as not computed (so
+    /// Minecraft relights the chunk), no heightmaps (recomputed on load); sections get the
+    /// `minecraft:plains` biome on export.
+    pub fn fresh(data_version: i32) -> Self {
+        let mut rest = HashMap::new();
+        rest.insert("Status".to_string(), Value::String("minecraft:full".into()));
+        rest.insert("isLightOn".to_string(), Value::Byte(0));
+        rest.insert("sections".to_string(), Value::List(Vec::new()));
+        rest.insert("block_entities".to_string(), Value::List(Vec::new()));
+        ColumnRecord {
+            rest,
+            layout: Layout::Flat,
+            data_version: Some(data_version),
+            timestamp: 0,
+            extra_block_entities: Vec::new(),
+            orphan_entities: Vec::new(),
+            entities_data_version: None,
+        }
+    }
+
     /// Encodes to zlib-compressed NBT bytes (deterministic).
     pub fn encode(&self) -> Vec<u8> {
         let mut m = HashMap::new();

@@ -338,3 +338,56 @@ fn entities_folder_of_modern_worlds_roundtrips() {
     assert_eq!((s2.columns, s2.entities, s2.blocks), (225, 3, s.blocks));
     assert_eq!(w2.entities, w.entities);
 }
+
+#[test]
+fn columns_built_in_terrane_export_with_a_fresh_record() {
+    use terrane_anvil::{ColumnRecord, ImportedColumn, convert::DATA_VERSION_1_21_1};
+    let mut w = MemWorld::new();
+    let be = convert::block_entity_component(&mut w.schema).unwrap();
+    let air = convert::block_id(&mut w.schema, be, "minecraft:air").unwrap();
+    let stone = convert::block_id(&mut w.schema, be, "minecraft:stone").unwrap();
+    let chest = convert::block_id(
+        &mut w.schema,
+        be,
+        "minecraft:chest[facing=west,type=single,waterlogged=false]",
+    )
+    .unwrap();
+    let mut c = terrane_chunk::Chunk::new(air);
+    for x in 0..16 {
+        for z in 0..16 {
+            c.set(x, 0, z, stone);
+        }
+    }
+    c.set(4, 1, 4, chest);
+    let items = terrane_anvil::nbt::write_root(
+        &[("id".to_string(), Value::String("minecraft:chest".into()))].into_iter().collect(),
+    );
+    c.set_component(&w.schema, terrane_section::cell_index(4, 1, 4), 0, be, &items).unwrap();
+    let pos = terrane_section::ColumnPos::new(-33, 70);
+    let imp = ImportedColumn {
+        pos,
+        chunks: vec![(-1, c.encode(&w.schema))],
+        entities: Vec::new(),
+        record: ColumnRecord::fresh(DATA_VERSION_1_21_1).encode(),
+    };
+    assert_eq!(
+        imp.chunk_positions().next().unwrap().0,
+        terrane_section::ChunkPos::new(-33, -1, 70)
+    );
+    terrane_anvil::ImportSink::put_column(&mut w, imp).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    terrane_anvil::export_region_dir(&w, out.path(), &mut |_| {}).unwrap();
+    // Minecraft's rules: region (-2, 2), local (31, 6); fastanvil reads the blocks.
+    let bytes = std::fs::read(out.path().join("r.-2.2.mca")).unwrap();
+    let mut r = fastanvil::Region::from_stream(std::io::Cursor::new(bytes)).unwrap();
+    let data = r.read_chunk(31, 6).unwrap().unwrap();
+    let jc = fastanvil::JavaChunk::from_bytes(&data).unwrap();
+    use fastanvil::Chunk as _;
+    assert_eq!(jc.block(0, -16, 0).unwrap().name(), "minecraft:stone");
+    assert_eq!(jc.block(4, -15, 4).unwrap().name(), "minecraft:chest");
+    assert_eq!(jc.block(5, -15, 4).unwrap().name(), "minecraft:air");
+    let col = Column::from_nbt(&data, (-33, 70)).unwrap();
+    assert_eq!(col.block_entities.len(), 1);
+    assert_eq!(col.block_entities[0].get("x"), Some(&Value::Int(-33 * 16 + 4)));
+    assert_eq!(col.block_entities[0].get("y"), Some(&Value::Int(-15)));
+}
