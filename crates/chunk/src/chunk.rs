@@ -518,7 +518,9 @@ impl Chunk {
     }
 
     /// Encodes to canonical bytes (format v1; `schema` gives the components each block
-    /// carries and their sizes).
+    /// carries and their sizes). [`Chunk::decode`] with the same schema gives back an equal
+    /// chunk provided every block is registered in it (unregistered ids encode, but decoding
+    /// reports [`Error::UnknownBlock`]).
     pub fn encode(&self, schema: &Schema) -> Vec<u8> {
         let mut out = Vec::new();
         self.encode_into(schema, &mut out);
