@@ -200,9 +200,10 @@ impl ColumnRecord {
             m.insert("EntitiesDataVersion".to_string(), Value::Int(v));
         }
         let raw = nbt::write_root(&m);
+        // Level 1: records are mostly light and heightmap arrays, which compress well fast.
         let mut e = flate2::write::ZlibEncoder::new(
             Vec::with_capacity(raw.len() / 3),
-            flate2::Compression::default(),
+            flate2::Compression::fast(),
         );
         // Writing to a Vec cannot fail.
         let _ = std::io::Write::write_all(&mut e, &raw);
