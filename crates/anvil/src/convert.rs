@@ -131,8 +131,6 @@ pub struct ColumnRecord {
     pub extra_block_entities: Vec<HashMap<String, Value>>,
     /// Entities referenced by no chunk (a column without sections).
     pub orphan_entities: Vec<Uuid>,
-    /// DataVersion of the 1.17+ entity chunk the entities came from, if they did.
-    pub entities_data_version: Option<i32>,
 }
 
 fn uuid_ints(u: &Uuid) -> Vec<i32> {
@@ -172,12 +170,17 @@ impl ColumnRecord {
             timestamp: 0,
             extra_block_entities: Vec::new(),
             orphan_entities: Vec::new(),
-            entities_data_version: None,
         }
     }
 
     /// Encodes to zlib-compressed NBT bytes (deterministic).
     pub fn encode(&self) -> Vec<u8> {
+        self.encode_with(None)
+    }
+
+    /// [`encode`](Self::encode), plus `EntitiesDataVersion` when the column's entities came
+    /// from the 1.17+ `entities/` folder (read back by [`terrane_to_column`]).
+    fn encode_with(&self, entities_data_version: Option<i32>) -> Vec<u8> {
         let mut m = HashMap::new();
         m.insert("Rest".to_string(), Value::Compound(self.rest.clone()));
         let layout = match self.layout {
@@ -196,7 +199,7 @@ impl ColumnRecord {
         );
         let orphans: Vec<i32> = self.orphan_entities.iter().flat_map(uuid_ints).collect();
         m.insert("OrphanEntities".to_string(), Value::IntArray(fastnbt::IntArray::new(orphans)));
-        if let Some(v) = self.entities_data_version {
+        if let Some(v) = entities_data_version {
             m.insert("EntitiesDataVersion".to_string(), Value::Int(v));
         }
         let raw = nbt::write_root(&m);
@@ -210,8 +213,13 @@ impl ColumnRecord {
         e.finish().unwrap_or_default()
     }
 
-    /// Decodes [`encode`](Self::encode)'s output.
+    /// Decodes [`encode`](Self::encode)'s output (`EntitiesDataVersion`, when present, is
+    /// read by [`terrane_to_column`], not kept here).
     pub fn decode(bytes: &[u8]) -> Result<Self, ChunkError> {
+        Self::decode_with(bytes).map(|(r, _)| r)
+    }
+
+    fn decode_with(bytes: &[u8]) -> Result<(Self, Option<i32>), ChunkError> {
         let raw = crate::region::decompress(
             crate::region::Compression::Zlib,
             bytes,
@@ -251,15 +259,15 @@ impl ColumnRecord {
         };
         let entities_data_version =
             m.get("EntitiesDataVersion").and_then(nbt::as_i64).map(|v| v as i32);
-        Ok(ColumnRecord {
+        let record = ColumnRecord {
             rest,
             layout,
             data_version,
             timestamp,
             extra_block_entities,
             orphan_entities,
-            entities_data_version,
-        })
+        };
+        Ok((record, entities_data_version))
     }
 }
 
@@ -436,10 +444,12 @@ pub fn column_to_terrane(
         timestamp,
         extra_block_entities: extra,
         orphan_entities: orphans,
-        entities_data_version: col.external_entities,
     };
     let chunks = chunks.into_iter().map(|(y, c)| (y, c.encode(schema))).collect();
-    Ok((ImportedColumn { pos, chunks, entities, record: record.encode() }, stats))
+    Ok((
+        ImportedColumn { pos, chunks, entities, record: record.encode_with(col.external_entities) },
+        stats,
+    ))
 }
 
 /// Rebuilds a decoded column (and its timestamp) from an imported column.
@@ -452,7 +462,8 @@ pub fn terrane_to_column(
 ) -> Result<(Column, u32), AnvilError> {
     let conv =
         |m: String| AnvilError::Convert(format!("column ({}, {}): {m}", imp.pos.x, imp.pos.z));
-    let record = ColumnRecord::decode(&imp.record).map_err(|e| conv(e.to_string()))?;
+    let (record, entities_data_version) =
+        ColumnRecord::decode_with(&imp.record).map_err(|e| conv(e.to_string()))?;
     let be = schema.components().find(BLOCK_ENTITY_COMPONENT).map(ComponentId::variable);
     let blobs: HashMap<Uuid, &Vec<u8>> = imp.entities.iter().map(|(u, b)| (*u, b)).collect();
     let mut sections = Vec::with_capacity(imp.chunks.len());
@@ -523,7 +534,7 @@ pub fn terrane_to_column(
         sections,
         block_entities,
         entities,
-        external_entities: record.entities_data_version,
+        external_entities: entities_data_version,
         rest: record.rest,
     };
     Ok((col, record.timestamp))
@@ -566,8 +577,10 @@ mod tests {
                 [("id".to_string(), Value::String("x:y".into()))].into_iter().collect(),
             ],
             orphan_entities: vec![[9; 16]],
-            entities_data_version: Some(3955),
         };
         assert_eq!(ColumnRecord::decode(&r.encode()).unwrap(), r);
+        let (back, dv) = ColumnRecord::decode_with(&r.encode_with(Some(3955))).unwrap();
+        assert_eq!((back, dv), (r.clone(), Some(3955)));
+        assert_eq!(ColumnRecord::decode_with(&r.encode()).unwrap().1, None);
     }
 }
