@@ -330,7 +330,12 @@ pub fn decompress(
             Ok(out)
         }
         Compression::None => {
-            let exact = exact.min(data.len());
+            let mut exact = exact.min(data.len());
+            // NBT ends with the root compound's TAG_End (0): a payload ending otherwise, with a
+            // 0 right after it, is a length field one byte short.
+            if exact > 0 && data[exact - 1] != 0 && data.get(exact) == Some(&0) {
+                exact += 1;
+            }
             if exact > limit {
                 return Err(ChunkError::TooLarge { limit });
             }
@@ -677,6 +682,21 @@ mod tests {
         let r = RegionFile::new(bytes).unwrap();
         let e = r.entry(5).unwrap();
         assert_eq!(r.read(&e).unwrap().nbt, nbt);
+    }
+
+    #[test]
+    fn short_length_field_uncompressed() {
+        let nbt = vec![10, 0, 0, 1, 0, 1, b'b', 7, 0];
+        let mut w = RegionWriter::new(0, 0);
+        w.insert_compressed(0, nbt.clone(), Compression::None, 1);
+        let (mut bytes, _) = w.finish().unwrap();
+        let start = 2 * SECTOR;
+        let len = u32::from_be_bytes(bytes[start..start + 4].try_into().unwrap());
+        let r = RegionFile::new(bytes.clone()).unwrap();
+        assert_eq!(r.read(&r.entry(0).unwrap()).unwrap().nbt, nbt);
+        bytes[start..start + 4].copy_from_slice(&(len - 1).to_be_bytes());
+        let r = RegionFile::new(bytes).unwrap();
+        assert_eq!(r.read(&r.entry(0).unwrap()).unwrap().nbt, nbt);
     }
 
     #[test]
