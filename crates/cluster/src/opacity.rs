@@ -53,7 +53,11 @@ impl OpacityTile {
 
     /// The stored encoding.
     pub fn to_bytes(&self) -> Vec<u8> {
-        self.heights.iter().flat_map(|h| h.to_le_bytes()).collect()
+        let mut out = Vec::with_capacity(TILE_BYTES);
+        for h in &self.heights {
+            out.extend_from_slice(&h.to_le_bytes());
+        }
+        out
     }
 
     /// The highest opaque y of local block column `(x, z)` (each taken mod 64).
