@@ -4,8 +4,9 @@
 //!
 //! Peers, in the same groups:
 //! - `mc_container`: a PalettedContainer as in Minecraft: `u64` words, entries never straddle
-//!   a word, at least 4 bits (0 for a single-entry palette), palette in first-seen order,
-//!   re-sized (copied) at one more bit when full;
+//!   a word, at least 4 bits (0 for a single-entry palette), palette in first-seen order
+//!   (searched linearly up to 4 bits, through a hash map beyond), re-sized (copied) at one
+//!   more bit when full;
 //! - `mc_nbt`: the section's `block_states` compound (palette of names + properties, long
 //!   array) through fastnbt: decoding resolves the palette names to global ids and fills a
 //!   container, encoding maps the ids back to names.
@@ -91,8 +92,14 @@ impl McContainer {
     }
 
     fn set(&mut self, i: usize, block: u32) {
-        let l = match self.index.get(&block) {
-            Some(&l) => l,
+        // Minecraft: a linear palette up to 4 bits, a hash map beyond.
+        let found = if self.bits <= 4 {
+            self.palette.iter().position(|&b| b == block).map(|l| l as u32)
+        } else {
+            self.index.get(&block).copied()
+        };
+        let l = match found {
+            Some(l) => l,
             None => {
                 if self.palette.len() >= 1 << self.bits {
                     // Full: copy into a container one bit wider (at least 4).
