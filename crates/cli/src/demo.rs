@@ -50,7 +50,7 @@ pub struct DemoArgs {
     #[arg(long, default_value_t = 4)]
     pub view: i64,
     /// Players walk within this many blocks of spawn: they start spread on a circle of 0.8
-    /// times it, in separate regions, and head across spawn (their regions merge, then split).
+    /// times it, in separate regions, and head across spawn, where their regions merge.
     #[arg(long, default_value_t = 640.0)]
     pub walk: f64,
     /// Player speed in blocks per tick.
