@@ -88,6 +88,8 @@ fn tiny_demo(dir: &Path, backend: &str) -> serde_json::Value {
         "1",
         "--arena",
         "8",
+        "--region-work-us",
+        "200",
         "--json",
     ])
 }
