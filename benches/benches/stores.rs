@@ -1,0 +1,229 @@
+//! The object store backends against their peers, one criterion run:
+//! memory, terrane-blockfile, terrane-rocksdb, LevelDB (rusty-leveldb, Bedrock's engine) and
+//! Minecraft Anvil region files (fastanvil), on the same 1024 chunk-sized values (~10 KB).
+//!
+//! Groups: random point reads (256 per iteration), batches of 256 values unsynced and synced
+//! (fsync before returning), and an ordered scan of all 1024 values. Anvil stores chunks
+//! uncompressed here (scheme 3), like the terrane backends store the bytes they are given;
+//! RocksDB (lz4) and LevelDB (snappy) compress their blocks.
+
+use std::fs::File;
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use fastanvil::{CompressionScheme, Region};
+use rusty_leveldb::LdbIterator;
+use terrane_benches::{CHUNKS, Rng, chunk, chunk_value};
+use terrane_blockfile::BlockFile;
+#[cfg(feature = "rocksdb")]
+use terrane_rocksdb::RocksStore;
+use terrane_store::{Batch, KeyRange, MemStore, Store, StoreConfig, tables};
+
+const BATCH: usize = 256;
+
+struct Peers {
+    _dir: tempfile::TempDir,
+    mem: MemStore,
+    blockfile: BlockFile,
+    #[cfg(feature = "rocksdb")]
+    rocks: RocksStore,
+    level: rusty_leveldb::DB,
+    anvil: Region<File>,
+    anvil_file: File,
+}
+
+fn setup() -> Peers {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let config = StoreConfig::new("terrane bench");
+    let mem = MemStore::open(&config).unwrap();
+    let blockfile = BlockFile::open(dir.path().join("world.tbf"), &config).unwrap();
+    #[cfg(feature = "rocksdb")]
+    let rocks = RocksStore::open(dir.path().join("rocks"), &config).unwrap();
+    let lopt = rusty_leveldb::Options { create_if_missing: true, ..Default::default() };
+    let mut level = rusty_leveldb::DB::open(dir.path().join("leveldb"), lopt).unwrap();
+    let anvil_file = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(dir.path().join("r.0.0.mca"))
+        .unwrap();
+    let mut anvil = Region::create(anvil_file.try_clone().unwrap()).unwrap();
+    let mut batch = Batch::new();
+    let mut lbatch = rusty_leveldb::WriteBatch::default();
+    for i in 0..CHUNKS {
+        let (x, z, key) = chunk(i);
+        let v = chunk_value(i, 0);
+        batch.put(tables::CHUNK_L0, key.to_vec(), 0, v.clone());
+        lbatch.put(&key, &v);
+        anvil.write_compressed_chunk(x, z, CompressionScheme::Uncompressed, &v).unwrap();
+    }
+    mem.write(&batch).unwrap();
+    blockfile.write(&batch).unwrap();
+    #[cfg(feature = "rocksdb")]
+    {
+        rocks.write(&batch).unwrap();
+        rocks.flush().unwrap();
+    }
+    level.write(lbatch, false).unwrap();
+    level.flush().unwrap();
+    Peers {
+        _dir: dir,
+        mem,
+        blockfile,
+        #[cfg(feature = "rocksdb")]
+        rocks,
+        level,
+        anvil,
+        anvil_file,
+    }
+}
+
+/// The terrane backends measured (RocksDB with the `rocksdb` feature).
+fn terrane_stores(p: &Peers) -> Vec<(&'static str, &dyn Store)> {
+    #[allow(unused_mut)]
+    let mut v: Vec<(&'static str, &dyn Store)> =
+        vec![("memory", &p.mem), ("blockfile", &p.blockfile)];
+    #[cfg(feature = "rocksdb")]
+    v.push(("rocksdb", &p.rocks));
+    v
+}
+
+fn point_reads(c: &mut Criterion, p: &mut Peers) {
+    let mut rng = Rng::new(1);
+    let picks: Vec<usize> = (0..BATCH).map(|_| rng.below(CHUNKS as u64) as usize).collect();
+    let keys: Vec<_> = picks.iter().map(|i| chunk(*i)).collect();
+    let mut g = c.benchmark_group("store/point_read_256");
+    g.throughput(Throughput::Elements(BATCH as u64));
+    for (name, s) in terrane_stores(p) {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                for (_, _, k) in &keys {
+                    black_box(s.get(tables::CHUNK_L0, k).unwrap().unwrap());
+                }
+            })
+        });
+    }
+    g.bench_function("leveldb", |b| {
+        b.iter(|| {
+            for (_, _, k) in &keys {
+                black_box(p.level.get(k).unwrap());
+            }
+        })
+    });
+    g.bench_function("anvil", |b| {
+        b.iter(|| {
+            for (x, z, _) in &keys {
+                black_box(p.anvil.read_chunk(*x, *z).unwrap().unwrap());
+            }
+        })
+    });
+    g.finish();
+}
+
+fn batch_writes(c: &mut Criterion, p: &mut Peers, synced: bool) {
+    let values: Vec<(usize, usize, [u8; 32], Vec<u8>)> = (0..BATCH)
+        .map(|j| {
+            let i = j * (CHUNKS / BATCH);
+            let (x, z, k) = chunk(i);
+            (x, z, k, chunk_value(i, 1))
+        })
+        .collect();
+    let bytes: usize = values.iter().map(|v| v.3.len()).sum();
+    let name = if synced { "store/batch_256x10KB_synced" } else { "store/batch_256x10KB" };
+    let mut g = c.benchmark_group(name);
+    g.throughput(Throughput::Bytes(bytes as u64));
+    let mut version = 1;
+    // The memory store has nothing to sync.
+    let stores = terrane_stores(p).into_iter().filter(|(n, _)| !synced || *n != "memory");
+    for (name, s) in stores {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                version += 1;
+                let mut batch = Batch::with_capacity(BATCH);
+                for (_, _, k, v) in &values {
+                    batch.put(tables::CHUNK_L0, k.to_vec(), version, v.clone());
+                }
+                batch.set_sync(synced);
+                s.write(&batch).unwrap();
+            })
+        });
+    }
+    g.bench_function("leveldb", |b| {
+        b.iter(|| {
+            let mut batch = rusty_leveldb::WriteBatch::default();
+            for (_, _, k, v) in &values {
+                batch.put(k, v);
+            }
+            p.level.write(batch, synced).unwrap();
+        })
+    });
+    // Anvil has no batches: 256 separate chunk writes (not atomic), then fsync when synced.
+    g.bench_function("anvil", |b| {
+        b.iter(|| {
+            for (x, z, _, v) in &values {
+                p.anvil.write_compressed_chunk(*x, *z, CompressionScheme::Uncompressed, v).unwrap();
+            }
+            if synced {
+                p.anvil_file.sync_data().unwrap();
+            }
+        })
+    });
+    g.finish();
+}
+
+fn scans(c: &mut Criterion, p: &mut Peers) {
+    let mut g = c.benchmark_group("store/ordered_scan_1024");
+    g.throughput(Throughput::Elements(CHUNKS as u64));
+    for (name, s) in terrane_stores(p) {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut n = 0;
+                for e in s.scan(tables::CHUNK_L0, KeyRange::all()).unwrap() {
+                    black_box(e.unwrap());
+                    n += 1;
+                }
+                assert_eq!(n, CHUNKS);
+            })
+        });
+    }
+    g.bench_function("leveldb", |b| {
+        b.iter(|| {
+            let mut it = p.level.new_iter().unwrap();
+            let mut n = 0;
+            while it.advance() {
+                black_box(it.current());
+                n += 1;
+            }
+            assert_eq!(n, CHUNKS);
+        })
+    });
+    // Anvil's order is its index order (x fastest, then z): all 1024 chunks.
+    g.bench_function(BenchmarkId::new("anvil", "index order"), |b| {
+        b.iter(|| {
+            for i in 0..CHUNKS {
+                black_box(p.anvil.read_chunk(i % 32, i / 32).unwrap().unwrap());
+            }
+        })
+    });
+    g.finish();
+}
+
+fn stores(c: &mut Criterion) {
+    let mut p = setup();
+    point_reads(c, &mut p);
+    scans(c, &mut p);
+    batch_writes(c, &mut p, false);
+    batch_writes(c, &mut p, true);
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(2))
+        .warm_up_time(Duration::from_secs(1));
+    targets = stores
+}
+criterion_main!(benches);
