@@ -7,7 +7,8 @@ use terrane_blockfile::BlockFile;
 use terrane_store::{KeyRange, OpenMode, ReadView, Store, StoreConfig};
 
 fuzz_target!(|data: &[u8]| {
-    let path = std::env::temp_dir().join(format!("terrane-fuzz-blockfile-{}.tbf", std::process::id()));
+    let path =
+        std::env::temp_dir().join(format!("terrane-fuzz-blockfile-{}.tbf", std::process::id()));
     // Half the inputs get a valid signature line, so the fuzzer reaches blocks and recovery.
     let mut bytes = Vec::with_capacity(data.len() + 32);
     if data.first().is_some_and(|b| b & 1 == 1) {
