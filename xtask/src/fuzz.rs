@@ -20,6 +20,26 @@ pub fn targets() -> Vec<String> {
     out
 }
 
+/// Read-only seed folders of a target: `fuzz/seeds/<target>` (small inputs of our own, e.g.
+/// the golden chunks) and, for decoders of other tools' files, the fixture folder itself (the
+/// fixtures are never copied into the repository).
+fn seed_dirs(target: &str) -> Vec<std::path::PathBuf> {
+    // chunk_edit starts from the same golden chunks as chunk_decode.
+    let own = if target == "chunk_edit" { "chunk_decode" } else { target };
+    let mut dirs = vec![root().join("fuzz/seeds").join(own)];
+    let testdata = std::env::var_os("TERRANE_TESTDATA")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root().join("../shared/testdata"));
+    let fixtures = match target {
+        "schem_read" => Some("schem"),
+        "anvil_region" => Some("anvil"),
+        _ => None,
+    };
+    dirs.extend(fixtures.map(|f| testdata.join(f)));
+    dirs.retain(|d| d.is_dir());
+    dirs
+}
+
 fn nightly_available() -> bool {
     Command::new("rustup")
         .args(["run", "nightly", "rustc", "--version"])
@@ -75,7 +95,11 @@ pub fn task(rest: &[String]) -> Result {
         if !nightly {
             cmd.args(["-s", "none"]);
         }
-        cmd.args([t.as_str(), "--", &format!("-max_total_time={seconds}"), "-rss_limit_mb=4096"]);
+        // The first corpus folder collects new inputs; the others are read-only seeds.
+        let corpus = root().join("fuzz/corpus").join(t);
+        std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
+        cmd.arg(t.as_str()).arg(&corpus).args(seed_dirs(t));
+        cmd.args(["--", &format!("-max_total_time={seconds}"), "-rss_limit_mb=4096"]);
         cmd.env_remove("CARGO_TARGET_DIR");
         run(&mut cmd)?;
     }
