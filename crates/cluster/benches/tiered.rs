@@ -253,5 +253,52 @@ fn writes_and_moves(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, point_reads, writes_and_moves);
+/// The container alone: validating a cluster and reading one chunk, against parsing every
+/// chunk of it (what a format without an offset table would cost).
+fn container(c: &mut Criterion) {
+    use terrane_cluster::{ClusterBuilder, ClusterView, Scale};
+    let t = common::load();
+    let mut g = c.benchmark_group("cluster_view");
+    g.sample_size(10).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_secs(1));
+    for scale in Scale::ALL {
+        // The fullest cluster of this scale in the terrain.
+        let mut best: Option<ClusterBuilder<'_>> = None;
+        let mut clusters = std::collections::BTreeMap::new();
+        for (p, b) in &t.chunks {
+            clusters
+                .entry(scale.cluster_of(*p))
+                .or_insert_with(|| ClusterBuilder::new(scale))
+                .insert(scale.local_index(*p), b.as_slice())
+                .unwrap();
+        }
+        for (_, b) in clusters {
+            if best.as_ref().is_none_or(|x| b.len() > x.len()) {
+                best = Some(b);
+            }
+        }
+        let bytes = best.unwrap().build().unwrap();
+        let view = ClusterView::new(&bytes).unwrap();
+        let present: Vec<u16> = view.iter().map(|(i, _)| i).collect();
+        let label = format!("{scale:?}/{}_chunks/{}_bytes", present.len(), bytes.len());
+        let mut i = 0;
+        g.bench_function(BenchmarkId::new("validate_and_get_one", &label), |b| {
+            b.iter(|| {
+                i = (i + 7) % present.len();
+                let v = ClusterView::new(black_box(&bytes)).unwrap();
+                black_box(v.get(present[i]))
+            })
+        });
+        g.bench_function(BenchmarkId::new("parse_every_chunk", &label), |b| {
+            b.iter(|| {
+                let v = ClusterView::new(black_box(&bytes)).unwrap();
+                for (_, blob) in v.iter() {
+                    black_box(terrane_chunk::ChunkView::parse(blob).unwrap());
+                }
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, container, point_reads, writes_and_moves);
 criterion_main!(benches);
