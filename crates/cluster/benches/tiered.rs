@@ -1,6 +1,7 @@
 //! Tiered store benchmarks on real terrain (an Anvil region converted to cubic chunks):
 //! point reads and writes at each level, promotion and demotion, bytes per chunk at each
-//! level vs the region's `.mca`; fastanvil reading the same region is the peer.
+//! level vs the region's `.mca`; on MemStore, terrane-blockfile and RocksDB (terrane-rocksdb);
+//! fastanvil reading the same region is the peer.
 
 mod common;
 
@@ -29,7 +30,63 @@ type Dyn = Box<dyn Store>;
 fn backends(dir: &Path) -> Vec<(&'static str, Dyn)> {
     let cfg = StoreConfig::new("terrane cluster bench");
     let bf = terrane_blockfile::BlockFile::open(dir.join("bench.tbf"), &cfg).unwrap();
-    vec![("mem", Box::new(MemStore::new()) as Dyn), ("blockfile", Box::new(bf) as Dyn)]
+    let rocks = terrane_rocksdb::RocksStore::open(dir.join("bench-rocksdb"), &cfg).unwrap();
+    vec![
+        ("mem", Box::new(MemStore::new()) as Dyn),
+        ("blockfile", Box::new(bf) as Dyn),
+        ("rocksdb", Box::new(rocks) as Dyn),
+    ]
+}
+
+/// Sum of the sizes of the files in `dir` (recursively), and of its SST and blob files.
+fn dir_bytes(dir: &Path) -> (u64, u64) {
+    let (mut all, mut data) = (0, 0);
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let m = e.metadata().unwrap();
+        if m.is_dir() {
+            let (a, d) = dir_bytes(&e.path());
+            all += a;
+            data += d;
+        } else {
+            all += m.len();
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.ends_with(".sst") || name.ends_with(".blob") {
+                data += m.len();
+            }
+        }
+    }
+    (all, data)
+}
+
+/// RocksDB bytes on disk holding the terrain at `level`: filled, settled, flushed and fully
+/// compacted (no overwritten values left), then every file of the directory summed.
+fn rocksdb_size(t: &common::Terrain, level: Level) {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("size-rocksdb");
+    let cfg = StoreConfig::new("terrane cluster bench");
+    let rocks = std::sync::Arc::new(terrane_rocksdb::RocksStore::open(&path, &cfg).unwrap());
+    let mut ts = builder(t).open(Box::new(rocks.clone()) as Dyn).unwrap();
+    let mut tick = 0;
+    fill(&mut ts, t, &mut tick);
+    settle(&mut ts, level, &mut tick);
+    let li = usize::from(level.index());
+    assert_eq!(ts.verify().unwrap().chunks[li], t.chunks.len());
+    ts.flush().unwrap();
+    rocks.compact().unwrap();
+    drop(ts);
+    drop(rocks);
+    let (all, data) = dir_bytes(&path);
+    eprintln!(
+        "{level:?}: rocksdb directory {} B ({:.0} B/chunk, {:.2}x the .mca), of which SST/blob files {} B ({:.0} B/chunk, {:.2}x the .mca)",
+        all,
+        all as f64 / t.chunks.len() as f64,
+        all as f64 / t.mca_bytes as f64,
+        data,
+        data as f64 / t.chunks.len() as f64,
+        data as f64 / t.mca_bytes as f64,
+    );
 }
 
 /// Saves every terrain chunk (to L0), 256 per tick save.
@@ -119,6 +176,7 @@ fn sizes(t: &common::Terrain) {
             file as f64 / t.chunks.len() as f64,
             file as f64 / t.mca_bytes as f64,
         );
+        rocksdb_size(t, level);
     }
 }
 

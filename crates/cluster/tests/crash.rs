@@ -4,6 +4,8 @@
 //! and checks that every chunk is at exactly one level and reads back as of the last
 //! committed save, which is at least the last acknowledged one.
 //!
+//! Backends: terrane-blockfile and RocksDB (terrane-rocksdb).
+//!
 //! `TERRANE_CRASH_KILLS=N` overrides the number of kills per backend (`cargo xtask crash`).
 
 mod common;
@@ -216,6 +218,18 @@ fn crash_blockfile() {
         terrane_blockfile::BlockFile::open(
             dir.join("world.tbf"),
             &StoreConfig::new("terrane cluster crash"),
+        )
+        .unwrap()
+    });
+}
+
+#[test]
+fn crash_rocksdb() {
+    run("crash_rocksdb", 60, |dir| {
+        terrane_rocksdb::RocksStore::open_with(
+            dir.join("world"),
+            &StoreConfig::new("terrane cluster crash"),
+            &terrane_rocksdb::RocksOptions::new().block_cache_bytes(1 << 20),
         )
         .unwrap()
     });

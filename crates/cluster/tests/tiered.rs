@@ -87,6 +87,22 @@ impl Backend for BlockFileBackend {
     }
 }
 
+/// RocksDB: a "crash" drops the store without flushing (the memtables are lost, the
+/// write-ahead log is replayed at reopen on the same directory).
+struct RocksBackend(tempfile::TempDir);
+impl Backend for RocksBackend {
+    fn open(&mut self) -> Box<dyn Store> {
+        Box::new(
+            terrane_rocksdb::RocksStore::open_with(
+                self.0.path().join("world"),
+                &terrane_store::StoreConfig::new("terrane cluster model"),
+                &terrane_rocksdb::RocksOptions::new().block_cache_bytes(1 << 20),
+            )
+            .unwrap(),
+        )
+    }
+}
+
 fn run_model(backend: &mut dyn Backend, ops: &[Op]) -> Result<(), TestCaseError> {
     let schema = schema();
     let mut model: BTreeMap<(u64, ChunkPos), Vec<u8>> = BTreeMap::new();
@@ -180,6 +196,16 @@ proptest! {
     #[test]
     fn model_blockfile(ops in prop::collection::vec(op(), 1..60)) {
         run_model(&mut BlockFileBackend(tempfile::tempdir().unwrap()), &ops)?;
+    }
+}
+
+proptest! {
+    // Fewer cases: opening RocksDB (one column family per table) is the slow part.
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn model_rocksdb(ops in prop::collection::vec(op(), 1..60)) {
+        run_model(&mut RocksBackend(tempfile::tempdir().unwrap()), &ops)?;
     }
 }
 

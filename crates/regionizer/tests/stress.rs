@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
 use terrane_regionizer::{NoCallbacks, Regionizer, RegionizerConfig};
@@ -24,10 +25,12 @@ fn stress(cfg: RegionizerConfig, span: i64) {
     let rz: Arc<Regionizer<ColumnPos, ()>> = Arc::new(Regionizer::new(cfg, NoCallbacks));
     let mut owned: Vec<BTreeSet<ColumnPos>> = vec![BTreeSet::new(); ADDERS as usize];
     for round in 0..3u64 {
+        let adders_left = Arc::new(AtomicUsize::new(ADDERS as usize));
         let mut handles = Vec::new();
         for (t, mine) in owned.iter_mut().enumerate() {
             let rz = Arc::clone(&rz);
             let mut mine = std::mem::take(mine);
+            let adders_left = Arc::clone(&adders_left);
             handles.push(thread::spawn(move || {
                 let mut next = rng(round * 31 + t as u64 + 1);
                 for _ in 0..2500 {
@@ -43,16 +46,25 @@ fn stress(cfg: RegionizerConfig, span: i64) {
                         mine.insert(p);
                     }
                 }
+                adders_left.fetch_sub(1, Ordering::Release);
                 mine
             }));
         }
         let mut tickers = Vec::new();
         for t in 0..TICKERS {
             let rz = Arc::clone(&rz);
+            let adders_left = Arc::clone(&adders_left);
             tickers.push(thread::spawn(move || {
                 let mut next = rng(1000 + round * 7 + t);
                 let (mut ticked, mut refused) = (0u64, 0u64);
-                for _ in 0..1500 {
+                // At least 1500 attempts, and on until every adder is done and something was
+                // ticked, so ticking overlaps the adds however the threads are scheduled.
+                let mut attempts = 0u64;
+                while attempts < 1500
+                    || adders_left.load(Ordering::Acquire) > 0
+                    || (ticked == 0 && attempts < 1_000_000)
+                {
+                    attempts += 1;
                     let x = (next() % (2 * span as u64)) as i64 - span;
                     let z = (next() % (2 * span as u64)) as i64 - span;
                     let Some(id) = rz.owner_of_chunk(ColumnPos::new(x as i32, z as i32)) else {

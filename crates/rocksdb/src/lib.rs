@@ -302,6 +302,26 @@ impl std::fmt::Debug for RocksStore {
     }
 }
 
+/// Whether the `default` column family and every column family in `names` hold no key.
+fn all_empty(db: &DB, names: &BTreeSet<String>) -> Result<bool> {
+    let mut default = db.raw_iterator();
+    default.seek_to_first();
+    if default.valid() {
+        return Ok(false);
+    }
+    default.status().map_err(rocks_err)?;
+    for name in names {
+        let Some(cf) = db.cf_handle(name) else { continue };
+        let mut it = db.raw_iterator_cf(cf);
+        it.seek_to_first();
+        if it.valid() {
+            return Ok(false);
+        }
+        it.status().map_err(rocks_err)?;
+    }
+    Ok(true)
+}
+
 impl RocksStore {
     /// Opens (or creates, per `config.mode`) the store in directory `path` with the default
     /// [`RocksOptions`].
@@ -336,24 +356,28 @@ impl RocksStore {
         }
         let mut db_opts = Options::default();
         db_opts.create_if_missing(!exists);
-        db_opts.create_missing_column_families(true);
+        // A new database gets every table at once; an existing one is opened with the column
+        // families it has, so a stranger's database is refused below without being changed.
+        db_opts.create_missing_column_families(!exists);
         db_opts.set_paranoid_checks(true);
         db_opts.set_max_background_jobs(options.background_jobs);
         db_opts.set_keep_log_file_num(4);
         let cache = Cache::new_lru_cache(options.block_cache_bytes);
-        let mut names: BTreeSet<String> = config.tables.iter().cloned().collect();
+        let mut names: BTreeSet<String> = BTreeSet::new();
         if exists {
             for cf in DB::list_cf(&db_opts, path).map_err(rocks_err)? {
                 if cf != "default" {
                     names.insert(cf);
                 }
             }
+        } else {
+            names.extend(config.tables.iter().cloned());
         }
         let cfs = std::iter::once(ColumnFamilyDescriptor::new("default", Options::default()))
             .chain(
                 names.iter().map(|t| ColumnFamilyDescriptor::new(t, options.cf_options(t, &cache))),
             );
-        let db = DB::open_cf_descriptors(&db_opts, path, cfs).map_err(rocks_err)?;
+        let mut db = DB::open_cf_descriptors(&db_opts, path, cfs).map_err(rocks_err)?;
         let found = db.get(SIGNATURE_KEY).map_err(rocks_err)?;
         match found {
             Some(sig) if sig != config.signature.as_bytes() => {
@@ -363,7 +387,10 @@ impl RocksStore {
                 });
             }
             Some(_) => {}
-            None if exists => {
+            // A database without a signature that holds data is a stranger's. An empty one is
+            // a creation cut off before its signature was written (a crash between RocksDB
+            // creating its files and the synced signature write): finish it.
+            None if exists && !all_empty(&db, &names)? => {
                 return Err(Error::NotAStore {
                     backend: "terrane-rocksdb",
                     detail: "a RocksDB database without a terrane signature".into(),
@@ -373,6 +400,11 @@ impl RocksStore {
                 let mut wo = WriteOptions::default();
                 wo.set_sync(true);
                 db.put_opt(SIGNATURE_KEY, config.signature.as_bytes(), &wo).map_err(rocks_err)?;
+            }
+        }
+        for table in &config.tables {
+            if names.insert(table.clone()) {
+                db.create_cf(table, &options.cf_options(table, &cache)).map_err(rocks_err)?;
             }
         }
         Ok(RocksStore {

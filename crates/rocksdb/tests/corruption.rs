@@ -165,6 +165,38 @@ fn signature_and_strangers() {
 }
 
 #[test]
+fn unsigned_databases_adopted_only_when_empty() {
+    use terrane_store::Error;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut opts = rocksdb::Options::default();
+    opts.create_if_missing(true);
+    // A creation cut off before the signature write: RocksDB's files, no key. Opening
+    // finishes it.
+    let empty = tmp.path().join("empty");
+    drop(rocksdb::DB::open(&opts, &empty).unwrap());
+    let s = RocksStore::open(&empty, &StoreConfig::new("game A").mode(OpenMode::Open)).unwrap();
+    s.put(tables::CHUNK_L0, b"k", 1, b"v").unwrap();
+    drop(s);
+    assert!(matches!(
+        RocksStore::open(&empty, &StoreConfig::new("game B")),
+        Err(Error::SignatureMismatch { .. })
+    ));
+    // A stranger's database with data is refused and left untouched.
+    let stranger = tmp.path().join("stranger");
+    let db = rocksdb::DB::open(&opts, &stranger).unwrap();
+    db.put(b"their key", b"their value").unwrap();
+    drop(db);
+    assert!(matches!(
+        RocksStore::open(&stranger, &StoreConfig::new("game A")),
+        Err(Error::NotAStore { .. })
+    ));
+    assert_eq!(rocksdb::DB::list_cf(&opts, &stranger).unwrap(), ["default"], "no table added");
+    let db = rocksdb::DB::open(&opts, &stranger).unwrap();
+    assert_eq!(db.get(terrane_rocksdb::SIGNATURE_KEY).unwrap(), None);
+    assert_eq!(db.get(b"their key").unwrap().as_deref(), Some(&b"their value"[..]));
+}
+
+#[test]
 fn backup_is_a_consistent_openable_copy() {
     let tmp = tempfile::tempdir().unwrap();
     let s =
