@@ -36,6 +36,10 @@ pub enum ImportCmd {
         /// Backend of a new world: rocksdb (default) or blockfile.
         #[arg(long, value_parser = backend_arg)]
         backend: Option<Backend>,
+        /// The 1.17+ entity region folder; default: the `entities` folder beside the region
+        /// folder when there is one (a Java world keeps `region/` and `entities/` side by side).
+        #[arg(long)]
+        entities: Option<PathBuf>,
         /// Print the summary as JSON.
         #[arg(long)]
         json: bool,
@@ -52,6 +56,10 @@ pub enum ExportCmd {
         world: PathBuf,
         /// The region folder to write (created when missing).
         region_dir: PathBuf,
+        /// Where the entities of 1.17+ columns go; default: `entities` beside the region
+        /// folder.
+        #[arg(long)]
+        entities: Option<PathBuf>,
         /// Print the summary as JSON.
         #[arg(long)]
         json: bool,
@@ -142,17 +150,34 @@ fn bar(quiet: bool) -> ProgressBar {
     pb
 }
 
+/// The folder `name` beside `dir` (in the same parent).
+fn beside(dir: &Path, name: &str) -> Option<PathBuf> {
+    let abs = std::path::absolute(dir).ok()?;
+    Some(abs.parent()?.join(name))
+}
+
 fn mib(b: u64) -> f64 {
     b as f64 / (1024.0 * 1024.0)
 }
 
 pub fn import(c: ImportCmd) -> Result<(), Fail> {
-    let ImportCmd::Anvil { region_dir, world, backend, json } = c;
+    let ImportCmd::Anvil { region_dir, world, backend, entities, json } = c;
     if !region_dir.is_dir() {
         return Err(Fail::usage(format!(
             "{} is not a folder of region files",
             region_dir.display()
         )));
+    }
+    let mut options = anvil::ImportOptions::new();
+    match entities.or_else(|| beside(&region_dir, "entities").filter(|d| d.is_dir())) {
+        Some(dir) if dir.is_dir() => {
+            tracing::info!("entities from {}", dir.display());
+            options = options.entities_dir(dir);
+        }
+        Some(dir) => {
+            return Err(Fail::usage(format!("{} is not a folder", dir.display())));
+        }
+        None => {}
     }
     let fresh =
         !world.exists() || fs::read_dir(&world).map_err(|e| Fail::io(&world, e))?.next().is_none();
@@ -166,7 +191,7 @@ pub fn import(c: ImportCmd) -> Result<(), Fail> {
     let t = Instant::now();
     let pb = bar(json);
     pb.set_message("import");
-    let summary = anvil::import_region_dir(&region_dir, &mut sink, &mut |p| {
+    let summary = anvil::import_region_dir_with(&region_dir, &mut sink, &options, &mut |p| {
         pb.set_length(p.columns_total);
         pb.set_position(p.columns_done);
         pb.set_prefix(format!("{:.1} MiB in, {:.1} MiB out", mib(p.bytes_in), mib(p.bytes_out)));
@@ -323,12 +348,16 @@ fn load_source(world: &Path) -> Result<Source, Fail> {
 }
 
 pub fn export(c: ExportCmd) -> Result<(), Fail> {
-    let ExportCmd::Anvil { world, region_dir, json } = c;
+    let ExportCmd::Anvil { world, region_dir, entities, json } = c;
     let t = Instant::now();
     let source = load_source(&world)?;
     let pb = bar(json);
     pb.set_message("export");
-    let summary = anvil::export_region_dir(&source, &region_dir, &mut |p| {
+    let mut options = anvil::ExportOptions::new();
+    if let Some(dir) = entities.or_else(|| beside(&region_dir, "entities")) {
+        options = options.entities_dir(dir);
+    }
+    let summary = anvil::export_region_dir_with(&source, &region_dir, &options, &mut |p| {
         pb.set_length(p.columns_total);
         pb.set_position(p.columns_done);
         pb.set_prefix(format!("{:.1} MiB out", mib(p.bytes_out)));

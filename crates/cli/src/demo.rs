@@ -878,7 +878,10 @@ pub fn print_human(s: &Summary) {
         if s.restore_exact { "identical to the snapshot" } else { "NOT identical" }
     );
     println!();
-    println!("next: terrane info {0} | terrane verify {0} | terrane render {0} map.png", s.dir);
+    println!(
+        "next: terrane info {0} | terrane verify {0} | terrane render --world {0} --regions map.png",
+        s.dir
+    );
 }
 
 fn sparkline(v: &[usize]) -> String {

@@ -199,8 +199,14 @@ pub fn run(a: &RenderArgs) -> Result<(), Fail> {
     let mut xs: Vec<i64> = top.keys().map(|k| k.0).collect();
     let mut zs: Vec<i64> = top.keys().map(|k| k.1).collect();
     for (sx, sz) in owner.keys() {
-        xs.extend([sx * edge, sx * edge + edge - 1]);
-        zs.extend([sz * edge, sz * edge + edge - 1]);
+        // Sections far out (a 3D log near the i64 domain edge) have no block coordinates.
+        let (Some(x), Some(z)) = (sx.checked_mul(edge), sz.checked_mul(edge)) else {
+            return Err(Fail::usage(format!(
+                "section ({sx}, {sz}) is beyond the renderable block range"
+            )));
+        };
+        xs.extend([x, x + (edge - 1)]);
+        zs.extend([z, z + (edge - 1)]);
     }
     let (Some(&x0), Some(&x1), Some(&z0), Some(&z1)) =
         (xs.iter().min(), xs.iter().max(), zs.iter().min(), zs.iter().max())
@@ -209,9 +215,10 @@ pub fn run(a: &RenderArgs) -> Result<(), Fail> {
             "nothing to render: the world has no chunks and the log no regions",
         ));
     };
-    let (w, h) = ((x1 - x0 + 1) as u64, (z1 - z0 + 1) as u64);
+    let span = |lo: i64, hi: i64| u64::try_from(i128::from(hi) - i128::from(lo) + 1).ok();
+    let (w, h) = (span(x0, x1).unwrap_or(u64::MAX), span(z0, z1).unwrap_or(u64::MAX));
     let scale = u64::from(a.scale);
-    if w * scale > 16384 || h * scale > 16384 {
+    if w.saturating_mul(scale) > 16384 || h.saturating_mul(scale) > 16384 {
         return Err(Fail::usage(format!(
             "the map is {w} x {h} blocks: too big (16384 pixels per side at most)"
         )));

@@ -300,3 +300,61 @@ fn anvil_import_export_round_trip() {
     assert_eq!(second["chunks"], first["chunks"]);
     fails(&["import", "anvil", s(&tmp.path().join("nope")), s(&b)], 2);
 }
+
+/// A 1.17+ Java world keeps entities in `entities/` beside `region/`: import picks the folder
+/// up by default, export writes it back beside the region folder, and a re-import finds them.
+#[test]
+#[cfg(feature = "blockfile")]
+fn anvil_entities_folder_beside_the_region_folder() {
+    use std::collections::HashMap;
+    use terrane::anvil::nbt::{self, Value};
+    use terrane::anvil::region::RegionWriter;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let (region, entities) = (tmp.path().join("java/region"), tmp.path().join("java/entities"));
+    std::fs::create_dir_all(&region).unwrap();
+    std::fs::create_dir_all(&entities).unwrap();
+    std::fs::copy(fixture("anvil/1.21.1/r.0.0.mca"), region.join("r.0.0.mca")).unwrap();
+    let mut pig = HashMap::new();
+    pig.insert("id".to_string(), Value::String("minecraft:pig".into()));
+    pig.insert("UUID".to_string(), Value::IntArray(fastnbt::IntArray::new(vec![1, 2, 3, 4])));
+    pig.insert("Pos".to_string(), Value::List(vec![Value::Double(8.5); 3]));
+    let mut chunk = HashMap::new();
+    chunk.insert("DataVersion".to_string(), Value::Int(3955));
+    chunk.insert("Position".to_string(), Value::IntArray(fastnbt::IntArray::new(vec![0, 0])));
+    chunk.insert("Entities".to_string(), Value::List(vec![Value::Compound(pig)]));
+    let mut ew = RegionWriter::new(0, 0);
+    ew.insert(0, nbt::write_root(&chunk), 10);
+    std::fs::write(entities.join("r.0.0.mca"), ew.finish().unwrap().0).unwrap();
+
+    let a = tmp.path().join("a");
+    let first = json(&["import", "anvil", s(&region), s(&a), "--backend", "blockfile", "--json"]);
+    assert_eq!(first["entities"], 1, "the pig of entities/r.0.0.mca");
+    let out = tmp.path().join("out");
+    json(&["export", "anvil", s(&a), s(&out.join("region")), "--json"]);
+    assert!(out.join("entities/r.0.0.mca").is_file(), "entities written beside the regions");
+    let b = tmp.path().join("b");
+    let again = json(&[
+        "import",
+        "anvil",
+        s(&out.join("region")),
+        s(&b),
+        "--backend",
+        "blockfile",
+        "--json",
+    ]);
+    assert_eq!(again["entities"], 1);
+    assert_eq!(again["blocks"], first["blocks"]);
+    // Without the folder the import says so instead of guessing.
+    let missing = run(&[
+        "import",
+        "anvil",
+        s(&region),
+        s(&tmp.path().join("c")),
+        "--entities",
+        s(&tmp.path().join("nowhere")),
+    ]);
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("is not a folder"));
+    assert!(!tmp.path().join("c").exists(), "nothing written on bad input");
+}

@@ -157,8 +157,9 @@ fn run<S: Store>(name: &str, default_kills: u64, open: impl Fn(&Path) -> S) {
         let reader = std::thread::spawn(move || {
             for line in BufReader::new(out).lines() {
                 let Ok(line) = line else { break };
-                if let Some(t) =
-                    line.strip_prefix("ACK ").and_then(|s| s.trim().parse::<u64>().ok())
+                // libtest prints `test crash_x ... ` before the first line, on the same line.
+                let ack = line.find("ACK ").map(|at| &line[at + 4..]);
+                if let Some(t) = ack.and_then(|s| s.trim().parse::<u64>().ok())
                     && tx.send(t).is_err()
                 {
                     break;

@@ -1,7 +1,7 @@
 //! [`SharedDistanceGraph`]: the graph and its claims behind one lock, for many threads.
 
 use std::path::Path;
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use terrane_section::ColumnPos;
 
@@ -33,12 +33,14 @@ struct State {
 #[derive(Debug, Default)]
 pub struct SharedDistanceGraph {
     inner: RwLock<State>,
+    /// Held from encoding to the rename, so concurrent saves land in the order they encoded.
+    save: Mutex<()>,
 }
 
 impl SharedDistanceGraph {
     /// Shares `graph`, with no claims.
     pub fn new(graph: DistanceGraph) -> Self {
-        Self { inner: RwLock::new(State { graph, claims: Claims::new() }) }
+        Self { inner: RwLock::new(State { graph, claims: Claims::new() }), save: Mutex::new(()) }
     }
 
     fn read(&self) -> RwLockReadGuard<'_, State> {
@@ -173,11 +175,13 @@ impl SharedDistanceGraph {
     }
 
     /// Saves atomically (see [`DistanceGraph::save`]). Encodes under the read lock, writes the
-    /// file after releasing it, so completions are not blocked by the disk.
+    /// file after releasing it, so completions are not blocked by the disk. Concurrent saves
+    /// are serialised: the file always ends as the state of the last save to encode.
     ///
     /// # Errors
     /// [`Error::Io`].
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        let _one_save_at_a_time = self.save.lock().unwrap_or_else(PoisonError::into_inner);
         let bytes = self.to_bytes();
         crate::codec::write_atomic(path.as_ref(), &bytes)
     }

@@ -104,6 +104,8 @@ struct SchedShared {
     stop: AtomicBool,
     ticks: AtomicU64,
     panics: AtomicU64,
+    release_errors: AtomicU64,
+    last_release_error: Mutex<Option<String>>,
 }
 
 impl SchedShared {
@@ -158,7 +160,7 @@ impl<P: GridPos, D: 'static> Callbacks<P, D> for SchedCallbacks<P, D> {
 /// `mark_not_ticking`; when that returns true the region is queued again one period after
 /// its previous deadline (ticks missed by more than 5 periods are skipped, not replayed).
 /// A panicking tick function is caught and counted ([`panics`](Self::panics)); the region is
-/// still released.
+/// still released. A release that fails is counted too ([`release_errors`](Self::release_errors)).
 pub struct Scheduler<P: GridPos, D: RegionData<P>> {
     rz: Arc<Regionizer<P, D>>,
     shared: Arc<SchedShared>,
@@ -192,6 +194,8 @@ impl<P: GridPos, D: RegionData<P>> Scheduler<P, D> {
             stop: AtomicBool::new(false),
             ticks: AtomicU64::new(0),
             panics: AtomicU64::new(0),
+            release_errors: AtomicU64::new(0),
+            last_release_error: Mutex::new(None),
         });
         let cbs = SchedCallbacks { user: Box::new(callbacks), shared: Arc::clone(&shared) };
         let rz = Arc::new(Regionizer::with_boxed_callbacks(config, Box::new(cbs)));
@@ -222,6 +226,17 @@ impl<P: GridPos, D: RegionData<P>> Scheduler<P, D> {
     /// Tick functions that panicked.
     pub fn panics(&self) -> u64 {
         self.shared.panics.load(Ordering::Relaxed)
+    }
+
+    /// Ends of ticks whose `mark_not_ticking` failed, and the last such error. A region whose
+    /// release failed (for example [`Error::DataLocked`]: another thread held its data guard
+    /// past the tick) stays TICKING and out of the schedule until it is released by hand;
+    /// `(0, None)` in a healthy server.
+    pub fn release_errors(&self) -> (u64, Option<String>) {
+        (
+            self.shared.release_errors.load(Ordering::Relaxed),
+            self.shared.last_release_error.lock().clone(),
+        )
     }
 
     /// Regions waiting in the queue (some may have died since they were queued).
@@ -299,12 +314,19 @@ fn worker<P: GridPos, D: RegionData<P>>(
         let now = Instant::now();
         region.record_tick(now - start, start.saturating_duration_since(deadline));
         sh.ticks.fetch_add(1, Ordering::Relaxed);
-        if let Ok(true) = rz.mark_not_ticking(id) {
-            let mut next = deadline + period;
-            if next + period * 5 < now {
-                next = now;
+        match rz.mark_not_ticking(id) {
+            Ok(true) => {
+                let mut next = deadline + period;
+                if next + period * 5 < now {
+                    next = now;
+                }
+                sh.push(next, id);
             }
-            sh.push(next, id);
+            Ok(false) => {}
+            Err(e) => {
+                sh.release_errors.fetch_add(1, Ordering::Relaxed);
+                *sh.last_release_error.lock() = Some(e.to_string());
+            }
         }
     }
 }

@@ -175,3 +175,30 @@ fn churn_between_ticks_keeps_every_region_scheduled() {
     }
     assert_eq!(rz2.loaded_chunks().unwrap().len(), loaded.len());
 }
+
+#[test]
+fn failed_releases_are_counted_not_swallowed() {
+    let leaked = Arc::new(AtomicBool::new(false));
+    let l2 = Arc::clone(&leaked);
+    let sched: Scheduler<ColumnPos, ()> = Scheduler::start(
+        RegionizerConfig::folia_shift4(),
+        SchedulerConfig::default().workers(1).target_tps(50.0),
+        NoCallbacks,
+        move |ctx| {
+            // Leak the data guard once: the region's release then fails with DataLocked.
+            if !l2.swap(true, Ordering::SeqCst) {
+                std::mem::forget(ctx.data().expect("ticking region's data"));
+            }
+        },
+    );
+    assert_eq!(sched.release_errors(), (0, None));
+    sched.regionizer().add_chunk(ColumnPos::new(0, 0)).unwrap();
+    assert!(wait_until(Duration::from_secs(20), || sched.release_errors().0 == 1), "counted");
+    let (count, last) = sched.release_errors();
+    assert_eq!(count, 1);
+    assert!(last.is_some_and(|m| m.contains("lock")), "the error says why");
+    let id = sched.regionizer().owner_of_chunk(ColumnPos::new(0, 0)).unwrap();
+    assert_eq!(sched.regionizer().region(id).unwrap().state(), RegionState::Ticking);
+    // The parking_lot mutex stays locked forever; the scheduler itself shuts down cleanly.
+    sched.shutdown().unwrap();
+}

@@ -10,7 +10,7 @@ use terrane_store::conformance::crash;
 #[test]
 fn crash() {
     let options = RocksOptions::new().block_cache_bytes(8 << 20).write_buffer_bytes(1 << 20);
-    let report = crash::run("crash", 80, |dir| {
+    let report = crash::run("crash", 200, |dir| {
         RocksStore::open_with(
             dir.join("db"),
             &terrane_store::StoreConfig::new("terrane crash test"),
