@@ -9,7 +9,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use terrane::anvil::convert::ColumnRecord;
-use terrane::anvil::{self, ExportSource, ImportSink, ImportedColumn, Layout};
+use terrane::anvil::{self, ExportSource, ImportSink, ImportedColumn};
 use terrane::section::morton;
 use terrane::{Backend, Chunk, ChunkPos, ColumnPos, Schema, TickSave, World, tables};
 
@@ -290,15 +290,9 @@ impl ExportSource for Source {
                         *bytes = c.encode(&self.schema);
                     }
                 }
-                ColumnRecord {
-                    rest: HashMap::new(),
-                    layout: Layout::Flat,
-                    data_version: Some(NATIVE_DATA_VERSION),
-                    timestamp: 0,
-                    extra_block_entities: Vec::new(),
-                    orphan_entities: Vec::new(),
-                }
-                .encode()
+                // A fresh record (`Status: minecraft:full`): Minecraft regenerates a chunk
+                // that has no status over whatever blocks it holds.
+                ColumnRecord::fresh(NATIVE_DATA_VERSION).encode()
             }
         };
         let mut uuids: Vec<[u8; 16]> = Vec::new();

@@ -80,7 +80,8 @@ pub enum SchemCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Paste a schematic into a world (registering its block states), one atomic save.
+    /// Paste a schematic into a world (registering its block states), block entities
+    /// included, one atomic save; block entities that cannot be stored are listed.
     Import {
         /// The world directory.
         world: PathBuf,
@@ -90,7 +91,7 @@ pub enum SchemCmd {
         #[arg(long, value_parser = parse_xyz, allow_hyphen_values = true)]
         at: Option<BlockPos>,
     },
-    /// Write a box of a world as a Sponge v3 schematic.
+    /// Write a box of a world as a Sponge v3 schematic, block entities included.
     Export {
         /// The world directory.
         world: PathBuf,
@@ -400,28 +401,35 @@ pub fn schem(c: SchemCmd) -> Result<(), Fail> {
             let [x, y, z] = s.world_min();
             let min = at.unwrap_or(BlockPos::new(x.into(), y.into(), z.into()));
             let snap = Snapshot::from_schematic(&s, min)?;
-            // Register the schematic's states the world does not know (registries only grow).
+            // Register the schematic's states the world does not know as the Anvil importer
+            // does: block-entity blocks with the block-entity component (registries only grow).
             let mut schema = World::open(&world)?.schema().clone();
-            for st in snap.states() {
-                if schema.blocks().find(st).is_none() {
-                    schema.add_block(st, &[])?;
-                }
-            }
+            terrane::schem::register_states(&mut schema, snap.states().iter().map(String::as_str))?;
             let mut w = World::builder().schema(schema).open(&world)?;
             let mut arena = w.arena(snap.bbox())?;
             let stats = snap.restore(&mut arena, false)?;
+            let bes =
+                terrane::schem::place_block_entities(&mut arena, snap.bbox(), &s.block_entities)?;
             let tick = w.tick();
             w.save_arena(tick, &arena)?;
             w.close()?;
             let b = snap.bbox();
             println!(
-                "pasted {} blocks of {} at {:?}..{:?} ({} chunks, one atomic save)",
+                "pasted {} blocks and {} block entities of {} at {:?}..{:?} ({} chunks, one atomic save)",
                 stats.written,
+                bes.placed,
                 file.display(),
                 b.min(),
                 b.max(),
                 arena.chunks.len()
             );
+            if !bes.skipped.is_empty() {
+                println!("skipped {} block entities:", bes.skipped.len());
+                for k in &bes.skipped {
+                    let p = k.pos;
+                    println!("  {} at {},{},{}: {}", k.id, p.x, p.y, p.z, k.reason);
+                }
+            }
             Ok(())
         }
         SchemCmd::Export { world, from, to, out, data_version } => {
@@ -433,16 +441,20 @@ pub fn schem(c: SchemCmd) -> Result<(), Fail> {
                 )));
             }
             let w = World::open(&world)?;
-            let snap = w.capture(bbox)?;
-            let bytes = snap.to_schematic(data_version)?.write()?;
+            let arena = w.arena(bbox)?;
+            let snap = Snapshot::capture(&arena, bbox)?;
+            let mut schem = snap.to_schematic(data_version)?;
+            schem.block_entities = terrane::schem::block_entities(&arena, bbox)?;
+            let bytes = schem.write()?;
             write_atomic(&out, &bytes)?;
             println!(
-                "wrote {} ({} x {} x {} blocks, {} states, {} bytes)",
+                "wrote {} ({} x {} x {} blocks, {} states, {} block entities, {} bytes)",
                 out.display(),
                 size[0],
                 size[1],
                 size[2],
                 snap.states().len(),
+                schem.block_entities.len(),
                 bytes.len()
             );
             Ok(())

@@ -182,6 +182,34 @@ fn demo_then_every_command(backend: &str) {
     ]);
     let state: serde_json::Value = serde_json::from_str(replay.trim()).unwrap();
     assert!(!state["regions"].as_array().unwrap().is_empty());
+
+    // A world built in terrane exports to Anvil as finished chunks: Minecraft regenerates a
+    // chunk without `Status: minecraft:full` over the blocks it holds.
+    let mca = tmp.path().join("exported/region");
+    let out = json(&["export", "anvil", s(&world), s(&mca), "--json"]);
+    assert!(out["columns"].as_u64().unwrap() > 0);
+    let mut columns = 0;
+    for (_, _, path) in terrane::anvil::region::list_regions(&mca).unwrap() {
+        let region =
+            terrane::anvil::region::RegionFile::new(std::fs::read(&path).unwrap()).unwrap();
+        for e in region.entries() {
+            let raw = region.read(&e).unwrap();
+            let root = terrane::anvil::nbt::parse(&raw.nbt).unwrap();
+            let status = root.get("Status").or_else(|| match root.get("Level") {
+                Some(terrane::anvil::nbt::Value::Compound(l)) => l.get("Status"),
+                _ => None,
+            });
+            assert_eq!(
+                status,
+                Some(&terrane::anvil::nbt::Value::String("minecraft:full".into())),
+                "{}: column {:?}",
+                path.display(),
+                (e.local_x(), e.local_z())
+            );
+            columns += 1;
+        }
+    }
+    assert_eq!(columns, out["columns"].as_u64().unwrap());
 }
 
 #[test]
@@ -272,6 +300,102 @@ fn schem_info_on_the_fixtures() {
     let v = json(&["schem", "info", s(&fixture("schem/smallhouse1.schem")), "--json"]);
     assert_eq!(v["block_entities"], 72);
     assert_eq!(v["offset"], serde_json::json!([224, 4, -127]));
+}
+
+/// A schematic's block entities survive `schem import` then `schem export` (stored as the
+/// `minecraft:block_entity` component), and a second import / export round keeps them.
+#[test]
+#[cfg(feature = "blockfile")]
+fn schem_block_entities_survive_import_and_export() {
+    use terrane::snapshot::nbt::Compound;
+    use terrane::snapshot::{BlockEntity, Schematic};
+
+    // Position, id and the data without x/y/z/id (the component keeps the id once).
+    fn normal(bes: &[BlockEntity]) -> Vec<([i32; 3], String, Compound)> {
+        let mut v: Vec<_> = bes
+            .iter()
+            .map(|e| {
+                let mut d = e.data.clone();
+                for k in ["x", "y", "z", "id"] {
+                    d.remove(k);
+                }
+                (e.pos, e.id.clone(), d)
+            })
+            .collect();
+        v.sort_by_key(|e| e.0);
+        v
+    }
+
+    let tmp = tempfile::tempdir().unwrap();
+    let world = tmp.path().join("world");
+    tiny_demo(&world, "blockfile");
+    let src = fixture("schem/smallhouse1.schem");
+    let original = Schematic::read_file(&src).unwrap();
+    assert_eq!(original.block_entities.len(), 72);
+
+    let out = ok(&["schem", "import", s(&world), s(&src), "--at", "300,60,300"]);
+    assert!(out.contains("and 72 block entities"), "{out}");
+    assert!(!out.contains("skipped"), "{out}");
+    ok(&["verify", s(&world)]);
+
+    // The same box out again: 21 x 28 x 20.
+    let first = tmp.path().join("first.schem");
+    let out = ok(&[
+        "schem",
+        "export",
+        s(&world),
+        "--from",
+        "300,60,300",
+        "--to",
+        "320,87,319",
+        s(&first),
+    ]);
+    assert!(out.contains("72 block entities"), "{out}");
+    let exported = Schematic::read_file(&first).unwrap();
+    assert_eq!(exported.block_entities.len(), 72);
+    let (want, got) = (normal(&original.block_entities), normal(&exported.block_entities));
+    let ids = |v: &[([i32; 3], String, Compound)]| {
+        let mut ids: Vec<String> = v.iter().map(|e| e.1.clone()).collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(ids(&got), ids(&want));
+    assert_eq!(got, want, "positions, ids and data");
+    // At least one carries real data (a chest's items, a sign's text...).
+    assert!(got.iter().any(|e| !e.2.is_empty()), "no block entity data at all");
+    // The blocks at those positions are the schematic's.
+    for e in &exported.block_entities {
+        let [x, y, z] = e.pos.map(|v| v as u32);
+        assert_eq!(exported.block(x, y, z), original.block(x, y, z), "{e:?}");
+    }
+
+    // Round two: the export pasted elsewhere and exported again is the same.
+    let out = ok(&["schem", "import", s(&world), s(&first), "--at", "400,60,400"]);
+    assert!(out.contains("and 72 block entities"), "{out}");
+    let second = tmp.path().join("second.schem");
+    ok(&["schem", "export", s(&world), "--from", "400,60,400", "--to", "420,87,419", s(&second)]);
+    let again = Schematic::read_file(&second).unwrap();
+    assert_eq!(again.block_entities, exported.block_entities);
+
+    // Pasting the same blocks without block entities over the house removes its block
+    // entities: a paste replaces the box, also where the block did not change.
+    // A block entity whose block cannot carry one (here air) is reported as skipped.
+    let mut bare = exported.clone();
+    bare.block_entities.clear();
+    assert_eq!(bare.block(0, 27, 0), Some("minecraft:air"));
+    let mut stray = exported.block_entities[0].clone();
+    stray.pos = [0, 27, 0];
+    bare.block_entities.push(stray.clone());
+    let bare_file = tmp.path().join("bare.schem");
+    bare.write_file(&bare_file).unwrap();
+    let out = ok(&["schem", "import", s(&world), s(&bare_file), "--at", "400,60,400"]);
+    assert!(out.contains("and 0 block entities"), "{out}");
+    assert!(out.contains("skipped 1 block entities"), "{out}");
+    assert!(out.contains(&format!("{} at 400,87,400: block minecraft:air", stray.id)), "{out}");
+    let emptied = tmp.path().join("emptied.schem");
+    ok(&["schem", "export", s(&world), "--from", "400,60,400", "--to", "420,87,419", s(&emptied)]);
+    assert!(Schematic::read_file(&emptied).unwrap().block_entities.is_empty());
+    ok(&["verify", s(&world)]);
 }
 
 /// Import a region folder, export it, import the export: the same blocks; a re-run of the

@@ -25,6 +25,9 @@ pub enum Error {
     /// A snapshot could not be captured or restored.
     #[error("snapshot: {0}")]
     Snapshot(#[from] terrane_snapshot::Error),
+    /// A Minecraft conversion failed (registering block states, block entity values).
+    #[error("anvil: {0}")]
+    Anvil(#[from] terrane_anvil::AnvilError),
     /// File system access to the world directory failed.
     #[error("{path}: {source}")]
     Io {

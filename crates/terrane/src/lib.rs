@@ -26,6 +26,9 @@
 //! [snapshots](snapshot::Snapshot) of boxes, and the atomic save of a tick. [`WorldBuilder`]
 //! configures it; every setting has a documented default.
 //!
+//! [`schem`] carries Sponge schematic block entities in and out of chunks by terrane-anvil's
+//! block-entity component convention.
+//!
 //! The World is thin glue: the logic lives in the member crates, and everything it holds is
 //! reachable ([`World::tiered`], [`World::regionizer`], [`World::distance`], [`World::store`])
 //! for what the glue does not cover.
@@ -105,6 +108,7 @@
 #![forbid(unsafe_code)]
 
 mod error;
+pub mod schem;
 mod world;
 
 pub use error::{Error, Result};

@@ -1,0 +1,324 @@
+//! Sponge schematic block entities in and out of terrane chunks.
+//!
+//! terrane keeps a Minecraft block entity the way terrane-anvil's importer does (see
+//! [`anvil::convert`](terrane_anvil::convert)): as the value of the variable-size component
+//! [`BLOCK_ENTITY_COMPONENT`] at the block entity's cell (layer 0), holding the block entity's
+//! NBT compound (`id` and its data) without `x`/`y`/`z`. A cell can hold that value only when
+//! its block carries the component, which block states get when they are first registered
+//! ([`is_block_entity_block`](terrane_anvil::convert::is_block_entity_block) names). The
+//! registries only grow: a state registered earlier without the component never gets it, and
+//! a block entity at such a cell cannot be stored (it is reported, see [`Skipped`]).
+//!
+//! - [`register_states`]: schematic states into a [`Schema`], as the Anvil importer does.
+//! - [`place_block_entities`]: a schematic's block entities into an arena's chunks (after the
+//!   blocks were restored there).
+//! - [`block_entities`]: the block entities of an arena's box, as schematic block entities.
+//!
+//! ```
+//! use terrane::snapshot::nbt::{Compound, Tag};
+//! use terrane::snapshot::BlockEntity;
+//! use terrane::{BlockBox, BlockPos, Chunk, ChunkWorld, Schema, schem};
+//!
+//! // A world with air, then a box with a chest in it.
+//! let mut schema = Schema::new();
+//! schem::register_states(&mut schema, ["minecraft:air", "minecraft:chest[facing=north]"])?;
+//! let chest = schema.blocks().find("minecraft:chest[facing=north]").unwrap();
+//! let mut arena = ChunkWorld::new(schema);
+//! let bbox = BlockBox::new(BlockPos::new(0, 0, 0), BlockPos::new(3, 3, 3));
+//! let mut chunk = Chunk::new(terrane::BlockId(0));
+//! chunk.set(1, 2, 3, terrane::BlockId(chest));
+//! arena.chunks.insert(BlockPos::new(0, 0, 0).chunk(), chunk);
+//!
+//! let mut data = Compound::new();
+//! data.insert("CustomName", Tag::String("\"loot\"".into()));
+//! let be = BlockEntity { pos: [1, 2, 3], id: "minecraft:chest".into(), data };
+//! let placed = schem::place_block_entities(&mut arena, bbox, &[be.clone()])?;
+//! assert_eq!((placed.placed, placed.skipped.len()), (1, 0));
+//! assert_eq!(schem::block_entities(&arena, bbox)?, [be]);
+//! # Ok::<(), terrane::Error>(())
+//! ```
+
+use std::collections::HashSet;
+
+use terrane_anvil::convert::{BLOCK_ENTITY_COMPONENT, block_entity_component, block_id};
+use terrane_chunk::{ComponentId, Schema};
+use terrane_section::{BlockPos, cell_coords};
+use terrane_snapshot::nbt::{self, Compound, Tag};
+use terrane_snapshot::{BlockBox, BlockEntity, ChunkWorld};
+
+use crate::{Error, Result};
+
+/// Registers the block states `schema` does not know the way terrane-anvil's importer does:
+/// the [`BLOCK_ENTITY_COMPONENT`] is registered when missing, and new states of
+/// [`is_block_entity_block`](terrane_anvil::convert::is_block_entity_block) names carry it.
+/// Known states are left as they are (registries only grow). Returns the component's id.
+pub fn register_states<'a>(
+    schema: &mut Schema,
+    states: impl IntoIterator<Item = &'a str>,
+) -> Result<ComponentId> {
+    let be = block_entity_component(schema)?;
+    for st in states {
+        block_id(schema, be, st)?;
+    }
+    Ok(be)
+}
+
+/// Why a schematic block entity was not stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// Its position lies outside the schematic.
+    OutsideBox,
+    /// The block at its cell does not carry [`BLOCK_ENTITY_COMPONENT`]: a state registered
+    /// before without it (registries only grow), or not a block-entity block.
+    NoComponent {
+        /// The cell's block state.
+        state: String,
+    },
+    /// Another block entity of the schematic sits at the same cell (the first one is kept).
+    Duplicate,
+    /// Its data does not encode as NBT.
+    BadData(String),
+}
+
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SkipReason::OutsideBox => f.write_str("position outside the schematic"),
+            SkipReason::NoComponent { state } => write!(
+                f,
+                "block {state} does not carry {BLOCK_ENTITY_COMPONENT} (registered before without it; registries only grow)"
+            ),
+            SkipReason::Duplicate => f.write_str("a second block entity at the same cell"),
+            SkipReason::BadData(e) => write!(f, "data does not encode: {e}"),
+        }
+    }
+}
+
+/// A schematic block entity that was not stored, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// Its world position (the box's minimum corner plus its schematic position).
+    pub pos: BlockPos,
+    /// Its id.
+    pub id: String,
+    /// Why.
+    pub reason: SkipReason,
+}
+
+/// What [`place_block_entities`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlacedBlockEntities {
+    /// Block entities stored as components.
+    pub placed: u64,
+    /// Block entity values the box held before and that were removed.
+    pub cleared: u64,
+    /// Block entities not stored, in schematic order.
+    pub skipped: Vec<Skipped>,
+}
+
+/// The component value of a schematic block entity: `id` first, then its data without
+/// `x`/`y`/`z` (and without a stray `id`), as an NBT compound with an empty root name.
+pub fn block_entity_value(be: &BlockEntity) -> Result<Vec<u8>, terrane_snapshot::Error> {
+    let mut c = Compound::new();
+    c.insert("id", Tag::String(be.id.clone()));
+    for (k, v) in be.data.iter() {
+        if !matches!(k, "x" | "y" | "z" | "id") {
+            c.0.push((k.to_string(), v.clone()));
+        }
+    }
+    nbt::to_bytes("", &Tag::Compound(c))
+}
+
+/// Writes a schematic's block entities into `arena`, whose chunks cover `bbox` (the pasted
+/// schematic's box: a block entity's position is relative to `bbox.min()`), after the
+/// schematic's blocks were restored there.
+///
+/// First every block entity value (layer 0) the box held is removed (the paste replaces
+/// the box, and a block that did not change keeps its component values); then each block
+/// entity becomes the [`BLOCK_ENTITY_COMPONENT`] value of its cell ([`block_entity_value`]).
+/// Those that cannot be stored are returned in [`PlacedBlockEntities::skipped`]. Chunks of
+/// the box absent from `arena` are an error.
+pub fn place_block_entities(
+    arena: &mut ChunkWorld,
+    bbox: BlockBox,
+    entities: &[BlockEntity],
+) -> Result<PlacedBlockEntities> {
+    let mut out = PlacedBlockEntities::default();
+    let be = arena.schema.components().find(BLOCK_ENTITY_COMPONENT).map(ComponentId::variable);
+    let missing = |c| Error::Inconsistent(format!("arena lacks chunk {c:?} of the box"));
+    if let Some(be) = be {
+        for r in bbox.sub_regions() {
+            let chunk = arena.chunks.get_mut(&r.chunk).ok_or_else(|| missing(r.chunk))?;
+            let cells: Vec<u16> = chunk
+                .component_values()
+                .filter(|&(cell, layer, id, _)| {
+                    layer == 0 && id == be && bbox.contains(cell_pos(r.chunk, cell))
+                })
+                .map(|(cell, ..)| cell)
+                .collect();
+            for cell in cells {
+                chunk.remove_component(cell, 0, be);
+                out.cleared += 1;
+            }
+        }
+    }
+    let min = bbox.min();
+    let [sx, sy, sz] = bbox.size();
+    let mut seen = HashSet::new();
+    for e in entities {
+        let [x, y, z] = e.pos.map(i64::from);
+        let pos = BlockPos::new(min.x + x, min.y + y, min.z + z);
+        let skip = |reason| Skipped { pos, id: e.id.clone(), reason };
+        let inside = (0..sx as i64).contains(&x)
+            && (0..sy as i64).contains(&y)
+            && (0..sz as i64).contains(&z);
+        if !inside {
+            out.skipped.push(skip(SkipReason::OutsideBox));
+            continue;
+        }
+        if !seen.insert(pos) {
+            out.skipped.push(skip(SkipReason::Duplicate));
+            continue;
+        }
+        let chunk = arena.chunks.get_mut(&pos.chunk()).ok_or_else(|| missing(pos.chunk()))?;
+        let cell = pos.cell_index();
+        let block = chunk.get_index(cell);
+        let carries =
+            be.filter(|&be| arena.schema.block_components(block).binary_search(&be).is_ok());
+        let Some(be) = carries else {
+            let state = arena.schema.blocks().get(block.0).unwrap_or("?").to_string();
+            out.skipped.push(skip(SkipReason::NoComponent { state }));
+            continue;
+        };
+        let value = match block_entity_value(e) {
+            Ok(v) => v,
+            Err(err) => {
+                out.skipped.push(skip(SkipReason::BadData(err.to_string())));
+                continue;
+            }
+        };
+        chunk.set_component(&arena.schema, cell, 0, be, &value)?;
+        out.placed += 1;
+    }
+    Ok(out)
+}
+
+fn cell_pos(chunk: terrane_section::ChunkPos, cell: u16) -> BlockPos {
+    let (x, y, z) = cell_coords(cell);
+    BlockPos::new(chunk.x * 16 + x as i64, chunk.y * 16 + y as i64, chunk.z * 16 + z as i64)
+}
+
+/// The block entities stored in `arena` inside `bbox`: every layer-0
+/// [`BLOCK_ENTITY_COMPONENT`] value of a cell in the box, as a schematic block entity
+/// (position relative to `bbox.min()`, `id` from the compound, data the rest without
+/// `x`/`y`/`z`), ordered by y, z, x. A value without `id` gets its block's name (the state
+/// without properties). Chunks absent from `arena` hold none; a value that is not an NBT
+/// compound is an error.
+pub fn block_entities(arena: &ChunkWorld, bbox: BlockBox) -> Result<Vec<BlockEntity>> {
+    let Some(be) = arena.schema.components().find(BLOCK_ENTITY_COMPONENT) else {
+        return Ok(Vec::new());
+    };
+    let be = ComponentId::variable(be);
+    let min = bbox.min();
+    let mut out = Vec::new();
+    for r in bbox.sub_regions() {
+        let Some(chunk) = arena.chunks.get(&r.chunk) else { continue };
+        for (cell, layer, id, value) in chunk.component_values() {
+            let pos = cell_pos(r.chunk, cell);
+            if layer != 0 || id != be || !bbox.contains(pos) {
+                continue;
+            }
+            let bad = |m: String| Error::Inconsistent(format!("block entity at {pos:?}: {m}"));
+            let mut data = match nbt::from_bytes(value).map_err(|e| bad(e.to_string()))? {
+                (_, Tag::Compound(c)) => c,
+                _ => return Err(bad("not an NBT compound".into())),
+            };
+            for k in ["x", "y", "z"] {
+                data.remove(k);
+            }
+            let id = match data.remove("id") {
+                Some(Tag::String(s)) => s,
+                other => {
+                    if let Some(t) = other {
+                        data.insert("id", t);
+                    }
+                    let state = arena.schema.blocks().get(chunk.get_index(cell).0).unwrap_or("");
+                    state.split('[').next().unwrap_or(state).to_string()
+                }
+            };
+            let rel =
+                |v: i64, m: i64| i32::try_from(v - m).map_err(|_| bad("box wider than i32".into()));
+            let pos = [rel(pos.x, min.x)?, rel(pos.y, min.y)?, rel(pos.z, min.z)?];
+            out.push(BlockEntity { pos, id, data });
+        }
+    }
+    out.sort_by_key(|e| [e.pos[1], e.pos[2], e.pos[0]]);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use terrane_chunk::{BlockId, Chunk};
+
+    fn chest(pos: [i32; 3]) -> BlockEntity {
+        let mut data = Compound::new();
+        data.insert("x", Tag::Int(99));
+        data.insert("Lock", Tag::String("key".into()));
+        BlockEntity { pos, id: "minecraft:chest".into(), data }
+    }
+
+    #[test]
+    fn a_block_registered_without_the_component_is_skipped_not_lost() {
+        let mut schema = Schema::new();
+        schema.add_block("minecraft:air", &[]).unwrap();
+        // Registered before, without the component: it never gets it.
+        let old = schema.add_block("minecraft:chest[facing=east]", &[]).unwrap();
+        register_states(
+            &mut schema,
+            ["minecraft:chest[facing=east]", "minecraft:chest[facing=west]"],
+        )
+        .unwrap();
+        let new = BlockId(schema.blocks().find("minecraft:chest[facing=west]").unwrap());
+        let stone = schema.add_block("minecraft:stone", &[]).unwrap();
+        let mut arena = ChunkWorld::new(schema);
+        let mut c = Chunk::new(BlockId(0));
+        c.set(0, 0, 0, old);
+        c.set(1, 0, 0, new);
+        c.set(2, 0, 0, stone);
+        c.set(3, 0, 0, new);
+        arena.chunks.insert(terrane_section::ChunkPos::new(0, 0, 0), c);
+        let bbox = BlockBox::new(BlockPos::new(0, 0, 0), BlockPos::new(3, 0, 0));
+        let bes = [
+            chest([0, 0, 0]),
+            chest([1, 0, 0]),
+            chest([2, 0, 0]),
+            chest([1, 0, 0]),
+            chest([4, 0, 0]),
+        ];
+        let r = place_block_entities(&mut arena, bbox, &bes).unwrap();
+        assert_eq!((r.placed, r.cleared), (1, 0));
+        let reasons: Vec<_> = r.skipped.iter().map(|k| (k.pos.x, k.reason.clone())).collect();
+        assert_eq!(
+            reasons,
+            [
+                (0, SkipReason::NoComponent { state: "minecraft:chest[facing=east]".into() }),
+                (2, SkipReason::NoComponent { state: "minecraft:stone".into() }),
+                (1, SkipReason::Duplicate),
+                (4, SkipReason::OutsideBox),
+            ]
+        );
+        let out = block_entities(&arena, bbox).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].pos, [1, 0, 0]);
+        assert_eq!(out[0].id, "minecraft:chest");
+        assert_eq!(out[0].data.get("Lock"), Some(&Tag::String("key".into())));
+        assert_eq!(out[0].data.get("x"), None);
+
+        // A second paste of the box without block entities clears the stored one.
+        let r = place_block_entities(&mut arena, bbox, &[]).unwrap();
+        assert_eq!((r.placed, r.cleared), (0, 1));
+        assert!(block_entities(&arena, bbox).unwrap().is_empty());
+    }
+}
