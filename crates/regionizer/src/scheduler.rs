@@ -159,6 +159,8 @@ impl<P: GridPos, D: 'static> Callbacks<P, D> for SchedCallbacks<P, D> {
 /// runs the tick function, records the duration and lag ([`Region::stats`]), and calls
 /// `mark_not_ticking`; when that returns true the region is queued again one period after
 /// its previous deadline (ticks missed by more than 5 periods are skipped, not replayed).
+/// A region found TICKING by someone else (ticked by hand) keeps its slot: it is looked at
+/// again one period later, counted from now when its deadline is already that far behind.
 /// A panicking tick function is caught and counted ([`panics`](Self::panics)); the region is
 /// still released. A release that fails is counted too ([`release_errors`](Self::release_errors)).
 pub struct Scheduler<P: GridPos, D: RegionData<P>> {
@@ -272,6 +274,17 @@ impl<P: GridPos, D: RegionData<P>> Drop for Scheduler<P, D> {
     }
 }
 
+/// When to look again at a region someone else holds TICKING (ticked by hand): one period
+/// (at least 1 ms) after its deadline, which keeps its place in the earliest-deadline-first
+/// order while it is late by less than that; otherwise one period from `now`. Always after
+/// `now`, so a deadline long past (the workers were busy meanwhile) is not popped, retried
+/// under the write lock and re-queued in the past over and over until it catches up.
+fn retry_at(deadline: Instant, period: Duration, now: Instant) -> Instant {
+    let step = period.max(Duration::from_millis(1));
+    let next = deadline + step;
+    if next > now { next } else { now + step }
+}
+
 fn worker<P: GridPos, D: RegionData<P>>(
     rz: &Regionizer<P, D>,
     sh: &SchedShared,
@@ -301,7 +314,7 @@ fn worker<P: GridPos, D: RegionData<P>>(
             // Someone else is ticking it by hand: keep its slot. TRANSIENT or DEAD: drop it
             // (it will be absorbed; its successors are queued by `on_active`).
             if rz.region(id).is_some_and(|r| r.state() == crate::RegionState::Ticking) {
-                sh.push(deadline + period.max(Duration::from_millis(1)), id);
+                sh.push(retry_at(deadline, period, Instant::now()), id);
             }
             continue;
         }
@@ -327,6 +340,46 @@ fn worker<P: GridPos, D: RegionData<P>>(
                 sh.release_errors.fetch_add(1, Ordering::Relaxed);
                 *sh.last_release_error.lock() = Some(e.to_string());
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pops of a queue entry held by hand (each one a `try_mark_ticking` under the write lock)
+    /// before its retry lies in the future, with the clock standing still at `now`: what the
+    /// worker loop does when it finds an old entry. A pure count, no timing.
+    fn pops(deadline: Instant, period: Duration, now: Instant) -> u32 {
+        let (mut at, mut n) = (deadline, 0);
+        while at <= now {
+            n += 1;
+            assert!(n <= 1_000, "busy-spin re-queueing in the past");
+            at = retry_at(at, period, now);
+        }
+        n
+    }
+
+    #[test]
+    fn hand_held_region_is_not_retried_in_a_loop() {
+        let t0 = Instant::now();
+        let p = Duration::from_millis(50);
+        // Late by less than a period: keeps its deadline-based slot (EDF order unchanged).
+        assert_eq!(retry_at(t0, p, t0 + Duration::from_millis(30)), t0 + p);
+        assert_eq!(retry_at(t0, p, t0), t0 + p);
+        // Late by a period or more: one period from now, never in the past.
+        let late = t0 + Duration::from_secs(10);
+        assert_eq!(retry_at(t0, p, late), late + p);
+        assert_eq!(retry_at(t0, p, t0 + p), t0 + 2 * p);
+        // A zero period still waits at least 1 ms.
+        let ms = Duration::from_millis(1);
+        assert_eq!(retry_at(t0, Duration::ZERO, late), late + ms);
+        assert_eq!(retry_at(t0, Duration::ZERO, t0), t0 + ms);
+        // An entry 10 s overdue is popped once, not 200 (or 10 000) times in a row.
+        for period in [p, Duration::ZERO, Duration::from_secs(1)] {
+            assert_eq!(pops(t0, period, late), 1, "{period:?}");
+            assert!(retry_at(t0, period, late) > late);
         }
     }
 }
