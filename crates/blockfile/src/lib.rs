@@ -15,7 +15,10 @@
 //!   flush → free the old blocks*; when the index is torn or damaged, [`BlockFile::open`]
 //!   rebuilds it by scanning every block (see [`Recovery`]);
 //! - freed blocks are reused (lowest first) and free blocks at the end of the file are cut
-//!   off, so a file that is overwritten again and again stays bounded.
+//!   off, so a file that is overwritten again and again stays bounded. Blocks freed by an
+//!   unsynced batch are reused only after the next `fdatasync` (a synced batch,
+//!   [`Store::sync`], or one a write makes itself when more than a quarter of the file
+//!   waits), so that an older durable index never points at overwritten blocks.
 //!
 //! The format and the argument for each crash point: `docs/format/blockfile-v1.md`.
 //!
@@ -56,7 +59,11 @@
 //! # What it does not guarantee
 //!
 //! - Batches that were not synced may be lost on power loss, and the file may then need a
-//!   recovery scan; checksums still keep torn objects from being returned.
+//!   recovery scan; their objects may then read as [`Error::Corrupt`] or be reported in
+//!   [`Recovery::damaged`], and a scan may keep a later unsynced batch while losing an earlier
+//!   one, or drop (and report) a key whose newer unsynced version was partly written. Checksums
+//!   still keep torn objects from being returned, and the blocks of synced batches are never
+//!   erased or reused while the durable index names them.
 //! - Data damaged on disk is reported ([`Error::Corrupt`] on read, [`Recovery::damaged`] at
 //!   open), never repaired from elsewhere: keep backups.
 //! - The whole index is rewritten by every batch and held in memory: like the original, this
@@ -87,6 +94,10 @@ use format::{
 
 /// The block size of the format, in bytes.
 pub const BLOCK_SIZE: usize = BLOCK;
+
+/// A write calls `fdatasync` itself (to make blocks freed by unsynced batches reusable) when
+/// more than this many blocks, and more than a quarter of the file, wait for one.
+const PENDING_SYNC_MIN: usize = 64;
 
 /// The largest value a block file stores (1 GiB).
 pub const MAX_VALUE_LEN: usize = MAX_VALUE;
@@ -123,9 +134,17 @@ pub(crate) struct State {
     pub free: BTreeSet<u32>,
     pub index_chain: Vec<u32>,
     pub commit_chain: Vec<u32>,
-    /// Chains freed while a snapshot or scan was alive (first block first).
-    deferred: Vec<Vec<u32>>,
-    /// Keys deleted while their old blocks are not yet erased: (table, key, txn).
+    /// Chains freed but not yet erased and reusable (first block first), with the transaction
+    /// whose index dropped them: held until that index is durable (`durable_txn`) and no
+    /// snapshot or scan is alive.
+    deferred: Vec<(u64, Vec<u32>)>,
+    /// The last transaction whose index is durable (an `fdatasync` followed its write).
+    durable_txn: u64,
+    /// Every chain dropped by a transaction `<=` this one has been erased (the erase may not
+    /// be durable yet).
+    erased_txn: u64,
+    /// Keys deleted while the erasure of their old blocks is not yet durable: (table, key,
+    /// txn).
     graveyard: Vec<(String, Vec<u8>, u64)>,
     poisoned: Option<String>,
 }
@@ -202,8 +221,12 @@ pub struct Stats {
     pub file_blocks: u32,
     /// Free blocks (reusable).
     pub free_blocks: u32,
-    /// Blocks held for live snapshots.
+    /// Blocks freed but held for live snapshots or scans.
     pub deferred_blocks: u32,
+    /// Blocks freed by batches whose index is not durable yet: reusable after the next
+    /// `fdatasync` (a synced batch, [`Store::sync`], or one the store makes itself when they
+    /// exceed a quarter of the file).
+    pub pending_blocks: u32,
     /// Blocks of the index chain.
     pub index_blocks: u32,
     /// Objects in all tables.
@@ -326,6 +349,28 @@ impl State {
     fn objects(&self) -> u64 {
         self.tables.values().map(|t| t.len() as u64).sum()
     }
+
+    /// Takes the next transaction or index write number.
+    fn take_number(&mut self) -> Result<u64> {
+        let n = self.next_txn;
+        self.next_txn = n
+            .checked_add(1)
+            .ok_or_else(|| Error::Corrupt("transaction numbers exhausted (u64::MAX)".into()))?;
+        Ok(n)
+    }
+
+    /// Blocks freed by batches whose index is not durable yet.
+    fn pending_blocks(&self) -> usize {
+        self.deferred.iter().filter(|(t, _)| *t > self.durable_txn).map(|(_, c)| c.len()).sum()
+    }
+
+    /// Records a completed `fdatasync`: every index written and every block erased so far is
+    /// durable, so the graveyard forgets the keys whose blocks are durably erased.
+    fn synced(&mut self) {
+        self.durable_txn = self.txn;
+        let erased = self.erased_txn;
+        self.graveyard.retain(|(_, _, g)| *g > erased);
+    }
 }
 
 /// Builds the blocks of a chain of `kind` holding `payload` (index blocks start with the
@@ -364,11 +409,12 @@ fn chain_blocks(
     }
 }
 
-/// The index payload (after the signature line).
+/// The index payload (after the signature line). `write_no` is below `u64::MAX` (it was
+/// taken with [`State::take_number`], which leaves a next number).
 fn encode_index(st: &State, write_no: u64) -> Vec<u8> {
     let mut w = Writer::default();
     w.u64(st.txn);
-    w.u64(write_no + 1);
+    w.u64(write_no.saturating_add(1));
     w.u32(st.file_blocks);
     w.runs(&to_runs(&st.commit_chain));
     w.u32(st.tables.len() as u32);
@@ -388,6 +434,12 @@ fn encode_index(st: &State, write_no: u64) -> Vec<u8> {
     w.0
 }
 
+/// What an intact index of a truncated file listed: its transaction, and each entry's.
+struct Listing {
+    txn: u64,
+    entries: BTreeMap<(String, Vec<u8>), u64>,
+}
+
 /// An index read back from block 0's chain.
 pub(crate) struct LoadedIndex {
     pub state: State,
@@ -395,12 +447,13 @@ pub(crate) struct LoadedIndex {
 
 /// Reads and validates the index chain; `Err(reason)` means "rebuild by scanning".
 /// When the index is intact but names blocks past the end of the file (a truncated file),
-/// `lost` receives every key it lists, so that recovery can report what is gone.
+/// `lost` receives what it lists, so that recovery can report what is gone and serve neither
+/// older versions nor deleted keys.
 fn load_index(
     file: &File,
     file_blocks: u32,
     sig_len: usize,
-    lost: &mut Vec<(String, Vec<u8>)>,
+    lost: &mut Option<Listing>,
 ) -> std::result::Result<LoadedIndex, String> {
     let mut payload = Vec::new();
     let mut chain = Vec::new();
@@ -441,12 +494,12 @@ fn load_index(
     let txn = r.u64("txn").map_err(m)?;
     let next_txn = r.u64("next txn").map_err(m)?;
     let _blocks_then = r.u32("file blocks").map_err(m)?;
-    if next_txn != write_no + 1 || txn > write_no {
+    if write_no.checked_add(1) != Some(next_txn) || txn > write_no {
         return Err("index numbers are inconsistent".into());
     }
     let mut used = vec![false; file_blocks as usize];
     let mut past_end: Option<String> = None;
-    let mut listed = Vec::new();
+    let mut listed = BTreeMap::new();
     let mut claim = |runs: &[(u32, u32)], what: &str| -> std::result::Result<(), String> {
         for blk in from_runs(runs) {
             match used.get_mut(blk as usize) {
@@ -493,7 +546,7 @@ fn load_index(
                 ));
             }
             claim(&runs, &name)?;
-            listed.push((name.clone(), key.clone()));
+            listed.insert((name.clone(), key.clone()), etxn);
             last = Some(key.clone());
             t.insert(key, Entry { version, txn: etxn, len, runs: runs.into() });
         }
@@ -506,7 +559,7 @@ fn load_index(
         return Err("index: trailing bytes".into());
     }
     if let Some(reason) = past_end {
-        *lost = listed;
+        *lost = Some(Listing { txn, entries: listed });
         return Err(reason);
     }
     // The free list is recomputed: every block nothing references (the stored list is a
@@ -523,6 +576,42 @@ fn load_index(
         ..State::default()
     };
     Ok(LoadedIndex { state })
+}
+
+/// Checks a scan of a truncated file against what its intact index listed: a listed key the
+/// scan could not find, or found only at an older transaction (a stale chain not yet erased),
+/// is dropped and reported as damaged, never served at an older version; an unlisted key
+/// the scan found at a transaction the index covers was deleted, and stays deleted.
+fn reconcile(
+    rec: &mut recover::Recovered,
+    listing: &Listing,
+    damaged: &mut Vec<(String, Vec<u8>)>,
+) {
+    for (name, table) in rec.state.tables.iter_mut() {
+        let mut dropped = Vec::new();
+        for (k, e) in table.iter() {
+            let stale = match listing.entries.get(&(name.clone(), k.clone())) {
+                Some(listed) => e.txn < *listed,
+                None => e.txn <= listing.txn,
+            };
+            if stale {
+                dropped.push(k.clone());
+            }
+        }
+        for k in dropped {
+            if let Some(e) = Arc::make_mut(table).remove(&k) {
+                rec.state.free.extend(e.blocks());
+            }
+        }
+    }
+    for (t, k) in listing.entries.keys() {
+        let present = rec.state.tables.get(t).is_some_and(|m| m.contains_key(k));
+        let deleted = rec.deleted.contains(&(t.as_bytes().to_vec(), k.clone()));
+        let id = (t.clone(), k.clone());
+        if !present && !deleted && !damaged.contains(&id) {
+            damaged.push(id);
+        }
+    }
 }
 
 impl BlockFile {
@@ -571,28 +660,23 @@ impl BlockFile {
             file.set_len(file_blocks as u64 * BLOCK as u64)?;
             recovery.truncated_tail = true;
         }
-        let mut listed = Vec::new();
-        let mut state = match load_index(&file, file_blocks, sig_len, &mut listed) {
+        let mut listing = None;
+        let mut state = match load_index(&file, file_blocks, sig_len, &mut listing) {
             Ok(loaded) => {
                 recovery.commit_verified = true;
                 loaded.state
             }
             Err(reason) => {
-                let rec = recover::scan(&file, file_blocks)?;
+                let mut rec = recover::scan(&file, file_blocks)?;
                 recovery.scanned = true;
                 recovery.reason = Some(reason);
                 recovery.commit_verified = rec.commit_verified;
                 recovery.damaged = rec.damaged.clone();
                 recovery.objects_expected = rec.objects_expected;
-                recovery.objects_found = rec.state.objects();
-                // Keys an intact index listed and the scan could not find (truncation).
-                for (t, k) in listed {
-                    let present = rec.state.tables.get(&t).is_some_and(|m| m.contains_key(&k));
-                    let deleted = rec.deleted.contains(&(t.as_bytes().to_vec(), k.clone()));
-                    if !present && !deleted && !recovery.damaged.contains(&(t.clone(), k.clone())) {
-                        recovery.damaged.push((t, k));
-                    }
+                if let Some(listing) = listing {
+                    reconcile(&mut rec, &listing, &mut recovery.damaged);
                 }
+                recovery.objects_found = rec.state.objects();
                 if options.strict && !recovery.is_clean() {
                     return Err(Error::Corrupt(format!(
                         "recovery would drop {} damaged objects (commit verified: {}); \
@@ -618,6 +702,9 @@ impl BlockFile {
             crash_budget: std::sync::atomic::AtomicI64::new(-1),
         };
         let mut st = db.write_state()?;
+        // What was read may be only in the OS cache (after a process crash): make it durable
+        // before erasing or reusing the blocks an older durable index may still name.
+        db.file.sync_data()?;
         // Erase every unreferenced block that still parses (an interrupted batch's blocks,
         // stale versions) so that a later recovery scan cannot mistake them for data; then a
         // fresh index (the tables of `config`, or the state a scan rebuilt).
@@ -642,8 +729,10 @@ impl BlockFile {
             db.file.sync_data()?;
         }
         db.write_index(&mut st)?;
-        db.truncate_tail(&mut st)?;
         db.file.sync_data()?;
+        st.synced();
+        db.release_deferred(&mut st)?;
+        db.truncate_tail(&mut st)?;
         drop(st);
         let mut db = db;
         db.recovery.erased = erased;
@@ -666,7 +755,13 @@ impl BlockFile {
         Ok(Stats {
             file_blocks: st.file_blocks,
             free_blocks: st.free.len() as u32,
-            deferred_blocks: st.deferred.iter().map(|c| c.len() as u32).sum(),
+            deferred_blocks: st
+                .deferred
+                .iter()
+                .filter(|(t, _)| *t <= st.durable_txn)
+                .map(|(_, c)| c.len() as u32)
+                .sum(),
+            pending_blocks: st.pending_blocks() as u32,
             index_blocks: st.index_chain.len() as u32,
             objects: st.objects(),
             txn: st.txn,
@@ -757,8 +852,7 @@ impl BlockFile {
     /// Rewrites the index in place over its chain (growing it with free blocks, or freeing
     /// its tail), under a fresh write number.
     fn write_index(&self, st: &mut State) -> Result<()> {
-        let write_no = st.next_txn;
-        st.next_txn += 1;
+        let write_no = st.take_number()?;
         let mut payload = signature_line(&self.signature);
         // Chain growth takes blocks before the free list is encoded.
         let body_guess = encode_index(st, write_no);
@@ -774,8 +868,11 @@ impl BlockFile {
         let mut blocks = Vec::with_capacity(need);
         chain_blocks(KIND_INDEX, &[], &[], &payload, 0, write_no, &st.index_chain, &mut blocks);
         self.io_write_blocks(blocks)?;
-        // Spare index blocks carry an older write number: recovery ignores index blocks.
-        st.free.extend(spare);
+        // Spare index blocks carry an older write number (recovery ignores index blocks), but
+        // the durable index may still be the one that used them: they wait like freed chains.
+        if !spare.is_empty() {
+            st.deferred.push((st.txn, spare));
+        }
         Ok(())
     }
 
@@ -793,29 +890,40 @@ impl BlockFile {
         Ok(())
     }
 
-    /// Erases and frees the chains deferred for snapshots that are now gone.
+    /// Erases and frees the deferred chains whose dropping index is durable. Only while no
+    /// snapshot or scan is alive.
     fn release_deferred(&self, st: &mut State) -> Result<()> {
-        if st.deferred.is_empty() {
-            st.graveyard.clear();
-            return Ok(());
-        }
-        for chain in std::mem::take(&mut st.deferred) {
+        let durable = st.durable_txn;
+        let (ready, waiting): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut st.deferred).into_iter().partition(|(t, _)| *t <= durable);
+        st.deferred = waiting;
+        for (_, chain) in ready {
             if let Some(first) = chain.first() {
                 self.io_erase(*first)?;
             }
             st.free.extend(chain);
         }
-        st.graveyard.clear();
+        st.erased_txn = st.erased_txn.max(durable);
         Ok(())
     }
 
     fn commit(&self, st: &mut State, batch: &Batch) -> Result<()> {
+        // A batch takes two numbers (its own and its index write's): refuse before writing.
+        if st.next_txn.checked_add(2).is_none() {
+            return Err(Error::Corrupt("transaction numbers exhausted (u64::MAX)".into()));
+        }
         let pinned = self.pinned();
         if !pinned {
+            // Blocks freed by unsynced batches are reused only after a sync: when too many
+            // wait, sync now rather than let the file grow.
+            let pending = st.pending_blocks();
+            if pending > PENDING_SYNC_MIN && pending > st.file_blocks as usize / 4 {
+                self.io_sync()?;
+                st.synced();
+            }
             self.release_deferred(st)?;
         }
-        let txn = st.next_txn;
-        st.next_txn += 1;
+        let txn = st.take_number()?;
         // The last operation on each key wins.
         type Final<'b> = Option<(i64, &'b [u8])>;
         let mut finals: BTreeMap<(&str, &[u8]), Final<'_>> = BTreeMap::new();
@@ -902,6 +1010,7 @@ impl BlockFile {
         // 2. Flush.
         if batch.is_synced() {
             self.io_sync()?;
+            st.synced();
         }
         // The batch is now recoverable; apply it in memory.
         let mut freed: Vec<Vec<u32>> = Vec::new();
@@ -921,18 +1030,15 @@ impl BlockFile {
         self.write_index(st)?;
         if batch.is_synced() {
             self.io_sync()?;
+            st.synced();
         }
-        // 5. Free the old blocks: erase each old chain's first trailer, then reuse.
-        if pinned {
-            st.deferred.extend(freed);
-        } else {
-            for chain in freed {
-                if let Some(first) = chain.first() {
-                    self.io_erase(*first)?;
-                }
-                st.free.extend(chain);
-            }
-            st.graveyard.clear();
+        // 5. Free the old blocks: erase each old chain's first trailer, then reuse. Only once
+        // this batch's index is durable (else an older durable index may still name them,
+        // and a power loss would show it pointing at erased or reused blocks) and no
+        // snapshot reads them: until then they wait in `deferred`.
+        st.deferred.extend(freed.into_iter().filter(|c| !c.is_empty()).map(|c| (txn, c)));
+        if !pinned {
+            self.release_deferred(st)?;
             self.truncate_tail(st)?;
         }
         Ok(())
@@ -1150,6 +1256,7 @@ impl Store for BlockFile {
         if batch.is_empty() {
             if batch.is_synced() {
                 self.file.sync_data()?;
+                st.synced();
             }
             return Ok(());
         }
@@ -1178,7 +1285,85 @@ impl Store for BlockFile {
     }
 
     fn sync(&self) -> Result<()> {
+        let mut st = self.write_state()?;
         self.file.sync_data()?;
+        // The blocks freed so far become reusable (the next write erases and reuses them).
+        if st.poisoned.is_none() {
+            st.synced();
+        }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> StoreConfig {
+        StoreConfig::new("terrane unit test")
+    }
+
+    /// A store with one object, closed.
+    fn small_store(path: &Path) {
+        let db = BlockFile::open(path, &config()).unwrap();
+        db.put(terrane_store::tables::ENTITY, b"k", 1, b"v").unwrap();
+    }
+
+    /// Overwrites the index chain from block 0 with one written under `write_no`, whose
+    /// payload says `next` is the next number (a valid checksum either way).
+    fn rewrite_index(path: &Path, write_no: u64, next: u64) {
+        let db = BlockFile::open(path, &config()).unwrap();
+        let st = db.write_state().unwrap();
+        let mut payload = signature_line(&db.signature);
+        let mut body = encode_index(&st, 0);
+        body[8..16].copy_from_slice(&next.to_le_bytes());
+        payload.extend_from_slice(&body);
+        let mut blocks = Vec::new();
+        chain_blocks(KIND_INDEX, &[], &[], &payload, 0, write_no, &st.index_chain, &mut blocks);
+        write_blocks(&db.file, blocks).unwrap();
+    }
+
+    fn assert_corrupt(r: Result<BlockFile>) {
+        match r {
+            Err(Error::Corrupt(why)) => assert!(why.contains("u64::MAX"), "{why}"),
+            other => panic!("expected Corrupt, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn transaction_numbers_near_u64_max_are_corrupt_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        // A valid index whose next number is u64::MAX: the open's index write would need
+        // the number after it.
+        let path = dir.path().join("a.tbf");
+        small_store(&path);
+        rewrite_index(&path, u64::MAX - 1, u64::MAX);
+        assert_corrupt(BlockFile::open(&path, &config()));
+        // An index written under u64::MAX (its `next` cannot be right): the scan then finds
+        // u64::MAX on a block with a valid checksum.
+        let path = dir.path().join("b.tbf");
+        small_store(&path);
+        rewrite_index(&path, u64::MAX, 0);
+        assert_corrupt(BlockFile::open(&path, &config()));
+        // An object block (appended, valid checksum) with txn u64::MAX, found by a scan.
+        let path = dir.path().join("c.tbf");
+        small_store(&path);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[FIXED_AT - 1] ^= 1; // break the index: open scans
+        let mut block = vec![0u8; BLOCK];
+        build_block(&mut block, KIND_OBJECT, b"entity", b"x", b"", 1, u64::MAX, 0, 1, -1);
+        bytes.extend_from_slice(&block);
+        std::fs::write(&path, &bytes).unwrap();
+        assert_corrupt(BlockFile::open(&path, &config()));
+        // Just below the limit still opens (and writes until the numbers run out).
+        let path = dir.path().join("d.tbf");
+        small_store(&path);
+        rewrite_index(&path, u64::MAX - 3, u64::MAX - 2);
+        let db = BlockFile::open(&path, &config()).unwrap();
+        assert_eq!(db.get(terrane_store::tables::ENTITY, b"k").unwrap().unwrap().data, b"v");
+        assert!(matches!(
+            db.put(terrane_store::tables::ENTITY, b"k", 2, b"w"),
+            Err(Error::Corrupt(_))
+        ));
     }
 }

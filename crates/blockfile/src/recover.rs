@@ -15,7 +15,7 @@ use std::fs::File;
 use std::sync::Arc;
 
 use crate::format::{BLOCK, KIND_COMMIT, KIND_OBJECT, Reader, from_runs, parse_block, to_runs};
-use crate::{Entry, Result, State, read_blocks};
+use crate::{Entry, Error, Result, State, read_blocks};
 
 #[derive(Clone, Debug)]
 struct Info {
@@ -268,10 +268,14 @@ pub(crate) fn scan(file: &File, file_blocks: u32) -> Result<Recovered> {
         used[*b as usize] = true;
     }
     let txn = record.as_ref().map_or(txn, |r| r.txn);
+    // A block with a valid checksum may carry any number: the counter must not wrap.
+    let next_txn = max_seen.checked_add(1).ok_or_else(|| {
+        Error::Corrupt("a block carries transaction number u64::MAX: numbers exhausted".into())
+    })?;
     let state = State {
         tables: tables.into_iter().map(|(k, v)| (k, Arc::new(v))).collect(),
         txn,
-        next_txn: max_seen + 1,
+        next_txn,
         file_blocks,
         free: (1..file_blocks).filter(|b| !used[*b as usize]).collect(),
         index_chain: vec![0],
