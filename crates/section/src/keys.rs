@@ -96,13 +96,24 @@ pub fn dimension_range(dim: u64) -> ([u8; 8], Option<[u8; 8]>) {
 /// then the 2D Morton key of `(x >> 2, z >> 2)`.
 #[inline]
 pub fn column_key(dim: u64, x: i64, z: i64) -> [u8; COLUMN_KEY_LEN] {
+    column_key_at(dim, x, z, Level::L1)
+}
+
+/// The 2D key of chunk column `(x, z)` at `level` (coords `>> 0`, `>> 2` or `>> 4`):
+/// `dim` big-endian, then the 2D Morton key of the shifted coordinates. Byte order is Morton
+/// order, so the columns of one 4×4 or 16×16 tile form one contiguous key range at the finer
+/// levels. [`column_key`] is the opacity map's use of it (`Level::L1`).
+#[inline]
+pub fn column_key_at(dim: u64, x: i64, z: i64, level: Level) -> [u8; COLUMN_KEY_LEN] {
+    let s = level.shift();
     let mut k = [0u8; COLUMN_KEY_LEN];
     k[..8].copy_from_slice(&dim.to_be_bytes());
-    k[8..].copy_from_slice(&morton::encode2(x >> 2, z >> 2));
+    k[8..].copy_from_slice(&morton::encode2(x >> s, z >> s));
     k
 }
 
-/// Splits an opacity-map key into dimension and tile coordinates (column coords `>> 2`).
+/// Splits a 2D key ([`column_key`], [`column_key_at`]) into dimension and the coordinates
+/// it was made from, in its level's coordinates (column coords `>> 2` for the opacity map).
 pub fn parse_column_key(key: &[u8]) -> Option<(u64, i64, i64)> {
     let key: &[u8; COLUMN_KEY_LEN] = key.try_into().ok()?;
     let dim = u64::from_be_bytes(key[..8].try_into().ok()?);

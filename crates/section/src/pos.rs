@@ -166,8 +166,9 @@ impl GridPos for ColumnPos {
 
     #[inline]
     fn local_index(self, shift: u32) -> usize {
-        let m = (1u64 << shift.min(31)) - 1;
-        (((self.x as u64 & m) << shift) | (self.z as u64 & m)) as usize
+        let s = shift.min(31);
+        let m = (1u64 << s) - 1;
+        (((self.x as u64 & m) << s) | (self.z as u64 & m)) as usize
     }
 
     #[inline]

@@ -98,6 +98,39 @@ proptest! {
         }
         let ck = keys::column_key(dim, x, z);
         prop_assert_eq!(keys::parse_column_key(&ck), Some((dim, x >> 2, z >> 2)));
+        for level in Level::ALL {
+            let s = level.shift();
+            let k = keys::column_key_at(dim, x, z, level);
+            prop_assert_eq!(keys::parse_column_key(&k), Some((dim, x >> s, z >> s)));
+        }
+    }
+
+    #[test]
+    fn column_tile_is_one_contiguous_key_range(x in coord(), z in coord(), other in (coord(), coord()),
+                                               level in prop_oneof![Just(Level::L1), Just(Level::L2)]) {
+        // The 2D twin of `cluster_is_one_contiguous_key_range`: every column of the tile
+        // holding (x, z) lies between its first and last column, every other column outside.
+        let s = level.shift();
+        let base = |v: i64| (v >> s) << s;
+        let last = |v: i64| base(v) | ((1 << s) - 1);
+        let lo = keys::column_key_at(3, base(x), base(z), Level::L0);
+        let hi = keys::column_key_at(3, last(x), last(z), Level::L0);
+        let k = keys::column_key_at(3, x, z, Level::L0);
+        prop_assert!(lo <= k && k <= hi);
+        let ko = keys::column_key_at(3, other.0, other.1, Level::L0);
+        let same_tile = (other.0 >> s, other.1 >> s) == (x >> s, z >> s);
+        prop_assert_eq!(lo <= ko && ko <= hi, same_tile);
+        // Byte order of the 2D key is the order of the bit-by-bit interleave.
+        let naive = |x: i64, z: i64| {
+            let (ux, uz) = ((x as u64) ^ (1 << 63), (z as u64) ^ (1 << 63));
+            let mut v = 0u128;
+            for bit in (0..64).rev() {
+                v = (v << 1) | u128::from((ux >> bit) & 1);
+                v = (v << 1) | u128::from((uz >> bit) & 1);
+            }
+            v
+        };
+        prop_assert_eq!(k.cmp(&ko), naive(x, z).cmp(&naive(other.0, other.1)));
     }
 
     #[test]
@@ -126,9 +159,12 @@ proptest! {
         let min = s.section_min(shift).unwrap();
         prop_assert!(min.x <= x && min.z <= z);
         prop_assert_eq!(min.section(shift), s);
-        // Local index is below n^2 and inverts with the section.
+        // Local index is below n^2, z fastest, and with the section gives back the position.
         let li = ColumnPos::new(x, z).local_index(shift);
         prop_assert!((li as u64) < 1u64 << (2 * shift));
+        let (lx, lz) = ((x as i64).rem_euclid(d), (z as i64).rem_euclid(d));
+        prop_assert_eq!(li as i64, (lx << shift) | lz);
+        prop_assert_eq!((min.x as i64 + lx, min.z as i64 + lz), (x as i64, z as i64));
     }
 
     #[test]
