@@ -69,7 +69,7 @@ mod view;
 pub use chunk::Chunk;
 pub use error::{Error, Result};
 pub use schema::{BlockId, ComponentId, ComponentKind, Registry, Schema, SchemaBytes};
-pub use view::{ChunkView, Components, LayerRecord, Uuid};
+pub use view::{ChunkView, Components, LayerRecord, Layers, Uuid};
 
 /// The chunk format version this crate reads and writes.
 pub const FORMAT_VERSION: u64 = 1;

@@ -27,7 +27,8 @@ pub type Uuid = [u8; 16];
 ///
 /// [`ChunkView::parse`] checks the whole chunk except what needs the schema (see
 /// [`ChunkView::components`]); after that every accessor is infallible and bounds-safe. Block
-/// lookups at layer 0 are O(1), at extra layers O(log L) for `L` layer records.
+/// lookups at layer 0 are O(1), at extra layers O(log L) for `L` layer records, or O(1)
+/// through [`ChunkView::layer_index`], built once per chunk.
 #[derive(Debug, Clone, Copy)]
 pub struct ChunkView<'a> {
     bytes: &'a [u8],
@@ -352,7 +353,23 @@ impl<'a> ChunkView<'a> {
             .map(|(_, b)| b)
     }
 
+    /// An index of the extra layers, built once per chunk in O(4096 + L): through it every
+    /// (cell, layer) lookup is O(1) ([`Layers::block_layer`]).
+    pub fn layer_index(&self) -> Layers<'a> {
+        let mut start = Vec::with_capacity(CELLS + 1);
+        let mut r = 0usize;
+        for cell in 0..CELLS {
+            start.push(r as u32);
+            while r < self.layered && usize::from(self.record(r).0) == cell {
+                r += 1;
+            }
+        }
+        start.push(r as u32);
+        Layers { view: *self, start }
+    }
+
     /// The block of cell `index` at `layer` (0 is the packed array), if the cell has it.
+    /// O(log L + layer) for `L` layer records; [`ChunkView::layer_index`] makes it O(1).
     pub fn block_layer(&self, index: u16, layer: u32) -> Option<BlockId> {
         match layer {
             0 => Some(self.block(index)),
@@ -469,6 +486,47 @@ fn read_uint(bytes: &[u8], i: usize, width: usize) -> u64 {
         buf[..width].copy_from_slice(s);
     }
     u64::from_le_bytes(buf)
+}
+
+/// A chunk's extra layers with a per-cell index, for O(1) lookups at any layer. Built by
+/// [`ChunkView::layer_index`].
+#[derive(Debug, Clone)]
+pub struct Layers<'a> {
+    view: ChunkView<'a>,
+    /// Index of the first layer record of each cell, plus the record count (4097 entries).
+    start: Vec<u32>,
+}
+
+impl<'a> Layers<'a> {
+    /// The block of cell `index` (low 12 bits) at `layer` (0 is the packed array), if the
+    /// cell has that layer. O(1).
+    #[inline]
+    pub fn block_layer(&self, index: u16, layer: u32) -> Option<BlockId> {
+        let cell = usize::from(index & 0xfff);
+        if layer == 0 {
+            return Some(self.view.block(index));
+        }
+        let r = self.start[cell] as usize + (layer as usize - 1);
+        (r < self.start[cell + 1] as usize).then(|| self.view.record(r).1)
+    }
+
+    /// Number of layers of cell `index` above layer 0. O(1).
+    #[inline]
+    pub fn extra_layers(&self, index: u16) -> u32 {
+        let cell = usize::from(index & 0xfff);
+        self.start[cell + 1] - self.start[cell]
+    }
+
+    /// The extra layers of cell `index` (layer 1 first). O(1) to find them.
+    pub fn layers(&self, index: u16) -> impl Iterator<Item = BlockId> + '_ {
+        let cell = usize::from(index & 0xfff);
+        (self.start[cell] as usize..self.start[cell + 1] as usize).map(|r| self.view.record(r).1)
+    }
+
+    /// The view the index was built over.
+    pub fn view(&self) -> &ChunkView<'a> {
+        &self.view
+    }
 }
 
 /// The component values of a chunk, with a rank index for O(1) access. Built by

@@ -107,6 +107,18 @@ fn check_round_trip(c: &Chunk) {
     for (cell, layers) in c.layered_cells() {
         assert_eq!(view.layers(cell).collect::<Vec<_>>(), layers);
     }
+    // The O(1) layer index agrees with the chunk at every cell and layer (and one past).
+    let index = view.layer_index();
+    for i in 0..4096u16 {
+        let want = c.layers(i);
+        assert_eq!(index.extra_layers(i) as usize, want.len());
+        assert_eq!(index.layers(i).collect::<Vec<_>>(), want);
+        assert_eq!(index.block_layer(i, 0), Some(c.get_index(i)));
+        for (l, b) in want.iter().enumerate() {
+            assert_eq!(index.block_layer(i, l as u32 + 1), Some(*b));
+        }
+        assert_eq!(index.block_layer(i, want.len() as u32 + 1), None);
+    }
     assert_eq!(view.entities(), c.entities());
     let comps = view.components(&s.schema).expect("components validate");
     for (cell, layer, id, v) in c.component_values() {
