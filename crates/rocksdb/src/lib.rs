@@ -66,8 +66,8 @@ use std::path::{Path, PathBuf};
 
 use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DB, DBCompressionType,
-    DataBlockIndexType, IteratorMode, Options, ReadOptions, SnapshotWithThreadMode, WriteBatch,
-    WriteOptions, checkpoint::Checkpoint,
+    DBRecoveryMode, DataBlockIndexType, IteratorMode, Options, ReadOptions, SnapshotWithThreadMode,
+    WriteBatch, WriteOptions, checkpoint::Checkpoint,
 };
 use terrane_store::{
     Batch, KeyRange, Object, Op, OpenMode, ReadView, Scan, Store, StoreConfig, check_key, tables,
@@ -360,6 +360,11 @@ impl RocksStore {
         // families it has, so a stranger's database is refused below without being changed.
         db_opts.create_missing_column_families(!exists);
         db_opts.set_paranoid_checks(true);
+        // A record torn by a crash at the log's tail is dropped (it was never acknowledged as
+        // synced); a damaged record before the tail is an error at open. The default
+        // (point-in-time recovery) would silently stop replaying there and drop every later,
+        // acknowledged batch.
+        db_opts.set_wal_recovery_mode(DBRecoveryMode::TolerateCorruptedTailRecords);
         db_opts.set_max_background_jobs(options.background_jobs);
         db_opts.set_keep_log_file_num(4);
         let cache = Cache::new_lru_cache(options.block_cache_bytes);

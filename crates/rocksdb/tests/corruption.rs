@@ -145,6 +145,65 @@ fn damaged_files_give_errors_not_wrong_data() {
     assert!(outcomes.contains_key("error at open"));
 }
 
+/// Acknowledged batches that live only in the write-ahead log (never flushed): a damaged
+/// record before the log's tail is an error at open, never a store that silently lost the
+/// batches after it; a torn tail (a crash mid-append) opens with every earlier batch intact.
+#[test]
+fn damaged_write_ahead_log_is_an_error_not_silent_loss() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pristine = tmp.path().join("pristine");
+    let mut model = Model::new();
+    {
+        let s =
+            RocksStore::open_with(&pristine, &config().mode(OpenMode::Create), &options()).unwrap();
+        let mut rng = Rng::new(5);
+        for v in 0..40 {
+            let mut b = Batch::new();
+            let k = format!("k{v:03}").into_bytes();
+            let data = rng.bytes(300);
+            b.put(tables::CHUNK_L0, k.clone(), v, data.clone());
+            model.insert((tables::CHUNK_L0.to_string(), k), Object::new(v, data));
+            s.write(&b.synced()).unwrap();
+        }
+    }
+    let logs: Vec<_> = std::fs::read_dir(&pristine)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".log"))
+        .collect();
+    let log = logs.iter().max_by_key(|n| std::fs::metadata(pristine.join(n)).unwrap().len());
+    let log = log.expect("the batches are in a write-ahead log");
+    let len = std::fs::metadata(pristine.join(log)).unwrap().len() as usize;
+    assert!(len > 40 * 300, "every batch is still in the log ({len} bytes)");
+    // Undamaged: everything is there.
+    let work = tmp.path().join("work");
+    copy_dir(&pristine, &work);
+    assert_eq!(check(&work, &model, "intact log"), "opened");
+    // A flipped byte a third of the way in: batches after it were acknowledged as synced.
+    copy_dir(&pristine, &work);
+    let mut bytes = std::fs::read(work.join(log)).unwrap();
+    bytes[len / 3] ^= 0x41;
+    std::fs::write(work.join(log), &bytes).unwrap();
+    let o = check(&work, &model, "log byte flipped");
+    assert_ne!(o, "opened", "a damaged log record must not open as a complete store");
+    // A torn tail: the last record loses its end. Every earlier batch is intact.
+    copy_dir(&pristine, &work);
+    let f = std::fs::OpenOptions::new().write(true).open(work.join(log)).unwrap();
+    f.set_len((len - 100) as u64).unwrap();
+    let s = RocksStore::open_with(&work, &config(), &options()).expect("a torn tail opens");
+    let mut present = 0;
+    for ((t, k), want) in &model {
+        match s.get(t, k).unwrap() {
+            Some(got) => {
+                assert_eq!(&got, want, "torn tail: wrong data for {k:?}");
+                present += 1;
+            }
+            None => assert_eq!(present, want.version as usize, "only the newest batch may go"),
+        }
+    }
+    assert!(present >= model.len() - 1, "torn tail lost {} batches", model.len() - present);
+}
+
 #[test]
 fn signature_and_strangers() {
     use terrane_store::Error;
