@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use terrane_chunk::{Schema, Uuid};
 use terrane_section::ColumnPos;
 
-use crate::column::Column;
+use crate::column::{Column, Layout};
 use crate::convert::{ImportedColumn, column_to_terrane, terrane_to_column};
 use crate::error::{AnvilError, ChunkError, Result};
 use crate::region::{self, RegionFile, RegionWriter};
@@ -460,6 +460,18 @@ pub fn export_region_dir_with<S: ExportSource>(
         columns_total: by_region.values().map(|v| v.len() as u64).sum(),
         ..Progress::default()
     };
+    // Pre-1.13 columns cannot be exported: refuse before writing anything, so a refused
+    // export leaves no region files behind. Only worlds that imported legacy blocks pay for
+    // this pass.
+    if source.schema().blocks().names().any(|n| n.starts_with("legacy:")) {
+        for pos in by_region.values().flatten() {
+            let Some(imp) = source.column(*pos).map_err(sink_err)? else { continue };
+            let (col, _) = terrane_to_column(&imp, source.schema())?;
+            if col.first_legacy_state().is_some() || col.layout == Layout::Legacy {
+                col.to_nbt()?;
+            }
+        }
+    }
     let mut summary = ExportSummary::default();
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -176,6 +176,11 @@ fn run(cli: Cli) -> Result<(), Fail> {
             } else {
                 demo::print_human(&s);
             }
+            if !s.restore_exact {
+                return Err(Fail::other(
+                    "the demo's arena restore did not finish identical to its snapshot",
+                ));
+            }
             Ok(())
         }
         Command::Info(a) => commands::info(&a),
