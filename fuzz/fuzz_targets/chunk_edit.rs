@@ -33,9 +33,11 @@ fn fixture() -> &'static Fixture {
 fuzz_target!(|data: &[u8]| {
     let Fixture { s, fixed, var } = fixture();
     let (s, fixed, var) = (s, *fixed, *var);
+    // `[n_ops] chunk bytes [n_ops × 5 op bytes]`: the edits sit at the end, so a seed made of
+    // a zero byte and a golden chunk decodes, and a mutation that appends edits keeps it whole.
     let Some((&n_ops, rest)) = data.split_first() else { return };
     let split = (usize::from(n_ops) * 5).min(rest.len());
-    let (ops, bytes) = rest.split_at(split);
+    let (bytes, ops) = rest.split_at(rest.len() - split);
     let mut chunk = Chunk::decode(bytes, s).unwrap_or_else(|_| Chunk::new(BlockId(0)));
     for op in ops.chunks_exact(5) {
         let cell = u16::from_le_bytes([op[1], op[2]]) & 0xfff;

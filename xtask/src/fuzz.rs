@@ -23,10 +23,23 @@ pub fn targets() -> Vec<String> {
 /// Read-only seed folders of a target: `fuzz/seeds/<target>` (small inputs of our own, e.g.
 /// the golden chunks) and, for decoders of other tools' files, the fixture folder itself (the
 /// fixtures are never copied into the repository).
-fn seed_dirs(target: &str) -> Vec<std::path::PathBuf> {
-    // chunk_edit starts from the same golden chunks as chunk_decode.
-    let own = if target == "chunk_edit" { "chunk_decode" } else { target };
-    let mut dirs = vec![root().join("fuzz/seeds").join(own)];
+fn seed_dirs(target: &str) -> Result<Vec<std::path::PathBuf>> {
+    let mut dirs = vec![root().join("fuzz/seeds").join(target)];
+    if target == "chunk_edit" {
+        // The golden chunks of chunk_decode, each behind a zero edit count (the target's input
+        // is `[n_ops] chunk [ops]`), written beside the corpus (never committed).
+        let dir = root().join("fuzz/corpus/seeds-chunk_edit");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let golden = root().join("fuzz/seeds/chunk_decode");
+        for e in std::fs::read_dir(&golden).map_err(|e| format!("{}: {e}", golden.display()))? {
+            let path = e.map_err(|e| e.to_string())?.path();
+            let mut bytes = vec![0u8];
+            bytes.extend(std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?);
+            let out = dir.join(path.file_name().unwrap_or_default());
+            std::fs::write(&out, bytes).map_err(|e| format!("{}: {e}", out.display()))?;
+        }
+        dirs.push(dir);
+    }
     let testdata = std::env::var_os("TERRANE_TESTDATA")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| root().join("../shared/testdata"));
@@ -37,7 +50,7 @@ fn seed_dirs(target: &str) -> Vec<std::path::PathBuf> {
     };
     dirs.extend(fixtures.map(|f| testdata.join(f)));
     dirs.retain(|d| d.is_dir());
-    dirs
+    Ok(dirs)
 }
 
 fn nightly_available() -> bool {
@@ -98,7 +111,7 @@ pub fn task(rest: &[String]) -> Result {
         // The first corpus folder collects new inputs; the others are read-only seeds.
         let corpus = root().join("fuzz/corpus").join(t);
         std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
-        cmd.arg(t.as_str()).arg(&corpus).args(seed_dirs(t));
+        cmd.arg(t.as_str()).arg(&corpus).args(seed_dirs(t)?);
         cmd.args(["--", &format!("-max_total_time={seconds}"), "-rss_limit_mb=4096"]);
         cmd.env_remove("CARGO_TARGET_DIR");
         run(&mut cmd)?;
