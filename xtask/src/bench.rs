@@ -41,6 +41,38 @@ struct Row {
     id: String,
     mean_ns: f64,
     throughput: Option<(String, f64)>,
+    /// The row's place among its peers: (group and parameter, operation, implementation).
+    slot: (String, String, String),
+}
+
+/// Splits a bench id into (group + parameter + operation, variant, implementation): the
+/// implementation is the function id's last segment up to its first `_` (`terrane`,
+/// `naive`, `mc`, `fastanvil`, `worldedit`...), the variant the rest of that segment, the
+/// operation the function id's segments before it.
+fn slot(group: &str, function: &str, value: &str) -> (String, String, String) {
+    let (prefix, last) = function.rsplit_once('/').unwrap_or(("", function));
+    let (imp, rest) = last.split_once('_').unwrap_or((last, ""));
+    (format!("{group}|{value}|{prefix}"), rest.to_string(), imp.to_string())
+}
+
+/// For each peer row, the terrane row it is measured against: the same group, parameter and
+/// operation, the same variant when there is one (`naive_first64` ↔ `terrane_first64`), else
+/// the first such terrane row. `peer / terrane` is how many times faster terrane is.
+fn ratios(rows: &[Row]) -> Vec<Option<f64>> {
+    rows.iter()
+        .map(|r| {
+            if r.slot.2 == "terrane" {
+                return None;
+            }
+            let same_group = |o: &&Row| o.slot.0 == r.slot.0 && o.slot.2 == "terrane";
+            let base = rows
+                .iter()
+                .filter(same_group)
+                .find(|o| o.slot.1 == r.slot.1)
+                .or_else(|| rows.iter().find(same_group))?;
+            Some(r.mean_ns / base.mean_ns)
+        })
+        .collect()
 }
 
 impl PartialEq for Row {
@@ -103,7 +135,16 @@ fn read_row(new_dir: &Path) -> Option<Row> {
         let tp = bench.find("\"throughput\"").map(|i| &bench[i..])?;
         number_after(tp, &key).map(|n| (k.to_string(), n))
     });
-    Some(Row { id, mean_ns, throughput })
+    let field = |key: &str| {
+        bench
+            .split(&format!("\"{key}\":\""))
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let slot = slot(&field("group_id"), &field("function_id"), &field("value_str"));
+    Some(Row { id, mean_ns, throughput, slot })
 }
 
 fn human_time(ns: f64) -> String {
@@ -137,11 +178,67 @@ fn print_table(rows: &[Row]) {
         return;
     }
     let w = rows.iter().map(|r| r.id.len()).max().unwrap_or(10).max(9);
-    println!("\n| {:w$} | {:>12} | {:>18} |", "benchmark", "mean", "throughput");
-    println!("|{}|{}|{}|", "-".repeat(w + 2), "-".repeat(14), "-".repeat(20));
-    for r in rows {
+    println!(
+        "\n| {:w$} | {:>12} | {:>18} | {:>16} |",
+        "benchmark", "mean", "throughput", "terrane is"
+    );
+    println!("|{}|{}|{}|{}:|", "-".repeat(w + 2), "-".repeat(14), "-".repeat(20), "-".repeat(17));
+    for (r, ratio) in rows.iter().zip(ratios(rows)) {
         let tp =
             r.throughput.as_ref().map(|(k, n)| human_rate(k, *n, r.mean_ns)).unwrap_or_default();
-        println!("| {:w$} | {:>12} | {:>18} |", r.id, human_time(r.mean_ns), tp);
+        let ratio = match ratio {
+            Some(x) if x >= 1.0 => format!("{x:.2}× faster"),
+            Some(x) => format!("{:.2}× slower", 1.0 / x),
+            None => String::new(),
+        };
+        println!("| {:w$} | {:>12} | {:>18} | {:>16} |", r.id, human_time(r.mean_ns), tp, ratio);
+    }
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let load = fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load = load.split_whitespace().next().unwrap_or("?");
+    println!(
+        "\n\"terrane is\": the peer's mean over the terrane row of the same group and parameter.\n\
+         machine: {} {}, {cores} cores, load average {load} (only ratios within one run compare)",
+        std::env::consts::OS,
+        std::env::consts::ARCH
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(group: &str, function: &str, value: &str, mean_ns: f64) -> Row {
+        Row {
+            id: format!("{group}/{function}/{value}"),
+            mean_ns,
+            throughput: None,
+            slot: slot(group, function, value),
+        }
+    }
+
+    #[test]
+    fn peers_are_measured_against_the_matching_terrane_row() {
+        let rows = [
+            row("distance/near_to_far", "terrane_first64", "", 10.0),
+            row("distance/near_to_far", "terrane_drain", "", 1000.0),
+            row("distance/near_to_far", "naive_first64", "", 500.0),
+            row("distance/near_to_far", "naive_drain", "", 1000.0),
+            row("distance/nearest", "terrane", "r128", 2.0),
+            row("distance/nearest", "naive_hashset", "r128", 6.0),
+            row("distance/nearest", "naive_hashset", "r2048", 6.0),
+            row("chunk/p1", "decode_read_all/terrane_view", "", 4.0),
+            row("chunk/p1", "decode_read_all/mc_nbt", "", 40.0),
+            row("chunk/p1", "encode/terrane", "", 1.0),
+            row("chunk/p1", "encode/mc_nbt", "", 16.0),
+        ];
+        let r = ratios(&rows);
+        assert_eq!(r[0], None);
+        assert_eq!(r[2], Some(50.0), "first64 against first64, not the drain");
+        assert_eq!(r[3], Some(1.0));
+        assert_eq!(r[5], Some(3.0));
+        assert_eq!(r[6], None, "no terrane row with that parameter");
+        assert_eq!(r[8], Some(10.0));
+        assert_eq!(r[10], Some(16.0), "encode against encode");
     }
 }
