@@ -215,7 +215,7 @@ fn run<S: Store>(name: &str, default_kills: u64, open: impl Fn(&Path) -> S) {
 
 #[test]
 fn crash_blockfile() {
-    run("crash_blockfile", 80, |dir| {
+    run("crash_blockfile", 200, |dir| {
         terrane_blockfile::BlockFile::open(
             dir.join("world.tbf"),
             &StoreConfig::new("terrane cluster crash"),
@@ -226,7 +226,7 @@ fn crash_blockfile() {
 
 #[test]
 fn crash_rocksdb() {
-    run("crash_rocksdb", 60, |dir| {
+    run("crash_rocksdb", 200, |dir| {
         terrane_rocksdb::RocksStore::open_with(
             dir.join("world"),
             &StoreConfig::new("terrane cluster crash"),
