@@ -69,6 +69,7 @@
 //! - The whole index is rewritten by every batch and held in memory: like the original, this
 //!   is for stores of up to some hundred thousand objects, not billions.
 //! - One process at a time: the file is not locked against a second writer.
+//! - Unix only (positioned reads and writes through `std::os::unix::fs::FileExt`).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
