@@ -4,7 +4,7 @@ mod common;
 
 use common::{b, schema};
 use proptest::prelude::*;
-use terrane_chunk::{BlockId, Chunk, ChunkView, Error};
+use terrane_chunk::{BlockId, Chunk, ChunkView, ComponentId, Error};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -12,7 +12,7 @@ enum Op {
     Push(u16, u32),
     SetLayer(u16, u32, u32),
     Remove(u16, u32),
-    Fixed(u16, u32, [u8; 4]),
+    Fixed(u16, u32, Vec<u8>),
     Var(u16, u32, Vec<u8>),
     Entity([u8; 16]),
     Compact,
@@ -25,7 +25,8 @@ fn op(blocks: u32) -> impl Strategy<Value = Op> {
         2 => (0u16..64, 0..blocks).prop_map(|(c, x)| Op::Push(c, x)),
         1 => (0u16..64, 0u32..3, 0..blocks).prop_map(|(c, l, x)| Op::SetLayer(c, l, x)),
         1 => (0u16..64, 0u32..3).prop_map(|(c, l)| Op::Remove(c, l)),
-        2 => (0u16..64, 0u32..2, any::<[u8; 4]>()).prop_map(|(c, l, v)| Op::Fixed(c, l, v)),
+        2 => (0u16..64, 0u32..2, prop_oneof![Just(vec![0u8; 4]), proptest::collection::vec(any::<u8>(), 4)])
+            .prop_map(|(c, l, v)| Op::Fixed(c, l, v)),
         2 => (0u16..64, 0u32..2, proptest::collection::vec(any::<u8>(), 0..40))
             .prop_map(|(c, l, v)| Op::Var(c, l, v)),
         1 => any::<[u8; 16]>().prop_map(Op::Entity),
@@ -44,10 +45,20 @@ fn build(fill: &[u32], ops: &[Op]) -> Chunk {
         model[i as usize] = x;
     }
     let mut layers: std::collections::BTreeMap<u16, Vec<BlockId>> = Default::default();
+    // Component values by (cell, layer, component): a replaced block drops its entry's
+    // values, a removed layer takes its values along and moves the higher ones down.
+    let mut values: std::collections::BTreeMap<(u16, u32, ComponentId), Vec<u8>> =
+        Default::default();
+    let drop_entry = |values: &mut std::collections::BTreeMap<_, _>, i: u16, l: u32| {
+        values.retain(|&(c, ll, _): &(u16, u32, ComponentId), _: &mut Vec<u8>| (c, ll) != (i, l));
+    };
     for o in ops {
         match *o {
             Op::Set(i, x) => {
                 assert_eq!(c.set_index(i, b(x)), model[i as usize]);
+                if model[i as usize] != b(x) {
+                    drop_entry(&mut values, i, 0);
+                }
                 model[i as usize] = b(x);
             }
             Op::Push(i, x) => {
@@ -57,10 +68,16 @@ fn build(fill: &[u32], ops: &[Op]) -> Chunk {
             Op::SetLayer(i, l, x) => {
                 let r = c.set_layer(i, l, b(x));
                 if l == 0 {
+                    if model[i as usize] != b(x) {
+                        drop_entry(&mut values, i, 0);
+                    }
                     model[i as usize] = b(x);
                     assert!(r.is_ok());
                 } else if let Some(v) = layers.get_mut(&i).and_then(|v| v.get_mut(l as usize - 1)) {
                     assert_eq!(r, Ok(*v));
+                    if *v != b(x) {
+                        drop_entry(&mut values, i, l);
+                    }
                     *v = b(x);
                 } else {
                     assert!(matches!(r, Err(Error::NoSuchLayer { .. })));
@@ -74,15 +91,40 @@ fn build(fill: &[u32], ops: &[Op]) -> Chunk {
                         if v.is_empty() {
                             layers.remove(&i);
                         }
+                        drop_entry(&mut values, i, l);
+                        let above: Vec<_> =
+                            values.keys().filter(|k| k.0 == i && k.1 > l).copied().collect();
+                        for k in above {
+                            let v = values.remove(&k).unwrap();
+                            values.insert((k.0, k.1 - 1, k.2), v);
+                        }
                     }
                     _ => assert!(r.is_err()),
                 }
             }
-            Op::Fixed(i, l, v) => {
-                let _ = c.set_component(&s.schema, i, l, s.fixed, &v);
-            }
-            Op::Var(i, l, ref v) => {
-                let _ = c.set_component(&s.schema, i, l, s.var, v);
+            Op::Fixed(i, l, ref v) | Op::Var(i, l, ref v) => {
+                let id = if matches!(o, Op::Fixed(..)) { s.fixed } else { s.var };
+                let r = c.set_component(&s.schema, i, l, id, v);
+                // The entry exists and its block carries the component: 1 fixed, 2 var, 3 both.
+                let block = if l == 0 {
+                    Some(model[i as usize])
+                } else {
+                    layers.get(&i).and_then(|v| v.get(l as usize - 1)).copied()
+                };
+                let carries = match block {
+                    Some(BlockId(3)) => true,
+                    Some(BlockId(1)) => id == s.fixed,
+                    Some(BlockId(2)) => id == s.var,
+                    _ => false,
+                };
+                assert_eq!(r.is_ok(), carries, "{o:?} on {block:?}: {r:?}");
+                if carries {
+                    if v.iter().all(|&x| x == 0) && (id == s.fixed || v.is_empty()) {
+                        values.remove(&(i, l, id));
+                    } else {
+                        values.insert((i, l, id), v.clone());
+                    }
+                }
             }
             Op::Entity(u) => {
                 c.add_entity(u);
@@ -94,6 +136,8 @@ fn build(fill: &[u32], ops: &[Op]) -> Chunk {
         assert_eq!(c.get_index(i), model[i as usize]);
         assert_eq!(c.layers(i), layers.get(&i).map_or(&[][..], |v| v.as_slice()));
     }
+    let got: Vec<_> = c.component_values().map(|(i, l, id, v)| ((i, l, id), v.to_vec())).collect();
+    assert_eq!(got, values.into_iter().collect::<Vec<_>>(), "component values vs the model");
     c
 }
 
