@@ -57,7 +57,8 @@ fn slot(group: &str, function: &str, value: &str) -> (String, String, String) {
 
 /// For each peer row, the terrane row it is measured against: the same group, parameter and
 /// operation, the same variant when there is one (`naive_first64` ↔ `terrane_first64`), else
-/// the first such terrane row. `peer / terrane` is how many times faster terrane is.
+/// the first such terrane row; in groups without terrane rows, a variant (`encode3_naive`)
+/// against its plain row (`encode3`). `peer / base` is how many times faster the base is.
 fn ratios(rows: &[Row]) -> Vec<Option<f64>> {
     rows.iter()
         .map(|r| {
@@ -69,7 +70,16 @@ fn ratios(rows: &[Row]) -> Vec<Option<f64>> {
                 .iter()
                 .filter(same_group)
                 .find(|o| o.slot.1 == r.slot.1)
-                .or_else(|| rows.iter().find(same_group))?;
+                .or_else(|| rows.iter().find(same_group))
+                // A variant of a plain row: `encode3_naive_bitwise` against `encode3`.
+                .or_else(|| {
+                    rows.iter().find(|o| {
+                        o.slot.0 == r.slot.0
+                            && o.slot.2 == r.slot.2
+                            && o.slot.1.is_empty()
+                            && !r.slot.1.is_empty()
+                    })
+                })?;
             Some(r.mean_ns / base.mean_ns)
         })
         .collect()
@@ -231,6 +241,8 @@ mod tests {
             row("chunk/p1", "decode_read_all/mc_nbt", "", 40.0),
             row("chunk/p1", "encode/terrane", "", 1.0),
             row("chunk/p1", "encode/mc_nbt", "", 16.0),
+            row("morton", "encode3", "", 2.0),
+            row("morton", "encode3_naive_bitwise", "", 30.0),
         ];
         let r = ratios(&rows);
         assert_eq!(r[0], None);
@@ -240,5 +252,6 @@ mod tests {
         assert_eq!(r[6], None, "no terrane row with that parameter");
         assert_eq!(r[8], Some(10.0));
         assert_eq!(r[10], Some(16.0), "encode against encode");
+        assert_eq!((r[11], r[12]), (None, Some(15.0)), "a variant against its plain row");
     }
 }

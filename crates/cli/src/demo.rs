@@ -352,7 +352,10 @@ pub fn run(args: &DemoArgs) -> Result<Summary, Fail> {
         .schema(schema.clone())
         .regionizer(rz_config)
         .tick_regions(
-            SchedulerConfig::default().workers(args.workers).target_tps(args.tps),
+            SchedulerConfig::default()
+                .workers(args.workers)
+                .target_tps(args.tps)
+                .align_to_grid(true),
             move |ctx| region_tick(&tick_shared, ctx),
         )
         // Demo-sized demotion: unloaded chunks go warm after 2 s, clusters cold after 6 s

@@ -19,12 +19,13 @@ use crate::{Callbacks, Error, Region, RegionData, RegionId, Regionizer, Regioniz
 pub struct SchedulerConfig {
     workers: usize,
     period: Duration,
+    aligned: bool,
 }
 
 impl Default for SchedulerConfig {
-    /// 2 workers, 20 ticks per second (a 50 ms period).
+    /// 2 workers, 20 ticks per second (a 50 ms period), schedules not aligned.
     fn default() -> Self {
-        Self { workers: 2, period: Duration::from_millis(50) }
+        Self { workers: 2, period: Duration::from_millis(50), aligned: false }
     }
 }
 
@@ -47,6 +48,15 @@ impl SchedulerConfig {
     /// The tick period directly (zero: as fast as possible).
     pub fn tick_period(mut self, period: Duration) -> Self {
         self.period = period;
+        self
+    }
+    /// Starts every region's schedule on one shared tick grid (multiples of the period since
+    /// the scheduler started), so that the regions due in the same game tick start it
+    /// together on the workers, as in a server that ticks its world at tick boundaries.
+    /// Default `false`: a region's schedule starts when it becomes READY (as in Folia), so
+    /// regions tick at independent phases.
+    pub fn align_to_grid(mut self, aligned: bool) -> Self {
+        self.aligned = aligned;
         self
     }
     /// Worker threads.
@@ -99,6 +109,8 @@ struct Queue {
 }
 
 struct SchedShared {
+    /// With `align_to_grid`, the start of the tick grid and its period.
+    grid: Option<(Instant, Duration)>,
     queue: Mutex<Queue>,
     cv: Condvar,
     stop: AtomicBool,
@@ -109,6 +121,15 @@ struct SchedShared {
 }
 
 impl SchedShared {
+    /// The first deadline of a region that becomes READY at `now`: `now`, or with a grid the
+    /// first grid point at or after it.
+    fn first_deadline(&self, now: Instant) -> Instant {
+        match self.grid {
+            Some((epoch, period)) => grid_point(epoch, period, now),
+            None => now,
+        }
+    }
+
     fn push(&self, at: Instant, id: RegionId) {
         let mut q = self.queue.lock();
         q.seq += 1;
@@ -137,7 +158,7 @@ impl<P: GridPos, D: 'static> Callbacks<P, D> for SchedCallbacks<P, D> {
     }
     fn on_active(&self, region: RegionId) {
         self.user.on_active(region);
-        self.shared.push(Instant::now(), region);
+        self.shared.push(self.shared.first_deadline(Instant::now()), region);
     }
     fn on_inactive(&self, region: RegionId) {
         self.user.on_inactive(region);
@@ -191,6 +212,7 @@ impl<P: GridPos, D: RegionData<P>> Scheduler<P, D> {
         F: Fn(&TickContext<'_, P, D>) + Send + Sync + 'static,
     {
         let shared = Arc::new(SchedShared {
+            grid: scheduler.aligned.then(|| (Instant::now(), scheduler.period)),
             queue: Mutex::new(Queue { heap: BinaryHeap::new(), seq: 0 }),
             cv: Condvar::new(),
             stop: AtomicBool::new(false),
@@ -279,6 +301,16 @@ impl<P: GridPos, D: RegionData<P>> Drop for Scheduler<P, D> {
 /// order while it is late by less than that; otherwise one period from `now`. Always after
 /// `now`, so a deadline long past (the workers were busy meanwhile) is not popped, retried
 /// under the write lock and re-queued in the past over and over until it catches up.
+/// The first point of the grid `epoch + k × period` at or after `now` (`now` for a zero
+/// period).
+fn grid_point(epoch: Instant, period: Duration, now: Instant) -> Instant {
+    if period.is_zero() {
+        return now;
+    }
+    let steps = now.saturating_duration_since(epoch).as_nanos().div_ceil(period.as_nanos());
+    epoch + Duration::from_nanos(u64::try_from(steps * period.as_nanos()).unwrap_or(u64::MAX))
+}
+
 fn retry_at(deadline: Instant, period: Duration, now: Instant) -> Instant {
     let step = period.max(Duration::from_millis(1));
     let next = deadline + step;
@@ -331,7 +363,7 @@ fn worker<P: GridPos, D: RegionData<P>>(
             Ok(true) => {
                 let mut next = deadline + period;
                 if next + period * 5 < now {
-                    next = now;
+                    next = sh.first_deadline(now);
                 }
                 sh.push(next, id);
             }
@@ -347,6 +379,17 @@ fn worker<P: GridPos, D: RegionData<P>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grid_points_round_up_to_the_period() {
+        let e = Instant::now();
+        let p = Duration::from_millis(20);
+        assert_eq!(grid_point(e, p, e), e);
+        assert_eq!(grid_point(e, p, e + Duration::from_millis(1)), e + p);
+        assert_eq!(grid_point(e, p, e + p), e + p);
+        assert_eq!(grid_point(e, p, e + p * 7 + Duration::from_nanos(1)), e + p * 8);
+        assert_eq!(grid_point(e, Duration::ZERO, e + p), e + p);
+    }
 
     /// Pops of a queue entry held by hand (each one a `try_mark_ticking` under the write lock)
     /// before its retry lies in the future, with the clock standing still at `now`: what the

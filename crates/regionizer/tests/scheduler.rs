@@ -123,6 +123,37 @@ fn ticks_follow_their_deadlines_at_the_target_rate() {
 }
 
 #[test]
+fn aligned_schedules_share_one_tick_grid() {
+    // With `align_to_grid`, regions that become READY at different moments still tick at the
+    // same grid points: every deadline differs from every other by a whole number of periods.
+    let period = Duration::from_millis(20);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s2 = Arc::clone(&seen);
+    let sched: Scheduler<ColumnPos, ()> = Scheduler::start(
+        RegionizerConfig::folia_shift4(),
+        SchedulerConfig::default().workers(2).tick_period(period).align_to_grid(true),
+        NoCallbacks,
+        move |ctx| s2.lock().unwrap().push((ctx.id(), ctx.deadline())),
+    );
+    for i in 0..3 {
+        sched.regionizer().add_chunk(ColumnPos::new(i * 5000, 0)).unwrap();
+        std::thread::sleep(Duration::from_millis(7));
+    }
+    assert!(wait_until(Duration::from_secs(30), || {
+        let s = seen.lock().unwrap();
+        let ids: std::collections::BTreeSet<_> = s.iter().map(|t| t.0).collect();
+        ids.len() == 3 && s.len() >= 12
+    }));
+    sched.shutdown().unwrap();
+    let seen = seen.lock().unwrap();
+    let first = seen.iter().map(|t| t.1).min().unwrap();
+    for (id, d) in seen.iter() {
+        let off = d.duration_since(first).as_nanos();
+        assert_eq!(off % period.as_nanos(), 0, "{id}: deadline off the grid by {off} ns");
+    }
+}
+
+#[test]
 fn churn_between_ticks_keeps_every_region_scheduled() {
     let ticks_seen = Arc::new(AtomicUsize::new(0));
     let t = Arc::clone(&ticks_seen);
