@@ -296,11 +296,6 @@ impl<P: GridPos, D: RegionData<P>> Drop for Scheduler<P, D> {
     }
 }
 
-/// When to look again at a region someone else holds TICKING (ticked by hand): one period
-/// (at least 1 ms) after its deadline, which keeps its place in the earliest-deadline-first
-/// order while it is late by less than that; otherwise one period from `now`. Always after
-/// `now`, so a deadline long past (the workers were busy meanwhile) is not popped, retried
-/// under the write lock and re-queued in the past over and over until it catches up.
 /// The first point of the grid `epoch + k × period` at or after `now` (`now` for a zero
 /// period).
 fn grid_point(epoch: Instant, period: Duration, now: Instant) -> Instant {
@@ -311,6 +306,11 @@ fn grid_point(epoch: Instant, period: Duration, now: Instant) -> Instant {
     epoch + Duration::from_nanos(u64::try_from(steps * period.as_nanos()).unwrap_or(u64::MAX))
 }
 
+/// When to look again at a region someone else holds TICKING (ticked by hand): one period
+/// (at least 1 ms) after its deadline, which keeps its place in the earliest-deadline-first
+/// order while it is late by less than that; otherwise one period from `now`. Always after
+/// `now`, so a deadline long past (the workers were busy meanwhile) is not popped, retried
+/// under the write lock and re-queued in the past over and over until it catches up.
 fn retry_at(deadline: Instant, period: Duration, now: Instant) -> Instant {
     let step = period.max(Duration::from_millis(1));
     let next = deadline + step;

@@ -153,7 +153,9 @@ pub fn place_block_entities(
             let cells: Vec<u16> = chunk
                 .component_values()
                 .filter(|&(cell, layer, id, _)| {
-                    layer == 0 && id == be && bbox.contains(cell_pos(r.chunk, cell))
+                    layer == 0
+                        && id == be
+                        && cell_pos(r.chunk, cell).is_some_and(|p| bbox.contains(p))
                 })
                 .map(|(cell, ..)| cell)
                 .collect();
@@ -204,9 +206,10 @@ pub fn place_block_entities(
     Ok(out)
 }
 
-fn cell_pos(chunk: terrane_section::ChunkPos, cell: u16) -> BlockPos {
+/// The block of `cell` in `chunk` (`None` beyond the `i64` range).
+fn cell_pos(chunk: terrane_section::ChunkPos, cell: u16) -> Option<BlockPos> {
     let (x, y, z) = cell_coords(cell);
-    BlockPos::new(chunk.x * 16 + x as i64, chunk.y * 16 + y as i64, chunk.z * 16 + z as i64)
+    chunk.block(x, y, z)
 }
 
 /// The block entities stored in `arena` inside `bbox`: every layer-0
@@ -225,7 +228,7 @@ pub fn block_entities(arena: &ChunkWorld, bbox: BlockBox) -> Result<Vec<BlockEnt
     for r in bbox.sub_regions() {
         let Some(chunk) = arena.chunks.get(&r.chunk) else { continue };
         for (cell, layer, id, value) in chunk.component_values() {
-            let pos = cell_pos(r.chunk, cell);
+            let Some(pos) = cell_pos(r.chunk, cell) else { continue };
             if layer != 0 || id != be || !bbox.contains(pos) {
                 continue;
             }
