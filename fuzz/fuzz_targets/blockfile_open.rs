@@ -1,5 +1,6 @@
 //! Opens arbitrary bytes as a block file (recovering when needed) and reads everything:
-//! typed errors only, never a panic.
+//! typed errors only, never a panic. Bit 2 of the first byte opens in repair mode (damaged
+//! files are refused by default), bit 3 read-only.
 //!
 //! Four modes, by the first byte:
 //! - `% 4 == 0`: the whole input as the file (a real block file starts with `t`, 0x74);
@@ -15,7 +16,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use terrane_blockfile::{BLOCK_SIZE, BlockFile};
+use terrane_blockfile::{BLOCK_SIZE, BlockFile, BlockFileOptions};
 use terrane_store::{KeyRange, OpenMode, ReadView, Store, StoreConfig};
 
 /// Recomputes the checksum of every whole block (a partial last block is cut at open).
@@ -47,8 +48,9 @@ fuzz_target!(|data: &[u8]| {
     if std::fs::write(&path, &bytes).is_err() {
         return;
     }
-    let config = StoreConfig::new("fuzz").mode(OpenMode::Open);
-    if let Ok(store) = BlockFile::open(&path, &config) {
+    let config = StoreConfig::new("fuzz").mode(OpenMode::Open).read_only(mode & 8 != 0);
+    let options = BlockFileOptions::new().repair(mode & 4 != 0);
+    if let Ok(store) = BlockFile::open_with(&path, &config, &options) {
         for table in store.tables() {
             if let Ok(scan) = store.scan(&table, KeyRange::all()) {
                 for item in scan.take(1000) {

@@ -3,7 +3,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::{Result, cargo, root, run};
+use crate::{Result, cargo, run};
 
 /// Runs the benches of one package (or all) and prints a table read back from
 /// `target/criterion/**/new/{estimates,benchmark}.json`.
@@ -13,6 +13,7 @@ pub fn task(rest: &[String]) -> Result {
         None => (rest, &[][..]),
     };
     let mut cmd = cargo();
+    crate::rocksdb::link_dev_archive(&mut cmd)?;
     cmd.arg("bench");
     match ours.first() {
         Some(pkg) => cmd.args(["-p", pkg]),
@@ -21,20 +22,12 @@ pub fn task(rest: &[String]) -> Result {
     cmd.arg("--").args(passthrough);
     let started = std::time::SystemTime::now();
     run(&mut cmd)?;
-    let dir = target_dir().join("criterion");
+    let dir = crate::rocksdb::target_dir()?.join("criterion");
     let mut rows = Vec::new();
     collect(&dir, &mut rows, started);
     rows.sort();
     print_table(&rows);
     Ok(())
-}
-
-/// The cargo target directory (honours `CARGO_TARGET_DIR`).
-pub fn target_dir() -> std::path::PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(p) => p.into(),
-        None => root().join("target"),
-    }
 }
 
 struct Row {

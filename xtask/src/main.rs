@@ -10,6 +10,7 @@ use std::time::Instant;
 
 mod bench;
 mod fuzz;
+mod rocksdb;
 
 const HELP: &str = "\
 cargo xtask <TASK>
@@ -91,6 +92,7 @@ fn have(program: &str) -> bool {
 }
 
 fn test() -> Result {
+    let started = std::time::SystemTime::now();
     prereqs()?;
     run(cargo().args(["fmt", "--all", "--check"]))?;
     run(cargo().args([
@@ -123,18 +125,28 @@ fn test() -> Result {
         ]))?;
     }
     run(cargo().args(["test", "--workspace", "--all-features", "--doc"]))?;
-    Ok(())
+    rocksdb::check_one_build(&rocksdb::target_dir()?, started)
 }
 
 fn ci() -> Result {
+    let started = std::time::SystemTime::now();
     test()?;
+    // Differently selected commands than the test run's: they must reuse its RocksDB build.
+    run(cargo().args(["check", "-p", "terrane-rocksdb"]))?;
+    run(cargo().args(["test", "-p", "terrane-cluster", "--no-run"]))?;
+    run(rocksdb::link_dev_archive(&mut cargo())?.args([
+        "build",
+        "--release",
+        "-p",
+        "terrane-cli",
+    ]))?;
     run(cargo()
         .args(["doc", "--workspace", "--all-features", "--no-deps"])
         .env("RUSTDOCFLAGS", "-D warnings"))?;
     rust_version_check()?;
     package_check()?;
     fuzz::task(&["--all".into(), "--seconds".into(), "10".into()])?;
-    Ok(())
+    rocksdb::check_one_build(&rocksdb::target_dir()?, started)
 }
 
 /// Checks that the workspace `rust-version` is at least every dependency's.
@@ -188,7 +200,7 @@ fn package_check() -> Result {
 fn crash(rest: &[String]) -> Result {
     let kills = flag_value(rest, "--kills").unwrap_or_else(|| "1000".into());
     prereqs()?;
-    run(cargo()
+    run(rocksdb::link_dev_archive(&mut cargo())?
         .args([
             "test",
             "--release",
@@ -205,6 +217,7 @@ fn crash(rest: &[String]) -> Result {
 fn demo(rest: &[String]) -> Result {
     prereqs()?;
     let mut cmd = cargo();
+    rocksdb::link_dev_archive(&mut cmd)?;
     cmd.args(["run", "--release", "-p", "terrane-cli", "--", "demo"]).args(rest);
     // Re-running replaces the previous demo world (`--force` only ever replaces a terrane
     // world, never other files).

@@ -22,6 +22,22 @@
 //!
 //! The format and the argument for each crash point: `docs/format/blockfile-v1.md`.
 //!
+//! # Opening: the lock, read-only, damage
+//!
+//! - **One writer.** [`BlockFile::open`] locks the file (`flock`, through
+//!   [`terrane_store::lock`]) before reading it, for the life of the store: a writer
+//!   exclusively, a read-only open ([`StoreConfig::read_only`](terrane_store::StoreConfig::read_only))
+//!   shared. A second writer, or a reader beside a writer, in this process or another, gets
+//!   [`Error::Locked`] naming the holder; the kernel drops the lock when a process dies.
+//! - **Read-only opens write nothing**: the file is opened for reading only (read-only media
+//!   and files work), a recovery scan runs in memory only, a partial last block is ignored,
+//!   writes fail with [`Error::ReadOnly`] ([`Store::flush`] and [`Store::sync`] do nothing).
+//! - **Damage is never silent.** A crash never loses a committed batch and opens cleanly.
+//!   When the file cannot account for everything its own records (the index, the last commit
+//!   record) say it holds, a default open fails with [`Error::Damaged`] naming what is
+//!   missing and writes nothing; [`BlockFileOptions::repair`] opens anyway, keeps every intact
+//!   object and lists each lost one in [`Recovery`] and [`BlockFile::verify`].
+//!
 //! # Example
 //!
 //! ```
@@ -60,37 +76,46 @@
 //!
 //! - Batches that were not synced may be lost on power loss, and the file may then need a
 //!   recovery scan; their objects may then read as [`Error::Corrupt`] or be reported in
-//!   [`Recovery::damaged`], and a scan may keep a later unsynced batch while losing an earlier
+//!   [`Recovery::damaged`] (a default open then refuses with [`Error::Damaged`]: open in repair
+//!   mode to keep the rest), and a scan may keep a later unsynced batch while losing an earlier
 //!   one, or drop (and report) a key whose newer unsynced version was partly written. Checksums
 //!   still keep torn objects from being returned, and the blocks of synced batches are never
 //!   erased or reused while the durable index names them.
-//! - Data damaged on disk is reported ([`Error::Corrupt`] on read, [`Recovery::damaged`] at
-//!   open), never repaired from elsewhere: keep backups.
+//! - Data damaged on disk is reported ([`Error::Corrupt`] on read, [`Error::Damaged`] at
+//!   open), never repaired from elsewhere: repair mode only drops what was lost. Keep backups.
 //! - The whole index is rewritten by every batch and held in memory: like the original, this
 //!   is for stores of up to some hundred thousand objects, not billions.
-//! - One process at a time: the file is not locked against a second writer.
+//! - The lock is advisory (`flock`): it keeps out every terrane opener, not a program that
+//!   writes the file without asking. On network file systems `flock` may be local only.
+//! - Damage under an intact index (a flipped byte in an object) is found when the object is
+//!   read ([`Error::Corrupt`]) or by [`BlockFile::verify`], not at open: opening does not
+//!   read every block.
 //! - Unix only (positioned reads and writes through `std::os::unix::fs::FileExt`).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod format;
+mod index;
+mod open;
 mod recover;
+mod report;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::fs::File;
+use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use terrane_store::{
-    Batch, KeyRange, Object, Op, OpenMode, ReadView, Scan, Store, StoreConfig, check_key,
-};
+use terrane_store::{Batch, KeyRange, Object, Op, ReadView, Scan, Store, check_key};
 pub use terrane_store::{Error, Result};
 
+pub use open::BlockFileOptions;
+pub use report::Recovery;
+
 use format::{
-    BLOCK, FIXED, FIXED_AT, KIND_COMMIT, KIND_INDEX, KIND_OBJECT, MAX_VALUE, Reader,
-    SIGNATURE_PREFIX, Writer, blocks_for, build_block, capacity, from_runs, parse_block, to_runs,
+    BLOCK, FIXED, FIXED_AT, KIND_COMMIT, KIND_INDEX, KIND_OBJECT, MAX_VALUE, SIGNATURE_PREFIX,
+    Writer, blocks_for, build_block, capacity, from_runs, parse_block, to_runs,
 };
 
 /// The block size of the format, in bytes.
@@ -150,71 +175,6 @@ pub(crate) struct State {
     poisoned: Option<String>,
 }
 
-/// What [`BlockFile::open`] found and did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Recovery {
-    /// Whether the index had to be rebuilt by scanning every block (after a crash during an
-    /// index write, or damage).
-    pub scanned: bool,
-    /// Why the index was not used, when `scanned`.
-    pub reason: Option<String>,
-    /// The transaction the store was recovered to.
-    pub txn: u64,
-    /// Whether that transaction was proven complete by its commit record. `false` after a
-    /// scan only when no intact commit record was left (damage): every complete object was
-    /// kept, and batch atomicity could not be checked.
-    pub commit_verified: bool,
-    /// Objects whose newest committed version was damaged (checksum or chain), or that an
-    /// intact index of a truncated file listed: dropped rather than served at an older
-    /// version.
-    pub damaged: Vec<(String, Vec<u8>)>,
-    /// After a scan: how many objects the last commit record says the store holds, and how
-    /// many the scan found. Fewer found than expected means objects were lost to damage
-    /// that left no trace to name them by (e.g. truncation).
-    pub objects_expected: Option<u64>,
-    /// After a scan: the objects found.
-    pub objects_found: u64,
-    /// Blocks erased at open because nothing referenced them (an interrupted batch, stale
-    /// versions).
-    pub erased: usize,
-    /// Whether a partial block at the end of the file was cut off.
-    pub truncated_tail: bool,
-}
-
-impl Recovery {
-    /// Whether opening lost nothing: no scan, or a scan that verified the last batch, found
-    /// every object it expected and dropped nothing.
-    pub fn is_clean(&self) -> bool {
-        !self.scanned
-            || (self.commit_verified
-                && self.damaged.is_empty()
-                && self.objects_expected.is_some_and(|e| e == self.objects_found))
-    }
-}
-
-/// Options of [`BlockFile::open_with`], with defaults.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct BlockFileOptions {
-    /// Refuse to open ([`Error::Corrupt`]) when recovery would drop a damaged object or
-    /// could not verify the last batch, instead of opening and reporting it in
-    /// [`BlockFile::recovery`]. Default: `false`.
-    pub strict: bool,
-}
-
-impl BlockFileOptions {
-    /// The defaults.
-    pub fn new() -> Self {
-        BlockFileOptions::default()
-    }
-
-    /// Sets [`strict`](Self::strict).
-    pub fn strict(mut self, strict: bool) -> Self {
-        self.strict = strict;
-        self
-    }
-}
-
 /// Counts of a block file's blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stats {
@@ -240,8 +200,11 @@ pub struct Stats {
 #[derive(Debug)]
 pub struct BlockFile {
     path: PathBuf,
+    /// Locked (exclusively, or shared when read-only) for the life of the store.
     file: File,
     signature: String,
+    /// Opened read-only: nothing is ever written.
+    read_only: bool,
     state: RwLock<State>,
     /// Cloned by every snapshot and scan: while shared, freed blocks are deferred.
     pin: Arc<()>,
@@ -285,10 +248,6 @@ fn parse_signature_line(head: &[u8]) -> Result<(String, usize)> {
 
 fn signature_line(sig: &str) -> Vec<u8> {
     format!("{SIGNATURE_PREFIX}{sig}\n").into_bytes()
-}
-
-fn io_ctx(e: std::io::Error) -> Error {
-    Error::Io(e)
 }
 
 /// Reads `n` whole blocks from `first` (short reads past the end are an error).
@@ -435,311 +394,7 @@ fn encode_index(st: &State, write_no: u64) -> Vec<u8> {
     w.0
 }
 
-/// What an intact index of a truncated file listed: its transaction, and each entry's.
-struct Listing {
-    txn: u64,
-    entries: BTreeMap<(String, Vec<u8>), u64>,
-}
-
-/// An index read back from block 0's chain.
-pub(crate) struct LoadedIndex {
-    pub state: State,
-}
-
-/// Reads and validates the index chain; `Err(reason)` means "rebuild by scanning".
-/// When the index is intact but names blocks past the end of the file (a truncated file),
-/// `lost` receives what it lists, so that recovery can report what is gone and serve neither
-/// older versions nor deleted keys.
-fn load_index(
-    file: &File,
-    file_blocks: u32,
-    sig_len: usize,
-    lost: &mut Option<Listing>,
-) -> std::result::Result<LoadedIndex, String> {
-    let mut payload = Vec::new();
-    let mut chain = Vec::new();
-    let mut b = 0u32;
-    let mut write_no = None;
-    loop {
-        if b >= file_blocks {
-            return Err(format!("index chain points to block {b}, past the end of the file"));
-        }
-        if chain.len() > file_blocks as usize || chain.contains(&b) {
-            return Err("index chain loops".into());
-        }
-        let buf = read_blocks(file, b, 1).map_err(|e| format!("reading index block {b}: {e}"))?;
-        let t = parse_block(&buf).ok_or_else(|| format!("index block {b} fails its checksum"))?;
-        if t.kind != KIND_INDEX || t.seq as usize != chain.len() {
-            return Err(format!("block {b} is not index block {}", chain.len()));
-        }
-        match write_no {
-            None => write_no = Some((t.txn, t.count)),
-            Some(w) if w != (t.txn, t.count) => {
-                return Err(format!("index block {b} belongs to another index write (torn index)"));
-            }
-            _ => {}
-        }
-        payload.extend_from_slice(t.payload(&buf));
-        chain.push(b);
-        if t.next < 0 {
-            break;
-        }
-        b = u32::try_from(t.next).map_err(|_| "index chain points out of range".to_string())?;
-    }
-    let (write_no, _) = write_no.expect("at least one block");
-    if payload.len() < sig_len {
-        return Err("index shorter than the signature line".into());
-    }
-    let mut r = Reader::new(&payload[sig_len..]);
-    let m = |e: format::Malformed| format!("index: {}", e.0);
-    let txn = r.u64("txn").map_err(m)?;
-    let next_txn = r.u64("next txn").map_err(m)?;
-    let _blocks_then = r.u32("file blocks").map_err(m)?;
-    if write_no.checked_add(1) != Some(next_txn) || txn > write_no {
-        return Err("index numbers are inconsistent".into());
-    }
-    let mut used = vec![false; file_blocks as usize];
-    let mut past_end: Option<String> = None;
-    let mut listed = BTreeMap::new();
-    let mut claim = |runs: &[(u32, u32)], what: &str| -> std::result::Result<(), String> {
-        for blk in from_runs(runs) {
-            match used.get_mut(blk as usize) {
-                None => {
-                    past_end.get_or_insert_with(|| {
-                        format!("{what}: block {blk} is past the end of the file (truncated)")
-                    });
-                }
-                Some(slot) if *slot => return Err(format!("{what}: block {blk} is used twice")),
-                Some(slot) => *slot = true,
-            }
-        }
-        Ok(())
-    };
-    claim(&to_runs(&chain), "index")?;
-    let commit_runs = r.runs().map_err(m)?;
-    claim(&commit_runs, "commit record")?;
-    let ntables = r.count(2, "table count").map_err(m)?;
-    let mut tables = BTreeMap::new();
-    for _ in 0..ntables {
-        let name = r.table().map_err(m)?;
-        let n = r.u64("entry count").map_err(m)?;
-        if n > (r.rest().len() / 30) as u64 {
-            return Err("index: entry count larger than the index".into());
-        }
-        let mut t = BTreeMap::new();
-        let mut last: Option<Vec<u8>> = None;
-        for _ in 0..n {
-            let key = r.key().map_err(m)?;
-            let version = r.i64("version").map_err(m)?;
-            let etxn = r.u64("entry txn").map_err(m)?;
-            let len = r.u64("length").map_err(m)?;
-            let runs = r.runs().map_err(m)?;
-            if last.as_ref().is_some_and(|l| *l >= key) {
-                return Err(format!("index: keys of {name} out of order"));
-            }
-            if len > MAX_VALUE as u64 || etxn > txn {
-                return Err(format!("index: impossible entry in {name}"));
-            }
-            let nblocks: u64 = runs.iter().map(|r| r.1 as u64).sum();
-            if nblocks != blocks_for(len as usize, name.len(), key.len()) as u64 {
-                return Err(format!(
-                    "index: block count of an entry of {name} does not match its length"
-                ));
-            }
-            claim(&runs, &name)?;
-            listed.insert((name.clone(), key.clone()), etxn);
-            last = Some(key.clone());
-            t.insert(key, Entry { version, txn: etxn, len, runs: runs.into() });
-        }
-        if tables.insert(name, Arc::new(t)).is_some() {
-            return Err("index: a table is listed twice".into());
-        }
-    }
-    let _free_runs = r.runs().map_err(m)?;
-    if !r.is_done() {
-        return Err("index: trailing bytes".into());
-    }
-    if let Some(reason) = past_end {
-        *lost = Some(Listing { txn, entries: listed });
-        return Err(reason);
-    }
-    // The free list is recomputed: every block nothing references (the stored list is a
-    // record of the same, kept for tools).
-    let free = (1..file_blocks).filter(|b| !used[*b as usize]).collect();
-    let state = State {
-        tables,
-        txn,
-        next_txn,
-        file_blocks,
-        free,
-        index_chain: chain,
-        commit_chain: from_runs(&commit_runs).collect(),
-        ..State::default()
-    };
-    Ok(LoadedIndex { state })
-}
-
-/// Checks a scan of a truncated file against what its intact index listed: a listed key the
-/// scan could not find, or found only at an older transaction (a stale chain not yet erased),
-/// is dropped and reported as damaged, never served at an older version; an unlisted key
-/// the scan found at a transaction the index covers was deleted, and stays deleted.
-fn reconcile(
-    rec: &mut recover::Recovered,
-    listing: &Listing,
-    damaged: &mut Vec<(String, Vec<u8>)>,
-) {
-    for (name, table) in rec.state.tables.iter_mut() {
-        let mut dropped = Vec::new();
-        for (k, e) in table.iter() {
-            let stale = match listing.entries.get(&(name.clone(), k.clone())) {
-                Some(listed) => e.txn < *listed,
-                None => e.txn <= listing.txn,
-            };
-            if stale {
-                dropped.push(k.clone());
-            }
-        }
-        for k in dropped {
-            if let Some(e) = Arc::make_mut(table).remove(&k) {
-                rec.state.free.extend(e.blocks());
-            }
-        }
-    }
-    for (t, k) in listing.entries.keys() {
-        let present = rec.state.tables.get(t).is_some_and(|m| m.contains_key(k));
-        let deleted = rec.deleted.contains(&(t.as_bytes().to_vec(), k.clone()));
-        let id = (t.clone(), k.clone());
-        if !present && !deleted && !damaged.contains(&id) {
-            damaged.push(id);
-        }
-    }
-}
-
 impl BlockFile {
-    /// Opens (or creates, per `config.mode`) the block file at `path` with default options.
-    pub fn open(path: impl AsRef<Path>, config: &StoreConfig) -> Result<Self> {
-        BlockFile::open_with(path, config, &BlockFileOptions::default())
-    }
-
-    /// Opens (or creates) the block file at `path`.
-    ///
-    /// Checks the signature ([`Error::SignatureMismatch`], [`Error::NotAStore`]), reads the
-    /// index, or rebuilds it by scanning when it is torn or damaged (see
-    /// [`recovery`](Self::recovery)), erases blocks nothing references, and adds the tables
-    /// of `config` that the file lacks.
-    pub fn open_with(
-        path: impl AsRef<Path>,
-        config: &StoreConfig,
-        options: &BlockFileOptions,
-    ) -> Result<Self> {
-        config.validate()?;
-        let path = path.as_ref();
-        let exists = path.exists();
-        match (config.mode, exists) {
-            (OpenMode::Open, false) => return Err(Error::NotFound(path.into())),
-            (OpenMode::Create, true) => return Err(Error::AlreadyExists(path.into())),
-            (_, false) => create(path, config)?,
-            _ => {}
-        }
-        let file = OpenOptions::new().read(true).write(true).open(path).map_err(io_ctx)?;
-        let len = file.metadata()?.len();
-        let mut head = vec![0u8; (len.min(BLOCK as u64)) as usize];
-        file.read_exact_at(&mut head, 0)?;
-        let (found, sig_len) = parse_signature_line(&head)?;
-        if found != config.signature {
-            return Err(Error::SignatureMismatch { expected: config.signature.clone(), found });
-        }
-        let file_blocks = u32::try_from(len / BLOCK as u64)
-            .map_err(|_| Error::Corrupt("file larger than 16 TiB".into()))?;
-        if file_blocks == 0 {
-            return Err(Error::Corrupt(format!(
-                "file is {len} bytes, shorter than one block: it was truncated"
-            )));
-        }
-        let mut recovery = Recovery::default();
-        if len % BLOCK as u64 != 0 {
-            file.set_len(file_blocks as u64 * BLOCK as u64)?;
-            recovery.truncated_tail = true;
-        }
-        let mut listing = None;
-        let mut state = match load_index(&file, file_blocks, sig_len, &mut listing) {
-            Ok(loaded) => {
-                recovery.commit_verified = true;
-                loaded.state
-            }
-            Err(reason) => {
-                let mut rec = recover::scan(&file, file_blocks)?;
-                recovery.scanned = true;
-                recovery.reason = Some(reason);
-                recovery.commit_verified = rec.commit_verified;
-                recovery.damaged = rec.damaged.clone();
-                recovery.objects_expected = rec.objects_expected;
-                if let Some(listing) = listing {
-                    reconcile(&mut rec, &listing, &mut recovery.damaged);
-                }
-                recovery.objects_found = rec.state.objects();
-                if options.strict && !recovery.is_clean() {
-                    return Err(Error::Corrupt(format!(
-                        "recovery would drop {} damaged objects (commit verified: {}); \
-                         open without `strict` to accept it",
-                        recovery.damaged.len(),
-                        rec.commit_verified
-                    )));
-                }
-                rec.state
-            }
-        };
-        recovery.txn = state.txn;
-        for t in &config.tables {
-            state.tables.entry(t.clone()).or_default();
-        }
-        let db = BlockFile {
-            path: path.into(),
-            file,
-            signature: config.signature.clone(),
-            state: RwLock::new(state),
-            pin: Arc::new(()),
-            recovery,
-            crash_budget: std::sync::atomic::AtomicI64::new(-1),
-        };
-        let mut st = db.write_state()?;
-        // What was read may be only in the OS cache (after a process crash): make it durable
-        // before erasing or reusing the blocks an older durable index may still name.
-        db.file.sync_data()?;
-        // Erase every unreferenced block that still parses (an interrupted batch's blocks,
-        // stale versions) so that a later recovery scan cannot mistake them for data; then a
-        // fresh index (the tables of `config`, or the state a scan rebuilt).
-        let free: Vec<u32> = st.free.iter().copied().collect();
-        let mut erased = 0;
-        for run in to_runs(&free) {
-            let mut s = run.0;
-            while s < run.0 + run.1 {
-                let n = (run.0 + run.1 - s).min(64);
-                let buf = read_blocks(&db.file, s, n)?;
-                for i in 0..n {
-                    let blk = &buf[i as usize * BLOCK..(i as usize + 1) * BLOCK];
-                    if parse_block(blk).is_some() {
-                        erase_trailer(&db.file, s + i)?;
-                        erased += 1;
-                    }
-                }
-                s += n;
-            }
-        }
-        if erased > 0 {
-            db.file.sync_data()?;
-        }
-        db.write_index(&mut st)?;
-        db.file.sync_data()?;
-        st.synced();
-        db.release_deferred(&mut st)?;
-        db.truncate_tail(&mut st)?;
-        drop(st);
-        let mut db = db;
-        db.recovery.erased = erased;
-        Ok(db)
-    }
-
     /// What opening found: whether the index was rebuilt by a scan, what was dropped.
     pub fn recovery(&self) -> &Recovery {
         &self.recovery
@@ -770,9 +425,34 @@ impl BlockFile {
     }
 
     /// Reads every object and checks every checksum: the keys that fail, with the error.
+    ///
+    /// Also reports what this handle's open lost (an open in
+    /// [`repair`](BlockFileOptions::repair) mode of a damaged file, see [`recovery`](Self::recovery)):
+    /// first each lost object by table and key, then, when objects were lost that cannot be
+    /// named (or the open could not verify the last batch), one entry with an empty table
+    /// name and key whose message says how many and why. So a verify after a lossy repair
+    /// fails; a later open of the repaired file is clean, and its verify checks what is there.
     pub fn verify(&self) -> Result<Vec<(String, Vec<u8>, String)>> {
-        let st = self.read_state()?;
         let mut bad = Vec::new();
+        let r = &self.recovery;
+        if !r.is_clean() {
+            for (t, k) in &r.damaged {
+                bad.push((
+                    t.clone(),
+                    k.clone(),
+                    "lost: damaged or cut off, dropped when the store was opened in repair mode"
+                        .to_string(),
+                ));
+            }
+            if r.unnamed_losses() > 0 || r.damaged.is_empty() {
+                bad.push((
+                    String::new(),
+                    Vec::new(),
+                    format!("opened in repair mode: {}", r.describe()),
+                ));
+            }
+        }
+        let st = self.read_state()?;
         for (name, t) in &st.tables {
             for (k, e) in t.iter() {
                 if let Err(err) = read_entry(&self.file, name, k, e) {
@@ -1046,36 +726,6 @@ impl BlockFile {
     }
 }
 
-/// Creates a new, empty block file atomically (written aside, synced, renamed).
-fn create(path: &Path, config: &StoreConfig) -> Result<()> {
-    let tmp = path.with_extension("tbf-creating");
-    let mut st = State { file_blocks: 1, index_chain: vec![0], next_txn: 1, ..State::default() };
-    for t in &config.tables {
-        st.tables.insert(t.clone(), Table::default());
-    }
-    let mut payload = signature_line(&config.signature);
-    payload.extend(encode_index(&st, 0));
-    let n = payload.len().div_ceil(capacity(0, 0)).max(1);
-    st.index_chain = (0..n as u32).collect();
-    st.file_blocks = n as u32;
-    let mut payload = signature_line(&config.signature);
-    payload.extend(encode_index(&st, 0));
-    let mut blocks = Vec::new();
-    chain_blocks(KIND_INDEX, &[], &[], &payload, 0, 0, &st.index_chain, &mut blocks);
-    {
-        let mut f = File::create(&tmp)?;
-        for (_, b) in &blocks {
-            f.write_all(b)?;
-        }
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)?;
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        File::open(parent)?.sync_all()?;
-    }
-    Ok(())
-}
-
 /// Reads an object's blocks and checks each trailer against the entry.
 fn read_entry(file: &File, table: &str, key: &[u8], e: &Entry) -> Result<Vec<u8>> {
     let bad = |blk: u32, what: &str| {
@@ -1249,6 +899,9 @@ impl Store for BlockFile {
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly(self.path.clone()));
+        }
         let mut st = self.write_state()?;
         if let Some(why) = &st.poisoned {
             return Err(Error::Poisoned(why.clone()));
@@ -1281,11 +934,16 @@ impl Store for BlockFile {
         }))
     }
 
+    /// Does nothing: every write goes straight to the operating system.
     fn flush(&self) -> Result<()> {
         Ok(())
     }
 
+    /// `fdatasync`. On a read-only store, does nothing (there is nothing to make durable).
     fn sync(&self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
         let mut st = self.write_state()?;
         self.file.sync_data()?;
         // The blocks freed so far become reusable (the next write erases and reuses them).
@@ -1299,6 +957,7 @@ impl Store for BlockFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use terrane_store::StoreConfig;
 
     fn config() -> StoreConfig {
         StoreConfig::new("terrane unit test")

@@ -169,6 +169,10 @@ pub(crate) fn scan(file: &File, file_blocks: u32) -> Result<Recovered> {
         .collect();
     heads.sort_unstable_by(|a, b| b.cmp(a));
     let mut record: Option<Record> = None;
+    // The newest record that parses, when its batch is not all there: after a crash that
+    // batch was interrupted, but with no verified record left (damage) its object count and
+    // puts still say what the store held.
+    let mut newest: Option<Record> = None;
     for (txn, first) in heads {
         let Some(chain) = walk(&infos, first) else { continue };
         let mut payload = Vec::new();
@@ -197,6 +201,9 @@ pub(crate) fn scan(file: &File, file_blocks: u32) -> Result<Recovered> {
         if all_present {
             record = Some(rec);
             break;
+        }
+        if newest.is_none() {
+            newest = Some(rec);
         }
     }
     let limit = record.as_ref().map_or(u64::MAX, |r| r.txn);
@@ -236,6 +243,19 @@ pub(crate) fn scan(file: &File, file_blocks: u32) -> Result<Recovered> {
         if newer && !was_deleted {
             chosen.remove(&id);
             damaged.insert(id);
+        }
+    }
+    // 5. No verified record (damage): the puts of the newest record that parses which are
+    // not there at its transaction are lost (dropped, never served at an older version).
+    if record.is_none()
+        && let Some(rec) = &newest
+    {
+        for (t, k, ..) in &rec.puts {
+            let id = (t.as_bytes().to_vec(), k.clone());
+            if chosen.get(&id).is_none_or(|(txn, _)| *txn != rec.txn) {
+                chosen.remove(&id);
+                damaged.insert(id);
+            }
         }
     }
 
@@ -282,9 +302,9 @@ pub(crate) fn scan(file: &File, file_blocks: u32) -> Result<Recovered> {
         commit_chain,
         ..State::default()
     };
+    let objects_expected = record.as_ref().or(newest.as_ref()).map(|r| r.objects);
     let damaged =
         damaged.into_iter().map(|(t, k)| (String::from_utf8_lossy(&t).into_owned(), k)).collect();
     let deleted = deleted.into_keys().collect();
-    let objects_expected = record.as_ref().map(|r| r.objects);
     Ok(Recovered { state, commit_verified: record.is_some(), damaged, deleted, objects_expected })
 }

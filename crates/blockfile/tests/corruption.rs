@@ -1,12 +1,13 @@
-//! Flipped bytes and truncation at every region of a block file: opening gives a typed error
-//! or recovers, reads give typed errors, and nothing ever returns wrong data silently.
+//! Flipped bytes and truncation at every region of a block file: opening recovers cleanly or
+//! gives a typed error without changing the file, repair mode reports every loss, reads give
+//! typed errors, and nothing ever returns wrong data or loses data silently.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use terrane_blockfile::{BLOCK_SIZE, BlockFile, BlockFileOptions};
 use terrane_store::conformance::Rng;
-use terrane_store::{Batch, KeyRange, Object, ReadView, Store, StoreConfig, tables};
+use terrane_store::{Batch, Error, KeyRange, Object, ReadView, Store, StoreConfig, tables};
 
 type Model = BTreeMap<(String, Vec<u8>), Object>;
 
@@ -40,31 +41,30 @@ fn build(path: &Path) -> Model {
     model
 }
 
-/// Opens a damaged copy and checks that nothing wrong comes out. Returns what happened.
-fn check(path: &Path, damaged: &[u8], model: &Model, what: &str) -> &'static str {
-    std::fs::write(path, damaged).unwrap();
-    let strict_ok =
-        BlockFile::open_with(path, &config(), &BlockFileOptions::new().strict(true)).is_ok();
-    std::fs::write(path, damaged).unwrap();
-    let s = match BlockFile::open(path, &config()) {
-        Err(_) => {
-            assert!(!strict_ok, "{what}: strict open succeeded where the default failed");
-            return "error at open";
-        }
-        Ok(s) => s,
-    };
+/// Reads everything from a store opened over a damaged copy: nothing wrong comes out, and
+/// every object of the model that is missing is reported by the open (named in
+/// `Recovery::damaged`, or counted). Returns what happened.
+fn check_reads(s: &BlockFile, model: &Model, what: &str) -> &'static str {
     let r = s.recovery().clone();
-    let lost_ok = !r.is_clean();
     let mut outcome = if r.scanned { "recovered by scan" } else { "opened" };
+    let mut unnamed = 0u64;
     for ((t, k), want) in model {
         match s.get(t, k) {
             Ok(Some(got)) => assert_eq!(&got, want, "{what}: wrong data for {t}/{k:?}"),
-            Ok(None) => assert!(
-                lost_ok || r.damaged.contains(&(t.clone(), k.clone())),
-                "{what}: {t}/{k:?} silently lost ({r:?})"
-            ),
+            Ok(None) => {
+                assert!(!r.is_clean(), "{what}: {t}/{k:?} silently lost ({r:?})");
+                if !r.damaged.contains(&(t.clone(), k.clone())) {
+                    unnamed += 1;
+                }
+            }
             Err(_) => outcome = "read error",
         }
+    }
+    if r.objects_expected.is_some() && r.commit_verified {
+        assert!(
+            unnamed <= r.unnamed_losses(),
+            "{what}: {unnamed} lost objects neither named nor counted ({r:?})"
+        );
     }
     for t in [tables::CHUNK_L0, tables::ENTITY] {
         for (k, o) in s.scan(t, KeyRange::all()).unwrap().flatten() {
@@ -72,8 +72,35 @@ fn check(path: &Path, damaged: &[u8], model: &Model, what: &str) -> &'static str
             assert_eq!(want, Some(&o), "{what}: scan returned wrong or resurrected {t}/{k:?}");
         }
     }
-    // Strict mode refuses exactly what the default reports as lost.
-    assert_eq!(strict_ok, !lost_ok, "{what}: strict mode disagrees with the report {r:?}");
+    outcome
+}
+
+/// Opens a damaged copy by default (it opens clean, or fails and leaves the file as it was),
+/// then in repair mode (it opens whatever the default refused as damaged, and reports each
+/// loss), and checks that nothing wrong comes out. Returns what the default open did.
+fn check(path: &Path, damaged: &[u8], model: &Model, what: &str) -> &'static str {
+    std::fs::write(path, damaged).unwrap();
+    let outcome = match BlockFile::open(path, &config()) {
+        Err(e) => {
+            let after = std::fs::read(path).unwrap();
+            assert!(after == damaged, "{what}: the refused open ({e}) changed the file");
+            if matches!(e, Error::Damaged { .. }) { "refused as damaged" } else { "error at open" }
+        }
+        Ok(s) => {
+            assert!(s.recovery().is_clean(), "{what}: a default open lost data {:?}", s.recovery());
+            check_reads(&s, model, what)
+        }
+    };
+    std::fs::write(path, damaged).unwrap();
+    match BlockFile::open_with(path, &config(), &BlockFileOptions::new().repair(true)) {
+        Ok(s) => {
+            check_reads(&s, model, what);
+        }
+        Err(e) => assert!(
+            outcome == "error at open" && !matches!(e, Error::Damaged { .. }),
+            "{what}: the repair open failed ({e}) where the default gave {outcome}"
+        ),
+    }
     outcome
 }
 
@@ -127,7 +154,7 @@ fn truncation_at_every_region() {
         *outcomes.entry(o).or_default() += 1;
     }
     eprintln!("truncations: {outcomes:?}");
-    assert!(outcomes.contains_key("error at open") && outcomes.contains_key("recovered by scan"));
+    assert!(outcomes.contains_key("error at open") && outcomes.contains_key("refused as damaged"));
 }
 
 #[test]

@@ -205,7 +205,7 @@ pub fn import(c: ImportCmd) -> Result<(), Fail> {
     };
     w.close()?;
     let secs = t.elapsed().as_secs_f64();
-    let disk = World::open(&world)?.info()?.disk_bytes;
+    let disk = World::open_read_only(&world)?.info()?.disk_bytes;
     if json {
         let v = json!({
             "regions": summary.regions,
@@ -313,7 +313,7 @@ impl ExportSource for Source {
 }
 
 fn load_source(world: &Path) -> Result<Source, Fail> {
-    let w = World::open(world)?;
+    let w = World::open_read_only(world)?;
     let mut columns: BTreeMap<ColumnPos, Vec<(i64, Vec<u8>)>> = BTreeMap::new();
     for ((_, pos), (_, bytes)) in w.tiered().all_chunks()? {
         let (Ok(x), Ok(z)) = (i32::try_from(pos.x), i32::try_from(pos.z)) else {

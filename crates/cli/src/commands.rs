@@ -154,7 +154,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Fail> {
 }
 
 pub fn info(a: &WorldArgs) -> Result<(), Fail> {
-    let world = World::open(&a.world)?;
+    let world = World::open_read_only(&a.world)?;
     let i = world.info()?;
     if a.json {
         let v = json!({
@@ -193,14 +193,15 @@ pub fn info(a: &WorldArgs) -> Result<(), Fail> {
 
 pub fn verify(a: &WorldArgs) -> Result<(), Fail> {
     let t = Instant::now();
-    let world = World::open(&a.world)?;
-    let r = match world.verify() {
+    let r = match World::open_read_only(&a.world).and_then(|w| w.verify()) {
         Ok(r) => r,
         Err(e) => {
             if a.json {
                 println!("{}", json!({"ok": false, "error": e.to_string()}));
             }
-            return Err(Fail::other(format!("{}: verification failed: {e}", a.world.display())));
+            return Err(
+                Fail::from(e).context(format_args!("{}: verification failed", a.world.display()))
+            );
         }
     };
     let chunks: usize = r.levels.chunks.iter().sum();
@@ -236,9 +237,38 @@ pub fn verify(a: &WorldArgs) -> Result<(), Fail> {
     Ok(())
 }
 
+/// `terrane repair`: opens a damaged world keeping every intact object, reports each lost
+/// one, and verifies the result.
+pub fn repair(a: &WorldArgs) -> Result<(), Fail> {
+    let world = World::builder().repair(true).open(&a.world)?;
+    let report = world.repair_report();
+    world.close()?;
+    let verified = World::open_read_only(&a.world).and_then(|w| w.verify());
+    if a.json {
+        let v = json!({
+            "lost": report,
+            "ok": verified.is_ok(),
+            "error": verified.as_ref().err().map(ToString::to_string),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        match &report {
+            Some(r) => println!("repaired {}: {r}", a.world.display()),
+            None => println!("{}: nothing was damaged, nothing lost", a.world.display()),
+        }
+    }
+    match verified {
+        Ok(_) => Ok(()),
+        Err(e) => Err(Fail::other(format!(
+            "{}: repaired, but the world does not verify: {e}",
+            a.world.display()
+        ))),
+    }
+}
+
 pub fn backup(world: &Path, dest: &Path) -> Result<(), Fail> {
     let t = Instant::now();
-    let w = World::open(world)?;
+    let w = World::open_read_only(world)?;
     w.backup(dest)?;
     println!(
         "backed up {} to {} in {:.2} s",
@@ -252,7 +282,7 @@ pub fn backup(world: &Path, dest: &Path) -> Result<(), Fail> {
 pub fn chunk(c: ChunkCmd) -> Result<(), Fail> {
     match c {
         ChunkCmd::Get { world, x, y, z, raw, out, json } => {
-            let w = World::open(&world)?;
+            let w = World::open_read_only(&world)?;
             let pos = ChunkPos::new(x, y, z);
             let Some((level, bytes)) = w.tiered().get_chunk_at(0, pos)? else {
                 return Err(Fail::usage(format!(
@@ -403,7 +433,7 @@ pub fn schem(c: SchemCmd) -> Result<(), Fail> {
             let snap = Snapshot::from_schematic(&s, min)?;
             // Register the schematic's states the world does not know as the Anvil importer
             // does: block-entity blocks with the block-entity component (registries only grow).
-            let mut schema = World::open(&world)?.schema().clone();
+            let mut schema = World::open_read_only(&world)?.schema().clone();
             terrane::schem::register_states(&mut schema, snap.states().iter().map(String::as_str))?;
             let mut w = World::builder().schema(schema).open(&world)?;
             let mut arena = w.arena(snap.bbox())?;
@@ -440,7 +470,7 @@ pub fn schem(c: SchemCmd) -> Result<(), Fail> {
                     "box {size:?} is too big for a schematic (65535 per axis)"
                 )));
             }
-            let w = World::open(&world)?;
+            let w = World::open_read_only(&world)?;
             let arena = w.arena(bbox)?;
             let snap = Snapshot::capture(&arena, bbox)?;
             let mut schem = snap.to_schematic(data_version)?;

@@ -368,8 +368,8 @@ pub fn run(args: &DemoArgs) -> Result<Summary, Fail> {
     let close = world.close();
     let mut summary = result?;
     close?;
-    // Reopen read-only-ish for the numbers the next commands will see.
-    let world = World::open(&args.dir)?;
+    // Reopen read-only for the numbers the next commands will see.
+    let world = World::open_read_only(&args.dir)?;
     let info = world.info()?;
     summary.level_chunks = info.levels.chunks;
     summary.level_bytes = info.levels.bytes;
@@ -379,7 +379,11 @@ pub fn run(args: &DemoArgs) -> Result<Summary, Fail> {
 }
 
 fn prepare_dir(dir: &Path, force: bool) -> Result<(), Fail> {
-    if !dir.exists() || fs::read_dir(dir).map_err(|e| Fail::io(dir, e))?.next().is_none() {
+    if !dir.exists()
+        || fs::read_dir(dir).map_err(|e| Fail::io(dir, e))?.next().is_none()
+        || World::is_unfinished_creation(dir)
+    {
+        // Empty, or a creation that was cut off: `create` takes it over.
         return Ok(());
     }
     if !force {
@@ -388,13 +392,13 @@ fn prepare_dir(dir: &Path, force: bool) -> Result<(), Fail> {
             dir.display()
         )));
     }
-    if !dir.join("terrane-world").exists() {
-        return Err(Fail::usage(format!(
+    World::remove(dir).map_err(|e| match e {
+        terrane::Error::NotAWorld(_) => Fail::usage(format!(
             "{} is not a terrane world: --force only replaces terrane worlds",
             dir.display()
-        )));
-    }
-    fs::remove_dir_all(dir).map_err(|e| Fail::io(dir, e))
+        )),
+        e => e.into(),
+    })
 }
 
 fn simulate(

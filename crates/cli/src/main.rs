@@ -36,6 +36,10 @@ impl Fail {
     pub fn other(message: impl Into<String>) -> Self {
         Self { message: message.into(), status: 1 }
     }
+    /// The same failure, its message prefixed with `context: `.
+    pub fn context(self, context: impl fmt::Display) -> Self {
+        Self { message: format!("{context}: {}", self.message), status: self.status }
+    }
     /// An I/O error on `path`.
     pub fn io(path: &Path, e: std::io::Error) -> Self {
         Self::other(format!("{}: {e}", path.display()))
@@ -51,6 +55,10 @@ impl fmt::Display for Fail {
 impl From<terrane::Error> for Fail {
     fn from(e: terrane::Error) -> Self {
         match e {
+            terrane::Error::Store(terrane::store::Error::Damaged { ref path, .. }) => {
+                let world = path.parent().unwrap_or(path).display();
+                Fail::other(format!("{e}\n(`terrane repair {world}` does that)"))
+            }
             terrane::Error::NotAWorld(_)
             | terrane::Error::AlreadyExists(_)
             | terrane::Error::Backend(_) => Fail::usage(e.to_string()),
@@ -117,6 +125,9 @@ enum Command {
     /// Full consistency check: every chunk decodes, one level per chunk, registries, entity
     /// references, the distance graph, checksums. Exit status 1 when anything is wrong.
     Verify(commands::WorldArgs),
+    /// Open a damaged world anyway: keep every intact object, list each lost one, verify the
+    /// rest. Worlds are never repaired silently: other commands refuse a damaged world.
+    Repair(commands::WorldArgs),
     /// Online, consistent copy of a world into a new directory.
     Backup {
         /// The world.
@@ -185,6 +196,7 @@ fn run(cli: Cli) -> Result<(), Fail> {
         }
         Command::Info(a) => commands::info(&a),
         Command::Verify(a) => commands::verify(&a),
+        Command::Repair(a) => commands::repair(&a),
         Command::Backup { world, dest } => commands::backup(&world, &dest),
         Command::Chunk(c) => commands::chunk(c),
         Command::Schem(c) => commands::schem(c),

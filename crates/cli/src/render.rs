@@ -164,7 +164,7 @@ pub fn run(a: &RenderArgs) -> Result<(), Fail> {
         return Err(Fail::usage("--scale must be 1..=8"));
     }
     let world = match &a.world {
-        Some(w) => Some(World::open(w)?),
+        Some(w) => Some(World::open_read_only(w)?),
         None => None,
     };
     let log = match (&a.log, a.regions, &a.world) {

@@ -482,3 +482,146 @@ fn anvil_entities_folder_beside_the_region_folder() {
     assert!(String::from_utf8_lossy(&missing.stderr).contains("is not a folder"));
     assert!(!tmp.path().join("c").exists(), "nothing written on bad input");
 }
+
+/// Every file under `dir` with its bytes.
+fn files(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.clone(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// The commands that only read a world leave every byte of it as it was.
+fn read_commands_change_nothing(backend: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let world = tmp.path().join("world");
+    tiny_demo(&world, backend);
+    let before = files(&world);
+    ok(&["info", s(&world)]);
+    ok(&["verify", s(&world)]);
+    ok(&["chunk", "get", s(&world), "0", "0", "0", "--json"]);
+    ok(&["render", "--world", s(&world), "--regions", s(&tmp.path().join("map.png"))]);
+    ok(&["backup", s(&world), s(&tmp.path().join("backup"))]);
+    ok(&[
+        "schem",
+        "export",
+        s(&world),
+        "--from",
+        "0,0,0",
+        "--to",
+        "3,3,3",
+        s(&tmp.path().join("b.schem")),
+    ]);
+    ok(&["export", "anvil", s(&world), s(&tmp.path().join("region"))]);
+    let after = files(&world);
+    assert_eq!(before.keys().collect::<Vec<_>>(), after.keys().collect::<Vec<_>>());
+    for (path, bytes) in &before {
+        assert!(after[path] == *bytes, "{backend}: a read command changed {}", path.display());
+    }
+}
+
+#[test]
+#[cfg(feature = "blockfile")]
+fn read_commands_change_nothing_on_blockfile() {
+    read_commands_change_nothing("blockfile");
+}
+
+#[test]
+#[cfg(feature = "rocksdb")]
+fn read_commands_change_nothing_on_rocksdb() {
+    read_commands_change_nothing("rocksdb");
+}
+
+/// A second command on a world a demo is writing is refused, naming the demo's pid; killing
+/// the demo frees the world at once, and it verifies.
+fn second_writer_refused(backend: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let world = tmp.path().join("world");
+    let mut demo = bin()
+        .args(["demo", s(&world), "--backend", backend, "--ticks", "100000", "--tps", "50"])
+        .args(["--players", "2", "--view", "1", "--pregen-radius", "2", "--workers", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !world.join("terrane-world").exists() {
+        assert!(std::time::Instant::now() < deadline, "the demo never created its world");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let region = fixture("anvil/1.13.1-offbyone");
+    let import = run(&["import", "anvil", s(&region), s(&world)]);
+    let info = run(&["info", s(&world)]);
+    let still_running = demo.try_wait().unwrap().is_none();
+    demo.kill().unwrap();
+    demo.wait().unwrap();
+    assert!(still_running, "the demo ended before the second command ran");
+    for (what, out) in [("import anvil", import), ("info", info)] {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{backend}: {what} beside a writer succeeded");
+        assert!(err.contains("in use") && err.contains(&format!("pid {}", demo.id())), "{err}");
+    }
+    let v = json(&["verify", s(&world), "--json"]);
+    assert_eq!(v["ok"], true, "{backend}: {v}");
+}
+
+#[test]
+#[cfg(feature = "blockfile")]
+fn second_writer_refused_on_blockfile() {
+    second_writer_refused("blockfile");
+}
+
+#[test]
+#[cfg(feature = "rocksdb")]
+fn second_writer_refused_on_rocksdb() {
+    second_writer_refused("rocksdb");
+}
+
+/// A block file cut to half its length: every command refuses the world without changing a
+/// byte and points at `terrane repair`, which keeps what is intact and lists what was lost.
+#[test]
+#[cfg(feature = "blockfile")]
+fn a_truncated_block_file_is_refused_until_repaired() {
+    let tmp = tempfile::tempdir().unwrap();
+    let world = tmp.path().join("world");
+    tiny_demo(&world, "blockfile");
+    let tbf = world.join("world.tbf");
+    let len = std::fs::metadata(&tbf).unwrap().len();
+    let f = std::fs::OpenOptions::new().write(true).open(&tbf).unwrap();
+    f.set_len(len / 2).unwrap();
+    drop(f);
+    let damaged = std::fs::read(&tbf).unwrap();
+    for args in [
+        vec!["info", s(&world)],
+        vec!["verify", s(&world)],
+        vec!["chunk", "get", s(&world), "0", "0", "0"],
+        vec!["import", "anvil", s(&tmp.path().join("none")), s(&world)],
+    ] {
+        let o = run(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?} succeeded on a damaged world");
+        if args[0] != "import" {
+            assert!(err.contains("damaged") && err.contains("terrane repair"), "{args:?}: {err}");
+        }
+        assert!(std::fs::read(&tbf).unwrap() == damaged, "{args:?} changed the damaged file");
+    }
+    let v = run(&["verify", s(&world), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&v.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+    let r = run(&["repair", s(&world), "--json"]);
+    let r: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    let lost = r["lost"].as_str().expect("the repair lists what was lost");
+    assert!(lost.contains("lost"), "{lost}");
+    // Repaired: the world opens again (what it lost may leave dangling references, which
+    // `verify` names).
+    json(&["info", s(&world), "--json"]);
+}

@@ -13,7 +13,14 @@
 //! - snapshots are RocksDB snapshots, scans are RocksDB iterators (an implicit snapshot);
 //! - [`RocksStore::backup`] makes an online, consistent copy through a checkpoint (hard links
 //!   where possible);
-//! - [`RocksOptions`] is the typed options builder, with documented defaults.
+//! - [`RocksOptions`] is the typed options builder, with documented defaults;
+//! - one writer at a time: the store's directory carries terrane's advisory lock
+//!   ([`terrane_store::lock`]), exclusive for a writer and shared for readers
+//!   ([`StoreConfig::read_only`], opened with RocksDB's read-only mode, which writes nothing
+//!   into the directory); a refused open is [`Error::Locked`], naming the holder's pid;
+//! - a creation killed before RocksDB wrote its `CURRENT` file leaves only RocksDB's creation
+//!   files; the next open that may create recognises them and starts again, and refuses any
+//!   other non-empty directory.
 //!
 //! Values are stored as the `i64` version (little-endian) followed by the bytes. The format
 //! signature lives in the `default` column family under the key `terrane:signature`.
@@ -54,11 +61,17 @@
 //! # What it does not guarantee
 //!
 //! - Damaged files are RocksDB's to detect: it checks block checksums on every read and file
-//!   sizes at open, and errors surface as [`Error::Corrupt`]; a damaged write-ahead log is
-//!   recovered up to the last consistent write (point-in-time recovery).
+//!   sizes at open, and errors surface as [`Error::Corrupt`]; a record torn at the tail of the
+//!   write-ahead log (a crash while it was written, never acknowledged as synced) is dropped,
+//!   and damage before the tail is an error at open.
+//! - Readers do not run beside a writer: a live backup of a world in use is made by the
+//!   process that has it open ([`RocksStore::backup`]).
 //! - Values over 1 GiB are refused ([`Error::ValueTooLarge`]).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+
+mod backup;
+mod create;
 
 use std::collections::BTreeSet;
 use std::ops::Bound;
@@ -69,6 +82,7 @@ use rocksdb::{
     DBRecoveryMode, DataBlockIndexType, IteratorMode, Options, ReadOptions, SnapshotWithThreadMode,
     WriteBatch, WriteOptions, checkpoint::Checkpoint,
 };
+use terrane_store::lock::{LockMode, lock_path};
 use terrane_store::{
     Batch, KeyRange, Object, Op, OpenMode, ReadView, Scan, Store, StoreConfig, check_key, tables,
 };
@@ -248,6 +262,16 @@ fn rocks_err(e: rocksdb::Error) -> Error {
     }
 }
 
+/// Maps an error of opening the database; RocksDB's own lock error (another program holds its
+/// `LOCK` file) becomes [`Error::Locked`], like terrane's own lock.
+fn open_err(e: rocksdb::Error, path: &Path) -> Error {
+    let text = e.to_string();
+    if text.contains("While lock file") || text.contains("lock hold by current process") {
+        return Error::Locked { path: path.into(), holder: None };
+    }
+    rocks_err(e)
+}
+
 /// Splits a stored value into version and bytes.
 fn decode(table: &str, raw: &[u8]) -> Result<Object> {
     if raw.len() < 8 {
@@ -289,6 +313,9 @@ pub struct RocksStore {
     path: PathBuf,
     signature: String,
     tables: BTreeSet<String>,
+    read_only: bool,
+    /// The advisory lock on the directory (terrane_store::lock), held for the store's life.
+    _lock: std::fs::File,
     _cache: Cache,
 }
 
@@ -339,20 +366,35 @@ impl RocksStore {
         config.validate()?;
         options.validate()?;
         let path = path.as_ref();
+        let read_only = config.read_only;
+        let may_create = !read_only && config.mode != OpenMode::Open;
+        if !path.exists() {
+            if !may_create {
+                return Err(Error::NotFound(path.into()));
+            }
+            std::fs::create_dir_all(path)?;
+        }
+        // The lock comes first: nothing below reads or changes the directory while another
+        // process has the store open for writing (or, for a writer, open at all).
+        let lock = lock_path(path, LockMode::for_read_only(read_only))?;
         let exists = path.join("CURRENT").exists();
         match (config.mode, exists) {
-            (OpenMode::Open, false) => return Err(Error::NotFound(path.into())),
             (OpenMode::Create, true) => return Err(Error::AlreadyExists(path.into())),
+            (_, false) if !may_create => return Err(Error::NotFound(path.into())),
             _ => {}
         }
-        if !exists && path.exists() && std::fs::read_dir(path)?.next().is_some() {
-            return Err(Error::NotAStore {
-                backend: "terrane-rocksdb",
-                detail: format!(
-                    "{} is a non-empty directory without a RocksDB CURRENT file",
-                    path.display()
-                ),
-            });
+        if !exists && std::fs::read_dir(path)?.next().is_some() {
+            if !create::is_unfinished_creation(path)? {
+                return Err(Error::NotAStore {
+                    backend: "terrane-rocksdb",
+                    detail: format!(
+                        "{} is a non-empty directory without a RocksDB CURRENT file",
+                        path.display()
+                    ),
+                });
+            }
+            // A creation killed before RocksDB wrote CURRENT: it holds no data. Start again.
+            create::clear(path)?;
         }
         let mut db_opts = Options::default();
         db_opts.create_if_missing(!exists);
@@ -367,6 +409,13 @@ impl RocksStore {
         db_opts.set_wal_recovery_mode(DBRecoveryMode::TolerateCorruptedTailRecords);
         db_opts.set_max_background_jobs(options.background_jobs);
         db_opts.set_keep_log_file_num(4);
+        if read_only {
+            // A read-only open writes nothing into the store's directory: RocksDB's info log
+            // (which it would create and rotate there) goes to the temporary directory.
+            let logs = std::env::temp_dir().join("terrane-rocksdb-read-only-logs");
+            std::fs::create_dir_all(&logs)?;
+            db_opts.set_db_log_dir(logs);
+        }
         let cache = Cache::new_lru_cache(options.block_cache_bytes);
         let mut names: BTreeSet<String> = BTreeSet::new();
         if exists {
@@ -382,7 +431,12 @@ impl RocksStore {
             .chain(
                 names.iter().map(|t| ColumnFamilyDescriptor::new(t, options.cf_options(t, &cache))),
             );
-        let mut db = DB::open_cf_descriptors(&db_opts, path, cfs).map_err(rocks_err)?;
+        let mut db = if read_only {
+            DB::open_cf_descriptors_read_only(&db_opts, path, cfs, false)
+        } else {
+            DB::open_cf_descriptors(&db_opts, path, cfs)
+        }
+        .map_err(|e| open_err(e, path))?;
         let found = db.get(SIGNATURE_KEY).map_err(rocks_err)?;
         match found {
             Some(sig) if sig != config.signature.as_bytes() => {
@@ -401,15 +455,20 @@ impl RocksStore {
                     detail: "a RocksDB database without a terrane signature".into(),
                 });
             }
+            None if read_only => {
+                return Err(Error::NotFound(path.into()));
+            }
             None => {
                 let mut wo = WriteOptions::default();
                 wo.set_sync(true);
                 db.put_opt(SIGNATURE_KEY, config.signature.as_bytes(), &wo).map_err(rocks_err)?;
             }
         }
-        for table in &config.tables {
-            if names.insert(table.clone()) {
-                db.create_cf(table, &options.cf_options(table, &cache)).map_err(rocks_err)?;
+        if !read_only {
+            for table in &config.tables {
+                if names.insert(table.clone()) {
+                    db.create_cf(table, &options.cf_options(table, &cache)).map_err(rocks_err)?;
+                }
             }
         }
         Ok(RocksStore {
@@ -417,14 +476,28 @@ impl RocksStore {
             path: path.into(),
             signature: config.signature.clone(),
             tables: names,
+            read_only,
+            _lock: lock,
             _cache: cache,
         })
+    }
+
+    /// Whether the store was opened read-only ([`StoreConfig::read_only`]).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
     }
 
     /// Writes a consistent copy of the store to `dir` (which must not exist) while it stays
     /// online: a RocksDB checkpoint (SST files are hard-linked when on the same file system,
     /// the log is copied). Open the copy with [`RocksStore::open`].
+    ///
+    /// A read-only store is copied file by file instead (a checkpoint of RocksDB's read-only
+    /// mode would miss what only its write-ahead log holds): the shared lock keeps writers
+    /// away, so the files do not change while they are copied.
     pub fn backup(&self, dir: impl AsRef<Path>) -> Result<()> {
+        if self.read_only {
+            return backup::copy_files(&self.path, dir.as_ref());
+        }
         let cp = Checkpoint::new(&self.db).map_err(rocks_err)?;
         cp.create_checkpoint(dir.as_ref()).map_err(rocks_err)
     }
@@ -442,6 +515,9 @@ impl RocksStore {
 
     /// Compacts every column family (reclaims space of overwritten values).
     pub fn compact(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly(self.path.clone()));
+        }
         for t in &self.tables {
             let cf = self.cf(t)?;
             self.db.compact_range_cf(cf, None::<&[u8]>, None::<&[u8]>);
@@ -572,6 +648,9 @@ impl Store for RocksStore {
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly(self.path.clone()));
+        }
         batch.validate(|t| self.tables.contains(t), MAX_VALUE_LEN)?;
         let mut wb = WriteBatch::default();
         for op in batch.ops() {
@@ -591,12 +670,18 @@ impl Store for RocksStore {
     }
 
     fn flush(&self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
         let cfs: Vec<&ColumnFamily> =
             self.tables.iter().filter_map(|t| self.db.cf_handle(t)).collect();
         self.db.flush_cfs_opt(&cfs, &rocksdb::FlushOptions::default()).map_err(rocks_err)
     }
 
     fn sync(&self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
         self.db.flush_wal(true).map_err(rocks_err)
     }
 }

@@ -18,6 +18,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 pub mod crash;
+pub mod creation;
+pub mod process_lock;
 
 use crate::{
     Batch, Error, KeyRange, MAX_KEY_LEN, Object, OpenMode, ReadView, Store, StoreConfig, tables,
@@ -178,6 +180,66 @@ pub fn run_persistent<S: Store>(mut open: impl FnMut(&Path, &StoreConfig) -> cra
         random_batches(&s, &mut model, &mut rng, 20);
         s.sync().unwrap();
     }
+    eprintln!("conformance: persistent/one_writer_or_many_readers");
+    {
+        let w = open(&dir2, &config(sig)).expect("writer");
+        for read_only in [false, true] {
+            match open(&dir2, &config(sig).read_only(read_only)) {
+                Err(Error::Locked { .. }) => {}
+                Err(e) => panic!("a second open beside a writer must be Locked, got {e}"),
+                Ok(_) => panic!("a second open (read_only: {read_only}) beside a writer succeeded"),
+            }
+        }
+        drop(w);
+    }
+    eprintln!("conformance: persistent/read_only_writes_nothing");
+    {
+        let before = files(&dir2);
+        let r1 = open(&dir2, &config(sig).read_only(true)).expect("reader");
+        let r2 = open(&dir2, &config(sig).read_only(true)).expect("a second reader");
+        for (k, v) in &model {
+            assert_eq!(r1.get(&k.0, &k.1).unwrap().as_ref(), Some(v), "read-only: {k:?}");
+            assert_eq!(r2.get(&k.0, &k.1).unwrap().as_ref(), Some(v), "read-only: {k:?}");
+        }
+        match r1.put(tables::CHUNK_L0, b"k", 1, b"v") {
+            Err(Error::ReadOnly(_)) => {}
+            other => panic!("a write to a read-only store must be ReadOnly, got {other:?}"),
+        }
+        match open(&dir2, &config(sig)) {
+            Err(Error::Locked { .. }) => {}
+            Err(e) => panic!("a writer beside readers must be Locked, got {e}"),
+            Ok(_) => panic!("a writer opened beside readers"),
+        }
+        r1.flush().unwrap();
+        r1.sync().unwrap();
+        drop((r1, r2));
+        assert!(before == files(&dir2), "a read-only open changed the store's files");
+        let missing = tmp.path().join("missing");
+        std::fs::create_dir_all(&missing).unwrap();
+        match open(&missing, &config(sig).read_only(true)) {
+            Err(Error::NotFound(_)) => {}
+            Err(e) => panic!("a read-only open of a missing store must be NotFound, got {e}"),
+            Ok(_) => panic!("a read-only open created a store"),
+        }
+        assert!(files(&missing).is_empty(), "a read-only open of a missing store wrote files");
+    }
+}
+
+/// Every file under `dir` with its bytes.
+fn files(dir: &Path) -> BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("list the store's files") {
+            let p = e.expect("directory entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.clone(), std::fs::read(&p).expect("read a store file"));
+            }
+        }
+    }
+    out
 }
 
 fn random_batches(

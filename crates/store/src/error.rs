@@ -71,7 +71,39 @@ pub enum Error {
     /// The store failed earlier in a way that makes further writes unsafe; reopen it.
     #[error("store is unusable after an earlier failure ({0}): reopen it")]
     Poisoned(String),
+    /// Another process (or another handle in this one) has the store open in a way that
+    /// excludes this open: a writer excludes everyone, readers exclude writers.
+    #[error("{} is in use: {}; close it there first", path.display(), holder_text(*holder))]
+    Locked {
+        /// The file or directory that holds the lock.
+        path: PathBuf,
+        /// The process holding the lock, when the operating system says.
+        holder: Option<u32>,
+    },
+    /// The store was opened read-only ([`StoreConfig::read_only`](crate::StoreConfig::read_only)).
+    #[error("the store at {0} is open read-only: open it for writing to change it")]
+    ReadOnly(PathBuf),
+    /// Opening found less than the store's own records say it holds (damage: truncation,
+    /// overwritten bytes), and nothing was changed. The detail names what is missing.
+    #[error(
+        "damaged store {}: {detail}; nothing was changed: restore a backup, or open it in repair mode to keep every intact object and list each lost one",
+        path.display()
+    )]
+    Damaged {
+        /// The store's file or directory.
+        path: PathBuf,
+        /// What is missing or damaged.
+        detail: String,
+    },
     /// A fault injected by [`FaultyStore`](crate::FaultyStore).
     #[error("injected fault: {0}")]
     Injected(String),
+}
+
+fn holder_text(holder: Option<u32>) -> String {
+    match holder {
+        Some(pid) if pid == std::process::id() => "it is already open in this process".into(),
+        Some(pid) => format!("it is open in another process (pid {pid})"),
+        None => "it is open in another process".into(),
+    }
 }

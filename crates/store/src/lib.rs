@@ -78,6 +78,7 @@
 mod batch;
 mod error;
 mod faulty;
+pub mod lock;
 mod mem;
 mod range;
 
@@ -170,6 +171,11 @@ pub struct StoreConfig {
     pub tables: Vec<String>,
     /// Create, open or either.
     pub mode: OpenMode,
+    /// Open for reading only (default `false`): the store must exist, nothing is written to
+    /// it (not even recovery), writes fail with [`Error::ReadOnly`], and file backends take a
+    /// shared lock instead of the exclusive one, so readers run beside each other but never
+    /// beside a writer (see [`lock`]).
+    pub read_only: bool,
 }
 
 impl StoreConfig {
@@ -179,6 +185,7 @@ impl StoreConfig {
             signature: signature.into(),
             tables: tables::ALL.iter().map(|t| t.to_string()).collect(),
             mode: OpenMode::OpenOrCreate,
+            read_only: false,
         }
     }
 
@@ -204,6 +211,12 @@ impl StoreConfig {
     /// Sets the open mode.
     pub fn mode(mut self, mode: OpenMode) -> Self {
         self.mode = mode;
+        self
+    }
+
+    /// Sets [`read_only`](Self::read_only).
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
         self
     }
 

@@ -110,6 +110,7 @@
 mod error;
 pub mod schem;
 mod world;
+mod world_dir;
 
 pub use error::{Error, Result};
 pub use world::{Backend, DISTANCE_KEY, SIGNATURE, VerifyReport, World, WorldBuilder, WorldInfo};

@@ -2,7 +2,6 @@
 
 use std::fmt;
 use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -19,6 +18,7 @@ use terrane_snapshot::{BlockBox, ChunkWorld, Snapshot};
 use terrane_store::{MemStore, OpenMode, ReadView, Store, StoreConfig, tables};
 
 use crate::error::{Error, Result, io};
+use crate::world_dir::{self, DirState};
 
 /// The store signature of a terrane world (checked by the backend on every open).
 pub const SIGNATURE: &str = "terrane world v1";
@@ -26,9 +26,6 @@ pub const SIGNATURE: &str = "terrane world v1";
 /// The `worldProperties` key holding the distance graph (canonical encoding of
 /// terrane-distance), written by [`World::save_tick`] in the tick's batch.
 pub const DISTANCE_KEY: &[u8] = b"terrane:distanceGraph";
-
-/// The marker file naming the backend, written last when a world is created.
-const MARKER: &str = "terrane-world";
 
 /// The dimension every chunk of a [`World`] is stored under.
 const DIM: u64 = 0;
@@ -136,6 +133,8 @@ pub struct WorldBuilder {
     scheduler: Option<(SchedulerConfig, TickFn)>,
     tiers: Option<TiersFn>,
     sync_saves: bool,
+    read_only: bool,
+    repair: bool,
 }
 
 impl fmt::Debug for WorldBuilder {
@@ -145,6 +144,8 @@ impl fmt::Debug for WorldBuilder {
             .field("regionizer", &self.regionizer)
             .field("scheduler", &self.scheduler.as_ref().map(|s| s.0))
             .field("sync_saves", &self.sync_saves)
+            .field("read_only", &self.read_only)
+            .field("repair", &self.repair)
             .finish_non_exhaustive()
     }
 }
@@ -158,6 +159,8 @@ impl Default for WorldBuilder {
             scheduler: None,
             tiers: None,
             sync_saves: true,
+            read_only: false,
+            repair: false,
         }
     }
 }
@@ -166,6 +169,8 @@ impl Default for WorldBuilder {
 enum Mode {
     Create,
     Open,
+    /// Open, or finish a creation that was cut off.
+    Finish,
 }
 
 impl WorldBuilder {
@@ -222,31 +227,64 @@ impl WorldBuilder {
         self
     }
 
-    /// Creates a new world in `dir` (which must not exist or be empty). On failure nothing is
-    /// left behind.
+    /// Opens the world for reading only (default `false`): nothing is written to it, not even
+    /// recovery; saves fail with a read-only error. Readers share the world with each other,
+    /// never with a writer: opening fails with a "locked" error while another process has it
+    /// open for writing, and a writer cannot open it while readers have it (see
+    /// `terrane_store::lock`).
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// Opens a damaged world anyway (default `false`: a world whose backend finds less than
+    /// its own records say it holds is refused with a `Damaged` error, unchanged). With
+    /// `repair`, the block-file backend keeps every intact object and reports each lost one
+    /// ([`World::verify`] then fails, listing them). RocksDB checks its own files and has no
+    /// repair mode here.
+    pub fn repair(mut self, repair: bool) -> Self {
+        self.repair = repair;
+        self
+    }
+
+    /// Creates a new world in `dir`, which must not exist, be empty, or be a creation of
+    /// terrane's that was cut off (which is replaced). On failure nothing is left behind.
+    ///
+    /// Creation writes a creation intent first and turns it into the world's marker last
+    /// (`docs/format/world-dir.md`), so a creation killed at any point is recognised.
     pub fn create(self, dir: impl AsRef<Path>) -> Result<World> {
         let dir = dir.as_ref();
         let backend = self.backend.unwrap_or_default();
         if backend == Backend::Memory {
             return self.finish(
-                Handle::Mem(Arc::new(MemStore::open(&store_config(Mode::Create))?)),
+                Handle::Mem(Arc::new(MemStore::open(&store_config(Mode::Create, false))?)),
                 None,
                 backend,
+                None,
             );
         }
+        if self.read_only {
+            return Err(Error::Backend("a world cannot be created read-only".into()));
+        }
         let existed = dir.exists();
-        if existed && fs::read_dir(dir).map_err(io(dir))?.next().is_some() {
-            return Err(Error::AlreadyExists(dir.to_path_buf()));
+        fs::create_dir_all(dir).map_err(io(dir))?;
+        let lock = world_dir::lock(dir, false)?;
+        if fs::read_dir(dir).map_err(io(dir))?.next().is_some() {
+            if !world_dir::is_unfinished(dir) {
+                return Err(Error::AlreadyExists(dir.to_path_buf()));
+            }
+            world_dir::clear(dir);
         }
         let result = (|| {
-            fs::create_dir_all(dir).map_err(io(dir))?;
-            let handle = open_backend(dir, backend, Mode::Create)?;
-            write_marker(dir, backend)?;
-            self.finish(handle, Some(dir.to_path_buf()), backend)
+            world_dir::write_intent(dir, backend)?;
+            let handle = open_backend(dir, backend, Mode::Create, false)?;
+            let world = self.finish(handle, Some(dir.to_path_buf()), backend, Some(lock))?;
+            world_dir::commit_intent(dir)?;
+            Ok(world)
         })();
         if result.is_err() {
             if existed {
-                clear_dir(dir);
+                world_dir::clear(dir);
             } else {
                 let _ = fs::remove_dir_all(dir);
             }
@@ -254,7 +292,8 @@ impl WorldBuilder {
         result
     }
 
-    /// Opens the world in `dir`.
+    /// Opens the world in `dir`. A creation that was cut off is finished (when not
+    /// [`read_only`](Self::read_only)).
     pub fn open(self, dir: impl AsRef<Path>) -> Result<World> {
         let dir = dir.as_ref();
         if self.backend == Some(Backend::Memory) {
@@ -262,7 +301,20 @@ impl WorldBuilder {
                 "an in-memory world cannot be opened from a directory".into(),
             ));
         }
-        let backend = read_marker(dir)?;
+        if !dir.is_dir() {
+            return Err(Error::NotAWorld(dir.to_path_buf()));
+        }
+        let lock = world_dir::lock(dir, self.read_only)?;
+        let (backend, mode) = match world_dir::read_state(dir)? {
+            DirState::World(b) => (b, Mode::Open),
+            DirState::Unfinished(b) if !self.read_only => (b, Mode::Finish),
+            DirState::Unfinished(_) => {
+                return Err(Error::Backend(format!(
+                    "{}: the world's creation was cut off before it finished; open it for writing to finish it, or create it again",
+                    dir.display()
+                )));
+            }
+        };
         if let Some(b) = self.backend
             && b != backend
         {
@@ -271,11 +323,21 @@ impl WorldBuilder {
                 dir.display()
             )));
         }
-        let handle = open_backend(dir, backend, Mode::Open)?;
-        self.finish(handle, Some(dir.to_path_buf()), backend)
+        let handle = open_backend_with(dir, backend, mode, self.read_only, self.repair)?;
+        let world = self.finish(handle, Some(dir.to_path_buf()), backend, Some(lock))?;
+        if mode == Mode::Finish {
+            world_dir::commit_intent(dir)?;
+        }
+        Ok(world)
     }
 
-    fn finish(self, handle: Handle, dir: Option<PathBuf>, backend: Backend) -> Result<World> {
+    fn finish(
+        self,
+        handle: Handle,
+        dir: Option<PathBuf>,
+        backend: Backend,
+        lock: Option<fs::File>,
+    ) -> Result<World> {
         let store = handle.store();
         let schema = match self.schema {
             Some(s) => s,
@@ -308,6 +370,8 @@ impl WorldBuilder {
         };
         Ok(World {
             dir,
+            _lock: lock,
+            read_only: self.read_only,
             backend,
             handle,
             tiered,
@@ -320,82 +384,44 @@ impl WorldBuilder {
     }
 }
 
-fn store_config(mode: Mode) -> StoreConfig {
-    StoreConfig::new(SIGNATURE).mode(match mode {
-        Mode::Create => OpenMode::Create,
-        Mode::Open => OpenMode::Open,
-    })
+fn store_config(mode: Mode, read_only: bool) -> StoreConfig {
+    StoreConfig::new(SIGNATURE)
+        .mode(match mode {
+            Mode::Create => OpenMode::Create,
+            Mode::Open => OpenMode::Open,
+            Mode::Finish => OpenMode::OpenOrCreate,
+        })
+        .read_only(read_only)
 }
 
-fn open_backend(dir: &Path, backend: Backend, mode: Mode) -> Result<Handle> {
-    let cfg = store_config(mode);
+fn open_backend(dir: &Path, backend: Backend, mode: Mode, read_only: bool) -> Result<Handle> {
+    open_backend_with(dir, backend, mode, read_only, false)
+}
+
+fn open_backend_with(
+    dir: &Path,
+    backend: Backend,
+    mode: Mode,
+    read_only: bool,
+    repair: bool,
+) -> Result<Handle> {
+    let cfg = store_config(mode, read_only);
     match backend {
         #[cfg(feature = "rocksdb")]
         Backend::RocksDb => {
             Ok(Handle::Rocks(Arc::new(terrane_rocksdb::RocksStore::open(dir.join("db"), &cfg)?)))
         }
         #[cfg(feature = "blockfile")]
-        Backend::BlockFile => Ok(Handle::Block(Arc::new(terrane_blockfile::BlockFile::open(
+        Backend::BlockFile => Ok(Handle::Block(Arc::new(terrane_blockfile::BlockFile::open_with(
             dir.join("world.tbf"),
             &cfg,
+            &terrane_blockfile::BlockFileOptions::new().repair(repair),
         )?))),
         Backend::Memory => Ok(Handle::Mem(Arc::new(MemStore::open(&cfg)?))),
         #[allow(unreachable_patterns)]
         other => Err(Error::Backend(format!(
             "this build of terrane has no {other} backend (enable the `{other}` feature)"
         ))),
-    }
-}
-
-fn write_marker(dir: &Path, backend: Backend) -> Result<()> {
-    let tmp = dir.join(format!("{MARKER}.tmp"));
-    let path = dir.join(MARKER);
-    let mut f = fs::File::create(&tmp).map_err(io(&tmp))?;
-    write!(f, "{SIGNATURE}\nbackend = {}\n", backend.name()).map_err(io(&tmp))?;
-    f.sync_all().map_err(io(&tmp))?;
-    drop(f);
-    fs::rename(&tmp, &path).map_err(io(&path))?;
-    fs::File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))?;
-    Ok(())
-}
-
-fn read_marker(dir: &Path) -> Result<Backend> {
-    let path = dir.join(MARKER);
-    let text = match fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::NotAWorld(dir.to_path_buf()));
-        }
-        Err(e) => return Err(Error::Io { path, source: e }),
-    };
-    let mut lines = text.lines();
-    if lines.next() != Some(SIGNATURE) {
-        return Err(Error::Backend(format!(
-            "{}: unknown world format (expected `{SIGNATURE}`)",
-            path.display()
-        )));
-    }
-    let name = lines
-        .find_map(|l| l.strip_prefix("backend = "))
-        .ok_or_else(|| Error::Backend(format!("{}: no backend line", path.display())))?;
-    let backend = Backend::parse(name.trim())
-        .ok_or_else(|| Error::Backend(format!("{}: unknown backend {name:?}", path.display())))?;
-    if !backend.is_available() {
-        return Err(Error::Backend(format!(
-            "{} is a {backend} world, and this build has no {backend} backend (enable the `{backend}` feature)",
-            dir.display()
-        )));
-    }
-    Ok(backend)
-}
-
-/// Removes what `create` wrote into a directory that existed (empty) before.
-fn clear_dir(dir: &Path) {
-    if let Ok(rd) = fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let p = e.path();
-            let _ = if p.is_dir() { fs::remove_dir_all(&p) } else { fs::remove_file(&p) };
-        }
     }
 }
 
@@ -478,6 +504,9 @@ pub struct VerifyReport {
 /// ([`ColumnPos`], chunk x and z).
 pub struct World {
     dir: Option<PathBuf>,
+    /// The world directory's advisory lock, held for the world's life.
+    _lock: Option<fs::File>,
+    read_only: bool,
     backend: Backend,
     handle: Handle,
     tiered: TieredStore<Arc<dyn Store>>,
@@ -510,9 +539,50 @@ impl World {
         WorldBuilder::new().open(dir)
     }
 
+    /// Opens the world in `dir` for reading only, with the defaults (see
+    /// [`WorldBuilder::read_only`]): nothing is written to it.
+    pub fn open_read_only(dir: impl AsRef<Path>) -> Result<World> {
+        WorldBuilder::new().read_only(true).open(dir)
+    }
+
+    /// Deletes the world in `dir` and the directory: refused when `dir` is not a world (nor
+    /// one of terrane's creations that was cut off), or while any process has it open.
+    pub fn remove(dir: impl AsRef<Path>) -> Result<()> {
+        let dir = dir.as_ref();
+        if !dir.is_dir() {
+            return Err(Error::NotAWorld(dir.to_path_buf()));
+        }
+        let _lock = world_dir::lock(dir, false)?;
+        if !world_dir::is_unfinished(dir) {
+            world_dir::read_state(dir)?;
+        }
+        fs::remove_dir_all(dir).map_err(io(dir))
+    }
+
+    /// Whether `dir` is one of terrane's world creations that was cut off before it finished
+    /// (which [`WorldBuilder::create`] replaces).
+    pub fn is_unfinished_creation(dir: impl AsRef<Path>) -> bool {
+        world_dir::is_unfinished(dir.as_ref())
+    }
+
     /// The world directory (`None` in memory).
     pub fn dir(&self) -> Option<&Path> {
         self.dir.as_deref()
+    }
+
+    /// What opening lost, when it had to repair damage ([`WorldBuilder::repair`]): a sentence
+    /// naming the missing objects; `None` when nothing was lost.
+    pub fn repair_report(&self) -> Option<String> {
+        match &self.handle {
+            #[cfg(feature = "blockfile")]
+            Handle::Block(b) if !b.recovery().is_clean() => Some(b.recovery().describe()),
+            _ => None,
+        }
+    }
+
+    /// Whether the world was opened read-only ([`WorldBuilder::read_only`]).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
     }
 
     /// The backend.
@@ -784,17 +854,17 @@ impl World {
                 Handle::Block(_) => {
                     let target = terrane_blockfile::BlockFile::open(
                         dest.join("world.tbf"),
-                        &store_config(Mode::Create),
+                        &store_config(Mode::Create, false),
                     )?;
                     copy_store(self.store(), &target)?;
                 }
                 Handle::Mem(_) => unreachable!("checked above"),
             }
-            write_marker(dest, self.backend)
+            world_dir::write_marker(dest, self.backend)
         })();
         if result.is_err() {
             if existed {
-                clear_dir(dest);
+                world_dir::clear(dest);
             } else {
                 let _ = fs::remove_dir_all(dest);
             }

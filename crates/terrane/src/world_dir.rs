@@ -1,0 +1,134 @@
+//! The world directory's own files: the marker that makes a directory a world, the creation
+//! intent that makes an unfinished creation recognisable, and the directory's lock.
+//!
+//! Format and crash argument: `docs/format/world-dir.md`.
+
+use std::fs;
+use std::io::Write as _;
+use std::path::Path;
+
+use terrane_store::lock::{LockMode, lock_path};
+
+use crate::error::{Error, Result, io};
+use crate::world::{Backend, SIGNATURE};
+
+/// The marker file naming the backend: a directory holding it is a world.
+pub(crate) const MARKER: &str = "terrane-world";
+
+/// The creation intent: the marker's text, written first at creation and renamed over
+/// [`MARKER`] last. A directory holding it and no marker is terrane's own unfinished creation.
+pub(crate) const CREATING: &str = "terrane-world.creating";
+
+/// What a directory is, judged by its marker files.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum DirState {
+    /// A world of this backend.
+    World(Backend),
+    /// A creation of a world of this backend that was cut off before it finished.
+    Unfinished(Backend),
+}
+
+/// Locks the world directory: exclusive for a writer, shared for a reader, for the life of the
+/// returned handle (the backend then locks its own files the same way).
+pub(crate) fn lock(dir: &Path, read_only: bool) -> Result<fs::File> {
+    Ok(lock_path(dir, LockMode::for_read_only(read_only))?)
+}
+
+fn marker_text(backend: Backend) -> String {
+    format!("{SIGNATURE}\nbackend = {}\n", backend.name())
+}
+
+/// Writes the creation intent (synced, with the directory): from here on a cut-off creation
+/// is recognisable as terrane's own.
+pub(crate) fn write_intent(dir: &Path, backend: Backend) -> Result<()> {
+    let path = dir.join(CREATING);
+    let mut f = fs::File::create(&path).map_err(io(&path))?;
+    f.write_all(marker_text(backend).as_bytes()).map_err(io(&path))?;
+    f.sync_all().map_err(io(&path))?;
+    sync_dir(dir)
+}
+
+/// Turns the creation intent into the marker (an atomic rename, then a directory sync): the
+/// world exists from here on.
+pub(crate) fn commit_intent(dir: &Path) -> Result<()> {
+    let path = dir.join(MARKER);
+    fs::rename(dir.join(CREATING), &path).map_err(io(&path))?;
+    sync_dir(dir)
+}
+
+/// Writes the marker directly (a backup's copy, whose objects are complete already): to a
+/// temporary file, synced, renamed, then a directory sync.
+pub(crate) fn write_marker(dir: &Path, backend: Backend) -> Result<()> {
+    let tmp = dir.join(format!("{MARKER}.tmp"));
+    let path = dir.join(MARKER);
+    let mut f = fs::File::create(&tmp).map_err(io(&tmp))?;
+    f.write_all(marker_text(backend).as_bytes()).map_err(io(&tmp))?;
+    f.sync_all().map_err(io(&tmp))?;
+    drop(f);
+    fs::rename(&tmp, &path).map_err(io(&path))?;
+    sync_dir(dir)
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    fs::File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))
+}
+
+/// Reads the marker (or, without one, the creation intent) of `dir`.
+pub(crate) fn read_state(dir: &Path) -> Result<DirState> {
+    match read_marker_file(dir, MARKER)? {
+        Some(b) => Ok(DirState::World(b)),
+        None => match read_marker_file(dir, CREATING) {
+            Ok(Some(b)) => Ok(DirState::Unfinished(b)),
+            // An intent torn by the crash itself (it is written before anything else).
+            Ok(None) | Err(_) if dir.join(CREATING).exists() => Err(Error::Backend(format!(
+                "{}: a terrane world creation was cut off before it started; create the world again (terrane demo --force, World::builder().create)",
+                dir.display()
+            ))),
+            _ => Err(Error::NotAWorld(dir.to_path_buf())),
+        },
+    }
+}
+
+/// Whether `dir` is terrane's own creation that was cut off (an intent file, torn or not, and
+/// no marker): [`crate::WorldBuilder::create`] replaces such a directory.
+pub(crate) fn is_unfinished(dir: &Path) -> bool {
+    dir.join(CREATING).exists() && !dir.join(MARKER).exists()
+}
+
+fn read_marker_file(dir: &Path, name: &str) -> Result<Option<Backend>> {
+    let path = dir.join(name);
+    let text = match fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::Io { path, source: e }),
+    };
+    let mut lines = text.lines();
+    if lines.next() != Some(SIGNATURE) {
+        return Err(Error::Backend(format!(
+            "{}: unknown world format (expected `{SIGNATURE}`)",
+            path.display()
+        )));
+    }
+    let name = lines
+        .find_map(|l| l.strip_prefix("backend = "))
+        .ok_or_else(|| Error::Backend(format!("{}: no backend line", path.display())))?;
+    let backend = Backend::parse(name.trim())
+        .ok_or_else(|| Error::Backend(format!("{}: unknown backend {name:?}", path.display())))?;
+    if !backend.is_available() {
+        return Err(Error::Backend(format!(
+            "{} is a {backend} world, and this build has no {backend} backend (enable the `{backend}` feature)",
+            dir.display()
+        )));
+    }
+    Ok(Some(backend))
+}
+
+/// Removes everything in `dir` (a world directory being replaced or cleaned up).
+pub(crate) fn clear(dir: &Path) {
+    if let Ok(rd) = fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            let _ = if p.is_dir() { fs::remove_dir_all(&p) } else { fs::remove_file(&p) };
+        }
+    }
+}

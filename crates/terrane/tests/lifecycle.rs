@@ -1,0 +1,202 @@
+//! A world's life across processes: one writer or many readers, read-only opens that write
+//! nothing, and creations killed at every point.
+//!
+//! `TERRANE_CRASH_KILLS=N` overrides the number of creation kills per backend.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use terrane::{Backend, ChunkPos, Error, Schema, TickSave, World};
+
+const CHILD_ENV: &str = "TERRANE_LIFECYCLE_CHILD";
+
+fn backends() -> Vec<Backend> {
+    [Backend::RocksDb, Backend::BlockFile].into_iter().filter(|b| b.is_available()).collect()
+}
+
+fn schema() -> Schema {
+    let mut s = Schema::new();
+    s.add_block("minecraft:air", &[]).unwrap();
+    s.add_block("minecraft:stone", &[]).unwrap();
+    s
+}
+
+/// Every file under `dir` with its bytes.
+fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.clone(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+fn small_world(path: &Path, backend: Backend) {
+    let mut w = World::builder().backend(backend).schema(schema()).create(path).unwrap();
+    for i in 0..8 {
+        let pos = ChunkPos::new(i, 0, -i);
+        w.load_chunk(pos).unwrap();
+        let mut c = terrane::Chunk::new(w.air());
+        c.set(1, 2, 3, terrane::BlockId(1));
+        let mut save = TickSave::new();
+        save.put_chunk(0, pos, c.encode(w.schema()));
+        w.save_tick(i as u64 + 1, save).unwrap();
+    }
+    w.close().unwrap();
+}
+
+fn is_locked(e: &Error) -> bool {
+    matches!(e, Error::Store(terrane::store::Error::Locked { .. }))
+}
+
+#[test]
+fn read_only_opens_write_nothing_and_share_the_world() {
+    for backend in backends() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("w");
+        small_world(&path, backend);
+        let before = files(&path);
+        {
+            let a = World::open_read_only(&path).unwrap();
+            let b = World::open_read_only(&path).unwrap();
+            assert!(a.is_read_only());
+            assert_eq!(a.info().unwrap().levels, b.info().unwrap().levels);
+            a.verify().unwrap();
+            assert!(a.get_chunk(ChunkPos::new(3, 0, -3)).unwrap().is_some());
+            let backup = tmp.path().join("backup");
+            a.backup(&backup).unwrap();
+            let copy = World::open_read_only(&backup).unwrap();
+            copy.verify().unwrap();
+            assert_eq!(copy.info().unwrap().levels, a.info().unwrap().levels, "{backend}");
+            let err = World::open(&path).unwrap_err();
+            assert!(is_locked(&err), "{backend}: a writer beside readers: {err}");
+        }
+        assert!(before == files(&path), "{backend}: a read-only open changed the world's files");
+        let mut w = World::open(&path).unwrap();
+        let err = World::open_read_only(&path).unwrap_err();
+        assert!(is_locked(&err), "{backend}: a reader beside a writer: {err}");
+        assert!(err.to_string().contains("in use"), "{err}");
+        w.save_tick(100, TickSave::new()).unwrap();
+    }
+}
+
+/// The child role of [`creation_killed_at_any_point_opens_or_is_replaced`]: creates a world.
+fn child_creates(dir: &Path, backend: Backend) {
+    let w = World::builder().backend(backend).schema(schema()).create(dir).expect("child: create");
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "CREATED").unwrap();
+    out.flush().unwrap();
+    drop(w);
+    std::process::exit(0);
+}
+
+fn spawn(dir: &Path, backend: Backend) -> std::process::Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args(["creation_killed_at_any_point_opens_or_is_replaced", "--exact", "--nocapture"])
+        .env(CHILD_ENV, format!("{}|{}", backend.name(), dir.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn creation_killed_at_any_point_opens_or_is_replaced() {
+    if let Ok(v) = std::env::var(CHILD_ENV) {
+        let (b, dir) = v.split_once('|').unwrap();
+        child_creates(Path::new(dir), Backend::parse(b).unwrap());
+    }
+    let rounds: u32 =
+        std::env::var("TERRANE_CRASH_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(40);
+    for backend in backends() {
+        let tmp = tempfile::tempdir().unwrap();
+        // One creation to its end: the span the kills sweep.
+        let start = Instant::now();
+        let mut probe = spawn(&tmp.path().join("probe"), backend);
+        let out = probe.stdout.take().unwrap();
+        assert!(BufReader::new(out).lines().map_while(|l| l.ok()).any(|l| l == "CREATED"));
+        probe.wait().unwrap();
+        let span = start.elapsed().mul_f64(1.2);
+        let (mut opened, mut replaced, mut unfinished) = (0, 0, 0);
+        for round in 0..rounds {
+            let dir = tmp.path().join(format!("round-{round}"));
+            let mut child = spawn(&dir, backend);
+            std::thread::sleep(span.mul_f64(f64::from(round) / f64::from(rounds)));
+            child.kill().unwrap();
+            child.wait().unwrap();
+            if World::is_unfinished_creation(&dir) {
+                unfinished += 1;
+            }
+            match World::open(&dir) {
+                Ok(w) => {
+                    w.verify().unwrap();
+                    opened += 1;
+                }
+                Err(open_err) => {
+                    let w = World::builder().backend(backend).schema(schema()).create(&dir);
+                    let w = w.unwrap_or_else(|e| {
+                        panic!("{backend} round {round}: open failed ({open_err}), create too: {e}")
+                    });
+                    w.verify().unwrap();
+                    replaced += 1;
+                }
+            }
+        }
+        eprintln!(
+            "{backend}: {rounds} kills over {span:?}: {opened} opened, {replaced} replaced, \
+             {unfinished} left an unfinished creation"
+        );
+        assert_eq!(opened + replaced, rounds);
+        assert!(unfinished > 0, "{backend}: no kill landed inside the creation");
+    }
+}
+
+/// The child role of [`a_second_process_is_refused_until_the_holder_dies`]: holds the world.
+fn child_holds(dir: &Path) {
+    let _w = World::open(dir).expect("child: open");
+    println!("HOLDING");
+    std::io::stdout().flush().unwrap();
+    std::thread::sleep(Duration::from_secs(60));
+    std::process::exit(0);
+}
+
+#[test]
+fn a_second_process_is_refused_until_the_holder_dies() {
+    if let Ok(dir) = std::env::var(CHILD_ENV) {
+        child_holds(Path::new(&dir));
+    }
+    for backend in backends() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("w");
+        small_world(&path, backend);
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["a_second_process_is_refused_until_the_holder_dies", "--exact", "--nocapture"])
+            .env(CHILD_ENV, &path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        assert!(BufReader::new(out).lines().map_while(|l| l.ok()).any(|l| l.contains("HOLDING")));
+        let writer = World::open(&path).unwrap_err();
+        let reader = World::open_read_only(&path).unwrap_err();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        for err in [writer, reader] {
+            assert!(is_locked(&err), "{backend}: {err}");
+            assert!(err.to_string().contains(&format!("pid {}", child.id())), "{err}");
+        }
+        let w = World::open(&path).expect("the lock dies with its holder");
+        w.verify().unwrap();
+    }
+}
