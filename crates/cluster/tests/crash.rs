@@ -210,7 +210,9 @@ fn run<S: Store>(name: &str, default_kills: u64, open: impl Fn(&Path) -> S) {
         "{name}: {kills} kills, last acknowledged tick {acked}, cluster keys seen {moves}, {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    assert!(acked > 0, "the child never saved anything");
+    // A short run (`TERRANE_CRASH_KILLS=1`) may kill every child before its first save; over
+    // many kills, a child that never saves means the harness tests nothing.
+    assert!(acked > 0 || kills < 20, "the child never saved anything in {kills} kills");
 }
 
 #[test]

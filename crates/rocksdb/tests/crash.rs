@@ -79,3 +79,36 @@ fn unfinished_creation_is_replaced_and_strangers_are_not() {
     }
     assert_eq!(std::fs::read(stranger.join("notes.txt")).unwrap(), b"mine");
 }
+
+/// A database that another RocksDB user (not terrane, so without terrane's lock) holds is
+/// refused with the same typed error, not RocksDB's raw lock text.
+#[test]
+fn rocksdb_own_lock_is_the_same_typed_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("db");
+    let config = terrane_store::StoreConfig::new("terrane lock test");
+    drop(RocksStore::open(&path, &config).unwrap());
+    let raw = rocksdb::DB::open_cf(
+        &rocksdb::Options::default(),
+        &path,
+        [
+            "default",
+            "worldMeta",
+            "worldProperties",
+            "chunkl0",
+            "chunkl1",
+            "chunkl2",
+            "entity",
+            "opacityMap",
+        ],
+    )
+    .unwrap();
+    match RocksStore::open(&path, &config) {
+        Err(e @ terrane_store::Error::Locked { .. }) => {
+            assert!(e.to_string().contains("is in use"), "{e}");
+        }
+        other => panic!("expected Locked, got {other:?}"),
+    }
+    drop(raw);
+    drop(RocksStore::open(&path, &config).unwrap());
+}

@@ -31,6 +31,7 @@
 
 use std::fs::{File, TryLockError};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use crate::{Error, Result};
 
@@ -50,22 +51,39 @@ impl LockMode {
     }
 }
 
-/// Locks an open file (or directory) `file`, found at `path`, without waiting. The lock lasts
-/// as long as `file` (and every handle cloned from it) stays open.
+/// How long [`lock_file`] waits for a lock that is held only for a moment.
+///
+/// A process that starts a program copies its open files into the child between `fork` and
+/// `exec` (std closes them at `exec`); for that moment the child holds a copy of every lock.
+/// A store closed by one thread while another starts a process can therefore look locked for
+/// a few milliseconds. A real second writer holds its lock far longer.
+pub const LOCK_GRACE: Duration = Duration::from_millis(250);
+
+/// Locks an open file (or directory) `file`, found at `path`: at once when it is free, else
+/// [`Error::Locked`] once it stayed locked for [`LOCK_GRACE`]. The lock lasts as long as
+/// `file` (and every handle cloned from it) stays open.
 pub fn lock_file(file: &File, path: &Path, mode: LockMode) -> Result<()> {
-    let result = match mode {
-        LockMode::Exclusive => file.try_lock(),
-        LockMode::Shared => file.try_lock_shared(),
-    };
-    match result {
-        Ok(()) => Ok(()),
-        Err(TryLockError::WouldBlock) => {
-            Err(Error::Locked { path: path.to_path_buf(), holder: holder(file) })
+    let deadline = Instant::now() + LOCK_GRACE;
+    loop {
+        let result = match mode {
+            LockMode::Exclusive => file.try_lock(),
+            LockMode::Shared => file.try_lock_shared(),
+        };
+        match result {
+            Ok(()) => return Ok(()),
+            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(TryLockError::WouldBlock) => {
+                return Err(Error::Locked { path: path.to_path_buf(), holder: holder(file) });
+            }
+            Err(TryLockError::Error(e)) => {
+                return Err(Error::Io(std::io::Error::new(
+                    e.kind(),
+                    format!("locking {}: {e}", path.display()),
+                )));
+            }
         }
-        Err(TryLockError::Error(e)) => Err(Error::Io(std::io::Error::new(
-            e.kind(),
-            format!("locking {}: {e}", path.display()),
-        ))),
     }
 }
 

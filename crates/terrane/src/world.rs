@@ -406,6 +406,9 @@ fn open_backend_with(
     repair: bool,
 ) -> Result<Handle> {
     let cfg = store_config(mode, read_only);
+    // Only the block file has a repair mode (RocksDB checks its own files).
+    #[cfg(not(feature = "blockfile"))]
+    let _ = repair;
     match backend {
         #[cfg(feature = "rocksdb")]
         Backend::RocksDb => {
