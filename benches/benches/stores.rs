@@ -1,8 +1,9 @@
 //! The object store backends against their peers, one criterion run:
-//! memory, terrane-blockfile, terrane-rocksdb, LevelDB (rusty-leveldb, Bedrock's engine) and
+//! memory, terrane-blockfile, terrane-rocksdb, terrane-postgres (a throwaway server over a Unix
+//! socket, with the `postgres` feature), LevelDB (rusty-leveldb, Bedrock's engine) and
 //! Minecraft Anvil region files (fastanvil), on the same 1024 chunk-sized values (~10 KB).
 //!
-//! Groups: random point reads (256 per iteration), batches of 256 values unsynced and synced
+//! Groups: random point reads (256 per iteration, one by one and through `multi_get`), batches of 256 values unsynced and synced
 //! (fsync before returning), and an ordered scan of all 1024 values. Anvil stores chunks
 //! uncompressed here (scheme 3), like the terrane backends store the bytes they are given;
 //! RocksDB (lz4) and LevelDB (snappy) compress their blocks.
@@ -16,6 +17,8 @@ use fastanvil::{CompressionScheme, Region};
 use rusty_leveldb::LdbIterator;
 use terrane_benches::{CHUNKS, Rng, chunk, chunk_value};
 use terrane_blockfile::BlockFile;
+#[cfg(feature = "postgres")]
+use terrane_postgres::{PgStore, testing::PgServer};
 #[cfg(feature = "rocksdb")]
 use terrane_rocksdb::RocksStore;
 use terrane_store::{Batch, KeyRange, MemStore, Store, StoreConfig, tables};
@@ -28,6 +31,11 @@ struct Peers {
     blockfile: BlockFile,
     #[cfg(feature = "rocksdb")]
     rocks: RocksStore,
+    #[cfg(feature = "postgres")]
+    pg: PgStore,
+    // After the store: stopped once the store's connections are closed.
+    #[cfg(feature = "postgres")]
+    _server: PgServer,
     level: rusty_leveldb::DB,
     anvil: Region<File>,
     anvil_file: File,
@@ -40,6 +48,10 @@ fn setup() -> Peers {
     let blockfile = BlockFile::open(dir.path().join("world.tbf"), &config).unwrap();
     #[cfg(feature = "rocksdb")]
     let rocks = RocksStore::open(dir.path().join("rocks"), &config).unwrap();
+    #[cfg(feature = "postgres")]
+    let server = PgServer::start().unwrap_or_else(|e| panic!("{e}"));
+    #[cfg(feature = "postgres")]
+    let pg = PgStore::open(&server.conninfo(), &config).unwrap();
     let lopt = rusty_leveldb::Options { create_if_missing: true, ..Default::default() };
     let mut level = rusty_leveldb::DB::open(dir.path().join("leveldb"), lopt).unwrap();
     let anvil_file = File::options()
@@ -66,6 +78,8 @@ fn setup() -> Peers {
         rocks.write(&batch).unwrap();
         rocks.flush().unwrap();
     }
+    #[cfg(feature = "postgres")]
+    pg.write(&batch).unwrap();
     level.write(lbatch, false).unwrap();
     level.flush().unwrap();
     Peers {
@@ -74,6 +88,10 @@ fn setup() -> Peers {
         blockfile,
         #[cfg(feature = "rocksdb")]
         rocks,
+        #[cfg(feature = "postgres")]
+        pg,
+        #[cfg(feature = "postgres")]
+        _server: server,
         level,
         anvil,
         anvil_file,
@@ -87,6 +105,8 @@ fn terrane_stores(p: &Peers) -> Vec<(&'static str, &dyn Store)> {
         vec![("memory", &p.mem), ("blockfile", &p.blockfile)];
     #[cfg(feature = "rocksdb")]
     v.push(("rocksdb", &p.rocks));
+    #[cfg(feature = "postgres")]
+    v.push(("postgres", &p.pg));
     v
 }
 
@@ -119,6 +139,23 @@ fn point_reads(c: &mut Criterion, p: &mut Peers) {
             }
         })
     });
+    g.finish();
+}
+
+/// The same 256 reads through one `multi_get` (one round trip on PostgreSQL, a batched
+/// MultiGet on RocksDB, one by one on the others).
+fn multi_reads(c: &mut Criterion, p: &mut Peers) {
+    let mut rng = Rng::new(1);
+    let picks: Vec<usize> = (0..BATCH).map(|_| rng.below(CHUNKS as u64) as usize).collect();
+    let keys: Vec<[u8; 32]> = picks.iter().map(|i| chunk(*i).2).collect();
+    let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+    let mut g = c.benchmark_group("store/multi_get_256");
+    g.throughput(Throughput::Elements(BATCH as u64));
+    for (name, s) in terrane_stores(p) {
+        g.bench_function(name, |b| {
+            b.iter(|| black_box(s.multi_get(tables::CHUNK_L0, &refs).unwrap()))
+        });
+    }
     g.finish();
 }
 
@@ -213,6 +250,7 @@ fn scans(c: &mut Criterion, p: &mut Peers) {
 fn stores(c: &mut Criterion) {
     let mut p = setup();
     point_reads(c, &mut p);
+    multi_reads(c, &mut p);
     scans(c, &mut p);
     batch_writes(c, &mut p, false);
     batch_writes(c, &mut p, true);

@@ -232,37 +232,68 @@ pub fn flag_value(args: &[String], name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
 }
 
-/// System prerequisites: librocksdb-sys runs bindgen, which needs libclang at build time.
+/// System prerequisites: librocksdb-sys runs bindgen, which needs libclang at build time; the
+/// PostgreSQL tests start throwaway servers from Debian's `postgresql` package.
 fn prereqs() -> Result {
+    let mut missing: Vec<&str> = Vec::new();
     if cfg!(target_os = "linux") && find_libclang().is_none() {
-        let cmd = "apt-get update && apt-get install -y libclang-dev";
+        missing.push("libclang-dev");
+    }
+    if cfg!(target_os = "linux") && find_postgres().is_none() {
+        missing.push("postgresql");
+    }
+    if !missing.is_empty() {
+        let cmd = format!("apt-get update && apt-get install -y {}", missing.join(" "));
         let is_root = Command::new("id")
             .arg("-u")
             .output()
             .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
         if is_root && have("apt-get") {
             eprintln!(
-                "libclang is missing (librocksdb-sys needs it to build): installing libclang-dev with apt-get"
+                "missing system packages ({}: libclang builds RocksDB's bindings, PostgreSQL runs \
+                 the terrane-postgres tests): installing them with apt-get",
+                missing.join(", ")
             );
             run(Command::new("apt-get").args(["update", "-q"]))?;
             run(Command::new("apt-get")
-                .args(["install", "-y", "-q", "--no-install-recommends", "libclang-dev"])
+                .args(["install", "-y", "-q", "--no-install-recommends"])
+                .args(&missing)
                 .env("DEBIAN_FRONTEND", "noninteractive"))?;
             if find_libclang().is_none() {
                 return Err("libclang-dev installed but libclang.so still not found".into());
             }
+            if find_postgres().is_none() {
+                return Err("postgresql installed but no /usr/lib/postgresql/*/bin/initdb".into());
+            }
         } else {
             return Err(format!(
-                "libclang is missing: librocksdb-sys needs it to build RocksDB's bindings.\n\
-                 Install it with:\n    sudo sh -c '{cmd}'\n\
-                 (or set LIBCLANG_PATH to the folder holding libclang.so)"
+                "missing system packages: {}.\n\
+                 libclang builds RocksDB's bindings; PostgreSQL's server runs the terrane-postgres \
+                 tests. Install them with:\n    sudo sh -c '{cmd}'\n\
+                 (or set LIBCLANG_PATH to the folder holding libclang.so)",
+                missing.join(", ")
             ));
         }
     }
     if let Some(p) = find_libclang() {
         eprintln!("prerequisites: libclang at {}", p.display());
     }
+    if let Some(p) = find_postgres() {
+        eprintln!("prerequisites: PostgreSQL server at {}", p.display());
+    }
     Ok(())
+}
+
+/// The newest `/usr/lib/postgresql/<version>/bin` holding `initdb` (Debian's layout).
+fn find_postgres() -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .flatten()
+        .map(|e| e.path().join("bin"))
+        .filter(|b| b.join("initdb").exists())
+        .collect();
+    found.sort();
+    found.pop()
 }
 
 fn find_libclang() -> Option<PathBuf> {

@@ -266,6 +266,37 @@ pub fn repair(a: &WorldArgs) -> Result<(), Fail> {
     }
 }
 
+/// `terrane copy`: a whole world into a new one of any backend, with a progress bar, then
+/// verified.
+pub fn copy(src: &Path, dst: &Path, backend: Option<terrane::Backend>) -> Result<(), Fail> {
+    let t = Instant::now();
+    let from = World::open_read_only(src)?;
+    let pb = indicatif::ProgressBar::new_spinner();
+    pb.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} copying: {msg} ({elapsed})")
+            .expect("valid template"),
+    );
+    let report = terrane::copy::copy_world(&from, dst, backend, |objects, bytes| {
+        pb.set_message(format!("{objects} objects, {:.1} MiB", bytes as f64 / (1 << 20) as f64));
+        pb.tick();
+    });
+    pb.finish_and_clear();
+    let report = report?;
+    let verified = World::open_read_only(dst)?.verify().map_err(|e| {
+        Fail::from(e).context(format_args!("{}: the copy does not verify", dst.display()))
+    })?;
+    println!(
+        "copied {} objects ({:.1} MiB) from {} to {} in {:.2} s; the copy verifies ({} chunks)",
+        report.objects,
+        report.bytes as f64 / (1 << 20) as f64,
+        src.display(),
+        dst.display(),
+        t.elapsed().as_secs_f64(),
+        verified.levels.chunks.iter().sum::<usize>()
+    );
+    Ok(())
+}
+
 pub fn backup(world: &Path, dest: &Path) -> Result<(), Fail> {
     let t = Instant::now();
     let w = World::open_read_only(world)?;

@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::io::Write as _;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -28,6 +28,10 @@ pub struct DemoArgs {
     /// The world directory to create (must not exist or be empty, see --force).
     #[arg(default_value = "terrane-demo-world")]
     pub dir: PathBuf,
+    /// Run on a PostgreSQL store instead of DIR: a connection string
+    /// (`postgres://user@host/db`, or `host=/run/postgresql dbname=worlds`).
+    #[arg(long, value_name = "CONNECTION")]
+    pub store: Option<String>,
     /// Replace DIR when it already holds a terrane world (never anything else).
     #[arg(long)]
     pub force: bool,
@@ -322,6 +326,17 @@ fn bar(len: u64, msg: &str, quiet: bool) -> ProgressBar {
 
 /// Runs the demo; returns the summary (printed by the caller).
 pub fn run(args: &DemoArgs) -> Result<Summary, Fail> {
+    let mut args = args.clone();
+    if let Some(store) = args.store.take() {
+        if terrane::connection_string(Path::new(&store)).is_none() {
+            return Err(Fail::usage(format!(
+                "--store {store:?} is not a PostgreSQL connection string"
+            )));
+        }
+        args.dir = PathBuf::from(store);
+        args.backend = Some(Backend::Postgres);
+    }
+    let args = &args;
     let started = Instant::now();
     prepare_dir(&args.dir, args.force)?;
     let schema = terrain::schema();
@@ -379,6 +394,17 @@ pub fn run(args: &DemoArgs) -> Result<Summary, Fail> {
 }
 
 fn prepare_dir(dir: &Path, force: bool) -> Result<(), Fail> {
+    if terrane::connection_string(dir).is_some() {
+        // A PostgreSQL world: --force drops its schema (only a terrane store's); without it,
+        // creating over an existing world fails.
+        if !force {
+            return Ok(());
+        }
+        return match World::remove(dir) {
+            Ok(()) | Err(terrane::Error::Store(terrane::store::Error::NotFound(_))) => Ok(()),
+            Err(e) => Err(e.into()),
+        };
+    }
     if !dir.exists()
         || fs::read_dir(dir).map_err(|e| Fail::io(dir, e))?.next().is_none()
         || World::is_unfinished_creation(dir)
@@ -420,8 +446,14 @@ fn simulate(
     let graph = world.distance().clone();
     let period =
         if args.tps > 0.0 { Duration::from_secs_f64(1.0 / args.tps) } else { Duration::ZERO };
-    let mut region_log =
-        fs::File::create(args.dir.join("regions.log")).map_err(|e| Fail::io(&args.dir, e))?;
+    // The region history goes beside the world; a PostgreSQL world has no directory.
+    let mut region_log: Box<dyn Write> = if terrane::connection_string(&args.dir).is_some() {
+        Box::new(std::io::sink())
+    } else {
+        Box::new(
+            fs::File::create(args.dir.join("regions.log")).map_err(|e| Fail::io(&args.dir, e))?,
+        )
+    };
     writeln!(
         region_log,
         "# terrane demo: regionizer history (replay: terrane regionizer replay --dim 3 --shift {})",

@@ -61,7 +61,12 @@ impl From<terrane::Error> for Fail {
             }
             terrane::Error::NotAWorld(_)
             | terrane::Error::AlreadyExists(_)
-            | terrane::Error::Backend(_) => Fail::usage(e.to_string()),
+            | terrane::Error::Backend(_)
+            | terrane::Error::Store(
+                terrane::store::Error::NotFound(_)
+                | terrane::store::Error::AlreadyExists(_)
+                | terrane::store::Error::NotAStore { .. },
+            ) => Fail::usage(e.to_string()),
             _ => Fail::other(e.to_string()),
         }
     }
@@ -90,7 +95,7 @@ fail_from!(
 pub fn backend_arg(s: &str) -> Result<Backend, String> {
     let b = Backend::parse(s)
         .filter(|b| *b != Backend::Memory)
-        .ok_or_else(|| format!("unknown backend {s:?} (rocksdb or blockfile)"))?;
+        .ok_or_else(|| format!("unknown backend {s:?} (rocksdb, blockfile or postgres)"))?;
     if !b.is_available() {
         return Err(format!("this build of terrane has no {b} backend"));
     }
@@ -128,6 +133,18 @@ enum Command {
     /// Open a damaged world anyway: keep every intact object, list each lost one, verify the
     /// rest. Worlds are never repaired silently: other commands refuse a damaged world.
     Repair(commands::WorldArgs),
+    /// Copy a whole world into a new world of any backend: a directory (RocksDB or block
+    /// file) or a PostgreSQL connection string, either way; the copy is verified.
+    Copy {
+        /// The world (a directory or a connection string).
+        src: PathBuf,
+        /// The new world (a directory that must not exist or be empty, or a connection
+        /// string whose schema holds no world).
+        dst: PathBuf,
+        /// Backend of a new directory world: rocksdb (default) or blockfile.
+        #[arg(long, value_parser = backend_arg)]
+        backend: Option<Backend>,
+    },
     /// Online, consistent copy of a world into a new directory.
     Backup {
         /// The world.
@@ -197,6 +214,7 @@ fn run(cli: Cli) -> Result<(), Fail> {
         Command::Info(a) => commands::info(&a),
         Command::Verify(a) => commands::verify(&a),
         Command::Repair(a) => commands::repair(&a),
+        Command::Copy { src, dst, backend } => commands::copy(&src, &dst, backend),
         Command::Backup { world, dest } => commands::backup(&world, &dest),
         Command::Chunk(c) => commands::chunk(c),
         Command::Schem(c) => commands::schem(c),

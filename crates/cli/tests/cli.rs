@@ -625,3 +625,71 @@ fn a_truncated_block_file_is_refused_until_repaired() {
     // `verify` names).
     json(&["info", s(&world), "--json"]);
 }
+
+/// Worlds on PostgreSQL: the demo on a connection string, every command on it, and `copy`
+/// between PostgreSQL and both directory backends, each copy verified and identical.
+#[test]
+#[cfg(all(feature = "postgres", feature = "blockfile", feature = "rocksdb"))]
+fn postgres_worlds_and_copies_in_every_direction() {
+    let server = terrane_postgres::testing::PgServer::start().unwrap_or_else(|e| panic!("{e}"));
+    let pg = |schema: &str| format!("{} schema={schema}", server.conninfo());
+    let tmp = tempfile::tempdir().unwrap();
+    let main = pg("main");
+    let summary = json(&[
+        "demo",
+        "--store",
+        &main,
+        "--ticks",
+        "12",
+        "--tps",
+        "200",
+        "--players",
+        "2",
+        "--view",
+        "1",
+        "--pregen-radius",
+        "3",
+        "--workers",
+        "1",
+        "--arena",
+        "8",
+        "--json",
+    ]);
+    assert_eq!(summary["restore_exact"], true);
+    let info = json(&["info", &main, "--json"]);
+    assert_eq!(info["backend"], "postgres");
+    ok(&["verify", &main]);
+    ok(&["chunk", "get", &main, "0", "0", "0", "--json"]);
+    ok(&["render", "--world", &main, s(&tmp.path().join("map.png"))]);
+    ok(&[
+        "schem",
+        "export",
+        &main,
+        "--from",
+        "0,0,0",
+        "--to",
+        "3,3,3",
+        s(&tmp.path().join("b.schem")),
+    ]);
+    ok(&["export", "anvil", &main, s(&tmp.path().join("region"))]);
+    ok(&["backup", &main, s(&tmp.path().join("backup"))]);
+    assert_eq!(json(&["info", s(&tmp.path().join("backup")), "--json"])["chunks"], info["chunks"]);
+    // PostgreSQL -> each directory backend -> PostgreSQL.
+    for backend in ["rocksdb", "blockfile"] {
+        let dir = tmp.path().join(backend);
+        ok(&["copy", &main, s(&dir), "--backend", backend]);
+        assert_eq!(json(&["info", s(&dir), "--json"])["chunks"], info["chunks"], "{backend}");
+        let back = pg(&format!("back_{backend}"));
+        ok(&["copy", s(&dir), &back]);
+        let again = json(&["info", &back, "--json"]);
+        assert_eq!(again["chunks"], info["chunks"], "{backend}");
+        assert_eq!(again["entities"], info["entities"], "{backend}");
+    }
+    // PostgreSQL -> PostgreSQL, and a copy onto an existing world is refused.
+    ok(&["copy", &main, &pg("twin")]);
+    fails(&["copy", &main, &pg("twin")], 2);
+    // A second writer is refused; a read-only command beside a reader is fine.
+    let err = fails(&["demo", "--store", &main, "--ticks", "1"], 2);
+    assert!(err.contains("exists"), "{err}");
+    ok(&["demo", "--store", &main, "--force", "--ticks", "2", "--pregen-radius", "1"]);
+}

@@ -128,6 +128,16 @@ fn child<S: Store>(store: S) {
 }
 
 fn run<S: Store>(name: &str, default_kills: u64, open: impl Fn(&Path) -> S) {
+    run_with_env(name, default_kills, &[], open)
+}
+
+/// [`run`], with environment variables for the children (where the PostgreSQL server is).
+fn run_with_env<S: Store>(
+    name: &str,
+    default_kills: u64,
+    child_env: &[(String, String)],
+    open: impl Fn(&Path) -> S,
+) {
     if let Some(dir) = std::env::var_os(CHILD_ENV) {
         child(open(Path::new(&dir)));
         std::process::exit(0);
@@ -148,6 +158,7 @@ fn run<S: Store>(name: &str, default_kills: u64, open: impl Fn(&Path) -> S) {
         let mut c = Command::new(&exe)
             .args([name, "--exact", "--nocapture", "--test-threads", "1"])
             .env(CHILD_ENV, &dir)
+            .envs(child_env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -233,6 +244,31 @@ fn crash_rocksdb() {
             dir.join("world"),
             &StoreConfig::new("terrane cluster crash"),
             &terrane_rocksdb::RocksOptions::new().block_cache_bytes(1 << 20),
+        )
+        .unwrap()
+    });
+}
+
+/// The environment variable naming the parent's PostgreSQL server in a child.
+const PG_ENV: &str = "TERRANE_PG_TEST_CONNINFO";
+
+#[test]
+fn crash_postgres() {
+    // A child uses the parent's server; the parent starts one (stopped when the test ends).
+    let (_server, conninfo) = match std::env::var(PG_ENV) {
+        Ok(c) => (None, c),
+        Err(_) => {
+            let s = terrane_postgres::testing::PgServer::start().unwrap_or_else(|e| panic!("{e}"));
+            let c = s.conninfo();
+            (Some(s), c)
+        }
+    };
+    let env = vec![(PG_ENV.to_string(), conninfo.clone())];
+    run_with_env("crash_postgres", 200, &env, |_dir| {
+        terrane_postgres::PgStore::open_with(
+            &conninfo,
+            &StoreConfig::new("terrane cluster crash"),
+            &terrane_postgres::PgOptions::new().schema("cluster_crash").pool_size(4),
         )
         .unwrap()
     });

@@ -209,6 +209,40 @@ proptest! {
     }
 }
 
+/// PostgreSQL: a "crash" drops the store (its sessions end, its lock is released); every case
+/// gets a schema of its own on one throwaway server.
+struct PgBackend<'a> {
+    conninfo: &'a str,
+    schema: String,
+}
+impl Backend for PgBackend<'_> {
+    fn open(&mut self) -> Box<dyn Store> {
+        Box::new(
+            terrane_postgres::PgStore::open_with(
+                self.conninfo,
+                &terrane_store::StoreConfig::new("terrane cluster model"),
+                &terrane_postgres::PgOptions::new().schema(self.schema.clone()).pool_size(4),
+            )
+            .unwrap(),
+        )
+    }
+}
+
+#[test]
+fn model_postgres() {
+    use proptest::test_runner::{Config, TestRunner};
+    let server = terrane_postgres::testing::PgServer::start().unwrap_or_else(|e| panic!("{e}"));
+    let conninfo = server.conninfo();
+    let mut runner = TestRunner::new(Config::with_cases(12));
+    let case = std::sync::atomic::AtomicU32::new(0);
+    runner
+        .run(&prop::collection::vec(op(), 1..60), |ops| {
+            let n = case.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            run_model(&mut PgBackend { conninfo: &conninfo, schema: format!("model_{n}") }, &ops)
+        })
+        .unwrap();
+}
+
 fn open_mem() -> TieredStore<Arc<MemStore>> {
     builder().open(Arc::new(MemStore::new())).unwrap()
 }

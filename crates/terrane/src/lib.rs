@@ -107,13 +107,17 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod copy;
 mod error;
 pub mod schem;
 mod world;
 mod world_dir;
 
 pub use error::{Error, Result};
-pub use world::{Backend, DISTANCE_KEY, SIGNATURE, VerifyReport, World, WorldBuilder, WorldInfo};
+pub use world::{
+    Backend, DISTANCE_KEY, SIGNATURE, VerifyReport, World, WorldBuilder, WorldInfo,
+    connection_string,
+};
 
 /// terrane-anvil: Minecraft Java Edition worlds in and out.
 pub use terrane_anvil as anvil;
@@ -126,6 +130,9 @@ pub use terrane_chunk as chunk;
 pub use terrane_cluster as cluster;
 /// terrane-distance: the distance graph for nearest-first generation.
 pub use terrane_distance as distance;
+#[cfg(feature = "postgres")]
+#[doc(inline)]
+pub use terrane_postgres as postgres;
 /// terrane-regionizer: Folia's regionizer and the tick scheduler.
 pub use terrane_regionizer as regionizer;
 /// terrane-rocksdb: the RocksDB backend (feature `rocksdb`, default).

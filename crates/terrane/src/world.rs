@@ -43,6 +43,9 @@ pub enum Backend {
     BlockFile,
     /// Memory only: nothing is written to the directory, everything is lost on drop.
     Memory,
+    /// A PostgreSQL schema, at a connection string in place of the directory (feature
+    /// `postgres`; `docs/format/postgres-v1.md`).
+    Postgres,
 }
 
 impl Default for Backend {
@@ -66,6 +69,7 @@ impl Backend {
             Backend::RocksDb => "rocksdb",
             Backend::BlockFile => "blockfile",
             Backend::Memory => "memory",
+            Backend::Postgres => "postgres",
         }
     }
 
@@ -75,6 +79,7 @@ impl Backend {
             "rocksdb" => Some(Backend::RocksDb),
             "blockfile" => Some(Backend::BlockFile),
             "memory" => Some(Backend::Memory),
+            "postgres" => Some(Backend::Postgres),
             _ => None,
         }
     }
@@ -85,6 +90,7 @@ impl Backend {
             Backend::RocksDb => cfg!(feature = "rocksdb"),
             Backend::BlockFile => cfg!(feature = "blockfile"),
             Backend::Memory => true,
+            Backend::Postgres => cfg!(feature = "postgres"),
         }
     }
 }
@@ -103,6 +109,8 @@ enum Handle {
     #[cfg(feature = "blockfile")]
     Block(Arc<terrane_blockfile::BlockFile>),
     Mem(Arc<MemStore>),
+    #[cfg(feature = "postgres")]
+    Pg(Arc<terrane_postgres::PgStore>),
 }
 
 impl Handle {
@@ -113,6 +121,8 @@ impl Handle {
             #[cfg(feature = "blockfile")]
             Handle::Block(s) => s.clone(),
             Handle::Mem(s) => s.clone(),
+            #[cfg(feature = "postgres")]
+            Handle::Pg(s) => s.clone(),
         }
     }
 }
@@ -266,6 +276,10 @@ impl WorldBuilder {
         if self.read_only {
             return Err(Error::Backend("a world cannot be created read-only".into()));
         }
+        if let Some(conninfo) = connection_string(dir) {
+            let handle = open_postgres(conninfo, Mode::Create, false)?;
+            return self.finish(handle, None, Backend::Postgres, None);
+        }
         let existed = dir.exists();
         fs::create_dir_all(dir).map_err(io(dir))?;
         let lock = world_dir::lock(dir, false)?;
@@ -300,6 +314,15 @@ impl WorldBuilder {
             return Err(Error::Backend(
                 "an in-memory world cannot be opened from a directory".into(),
             ));
+        }
+        if let Some(conninfo) = connection_string(dir) {
+            if let Some(b) = self.backend.filter(|b| *b != Backend::Postgres) {
+                return Err(Error::Backend(format!(
+                    "a connection string names a postgres world, not {b}"
+                )));
+            }
+            let handle = open_postgres(conninfo, Mode::Open, self.read_only)?;
+            return self.finish(handle, None, Backend::Postgres, None);
         }
         if !dir.is_dir() {
             return Err(Error::NotAWorld(dir.to_path_buf()));
@@ -392,6 +415,39 @@ fn store_config(mode: Mode, read_only: bool) -> StoreConfig {
             Mode::Finish => OpenMode::OpenOrCreate,
         })
         .read_only(read_only)
+}
+
+/// The connection string `location` holds, when it names a PostgreSQL world rather than a
+/// directory: a `postgres://` URL, or (with feature `postgres`) libpq `key=value` pairs. Every
+/// `World` constructor takes either.
+pub fn connection_string(location: &Path) -> Option<&str> {
+    let s = location.to_str()?;
+    #[cfg(feature = "postgres")]
+    if terrane_postgres::is_connection_string(s) {
+        return Some(s);
+    }
+    #[cfg(not(feature = "postgres"))]
+    if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+        return Some(s);
+    }
+    None
+}
+
+/// Opens (or creates) the PostgreSQL store of a world in the default schema.
+fn open_postgres(conninfo: &str, mode: Mode, read_only: bool) -> Result<Handle> {
+    #[cfg(feature = "postgres")]
+    {
+        let cfg = store_config(mode, read_only);
+        let store = terrane_postgres::PgStore::open(conninfo, &cfg)?;
+        Ok(Handle::Pg(Arc::new(store)))
+    }
+    #[cfg(not(feature = "postgres"))]
+    {
+        let _ = (conninfo, mode, read_only);
+        Err(Error::Backend(
+            "this build of terrane has no postgres backend (enable the `postgres` feature)".into(),
+        ))
+    }
 }
 
 fn open_backend(dir: &Path, backend: Backend, mode: Mode, read_only: bool) -> Result<Handle> {
@@ -548,10 +604,18 @@ impl World {
         WorldBuilder::new().read_only(true).open(dir)
     }
 
-    /// Deletes the world in `dir` and the directory: refused when `dir` is not a world (nor
-    /// one of terrane's creations that was cut off), or while any process has it open.
+    /// Deletes the world in `dir` and the directory (or, at a connection string, its
+    /// PostgreSQL schema): refused when `dir` is not a world (nor one of terrane's creations
+    /// that was cut off), or while any process has it open.
     pub fn remove(dir: impl AsRef<Path>) -> Result<()> {
         let dir = dir.as_ref();
+        #[cfg(feature = "postgres")]
+        if let Some(conninfo) = connection_string(dir) {
+            return Ok(terrane_postgres::PgStore::remove(
+                conninfo,
+                &terrane_postgres::PgOptions::default(),
+            )?);
+        }
         if !dir.is_dir() {
             return Err(Error::NotAWorld(dir.to_path_buf()));
         }
@@ -862,6 +926,12 @@ impl World {
                     copy_store(self.store(), &target)?;
                 }
                 Handle::Mem(_) => unreachable!("checked above"),
+                #[cfg(feature = "postgres")]
+                Handle::Pg(_) => {
+                    // A directory world of the default backend holding a snapshot's copy.
+                    crate::copy::copy_world(self, dest, None, |_, _| {})?;
+                    return Ok(());
+                }
             }
             world_dir::write_marker(dest, self.backend)
         })();

@@ -137,6 +137,46 @@ fn apply(model: &mut Model, batch: &Batch) {
     }
 }
 
+/// Checks that `store` holds exactly the state after save batches `0..=b` ([`save_batch`])
+/// for some `b` in `at_least..=at_most` (`-1`: no batch), and returns `b`. A state between
+/// two batches (a partial batch), a torn object or a lost acknowledged batch is an `Err`
+/// naming what differs.
+pub fn check_saves(
+    store: &dyn Store,
+    at_least: i64,
+    at_most: i64,
+) -> std::result::Result<i64, String> {
+    let b = match store.get(tables::WORLD_META, PLAYER_KEY) {
+        Ok(Some(o)) => o.version,
+        Ok(None) => -1,
+        Err(e) => return Err(format!("reading the player failed: {e}")),
+    };
+    if b < at_least {
+        return Err(format!("batch {at_least} was acknowledged but the store is at batch {b}"));
+    }
+    if b > at_most {
+        return Err(format!("the store is at batch {b}, beyond the last one written ({at_most})"));
+    }
+    let mut model = Model::new();
+    for id in 0..=b {
+        apply(&mut model, &save_batch(id as u64));
+    }
+    for t in [tables::WORLD_META, tables::CHUNK_L0, tables::CHUNK_L2, tables::ENTITY] {
+        let got = collect(store, t, KeyRange::all());
+        let want: Vec<(Vec<u8>, Object)> =
+            model.iter().filter(|(k, _)| k.0 == t).map(|(k, v)| (k.1.clone(), v.clone())).collect();
+        if got != want {
+            let got_keys: Vec<_> = got.iter().map(|e| (e.0.clone(), e.1.version)).collect();
+            let want_keys: Vec<_> = want.iter().map(|e| (e.0.clone(), e.1.version)).collect();
+            return Err(format!(
+                "table {t} differs from the state after batch {b} (partial batch or torn \
+                 object)\n got: {got_keys:?}\nwant: {want_keys:?}"
+            ));
+        }
+    }
+    Ok(b)
+}
+
 /// The child role: opens the store in `dir` and commits save batches until killed.
 fn child<S: Store>(dir: &Path, open: &dyn Fn(&Path) -> Result<S>) {
     let store = open(dir).expect("child: open");
@@ -166,6 +206,16 @@ pub fn run<S: Store>(
     kills: u64,
     open: impl Fn(&Path) -> Result<S>,
 ) -> CrashReport {
+    run_with_env(test_name, kills, &[], open)
+}
+
+/// [`run`], with environment variables set for every child (e.g. where its server is).
+pub fn run_with_env<S: Store>(
+    test_name: &str,
+    kills: u64,
+    child_env: &[(String, String)],
+    open: impl Fn(&Path) -> Result<S>,
+) -> CrashReport {
     if let Some(dir) = std::env::var_os(CHILD_ENV) {
         child(Path::new(&dir), &open);
         std::process::exit(0);
@@ -187,6 +237,7 @@ pub fn run<S: Store>(
         let mut child = Command::new(&exe)
             .args([test_name, "--exact", "--nocapture", "--test-threads", "1"])
             .env(CHILD_ENV, &dir)
+            .envs(child_env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

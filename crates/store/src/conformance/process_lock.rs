@@ -25,6 +25,15 @@ use super::crash::CHILD_ENV;
 /// Runs the check, or the child role when [`CHILD_ENV`] is set. `open(dir, config)` opens or
 /// creates the backend's store in `dir`.
 pub fn run<S: Store>(test_name: &str, open: impl Fn(&Path, &StoreConfig) -> Result<S>) {
+    run_with_env(test_name, &[], open)
+}
+
+/// [`run`], with environment variables set for the child (e.g. where its server is).
+pub fn run_with_env<S: Store>(
+    test_name: &str,
+    child_env: &[(String, String)],
+    open: impl Fn(&Path, &StoreConfig) -> Result<S>,
+) {
     let config = StoreConfig::new("terrane lock test");
     if let Some(dir) = std::env::var_os(CHILD_ENV) {
         let store = open(Path::new(&dir), &config).expect("child: open");
@@ -44,6 +53,7 @@ pub fn run<S: Store>(test_name: &str, open: impl Fn(&Path, &StoreConfig) -> Resu
     let mut child = Command::new(exe)
         .args([test_name, "--exact", "--nocapture", "--test-threads", "1"])
         .env(CHILD_ENV, &dir)
+        .envs(child_env.iter().map(|(k, v)| (k, v)))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -1,0 +1,409 @@
+//! PostgreSQL backend for terrane's object store, so a world can outgrow one machine.
+//!
+//! # Overview
+//!
+//! [`PgStore`] implements [`terrane_store::Store`] on a PostgreSQL server
+//! (`docs/format/postgres-v1.md` has the layout):
+//!
+//! - a store is one SQL schema ([`PgOptions::schema`], default `terrane`); each store table is
+//!   a table `(key bytea PRIMARY KEY, version bigint, data bytea)` (`bytea` sorts bytewise,
+//!   so Morton ranges stay contiguous), values compressed with lz4 when TOASTed where the
+//!   server has it; a `meta` table holds the format and the application's signature, checked
+//!   on every open (a schema holding anything else is refused, never changed);
+//! - a [`Batch`] is one transaction, sent as one statement (array parameters, one round trip
+//!   once prepared); `multi_get` is one round trip; scans stream keyset pages of one
+//!   `REPEATABLE READ` snapshot; [`Store::snapshot`] is a `REPEATABLE READ READ ONLY`
+//!   transaction held on a connection of its own;
+//! - `PgStore` is `Send + Sync` over an [r2d2](https://docs.rs/r2d2) pool sized by
+//!   [`PgOptions`]; connect, pool and statement timeouts bound every call;
+//! - one writer or many readers per store, as on the file backends, through a session
+//!   advisory lock ([`Error::Locked`] names the holder's pid);
+//! - with the `testing` feature, [`testing::PgServer`] starts a throwaway server (and a
+//!   synchronous standby) for tests.
+//!
+//! Connection strings are `postgres://user:password@host:port/db` URLs or libpq
+//! `key=value` strings; a `host` starting with `/` is a Unix socket directory
+//! (`host=/run/postgresql dbname=worlds`). terrane adds one setting of its own, `schema=NAME`
+//! (`…/db?schema=nether`, or `schema=nether` among the pairs), so that one string names one
+//! world ([`split_schema`]).
+//!
+//! # Example
+//!
+//! ```no_run
+//! use terrane_postgres::{PgOptions, PgStore};
+//! use terrane_store::{Batch, ReadView, Store, StoreConfig, tables};
+//!
+//! let db = PgStore::open_with(
+//!     "host=/run/postgresql dbname=worlds",
+//!     &StoreConfig::new("my-game world v1"),
+//!     &PgOptions::new().schema("overworld"),
+//! )?;
+//! let mut save = Batch::new();
+//! save.put(tables::CHUNK_L0, vec![1; 32], 1, vec![0xab; 10_000])
+//!     .put(tables::ENTITY, vec![2; 16], 1, b"zombie".to_vec());
+//! db.write(&save.synced())?;
+//! assert_eq!(db.get(tables::ENTITY, &[2; 16])?.unwrap().data, b"zombie");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Durability
+//!
+//! A batch that returned `Ok` is committed: a crash of the client never loses or splits it.
+//! What a crash of the *server* (or of its machine) can take depends on the batch:
+//!
+//! - a **synced** batch commits with `synchronous_commit = on`: it returns only after its
+//!   commit record is flushed to the server's disk and, when the server lists synchronous
+//!   standbys (`synchronous_standby_names`), to a standby's too. It survives a server crash,
+//!   power loss, and (with a synchronous standby) the loss of the primary followed by a
+//!   failover to that standby;
+//! - an **unsynced** batch commits with `synchronous_commit = off`: it returns before the
+//!   flush, and a server crash can lose the last commits (up to three times the server's
+//!   `wal_writer_delay`, 200 ms by default), always whole batches, never part of one;
+//! - [`Store::sync`] commits a small synced transaction, which makes every earlier commit
+//!   durable too; [`Store::flush`] does nothing.
+//!
+//! A batch whose `write` returned an error (the connection broke, the server stopped) may or
+//! may not have committed: its outcome is **unknown**, never partial. Read it back to know.
+//!
+//! # Features
+//!
+//! - `testing`: [`testing::PgServer`], a throwaway server from the Debian `postgresql`
+//!   package for tests.
+//!
+//! # What it does not guarantee
+//!
+//! - The store's lock is a session of the server: a server restart or failover ends it while
+//!   the store stays open (its next call fails, the one after reconnects). Reopen the store
+//!   after a failover; fencing a writer that lost its lock is the job of leases, not of this
+//!   crate.
+//! - Values over [`MAX_VALUE_LEN`] (256 MiB) are refused ([`Error::ValueTooLarge`]).
+//! - No TLS: connect over a Unix socket or a trusted network (the `postgres` crate's `NoTls`).
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod conn;
+mod lock;
+mod options;
+mod read;
+mod schema;
+#[cfg(feature = "testing")]
+pub mod testing;
+mod write;
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use r2d2::PooledConnection;
+use terrane_store::{Batch, KeyRange, Object, ReadView, Scan, Store, StoreConfig};
+pub use terrane_store::{Error, Result};
+
+use conn::{Conn, Manager, is_lost, pg_err, pool_err};
+pub use options::PgOptions;
+use read::{Holder, Pager, PgSnapshot};
+pub use schema::FORMAT;
+
+/// The largest value stored (256 MiB).
+pub const MAX_VALUE_LEN: usize = 256 << 20;
+
+/// Whether `location` names a PostgreSQL store rather than a path: a `postgres://` or
+/// `postgresql://` URL, or a libpq `key=value` string with a `host=` or `dbname=` key.
+pub fn is_connection_string(location: &str) -> bool {
+    location.starts_with("postgres://")
+        || location.starts_with("postgresql://")
+        || location
+            .split_whitespace()
+            .any(|kv| kv.starts_with("host=") || kv.starts_with("dbname="))
+}
+
+/// Splits terrane's own `schema` setting off a connection string: `schema=NAME` among libpq
+/// `key=value` pairs, or `schema=NAME` in a URL's query (`postgres://host/db?schema=NAME`).
+/// Returns the string PostgreSQL understands and the schema, if one was named.
+pub fn split_schema(conninfo: &str) -> (String, Option<String>) {
+    if let Some((base, query)) = conninfo.split_once('?')
+        && (conninfo.starts_with("postgres://") || conninfo.starts_with("postgresql://"))
+    {
+        let mut schema = None;
+        let rest: Vec<&str> = query
+            .split('&')
+            .filter(|kv| match kv.strip_prefix("schema=") {
+                Some(s) => {
+                    schema = Some(s.to_string());
+                    false
+                }
+                None => !kv.is_empty(),
+            })
+            .collect();
+        let url =
+            if rest.is_empty() { base.to_string() } else { format!("{base}?{}", rest.join("&")) };
+        return (url, schema);
+    }
+    let mut schema = None;
+    let rest: Vec<&str> = conninfo
+        .split_whitespace()
+        .filter(|kv| match kv.strip_prefix("schema=") {
+            Some(s) => {
+                schema = Some(s.to_string());
+                false
+            }
+            None => true,
+        })
+        .collect();
+    (rest.join(" "), schema)
+}
+
+/// A [`Store`] in a PostgreSQL schema. See the [crate docs](crate).
+pub struct PgStore {
+    pool: r2d2::Pool<Manager>,
+    /// Store table name → qualified relation name.
+    tables: BTreeMap<String, String>,
+    signature: String,
+    read_only: bool,
+    location: String,
+    options: PgOptions,
+    /// Shares the pool's generation: [`Manager::retire_all`] after a lost connection.
+    retirer: Manager,
+    /// The writer epoch this store took at open: its writes apply only while the store's
+    /// `writer_epoch` row still holds it (a later writer's open fences this one out).
+    pub(crate) epoch: Vec<u8>,
+    /// `"schema".meta`.
+    pub(crate) meta: String,
+    /// The session holding the store's advisory lock.
+    _lock: Mutex<Conn>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("location", &self.location)
+            .field("signature", &self.signature)
+            .field("tables", &self.tables.keys().collect::<Vec<_>>())
+            .field("read_only", &self.read_only)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PgStore {
+    /// Opens (or creates, per `config.mode`) the store in the default schema with the default
+    /// [`PgOptions`].
+    pub fn open(conninfo: &str, config: &StoreConfig) -> Result<Self> {
+        PgStore::open_with(conninfo, config, &PgOptions::default())
+    }
+
+    /// Opens (or creates) the store: connects, checks the schema's format and signature (or
+    /// creates the schema and every table of `config` in one transaction), adds missing
+    /// tables, and takes the store's lock.
+    ///
+    /// A `schema=NAME` in the connection string ([`split_schema`]) overrides
+    /// [`PgOptions::schema`].
+    pub fn open_with(conninfo: &str, config: &StoreConfig, options: &PgOptions) -> Result<Self> {
+        let (conninfo, schema) = split_schema(conninfo);
+        let conninfo = conninfo.as_str();
+        let options = &PgOptions {
+            schema: schema.unwrap_or_else(|| options.schema.clone()),
+            ..options.clone()
+        };
+        config.validate()?;
+        options.validate()?;
+        let location = schema::location(&options.schema, conninfo);
+        let manager = Manager::new(conn::config(conninfo, options, config.read_only)?);
+        let mut lock_conn = manager
+            .connect_one()
+            .map_err(|e| pg_err(&format!("connecting to {}", schema::redact(conninfo)), e))?;
+        // The lock first: a second writer is refused before it can fence out the first.
+        lock::acquire(
+            &mut lock_conn,
+            schema::lock_key(&options.schema),
+            config.read_only,
+            options.lock_grace,
+            &location,
+        )?;
+        let opened = schema::open(&mut lock_conn.client, &options.schema, config, &location)?;
+        let tables = opened
+            .tables
+            .into_iter()
+            .map(|(name, rel)| {
+                (name, format!("{}.{}", schema::ident(&options.schema), schema::ident(&rel)))
+            })
+            .collect();
+        Ok(PgStore {
+            retirer: manager.sibling(),
+            pool: conn::pool(manager, options),
+            tables,
+            signature: config.signature.clone(),
+            read_only: config.read_only,
+            location,
+            epoch: opened.epoch,
+            meta: format!("{}.meta", schema::ident(&options.schema)),
+            options: options.clone(),
+            _lock: Mutex::new(lock_conn),
+        })
+    }
+
+    /// Deletes the store (`DROP SCHEMA … CASCADE`): refused with `NotAStore` when the schema
+    /// is not a terrane store, `NotFound` when there is none, `Locked` while it is open.
+    pub fn remove(conninfo: &str, options: &PgOptions) -> Result<()> {
+        let (conninfo, schema) = split_schema(conninfo);
+        let conninfo = conninfo.as_str();
+        let options = &PgOptions {
+            schema: schema.unwrap_or_else(|| options.schema.clone()),
+            ..options.clone()
+        };
+        options.validate()?;
+        let location = schema::location(&options.schema, conninfo);
+        let manager = Manager::new(conn::config(conninfo, options, false)?);
+        let mut conn = manager
+            .connect_one()
+            .map_err(|e| pg_err(&format!("connecting to {}", schema::redact(conninfo)), e))?;
+        schema::check_ours(&mut conn.client, &options.schema, &location)?;
+        lock::acquire(
+            &mut conn,
+            schema::lock_key(&options.schema),
+            false,
+            options.lock_grace,
+            &location,
+        )?;
+        conn.client
+            .batch_execute(&format!("DROP SCHEMA {} CASCADE", schema::ident(&options.schema)))
+            .map_err(|e| pg_err("removing the store", e))
+    }
+
+    /// Where the store is: its schema and the connection string (without password).
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// Whether the store was opened read-only ([`StoreConfig::read_only`]).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// A pooled connection.
+    pub(crate) fn conn(&self) -> Result<PooledConnection<Manager>> {
+        self.pool.get().map_err(|e| pool_err(e, &self.options))
+    }
+
+    /// Runs a read on a pooled connection; when the connection turns out lost (the server
+    /// restarted or failed over), retires the pool's connections and runs it once more.
+    pub(crate) fn reading<T>(&self, f: impl Fn(&mut Conn) -> Result<T>) -> Result<T> {
+        match f(&mut *self.conn()?) {
+            Err(e) if is_lost(&e) => {
+                self.retirer.retire_all();
+                f(&mut *self.conn()?)
+            }
+            r => r,
+        }
+    }
+
+    /// Notes an error: a lost connection retires the pool's connections.
+    pub(crate) fn noted<T>(&self, r: Result<T>) -> Result<T> {
+        if let Err(e) = &r
+            && is_lost(e)
+        {
+            self.retirer.retire_all();
+        }
+        r
+    }
+
+    /// The qualified relation of a store table.
+    pub(crate) fn rel(&self, table: &str) -> Result<&str> {
+        self.tables.get(table).map(String::as_str).ok_or_else(|| Error::UnknownTable(table.into()))
+    }
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        // Release the lock now rather than when the server notices the closed session, so
+        // that the next open (a restart of the same process) finds it free at once.
+        if let Ok(conn) = self._lock.get_mut() {
+            let _ = conn.client.batch_execute("SELECT pg_advisory_unlock_all()");
+        }
+    }
+}
+
+impl ReadView for PgStore {
+    fn get(&self, table: &str, key: &[u8]) -> Result<Option<Object>> {
+        let rel = self.rel(table)?;
+        self.reading(|c| read::get(c, rel, key))
+    }
+
+    fn multi_get(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Object>>> {
+        let rel = self.rel(table)?;
+        self.reading(|c| read::multi_get(c, rel, keys))
+    }
+
+    fn scan(&self, table: &str, range: KeyRange) -> Result<Scan<'_>> {
+        let rel = self.rel(table)?.to_string();
+        let snap = self.noted(PgSnapshot::new(self))?;
+        Ok(Box::new(Pager::new(Holder::Owned(Box::new(snap)), rel, range)))
+    }
+}
+
+impl Store for PgStore {
+    fn signature(&self) -> &str {
+        &self.signature
+    }
+
+    fn tables(&self) -> Vec<String> {
+        self.tables.keys().cloned().collect()
+    }
+
+    fn write(&self, batch: &Batch) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly(self.location.clone().into()));
+        }
+        batch.validate(|t| self.tables.contains_key(t), MAX_VALUE_LEN)?;
+        if batch.is_empty() {
+            return if batch.is_synced() { self.sync() } else { Ok(()) };
+        }
+        self.noted(write::write(self, batch))
+    }
+
+    fn snapshot(&self) -> Result<Box<dyn ReadView + '_>> {
+        Ok(Box::new(self.noted(PgSnapshot::new(self))?))
+    }
+
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        // A commit record written with synchronous_commit on is flushed (and replicated to a
+        // synchronous standby) with every commit before it.
+        let r = self.conn().and_then(|mut c| {
+            c.client
+                .batch_execute(
+                    "BEGIN; SET LOCAL synchronous_commit TO on; SELECT txid_current(); COMMIT",
+                )
+                .map_err(|e| pg_err("syncing", e))
+        });
+        self.noted(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schema_setting_is_split_off_both_forms() {
+        assert_eq!(
+            split_schema("postgres://me@db/w?schema=nether&sslmode=disable"),
+            ("postgres://me@db/w?sslmode=disable".into(), Some("nether".into()))
+        );
+        assert_eq!(
+            split_schema("postgres://me@db/w?schema=end"),
+            ("postgres://me@db/w".into(), Some("end".into()))
+        );
+        assert_eq!(
+            split_schema("host=/tmp schema=w1 dbname=x"),
+            ("host=/tmp dbname=x".into(), Some("w1".into()))
+        );
+        assert_eq!(split_schema("host=/tmp dbname=x"), ("host=/tmp dbname=x".into(), None));
+        assert!(is_connection_string("host=/run/postgresql dbname=w"));
+        assert!(is_connection_string("postgresql://x"));
+        assert!(!is_connection_string("worlds/overworld"));
+    }
+}

@@ -1,0 +1,186 @@
+//! Reads: point reads, `multi_get` in one round trip, snapshots (a `REPEATABLE READ READ
+//! ONLY` transaction on a connection of their own) and scans streamed in keyset pages.
+
+use std::collections::VecDeque;
+use std::ops::Bound;
+use std::sync::Mutex;
+
+use postgres::types::ToSql;
+use r2d2::PooledConnection;
+use terrane_store::{Entry, Error, KeyRange, Object, ReadView, Result, Scan, check_key};
+
+use crate::PgStore;
+use crate::conn::{Conn, Manager, pg_err};
+
+/// The object under `key` in relation `rel`.
+pub(crate) fn get(conn: &mut Conn, rel: &str, key: &[u8]) -> Result<Option<Object>> {
+    check_key(key)?;
+    let sql = format!("SELECT version, data FROM {rel} WHERE key = $1");
+    let st = conn.prepare(&sql).map_err(|e| pg_err("reading", e))?;
+    let row = conn.client.query_opt(&st, &[&key]).map_err(|e| pg_err("reading", e))?;
+    Ok(row.map(|r| Object { version: r.get(0), data: r.get(1) }))
+}
+
+/// The objects under `keys`, in one round trip.
+pub(crate) fn multi_get(conn: &mut Conn, rel: &str, keys: &[&[u8]]) -> Result<Vec<Option<Object>>> {
+    for k in keys {
+        check_key(k)?;
+    }
+    let mut out = vec![None; keys.len()];
+    if keys.is_empty() {
+        return Ok(out);
+    }
+    let sql = format!(
+        "SELECT k.i, t.version, t.data FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key, i) \
+         JOIN {rel} t ON t.key = k.key"
+    );
+    let st = conn.prepare(&sql).map_err(|e| pg_err("reading", e))?;
+    let keys: Vec<&[u8]> = keys.to_vec();
+    for r in conn.client.query(&st, &[&keys]).map_err(|e| pg_err("reading", e))? {
+        let i: i64 = r.get(0);
+        let slot = usize::try_from(i - 1)
+            .ok()
+            .and_then(|i| out.get_mut(i))
+            .ok_or_else(|| Error::Corrupt(format!("postgres returned ordinal {i}")))?;
+        *slot = Some(Object { version: r.get(1), data: r.get(2) });
+    }
+    Ok(out)
+}
+
+/// The next page of `rel` after `start`, up to `end`, at most `rows` entries.
+fn page(
+    conn: &mut Conn,
+    rel: &str,
+    start: &Bound<Vec<u8>>,
+    end: &Bound<Vec<u8>>,
+    rows: i64,
+) -> Result<Vec<Entry>> {
+    let mut cond = Vec::new();
+    let mut params: Vec<&(dyn ToSql + Sync)> = Vec::new();
+    for (bound, incl, excl) in [(start, ">=", ">"), (end, "<=", "<")] {
+        let (op, key) = match bound {
+            Bound::Included(k) => (incl, k),
+            Bound::Excluded(k) => (excl, k),
+            Bound::Unbounded => continue,
+        };
+        params.push(key);
+        cond.push(format!("key {op} ${}", params.len()));
+    }
+    params.push(&rows);
+    let filter =
+        if cond.is_empty() { String::new() } else { format!("WHERE {}", cond.join(" AND ")) };
+    let sql = format!(
+        "SELECT key, version, data FROM {rel} {filter} ORDER BY key LIMIT ${}",
+        params.len()
+    );
+    let st = conn.prepare(&sql).map_err(|e| pg_err("scanning", e))?;
+    let found = conn.client.query(&st, &params).map_err(|e| pg_err("scanning", e))?;
+    Ok(found
+        .into_iter()
+        .map(|r| (r.get::<_, Vec<u8>>(0), Object { version: r.get(1), data: r.get(2) }))
+        .collect())
+}
+
+/// A consistent view: a `REPEATABLE READ READ ONLY` transaction held on a pooled connection
+/// until the snapshot is dropped (then rolled back).
+pub(crate) struct PgSnapshot<'a> {
+    store: &'a PgStore,
+    conn: Mutex<PooledConnection<Manager>>,
+}
+
+impl<'a> PgSnapshot<'a> {
+    pub(crate) fn new(store: &'a PgStore) -> Result<Self> {
+        let mut conn = store.conn()?;
+        // The snapshot is taken by the first statement after BEGIN.
+        conn.client
+            .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1")
+            .map_err(|e| pg_err("starting a snapshot", e))?;
+        Ok(PgSnapshot { store, conn: Mutex::new(conn) })
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Conn) -> Result<T>) -> Result<T> {
+        let mut conn = self
+            .conn
+            .lock()
+            .map_err(|_| Error::Poisoned("a thread panicked while reading a snapshot".into()))?;
+        f(&mut conn)
+    }
+}
+
+impl Drop for PgSnapshot<'_> {
+    fn drop(&mut self) {
+        if let Ok(conn) = self.conn.get_mut() {
+            // A failure leaves a broken connection, which the pool discards.
+            let _ = conn.client.batch_execute("ROLLBACK");
+        }
+    }
+}
+
+impl ReadView for PgSnapshot<'_> {
+    fn get(&self, table: &str, key: &[u8]) -> Result<Option<Object>> {
+        let rel = self.store.rel(table)?;
+        self.store.noted(self.with(|c| get(c, rel, key)))
+    }
+
+    fn multi_get(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Object>>> {
+        let rel = self.store.rel(table)?;
+        self.store.noted(self.with(|c| multi_get(c, rel, keys)))
+    }
+
+    fn scan(&self, table: &str, range: KeyRange) -> Result<Scan<'_>> {
+        let rel = self.store.rel(table)?.to_string();
+        Ok(Box::new(Pager::new(Holder::Borrowed(self), rel, range)))
+    }
+}
+
+/// The snapshot a scan pages through: its own (a store's scan) or a borrowed one.
+pub(crate) enum Holder<'a> {
+    Owned(Box<PgSnapshot<'a>>),
+    Borrowed(&'a PgSnapshot<'a>),
+}
+
+/// A scan: keyset pages of one snapshot, fetched as the iterator advances.
+pub(crate) struct Pager<'a> {
+    snap: Holder<'a>,
+    rel: String,
+    start: Bound<Vec<u8>>,
+    end: Bound<Vec<u8>>,
+    buf: VecDeque<Entry>,
+    done: bool,
+}
+
+impl<'a> Pager<'a> {
+    pub(crate) fn new(snap: Holder<'a>, rel: String, range: KeyRange) -> Self {
+        let done = range.is_empty();
+        Pager { snap, rel, start: range.start, end: range.end, buf: VecDeque::new(), done }
+    }
+}
+
+impl Iterator for Pager<'_> {
+    type Item = Result<Entry>;
+
+    fn next(&mut self) -> Option<Result<Entry>> {
+        if self.buf.is_empty() && !self.done {
+            let snap = match &self.snap {
+                Holder::Owned(s) => &**s,
+                Holder::Borrowed(s) => *s,
+            };
+            let rows = i64::from(snap.store.options.scan_page_rows);
+            let fetched = snap.with(|c| page(c, &self.rel, &self.start, &self.end, rows));
+            match snap.store.noted(fetched) {
+                Ok(entries) => {
+                    self.done = (entries.len() as i64) < rows;
+                    if let Some((last, _)) = entries.last() {
+                        self.start = Bound::Excluded(last.clone());
+                    }
+                    self.buf.extend(entries);
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        self.buf.pop_front().map(Ok)
+    }
+}

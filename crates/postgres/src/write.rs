@@ -1,0 +1,146 @@
+//! Writes: one [`Batch`] is one transaction, in one statement (one round trip once prepared)
+//! for batches up to [`STATEMENT_BYTES`].
+//!
+//! The last operation per key wins, so every key appears once; per table, the deletes become
+//! one `DELETE … WHERE key = ANY($n)` and the puts one `INSERT … SELECT * FROM unnest(…) ON
+//! CONFLICT (key) DO UPDATE`, all as data-modifying CTEs of a single statement, which
+//! PostgreSQL runs as one transaction. Larger batches are split into several such statements
+//! inside an explicit transaction.
+
+use std::collections::BTreeMap;
+
+use postgres::types::ToSql;
+use terrane_store::{Batch, Op, Result};
+
+use crate::PgStore;
+use crate::conn::pg_err;
+
+/// Value bytes per statement; a batch above this is several statements in one transaction.
+pub(crate) const STATEMENT_BYTES: usize = 32 << 20;
+
+/// The operations of one table within one statement.
+#[derive(Default)]
+struct Group<'b> {
+    deletes: Vec<&'b [u8]>,
+    keys: Vec<&'b [u8]>,
+    versions: Vec<i64>,
+    data: Vec<&'b [u8]>,
+}
+
+/// One statement's share of a batch: table relation → its operations.
+type Unit<'b> = BTreeMap<&'b str, Group<'b>>;
+
+/// Splits a validated batch into statements (last operation per key wins).
+fn units<'b>(store: &'b PgStore, batch: &'b Batch) -> Result<Vec<Unit<'b>>> {
+    let mut last: BTreeMap<(&str, &[u8]), &Op> = BTreeMap::new();
+    for op in batch.ops() {
+        last.insert((op.table(), op.key()), op);
+    }
+    let mut out: Vec<Unit<'b>> = vec![Unit::new()];
+    let mut bytes = 0usize;
+    for ((table, key), op) in last {
+        let rel = store.rel(table)?;
+        if let Op::Put { data, .. } = op
+            && bytes + data.len() > STATEMENT_BYTES
+            && bytes > 0
+        {
+            out.push(Unit::new());
+            bytes = 0;
+        }
+        let group = out.last_mut().expect("one unit").entry(rel).or_default();
+        match op {
+            Op::Put { version, data, .. } => {
+                bytes += data.len();
+                group.keys.push(key);
+                group.versions.push(*version);
+                group.data.push(data);
+            }
+            Op::Delete { .. } => group.deletes.push(key),
+        }
+    }
+    Ok(out)
+}
+
+/// The statement of one unit and its parameters. `fence` is `Some((meta, epoch))` when the
+/// statement itself checks the writer epoch (it writes only while the store's `writer_epoch`
+/// row holds `epoch`, which it locks `FOR SHARE`, and returns whether it did); `None` inside a
+/// transaction that checked it first.
+fn statement<'u>(
+    unit: &'u Unit<'_>,
+    fence: Option<(&str, &'u Vec<u8>)>,
+) -> (String, Vec<&'u (dyn ToSql + Sync)>) {
+    let mut parts = Vec::new();
+    let mut params: Vec<&(dyn ToSql + Sync)> = Vec::new();
+    let mut guard = "";
+    if let Some((meta, epoch)) = fence {
+        params.push(epoch);
+        parts.push(format!(
+            "fence AS (SELECT 1 FROM {meta} WHERE name = 'writer_epoch' AND value = $1 FOR SHARE)"
+        ));
+        guard = " AND EXISTS (SELECT 1 FROM fence)";
+    }
+    for (i, (rel, g)) in unit.iter().enumerate() {
+        if !g.deletes.is_empty() {
+            params.push(&g.deletes);
+            parts.push(format!(
+                "d{i} AS (DELETE FROM {rel} WHERE key = ANY(${}::bytea[]){guard})",
+                params.len()
+            ));
+        }
+        if !g.keys.is_empty() {
+            params.push(&g.keys);
+            params.push(&g.versions);
+            params.push(&g.data);
+            let n = params.len();
+            parts.push(format!(
+                "p{i} AS (INSERT INTO {rel} (key, version, data) \
+                 SELECT * FROM unnest(${}::bytea[], ${}::int8[], ${n}::bytea[]) WHERE true{guard} \
+                 ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data)",
+                n - 2,
+                n - 1
+            ));
+        }
+    }
+    let result = if fence.is_some() { "EXISTS (SELECT 1 FROM fence)" } else { "true" };
+    (format!("WITH {} SELECT {result}", parts.join(", ")), params)
+}
+
+/// The error of a write that found another writer's epoch.
+fn fenced(store: &PgStore) -> terrane_store::Error {
+    terrane_store::Error::Poisoned(format!(
+        "another process opened {} for writing after this store was opened (this one lost its \
+         lock: a server restart or failover ended its session); nothing of the batch was written",
+        store.location()
+    ))
+}
+
+/// Applies a validated, non-empty batch.
+pub(crate) fn write(store: &PgStore, batch: &Batch) -> Result<()> {
+    let units = units(store, batch)?;
+    let mut conn = store.conn()?;
+    conn.set_synced(batch.is_synced()).map_err(|e| pg_err("setting synchronous_commit", e))?;
+    if let [unit] = &units[..] {
+        let (sql, params) = statement(unit, Some((&store.meta, &store.epoch)));
+        let st = conn.prepare(&sql).map_err(|e| pg_err("preparing a batch", e))?;
+        let row = conn.client.query_one(&st, &params).map_err(|e| pg_err("writing a batch", e))?;
+        return if row.get::<_, bool>(0) { Ok(()) } else { Err(fenced(store)) };
+    }
+    let mut prepared = Vec::with_capacity(units.len());
+    for unit in &units {
+        let (sql, params) = statement(unit, None);
+        let st = conn.prepare(&sql).map_err(|e| pg_err("preparing a batch", e))?;
+        prepared.push((st, params));
+    }
+    let check = format!(
+        "SELECT 1 FROM {} WHERE name = 'writer_epoch' AND value = $1 FOR SHARE",
+        store.meta
+    );
+    let mut tx = conn.client.transaction().map_err(|e| pg_err("writing a batch", e))?;
+    if tx.query(&check, &[&store.epoch]).map_err(|e| pg_err("writing a batch", e))?.is_empty() {
+        return Err(fenced(store));
+    }
+    for (st, params) in &prepared {
+        tx.query(st, params).map_err(|e| pg_err("writing a batch", e))?;
+    }
+    tx.commit().map_err(|e| pg_err("committing a batch", e))
+}

@@ -1,0 +1,95 @@
+//! Copying a whole world between backends: a directory (RocksDB, block file) or a PostgreSQL
+//! store, in any direction.
+
+use std::path::Path;
+
+use terrane_store::{Batch, KeyRange, ReadView, Store};
+
+use crate::error::{Error, Result};
+use crate::world::{Backend, World, connection_string};
+
+/// Bytes of values per batch written to the destination.
+const BATCH_BYTES: usize = 8 << 20;
+
+/// What [`copy_world`] copied.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CopyReport {
+    /// Objects copied, over every table.
+    pub objects: u64,
+    /// Bytes of values copied.
+    pub bytes: u64,
+}
+
+/// Copies every object of `src` (one consistent snapshot) into a new world at `dest`: a
+/// directory (which must not exist or be empty) or a PostgreSQL connection string, of
+/// `backend` (default: PostgreSQL for a connection string, else [`Backend::default`]).
+/// `progress(objects, bytes)` is called after every batch. The copy is synced before it
+/// returns; on failure the new world is removed.
+///
+/// ```
+/// # fn main() -> terrane::Result<()> {
+/// use terrane::{Backend, World, copy::copy_world};
+/// let tmp = tempfile::tempdir().unwrap();
+/// let src = World::builder().backend(Backend::BlockFile).create(tmp.path().join("a"))?;
+/// let report = copy_world(&src, tmp.path().join("b"), Some(Backend::BlockFile), |_, _| {})?;
+/// assert!(report.objects > 0); // the schema, at least
+/// World::open_read_only(tmp.path().join("b"))?.verify()?;
+/// # Ok(()) }
+/// ```
+pub fn copy_world(
+    src: &World,
+    dest: impl AsRef<Path>,
+    backend: Option<Backend>,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<CopyReport> {
+    let dest = dest.as_ref();
+    let mut builder = World::builder().schema(src.schema().clone());
+    if let Some(b) = backend {
+        builder = builder.backend(b);
+    }
+    let dst = builder.create(dest)?;
+    let result = copy_objects(src.store(), dst.store(), &mut progress).and_then(|r| {
+        dst.close()?;
+        Ok(r)
+    });
+    if result.is_err() && connection_string(dest).is_none() {
+        let _ = World::remove(dest);
+    }
+    result
+}
+
+fn copy_objects(
+    from: &dyn Store,
+    to: &dyn Store,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<CopyReport> {
+    let snap = from.snapshot()?;
+    let to_tables = to.tables();
+    let mut report = CopyReport::default();
+    for table in from.tables() {
+        if !to_tables.contains(&table) {
+            return Err(Error::Backend(format!(
+                "the destination has no table `{table}` to copy into"
+            )));
+        }
+        let mut batch = Batch::new();
+        let mut pending = 0usize;
+        for entry in snap.scan(&table, KeyRange::all())? {
+            let (key, object) = entry?;
+            pending += object.data.len();
+            report.objects += 1;
+            report.bytes += object.data.len() as u64;
+            batch.put(&table, key, object.version, object.data);
+            if pending >= BATCH_BYTES {
+                to.write(&std::mem::take(&mut batch))?;
+                pending = 0;
+                progress(report.objects, report.bytes);
+            }
+        }
+        to.write(&batch)?;
+        progress(report.objects, report.bytes);
+    }
+    to.write(&Batch::new().synced())?;
+    Ok(report)
+}
