@@ -14,7 +14,8 @@ pub fn task(rest: &[String]) -> Result {
     };
     let mut cmd = cargo();
     crate::rocksdb::link_dev_archive(&mut cmd)?;
-    cmd.arg("bench");
+    // Every peer row (RocksDB, PostgreSQL) is behind a feature of the benches package.
+    cmd.args(["bench", "--all-features"]);
     match ours.first() {
         Some(pkg) => cmd.args(["-p", pkg]),
         None => cmd.arg("--workspace"),

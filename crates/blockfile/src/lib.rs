@@ -907,6 +907,8 @@ impl Store for BlockFile {
             return Err(Error::Poisoned(why.clone()));
         }
         batch.validate(|t| st.tables.contains_key(t), MAX_VALUE)?;
+        // Under the state lock: no other write can come between the check and the commit.
+        batch.check_preconditions(|t, k| Ok(st.tables[t].get(k).map(|e| e.version)))?;
         if batch.is_empty() {
             if batch.is_synced() {
                 self.file.sync_data()?;

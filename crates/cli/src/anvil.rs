@@ -179,9 +179,18 @@ pub fn import(c: ImportCmd) -> Result<(), Fail> {
         }
         None => {}
     }
-    let fresh =
-        !world.exists() || fs::read_dir(&world).map_err(|e| Fail::io(&world, e))?.next().is_none();
-    let w = if fresh {
+    let w = if terrane::connection_string(&world).is_some() {
+        // A PostgreSQL world: open it, or create it when its schema holds none.
+        match World::builder().sync_saves(false).open(&world) {
+            Err(terrane::Error::Store(terrane::store::Error::NotFound(_))) => World::builder()
+                .backend(terrane::Backend::Postgres)
+                .sync_saves(false)
+                .create(&world)?,
+            w => w?,
+        }
+    } else if !world.exists()
+        || fs::read_dir(&world).map_err(|e| Fail::io(&world, e))?.next().is_none()
+    {
         World::builder().backend(backend.unwrap_or_default()).sync_saves(false).create(&world)?
     } else {
         World::builder().sync_saves(false).open(&world)?

@@ -685,6 +685,16 @@ fn postgres_worlds_and_copies_in_every_direction() {
         assert_eq!(again["chunks"], info["chunks"], "{backend}");
         assert_eq!(again["entities"], info["entities"], "{backend}");
     }
+    // Java worlds in and out of PostgreSQL, and a schematic pasted into it.
+    let imported = pg("imported");
+    let first =
+        json(&["import", "anvil", s(&fixture("anvil/1.13.1-offbyone")), &imported, "--json"]);
+    assert!(first["columns"].as_u64().unwrap() > 0);
+    let again =
+        json(&["import", "anvil", s(&fixture("anvil/1.13.1-offbyone")), &imported, "--json"]);
+    assert_eq!(again["columns_skipped"], first["columns"]);
+    ok(&["schem", "import", &imported, s(&tmp.path().join("b.schem")), "--at", "0,200,0"]);
+    ok(&["verify", &imported]);
     // PostgreSQL -> PostgreSQL, and a copy onto an existing world is refused.
     ok(&["copy", &main, &pg("twin")]);
     fails(&["copy", &main, &pg("twin")], 2);

@@ -1,7 +1,9 @@
 //! Tiered store benchmarks on real terrain (an Anvil region converted to cubic chunks):
 //! point reads and writes at each level, promotion and demotion, bytes per chunk at each
 //! level vs the region's `.mca`; on MemStore, terrane-blockfile and RocksDB (terrane-rocksdb);
-//! fastanvil reading the same region is the peer.
+//! fastanvil reading the same region is the peer. `tick_save_latency` puts PostgreSQL
+//! (terrane-postgres, a throwaway server over a Unix socket) beside the local stores: p50 and
+//! p99 of synced tick saves that change 64 chunks.
 
 mod common;
 
@@ -358,5 +360,49 @@ fn container(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, container, point_reads, writes_and_moves);
+/// Synced tick saves that change 64 chunks (real terrain) on each persistent backend: p50 and
+/// p99 of 300 saves, printed (criterion reports means; a tick budget cares about the tail).
+fn tick_save_latency(_c: &mut Criterion) {
+    let t = common::load();
+    let tmp = tempfile::tempdir().unwrap();
+    let server = terrane_postgres::testing::PgServer::start().unwrap_or_else(|e| panic!("{e}"));
+    let cfg = StoreConfig::new("terrane cluster bench");
+    let pg = terrane_postgres::PgStore::open(&server.conninfo(), &cfg).unwrap();
+    let stores: Vec<(&str, Dyn)> = vec![
+        (
+            "blockfile",
+            Box::new(terrane_blockfile::BlockFile::open(tmp.path().join("l.tbf"), &cfg).unwrap()),
+        ),
+        (
+            "rocksdb",
+            Box::new(terrane_rocksdb::RocksStore::open(tmp.path().join("l-rocks"), &cfg).unwrap()),
+        ),
+        ("postgres", Box::new(pg)),
+    ];
+    for (name, store) in stores {
+        let mut ts = builder(&t).sync_saves(true).open(store).unwrap();
+        let mut tick = 0;
+        fill(&mut ts, &t, &mut tick);
+        let mut times = Vec::with_capacity(300);
+        for round in 0..300usize {
+            let mut save = TickSave::new();
+            for k in 0..64 {
+                let (p, b) = &t.chunks[(round * 64 + k) % t.chunks.len()];
+                save.put_chunk(0, *p, b.clone());
+            }
+            tick += 1;
+            let start = Instant::now();
+            ts.save_tick(tick, &save).unwrap();
+            times.push(start.elapsed());
+        }
+        times.sort();
+        println!(
+            "tick_save_latency/64_chunks_synced/{name}: p50 {:?} p99 {:?} (300 saves)",
+            times[times.len() / 2],
+            times[times.len() * 99 / 100]
+        );
+    }
+}
+
+criterion_group!(benches, container, point_reads, writes_and_moves, tick_save_latency);
 criterion_main!(benches);

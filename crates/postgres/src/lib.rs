@@ -73,9 +73,10 @@
 //! # What it does not guarantee
 //!
 //! - The store's lock is a session of the server: a server restart or failover ends it while
-//!   the store stays open (its next call fails, the one after reconnects). Reopen the store
-//!   after a failover; fencing a writer that lost its lock is the job of leases, not of this
-//!   crate.
+//!   the store stays open. Its reads then reconnect by themselves (once); a write in flight
+//!   fails with a lost-connection error (outcome unknown) and the next one reconnects. If
+//!   another process opened the store for writing meanwhile, every later write of this store
+//!   fails with [`Error::Poisoned`] and writes nothing (the writer epoch): reopen it.
 //! - Values over [`MAX_VALUE_LEN`] (256 MiB) are refused ([`Error::ValueTooLarge`]).
 //! - No TLS: connect over a Unix socket or a trusted network (the `postgres` crate's `NoTls`).
 #![deny(missing_docs)]
@@ -167,6 +168,8 @@ pub struct PgStore {
     pub(crate) epoch: Vec<u8>,
     /// `"schema".meta`.
     pub(crate) meta: String,
+    /// The key of the store's write lock (transaction advisory lock; opens take it too).
+    pub(crate) write_key: i64,
     /// The session holding the store's advisory lock.
     _lock: Mutex<Conn>,
 }
@@ -234,6 +237,7 @@ impl PgStore {
             location,
             epoch: opened.epoch,
             meta: format!("{}.meta", schema::ident(&options.schema)),
+            write_key: schema::lock_key(&options.schema) | 1,
             options: options.clone(),
             _lock: Mutex::new(lock_conn),
         })
@@ -352,7 +356,7 @@ impl Store for PgStore {
             return Err(Error::ReadOnly(self.location.clone().into()));
         }
         batch.validate(|t| self.tables.contains_key(t), MAX_VALUE_LEN)?;
-        if batch.is_empty() {
+        if batch.is_empty() && batch.preconditions().is_empty() {
             return if batch.is_synced() { self.sync() } else { Ok(()) };
         }
         self.noted(write::write(self, batch))

@@ -30,19 +30,16 @@ pub(crate) fn multi_get(conn: &mut Conn, rel: &str, keys: &[&[u8]]) -> Result<Ve
     if keys.is_empty() {
         return Ok(out);
     }
-    let sql = format!(
-        "SELECT k.i, t.version, t.data FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key, i) \
-         JOIN {rel} t ON t.key = k.key"
-    );
+    // An index lookup per key (`= ANY`), matched back to the request by key.
+    let sql = format!("SELECT key, version, data FROM {rel} WHERE key = ANY($1::bytea[])");
     let st = conn.prepare(&sql).map_err(|e| pg_err("reading", e))?;
-    let keys: Vec<&[u8]> = keys.to_vec();
-    for r in conn.client.query(&st, &[&keys]).map_err(|e| pg_err("reading", e))? {
-        let i: i64 = r.get(0);
-        let slot = usize::try_from(i - 1)
-            .ok()
-            .and_then(|i| out.get_mut(i))
-            .ok_or_else(|| Error::Corrupt(format!("postgres returned ordinal {i}")))?;
-        *slot = Some(Object { version: r.get(1), data: r.get(2) });
+    let wanted: Vec<&[u8]> = keys.to_vec();
+    let mut found: std::collections::HashMap<Vec<u8>, Object> = std::collections::HashMap::new();
+    for r in conn.client.query(&st, &[&wanted]).map_err(|e| pg_err("reading", e))? {
+        found.insert(r.get(0), Object { version: r.get(1), data: r.get(2) });
+    }
+    for (slot, key) in out.iter_mut().zip(keys) {
+        *slot = found.get(*key).cloned();
     }
     Ok(out)
 }

@@ -66,11 +66,15 @@ pub(crate) fn redact(conninfo: &str) -> String {
         .join(" ")
 }
 
+/// A store table: values compressed (lz4 when the server has it) and kept in the table's own
+/// pages up to a page (`STORAGE MAIN`, `toast_tuple_target` 8160), so that a chunk-sized value
+/// is read without visiting the TOAST table; larger values still go out of line.
 fn create_table_sql(schema: &str, table: &str, lz4: bool) -> String {
     let compression = if lz4 { " COMPRESSION lz4" } else { "" };
+    let rel = qualified(schema, table);
     format!(
-        "CREATE TABLE {} (key bytea PRIMARY KEY, version bigint NOT NULL, data bytea{compression} NOT NULL)",
-        qualified(schema, table)
+        "CREATE TABLE {rel} (key bytea PRIMARY KEY, version bigint NOT NULL, data bytea{compression} NOT NULL) \
+         WITH (toast_tuple_target = 8160); ALTER TABLE {rel} ALTER COLUMN data SET STORAGE MAIN"
     )
 }
 

@@ -65,17 +65,21 @@ fn units<'b>(store: &'b PgStore, batch: &'b Batch) -> Result<Vec<Unit<'b>>> {
 /// statement itself checks the writer epoch (it writes only while the store's `writer_epoch`
 /// row holds `epoch`, which it locks `FOR SHARE`, and returns whether it did); `None` inside a
 /// transaction that checked it first.
+/// With `fence`, the statement also takes the store's write lock shared (see [`write`]).
 fn statement<'u>(
     unit: &'u Unit<'_>,
-    fence: Option<(&str, &'u Vec<u8>)>,
+    fence: Option<(&str, &'u Vec<u8>, &'u i64)>,
 ) -> (String, Vec<&'u (dyn ToSql + Sync)>) {
     let mut parts = Vec::new();
     let mut params: Vec<&(dyn ToSql + Sync)> = Vec::new();
     let mut guard = "";
-    if let Some((meta, epoch)) = fence {
+    if let Some((meta, epoch, write_key)) = fence {
+        params.push(write_key);
         params.push(epoch);
+        parts.push("lk AS (SELECT pg_advisory_xact_lock_shared($1))".to_string());
         parts.push(format!(
-            "fence AS (SELECT 1 FROM {meta} WHERE name = 'writer_epoch' AND value = $1 FOR SHARE)"
+            "fence AS (SELECT 1 FROM {meta} WHERE name = 'writer_epoch' AND value = $2 \
+             AND EXISTS (SELECT 1 FROM lk) FOR SHARE)"
         ));
         guard = " AND EXISTS (SELECT 1 FROM fence)";
     }
@@ -114,13 +118,17 @@ fn fenced(store: &PgStore) -> terrane_store::Error {
     ))
 }
 
-/// Applies a validated, non-empty batch.
+/// Applies a validated batch (non-empty, or with preconditions).
+///
+/// Every write holds the store's write lock (a transaction advisory lock) shared; a batch with
+/// preconditions holds it exclusively from its checks to its commit, so no other write of the
+/// store comes between them, and locks the rows it checked `FOR SHARE`.
 pub(crate) fn write(store: &PgStore, batch: &Batch) -> Result<()> {
-    let units = units(store, batch)?;
+    let units: Vec<Unit<'_>> = units(store, batch)?.into_iter().filter(|u| !u.is_empty()).collect();
     let mut conn = store.conn()?;
     conn.set_synced(batch.is_synced()).map_err(|e| pg_err("setting synchronous_commit", e))?;
-    if let [unit] = &units[..] {
-        let (sql, params) = statement(unit, Some((&store.meta, &store.epoch)));
+    if let ([unit], []) = (&units[..], batch.preconditions()) {
+        let (sql, params) = statement(unit, Some((&store.meta, &store.epoch, &store.write_key)));
         let st = conn.prepare(&sql).map_err(|e| pg_err("preparing a batch", e))?;
         let row = conn.client.query_one(&st, &params).map_err(|e| pg_err("writing a batch", e))?;
         return if row.get::<_, bool>(0) { Ok(()) } else { Err(fenced(store)) };
@@ -135,9 +143,27 @@ pub(crate) fn write(store: &PgStore, batch: &Batch) -> Result<()> {
         "SELECT 1 FROM {} WHERE name = 'writer_epoch' AND value = $1 FOR SHARE",
         store.meta
     );
+    let lock = if batch.preconditions().is_empty() {
+        "SELECT pg_advisory_xact_lock_shared($1)"
+    } else {
+        "SELECT pg_advisory_xact_lock($1)"
+    };
     let mut tx = conn.client.transaction().map_err(|e| pg_err("writing a batch", e))?;
+    tx.query(lock, &[&store.write_key]).map_err(|e| pg_err("writing a batch", e))?;
     if tx.query(&check, &[&store.epoch]).map_err(|e| pg_err("writing a batch", e))?.is_empty() {
         return Err(fenced(store));
+    }
+    let mut failed = None;
+    batch
+        .check_preconditions(|table, key| {
+            let sql = format!("SELECT version FROM {} WHERE key = $1 FOR SHARE", store.rel(table)?);
+            let row =
+                tx.query_opt(&sql, &[&key]).map_err(|e| pg_err("checking a precondition", e))?;
+            Ok(row.map(|r| r.get::<_, i64>(0)))
+        })
+        .unwrap_or_else(|e| failed = Some(e));
+    if let Some(e) = failed {
+        return Err(e);
     }
     for (st, params) in &prepared {
         tx.query(st, params).map_err(|e| pg_err("writing a batch", e))?;

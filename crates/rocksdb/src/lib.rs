@@ -314,6 +314,8 @@ pub struct RocksStore {
     signature: String,
     tables: BTreeSet<String>,
     read_only: bool,
+    /// Held by `write` from its precondition check to its commit.
+    write_lock: std::sync::Mutex<()>,
     /// The advisory lock on the directory (terrane_store::lock), held for the store's life.
     _lock: std::fs::File,
     _cache: Cache,
@@ -477,6 +479,7 @@ impl RocksStore {
             signature: config.signature.clone(),
             tables: names,
             read_only,
+            write_lock: std::sync::Mutex::new(()),
             _lock: lock,
             _cache: cache,
         })
@@ -652,6 +655,13 @@ impl Store for RocksStore {
             return Err(Error::ReadOnly(self.path.clone()));
         }
         batch.validate(|t| self.tables.contains(t), MAX_VALUE_LEN)?;
+        // Writes of this store are serialised, so that a batch's preconditions still hold when
+        // its WriteBatch applies (RocksDB serialises the writes themselves anyway).
+        let _serial = self
+            .write_lock
+            .lock()
+            .map_err(|_| Error::Poisoned("a thread panicked while writing".into()))?;
+        batch.check_preconditions(|t, k| Ok(self.get(t, k)?.map(|o| o.version)))?;
         let mut wb = WriteBatch::default();
         for op in batch.ops() {
             let cf = self.cf(op.table())?;

@@ -49,8 +49,25 @@ impl Op {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Batch {
     ops: Vec<Op>,
+    preconditions: Vec<Precondition>,
     sync: bool,
     bytes: usize,
+}
+
+/// A condition a [`Batch`] applies under: the object under `key` in `table` is at `version`
+/// (`None`: absent) when the batch is applied, checked inside the same atomic write. A
+/// failed condition is [`Error::PreconditionFailed`] and nothing of the batch is applied.
+///
+/// This is how a writer fences its saves: "area A is still mine at epoch E" is a
+/// precondition on A's lease object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Precondition {
+    /// The table.
+    pub table: String,
+    /// The key.
+    pub key: Vec<u8>,
+    /// The version the object must have, or `None` when it must be absent.
+    pub version: Option<i64>,
 }
 
 impl Batch {
@@ -85,6 +102,48 @@ impl Batch {
         self.bytes += key.len();
         self.ops.push(Op::Delete { table: table.to_string(), key });
         self
+    }
+
+    /// Adds a precondition: the batch applies only if the object under `key` in `table` is
+    /// at `version` (`None`: absent) at that moment (see [`Precondition`]).
+    pub fn expect(
+        &mut self,
+        table: &str,
+        key: impl Into<Vec<u8>>,
+        version: Option<i64>,
+    ) -> &mut Self {
+        self.preconditions.push(Precondition {
+            table: table.to_string(),
+            key: key.into(),
+            version,
+        });
+        self
+    }
+
+    /// The preconditions, in order.
+    pub fn preconditions(&self) -> &[Precondition] {
+        &self.preconditions
+    }
+
+    /// Checks every precondition against `current(table, key)`, the version stored now (the
+    /// backend calls this where no other write can interleave before its own): the first that
+    /// fails is [`Error::PreconditionFailed`].
+    pub fn check_preconditions(
+        &self,
+        mut current: impl FnMut(&str, &[u8]) -> Result<Option<i64>>,
+    ) -> Result<()> {
+        for p in &self.preconditions {
+            let found = current(&p.table, &p.key)?;
+            if found != p.version {
+                return Err(Error::PreconditionFailed {
+                    table: p.table.clone(),
+                    key: p.key.clone(),
+                    expected: p.version,
+                    found,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Marks the batch synced: `write` returns only once it survives power loss.
@@ -124,15 +183,22 @@ impl Batch {
         self.bytes
     }
 
-    /// Removes every operation (keeps the sync flag and the allocation).
+    /// Removes every operation and precondition (keeps the sync flag and the allocation).
     pub fn clear(&mut self) {
         self.ops.clear();
+        self.preconditions.clear();
         self.bytes = 0;
     }
 
     /// Checks every operation: tables accepted by `has_table`, key lengths, and value sizes
     /// up to `max_value`. Backends call this before applying anything.
     pub fn validate(&self, has_table: impl Fn(&str) -> bool, max_value: usize) -> Result<()> {
+        for p in &self.preconditions {
+            if !has_table(&p.table) {
+                return Err(Error::UnknownTable(p.table.clone()));
+            }
+            check_key(&p.key)?;
+        }
         for op in &self.ops {
             if !has_table(op.table()) {
                 return Err(Error::UnknownTable(op.table().to_string()));

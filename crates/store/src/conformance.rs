@@ -74,6 +74,8 @@ pub fn run_all<S: Store>(mut make: impl FnMut() -> S) {
         ("prefix_scans", check_prefix_scans),
         ("batches", check_batches),
         ("invalid_batch_changes_nothing", check_invalid_batch),
+        ("preconditions", check_preconditions),
+        ("concurrent_preconditions", check_concurrent_preconditions),
         ("snapshots", check_snapshots),
         ("scan_is_consistent", check_scan_consistency),
         ("large_values", check_large_values),
@@ -493,6 +495,104 @@ fn check_invalid_batch(s: &dyn Store) {
     assert!(matches!(s.write(&b2), Err(Error::UnknownTable(_))));
     assert_eq!(s.get(tables::ENTITY, b"keep").unwrap(), Some(Object::new(1, b"old".to_vec())));
     assert_eq!(s.get(tables::CHUNK_L0, b"new").unwrap(), None, "invalid batch partly applied");
+}
+
+fn check_preconditions(s: &dyn Store) {
+    let lease = b"lease:area-0".to_vec();
+    // Absent: holds for a new key, and the batch applies across tables.
+    let mut b = Batch::new();
+    b.expect(tables::WORLD_META, lease.clone(), None)
+        .put(tables::WORLD_META, lease.clone(), 1, b"server-a".to_vec())
+        .put(tables::CHUNK_L0, b"c1".to_vec(), 1, b"a's chunk".to_vec());
+    s.write(&b.synced()).expect("a batch whose preconditions hold applies");
+    // At a version: holds, and preconditions on several tables.
+    let mut b = Batch::new();
+    b.expect(tables::WORLD_META, lease.clone(), Some(1))
+        .expect(tables::CHUNK_L0, b"c1".to_vec(), Some(1))
+        .expect(tables::ENTITY, b"absent".to_vec(), None)
+        .put(tables::CHUNK_L0, b"c1".to_vec(), 2, b"a's chunk, later".to_vec())
+        .delete(tables::ENTITY, b"nothing".to_vec());
+    s.write(&b).expect("preconditions on several tables hold");
+    // A takeover raises the lease's version; a's stale save fails whole, on every table.
+    s.put(tables::WORLD_META, &lease, 2, b"server-b").unwrap();
+    let mut stale = Batch::new();
+    stale
+        .expect(tables::WORLD_META, lease.clone(), Some(1))
+        .put(tables::CHUNK_L0, b"c1".to_vec(), 3, b"stale".to_vec())
+        .put(tables::ENTITY, b"e".to_vec(), 3, b"stale".to_vec())
+        .delete(tables::CHUNK_L0, b"c1".to_vec());
+    match s.write(&stale.synced()) {
+        Err(Error::PreconditionFailed { table, key, expected, found }) => {
+            assert_eq!(
+                (table.as_str(), key, expected, found),
+                (tables::WORLD_META, lease.clone(), Some(1), Some(2))
+            );
+        }
+        other => panic!("a stale precondition must be PreconditionFailed, got {other:?}"),
+    }
+    assert_eq!(
+        s.get(tables::CHUNK_L0, b"c1").unwrap(),
+        Some(Object::new(2, b"a's chunk, later".to_vec()))
+    );
+    assert_eq!(s.get(tables::ENTITY, b"e").unwrap(), None, "a failed batch wrote");
+    // Expecting absence of a present key fails; so does expecting a deleted key's version.
+    let mut b = Batch::new();
+    b.expect(tables::CHUNK_L0, b"c1".to_vec(), None).put(
+        tables::ENTITY,
+        b"e".to_vec(),
+        1,
+        b"x".to_vec(),
+    );
+    assert!(matches!(s.write(&b), Err(Error::PreconditionFailed { found: Some(2), .. })));
+    s.delete(tables::CHUNK_L0, b"c1").unwrap();
+    let mut b = Batch::new();
+    b.expect(tables::CHUNK_L0, b"c1".to_vec(), Some(2)).put(
+        tables::ENTITY,
+        b"e".to_vec(),
+        1,
+        b"x".to_vec(),
+    );
+    assert!(matches!(s.write(&b), Err(Error::PreconditionFailed { found: None, .. })));
+    assert_eq!(s.get(tables::ENTITY, b"e").unwrap(), None);
+    // Preconditions alone (no operation) are checked too; unknown tables are refused.
+    let mut only = Batch::new();
+    only.expect(tables::WORLD_META, lease.clone(), Some(2));
+    s.write(&only).expect("a precondition-only batch that holds");
+    only.expect(tables::WORLD_META, lease, Some(1));
+    assert!(matches!(s.write(&only), Err(Error::PreconditionFailed { .. })));
+    let mut bad = Batch::new();
+    bad.expect("no such table", b"k".to_vec(), None);
+    assert!(matches!(s.write(&bad), Err(Error::UnknownTable(_))));
+}
+
+/// Threads race to take one lease with "absent, then put": exactly one wins.
+fn check_concurrent_preconditions(s: &dyn Store) {
+    let wins = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for t in 0..4u8 {
+            let wins = &wins;
+            scope.spawn(move || {
+                for round in 0..20u8 {
+                    let key = vec![b'r', round];
+                    let mut b = Batch::new();
+                    b.expect(tables::WORLD_META, key.clone(), None).put(
+                        tables::WORLD_META,
+                        key,
+                        1,
+                        vec![t],
+                    );
+                    match s.write(&b) {
+                        Ok(()) => {
+                            wins.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
+                        Err(Error::PreconditionFailed { .. }) => {}
+                        Err(e) => panic!("racing preconditions: {e}"),
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(wins.into_inner(), 20, "exactly one writer takes each key");
 }
 
 fn check_snapshots(s: &dyn Store) {

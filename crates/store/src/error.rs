@@ -95,6 +95,24 @@ pub enum Error {
         /// What is missing or damaged.
         detail: String,
     },
+    /// A precondition of the batch ([`Batch::expect`](crate::Batch::expect)) did not hold:
+    /// nothing of the batch was applied.
+    #[error(
+        "precondition failed: {table}/{} is at {}, the batch expected {}; nothing of the batch was applied",
+        hex(key),
+        version_text(*found),
+        version_text(*expected)
+    )]
+    PreconditionFailed {
+        /// The table.
+        table: String,
+        /// The key.
+        key: Vec<u8>,
+        /// The version the batch expected (`None`: absent).
+        expected: Option<i64>,
+        /// The version found (`None`: absent).
+        found: Option<i64>,
+    },
     /// A fault injected by [`FaultyStore`](crate::FaultyStore).
     #[error("injected fault: {0}")]
     Injected(String),
@@ -105,5 +123,16 @@ fn holder_text(holder: Option<u32>) -> String {
         Some(pid) if pid == std::process::id() => "it is already open in this process".into(),
         Some(pid) => format!("it is open in another process (pid {pid})"),
         None => "it is open in another process".into(),
+    }
+}
+
+fn hex(key: &[u8]) -> String {
+    key.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn version_text(v: Option<i64>) -> String {
+    match v {
+        Some(v) => format!("version {v}"),
+        None => "absent".into(),
     }
 }

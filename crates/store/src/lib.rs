@@ -12,11 +12,16 @@
 //!   the SeaOfMemes object store: a new write replaces the old version, whatever its number).
 //! - [`MemStore`]: the in-memory backend, and [`FaultyStore`]: a wrapper that fails the Nth
 //!   write or sync, for testing the error paths of code built on a store.
+//! - [`Precondition`]s ([`Batch::expect`]): compare-version conditions checked inside the same
+//!   atomic write that applies the batch (a failed one is [`Error::PreconditionFailed`] and
+//!   nothing applies): how a writer fences its saves on a lease object.
 //! - [`StoreConfig`]: what every backend takes when it opens: the format signature, the
-//!   tables, and whether to create.
+//!   tables, whether to create, and whether to open read-only.
+//! - [`lock`]: one writer or many readers per store, for the file backends.
 //! - `conformance` (feature `conformance`): the test suite every backend runs unmodified.
 //!
-//! Backends: `terrane-blockfile` (one crash-safe file, pure Rust) and `terrane-rocksdb`.
+//! Backends: `terrane-blockfile` (one crash-safe file, pure Rust), `terrane-rocksdb` and
+//! `terrane-postgres`.
 //!
 //! [snapshots]: Store::snapshot
 //!
@@ -85,7 +90,7 @@ mod range;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
-pub use batch::{Batch, Op};
+pub use batch::{Batch, Op, Precondition};
 pub use error::{Error, Result};
 pub use faulty::{FaultPlan, FaultyStore};
 pub use mem::MemStore;

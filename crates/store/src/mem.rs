@@ -138,6 +138,7 @@ impl Store for MemStore {
     fn write(&self, batch: &Batch) -> Result<()> {
         let mut g = self.tables.write().map_err(|_| Error::Poisoned("a writer panicked".into()))?;
         batch.validate(|t| g.contains_key(t), Self::MAX_VALUE)?;
+        batch.check_preconditions(|t, k| Ok(g[t].get(k).map(|o| o.version)))?;
         for op in batch.ops() {
             let t = Arc::make_mut(g.get_mut(op.table()).expect("validated"));
             match op {

@@ -86,6 +86,9 @@
 //! - `rocksdb` (default): the embedded RocksDB backend, [`Backend::RocksDb`], the default
 //!   for new worlds. Needs a C++ compiler and libclang at build time.
 //! - `blockfile`: the pure-Rust single-file backend, [`Backend::BlockFile`].
+//! - `postgres`: worlds on PostgreSQL, [`Backend::Postgres`]: every `World` constructor takes a
+//!   connection string (`postgres://…`, or `host=… dbname=…`, with terrane's `schema=NAME`)
+//!   in place of a directory; [`copy::copy_world`] moves a world between any two backends.
 //!
 //! The in-memory backend ([`Backend::Memory`]) is always built.
 //!
@@ -103,7 +106,8 @@
 //!   saved either).
 //! - Loaded-chunk state (regionizer, tiered store load set) is memory only: after a restart
 //!   nothing is loaded.
-//! - One process per world directory at a time.
+//! - One writing process per world at a time (enforced: a second one gets a `Locked` error
+//!   naming the holder; read-only opens share a world with each other, not with a writer).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
