@@ -63,11 +63,14 @@ fn s(p: &Path) -> &str {
 }
 
 fn tiny_demo(dir: &Path, backend: &str) -> serde_json::Value {
-    json(&[
-        "demo",
-        s(dir),
-        "--backend",
-        backend,
+    tiny_demo_at(&[s(dir), "--backend", backend])
+}
+
+/// A small demo at `location` (a directory and its backend, or `--store CONNECTION`).
+fn tiny_demo_at(location: &[&str]) -> serde_json::Value {
+    let mut args = vec!["demo"];
+    args.extend(location);
+    args.extend([
         "--ticks",
         "12",
         "--tps",
@@ -91,7 +94,8 @@ fn tiny_demo(dir: &Path, backend: &str) -> serde_json::Value {
         "--region-work-us",
         "200",
         "--json",
-    ])
+    ]);
+    json(&args)
 }
 
 fn demo_then_every_command(backend: &str) {
@@ -483,22 +487,7 @@ fn anvil_entities_folder_beside_the_region_folder() {
     assert!(!tmp.path().join("c").exists(), "nothing written on bad input");
 }
 
-/// Every file under `dir` with its bytes.
-fn files(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = std::collections::BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(p.clone(), std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
+use terrane_store::conformance::files;
 
 /// The commands that only read a world leave every byte of it as it was.
 fn read_commands_change_nothing(backend: &str) {
@@ -635,26 +624,7 @@ fn postgres_worlds_and_copies_in_every_direction() {
     let pg = |schema: &str| format!("{} schema={schema}", server.conninfo());
     let tmp = tempfile::tempdir().unwrap();
     let main = pg("main");
-    let summary = json(&[
-        "demo",
-        "--store",
-        &main,
-        "--ticks",
-        "12",
-        "--tps",
-        "200",
-        "--players",
-        "2",
-        "--view",
-        "1",
-        "--pregen-radius",
-        "3",
-        "--workers",
-        "1",
-        "--arena",
-        "8",
-        "--json",
-    ]);
+    let summary = tiny_demo_at(&["--store", &main]);
     assert_eq!(summary["restore_exact"], true);
     let info = json(&["info", &main, "--json"]);
     assert_eq!(info["backend"], "postgres");

@@ -227,8 +227,9 @@ pub fn run_persistent<S: Store>(mut open: impl FnMut(&Path, &StoreConfig) -> cra
     }
 }
 
-/// Every file under `dir` with its bytes.
-fn files(dir: &Path) -> BTreeMap<std::path::PathBuf, Vec<u8>> {
+/// Every file under `dir` with its bytes: compare two of these to prove that something (a
+/// read-only open, a read command) wrote nothing.
+pub fn files(dir: &Path) -> BTreeMap<std::path::PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {

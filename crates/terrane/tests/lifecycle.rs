@@ -3,9 +3,8 @@
 //!
 //! `TERRANE_CRASH_KILLS=N` overrides the number of creation kills per backend.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -24,22 +23,7 @@ fn schema() -> Schema {
     s
 }
 
-/// Every file under `dir` with its bytes.
-fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(p.clone(), std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
+use terrane_store::conformance::files;
 
 fn small_world(path: &Path, backend: Backend) {
     let mut w = World::builder().backend(backend).schema(schema()).create(path).unwrap();

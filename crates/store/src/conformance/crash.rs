@@ -137,6 +137,24 @@ fn apply(model: &mut Model, batch: &Batch) {
     }
 }
 
+/// Starts the child role: this test binary, running only `test_name`, with [`CHILD_ENV`] set
+/// to `dir` (and `child_env`), its stdout piped to the parent.
+pub(crate) fn spawn_child(
+    test_name: &str,
+    dir: &Path,
+    child_env: &[(String, String)],
+) -> std::process::Child {
+    let exe = std::env::current_exe().expect("test binary path");
+    Command::new(exe)
+        .args([test_name, "--exact", "--nocapture", "--test-threads", "1"])
+        .env(CHILD_ENV, dir)
+        .envs(child_env.iter().map(|(k, v)| (k, v)))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the child")
+}
+
 /// Checks that `store` holds exactly the state after save batches `0..=b` ([`save_batch`])
 /// for some `b` in `at_least..=at_most` (`-1`: no batch), and returns `b`. A state between
 /// two batches (a partial batch), a torn object or a lost acknowledged batch is an `Err`
@@ -224,7 +242,6 @@ pub fn run_with_env<S: Store>(
     let tmp = tempfile::tempdir().expect("temporary directory");
     let dir = tmp.path().join("store");
     std::fs::create_dir_all(&dir).expect("store directory");
-    let exe = std::env::current_exe().expect("test binary path");
     let mut rng = Rng::new(
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
             as u64,
@@ -234,14 +251,7 @@ pub fn run_with_env<S: Store>(
     let mut report = CrashReport { committed: -1, acknowledged: -1, ..CrashReport::default() };
     let mut history: Vec<String> = Vec::new();
     for round in 0..kills {
-        let mut child = Command::new(&exe)
-            .args([test_name, "--exact", "--nocapture", "--test-threads", "1"])
-            .env(CHILD_ENV, &dir)
-            .envs(child_env.iter().map(|(k, v)| (k, v)))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn the child");
+        let mut child = spawn_child(test_name, &dir, child_env);
         let out = child.stdout.take().expect("child stdout");
         let (tx, rx) = mpsc::channel();
         let reader = std::thread::spawn(move || {

@@ -18,7 +18,6 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::{Batch, Result, Store, tables};
@@ -39,19 +38,13 @@ pub struct CreationReport {
 }
 
 /// Starts the child on `dir`, which is created empty first (as the crash harness does).
-fn spawn(exe: &Path, test_name: &str, dir: &Path) -> std::process::Child {
+fn spawn(test_name: &str, dir: &Path) -> std::process::Child {
     std::fs::create_dir_all(dir).expect("store directory");
-    Command::new(exe)
-        .args([test_name, "--exact", "--nocapture", "--test-threads", "1"])
-        .env(CHILD_ENV, dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn the child")
+    super::crash::spawn_child(test_name, dir, &[])
 }
 
-/// Runs `rounds` kills (overridden by [`KILLS_ENV`](super::crash::KILLS_ENV)), or the child role when [`CHILD_ENV`] is set). `test_name` is the
-/// calling `#[test]` function's name; `open` opens or creates the store in the directory.
+/// Runs `rounds` kills (overridden by [`KILLS_ENV`](super::crash::KILLS_ENV)), or the child
+/// role when [`CHILD_ENV`] is set. `test_name` is the calling `#[test]` function's name; `open` opens or creates the store in the directory.
 /// Panics when a reopen fails.
 pub fn run<S: Store>(
     test_name: &str,
@@ -68,13 +61,12 @@ pub fn run<S: Store>(
     }
     let rounds =
         std::env::var(super::crash::KILLS_ENV).ok().and_then(|v| v.parse().ok()).unwrap_or(rounds);
-    let exe = std::env::current_exe().expect("test binary path");
     let tmp = tempfile::tempdir().expect("temporary directory");
     let mut report = CreationReport::default();
     // One creation to its end, to know the span the kills must sweep.
     let dir = tmp.path().join("probe");
     let start = Instant::now();
-    let mut child = spawn(&exe, test_name, &dir);
+    let mut child = spawn(test_name, &dir);
     let out = child.stdout.take().expect("child stdout");
     let opened = BufReader::new(out).lines().map_while(|l| l.ok()).any(|l| l.contains("OPENED"));
     report.creation_time = start.elapsed();
@@ -82,7 +74,7 @@ pub fn run<S: Store>(
     let span = report.creation_time.mul_f64(1.2);
     for round in 0..rounds {
         let dir = tmp.path().join(format!("round-{round}"));
-        let mut child = spawn(&exe, test_name, &dir);
+        let mut child = spawn(test_name, &dir);
         let out = child.stdout.take().expect("child stdout");
         let reader = std::thread::spawn(move || {
             BufReader::new(out).lines().map_while(|l| l.ok()).any(|l| l.contains("OPENED"))

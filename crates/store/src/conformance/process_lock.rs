@@ -15,7 +15,6 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::{Batch, Error, Result, Store, StoreConfig, tables};
@@ -49,15 +48,7 @@ pub fn run_with_env<S: Store>(
     let tmp = tempfile::tempdir().expect("temporary directory");
     let dir = tmp.path().join("store");
     std::fs::create_dir_all(&dir).expect("store directory");
-    let exe = std::env::current_exe().expect("test binary path");
-    let mut child = Command::new(exe)
-        .args([test_name, "--exact", "--nocapture", "--test-threads", "1"])
-        .env(CHILD_ENV, &dir)
-        .envs(child_env.iter().map(|(k, v)| (k, v)))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn the child");
+    let mut child = super::crash::spawn_child(test_name, &dir, child_env);
     let out = child.stdout.take().expect("child stdout");
     let opened = BufReader::new(out).lines().map_while(|l| l.ok()).any(|l| l.contains("OPENED"));
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
