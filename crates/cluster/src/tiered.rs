@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use terrane_chunk::{Chunk, ChunkView, Schema, SchemaBytes, Uuid};
 use terrane_section::keys::{self, Level};
 use terrane_section::{ChunkPos, GridPos};
-use terrane_store::{KeyRange, Object, Store, tables};
+use terrane_store::{KeyRange, Object, Precondition, Store, tables};
 
 use crate::config::{TierConfig, TieredStoreBuilder};
 use crate::container::{ClusterBuilder, ClusterView, Scale};
@@ -181,6 +181,8 @@ pub struct TieredStore<S> {
     unloaded_at: HashMap<ChunkAddr, u64>,
     players: Option<Vec<PlayerPos>>,
     tick: u64,
+    /// Preconditions every batch of this store carries (its saves and its tier moves).
+    fence: Vec<Precondition>,
 }
 
 impl<S> std::fmt::Debug for TieredStore<S> {
@@ -234,7 +236,7 @@ impl<S: Store> TieredStore<S> {
         }
         if write {
             let enc = schema.encode();
-            let mut txn = Txn::new(&store);
+            let mut txn = Txn::new(&store, &[]);
             for (k, v) in SchemaBytes::KEYS.iter().zip([
                 enc.blocks,
                 enc.components,
@@ -265,6 +267,7 @@ impl<S: Store> TieredStore<S> {
             unloaded_at: HashMap::new(),
             players: None,
             tick,
+            fence: Vec::new(),
         })
     }
 
@@ -331,7 +334,7 @@ impl<S: Store> TieredStore<S> {
     /// The bytes of chunk `pos` of `dim` and the level it is at; `None` when absent. Does not
     /// move the chunk.
     pub fn get_chunk_at(&self, dim: u64, pos: ChunkPos) -> Result<Option<(Level, Vec<u8>)>> {
-        let txn = Txn::new(&self.store);
+        let txn = Txn::new(&self.store, &self.fence);
         Ok(Self::find(&txn, dim, pos)?.map(|f| (f.level, f.bytes)))
     }
 
@@ -486,7 +489,7 @@ impl<S: Store> TieredStore<S> {
     /// `None` when it does not exist yet.
     pub fn load_chunk(&mut self, dim: u64, pos: ChunkPos, tick: u64) -> Result<Option<Vec<u8>>> {
         self.see(tick);
-        let mut txn = Txn::new(&self.store);
+        let mut txn = Txn::new(&self.store, &self.fence);
         Self::promote(&mut txn, dim, pos, None, tick)?;
         txn.commit(false)?;
         self.loaded.insert((dim, pos));
@@ -529,6 +532,20 @@ impl<S: Store> TieredStore<S> {
         self.save_tick(tick, &save)
     }
 
+    /// Fences every batch this store writes from now on (tick saves, tier moves, chunk
+    /// writes): each carries `fence` as preconditions, checked inside the same atomic write.
+    /// A server sharing a world passes "each area I write is still mine at my epoch" here
+    /// (terrane-lease); once another server takes an area over, the next batch fails with
+    /// the store's `PreconditionFailed` and writes nothing. Empty (the default): no fence.
+    pub fn set_fence(&mut self, fence: Vec<Precondition>) {
+        self.fence = fence;
+    }
+
+    /// The preconditions every batch carries ([`set_fence`](Self::set_fence)).
+    pub fn fence(&self) -> &[Precondition] {
+        &self.fence
+    }
+
     /// Saves a game tick as one atomic batch: every chunk written is promoted to L0 (with the
     /// cluster splits that takes), deleted chunks leave their level, entities and other
     /// objects are written, the opacity map is updated and `gameTick` set. A crash keeps all
@@ -556,7 +573,7 @@ impl<S: Store> TieredStore<S> {
         for bytes in chunks.values().flatten() {
             self.check_chunk(bytes)?;
         }
-        let mut txn = Txn::new(&self.store);
+        let mut txn = Txn::new(&self.store, &self.fence);
         if self.config.check_entity_refs {
             for ((dim, pos), bytes) in &chunks {
                 let Some(bytes) = bytes else { continue };
@@ -736,7 +753,7 @@ impl<S: Store> TieredStore<S> {
             }
         }
         for ((dim, cell), chunks) in groups {
-            let mut txn = Txn::new(&self.store);
+            let mut txn = Txn::new(&self.store, &self.fence);
             let key = keys::cell_key(dim, cell);
             let c1 = txn.get(tables::CHUNK_L1, &key)?;
             let view = match &c1 {
@@ -774,7 +791,7 @@ impl<S: Store> TieredStore<S> {
             }
         }
         for ((dim, cell2), clusters) in groups {
-            let mut txn = Txn::new(&self.store);
+            let mut txn = Txn::new(&self.store, &self.fence);
             let key = keys::cell_key(dim, cell2);
             let c2 = txn.get(tables::CHUNK_L2, &key)?;
             let view = match &c2 {

@@ -1,20 +1,22 @@
 //! A write overlay over a store: reads see the pending writes, and the whole overlay becomes
-//! one atomic [`Batch`].
+//! one atomic [`Batch`], fenced by the store's preconditions.
 
 use std::collections::BTreeMap;
 
-use terrane_store::{Batch, Object, Store};
+use terrane_store::{Batch, Object, Precondition, Store};
 
 use crate::error::Result;
 
 pub(crate) struct Txn<'s, S: ?Sized> {
     store: &'s S,
     pending: BTreeMap<(&'static str, Vec<u8>), Option<Object>>,
+    fence: Vec<Precondition>,
 }
 
 impl<'s, S: Store + ?Sized> Txn<'s, S> {
-    pub(crate) fn new(store: &'s S) -> Self {
-        Self { store, pending: BTreeMap::new() }
+    /// An overlay whose batch carries `fence` (see `TieredStore::set_fence`).
+    pub(crate) fn new(store: &'s S, fence: &[Precondition]) -> Self {
+        Self { store, pending: BTreeMap::new(), fence: fence.to_vec() }
     }
 
     pub(crate) fn get(&self, table: &'static str, key: &[u8]) -> Result<Option<Object>> {
@@ -38,6 +40,9 @@ impl<'s, S: Store + ?Sized> Txn<'s, S> {
 
     pub(crate) fn into_batch(self) -> Batch {
         let mut b = Batch::with_capacity(self.pending.len());
+        for p in self.fence {
+            b.expect(&p.table, p.key, p.version);
+        }
         for ((table, key), v) in self.pending {
             match v {
                 Some(o) => b.put(table, key, o.version, o.data),

@@ -524,3 +524,45 @@ fn failed_writes_change_nothing() {
         assert_eq!(scenario(&mut t, &mut model), 1, "fault at write {n}");
     }
 }
+
+/// A fenced store (`set_fence`): its tick saves and tier moves apply while the fence holds, and
+/// once the lease object moves on (another server took the area over) every batch is refused
+/// whole, with the store's typed error.
+#[test]
+fn fenced_saves_and_moves_are_refused_whole_after_a_takeover() {
+    let store = Arc::new(MemStore::new());
+    store.put(tables::WORLD_META, b"lease:area", 1, b"mine").unwrap();
+    let mut t = builder().open(Arc::clone(&store)).unwrap();
+    let mut fence = terrane_store::Batch::new();
+    fence.expect(tables::WORLD_META, b"lease:area".to_vec(), Some(1));
+    t.set_fence(fence.preconditions().to_vec());
+    let schema = schema();
+    let p = ChunkPos::new(1, 2, 3);
+    let mut save = TickSave::new();
+    save.put_chunk(0, p, chunk_bytes(&schema, 1));
+    t.save_tick(1, &save).unwrap();
+    // Another server takes the area over: the lease object's version moves on.
+    store.put(tables::WORLD_META, b"lease:area", 2, b"theirs").unwrap();
+    let before = terrane_store::conformance::collect(
+        &*store,
+        tables::CHUNK_L0,
+        terrane_store::KeyRange::all(),
+    );
+    let mut late = TickSave::new();
+    late.put_chunk(0, p, chunk_bytes(&schema, 2)).put_chunk(
+        0,
+        ChunkPos::new(9, 9, 9),
+        chunk_bytes(&schema, 3),
+    );
+    let err = t.save_tick(2, &late).unwrap_err();
+    assert!(err.to_string().contains("precondition failed"), "{err}");
+    t.unload_chunk(0, p, 2);
+    assert!(t.maintain(5000).is_err(), "a tier move after the takeover must be refused");
+    let after = terrane_store::conformance::collect(
+        &*store,
+        tables::CHUNK_L0,
+        terrane_store::KeyRange::all(),
+    );
+    assert_eq!(before, after, "a refused batch wrote");
+    assert_eq!(t.get_chunk(0, p).unwrap(), Some(chunk_bytes(&schema, 1)));
+}

@@ -216,11 +216,17 @@ impl PgStore {
         lock::acquire(
             &mut lock_conn,
             schema::lock_key(&options.schema),
-            config.read_only,
+            config.read_only || options.shared_writers,
             options.lock_grace,
             &location,
         )?;
-        let opened = schema::open(&mut lock_conn.client, &options.schema, config, &location)?;
+        let opened = schema::open(
+            &mut lock_conn.client,
+            &options.schema,
+            config,
+            &location,
+            !config.read_only && !options.shared_writers,
+        )?;
         let tables = opened
             .tables
             .into_iter()

@@ -26,6 +26,11 @@ pub struct PgOptions {
     /// How long opening waits for another process's lock on the store to go away (its session
     /// may take a moment to end after the process died). Default 3 s.
     pub lock_grace: Duration,
+    /// Several writing processes share the store (default `false`: one writer, fenced by the
+    /// writer epoch). Shared writers take the store's lock shared (a single writer is refused
+    /// while they are in, and they while it is), take no writer epoch, and must fence their
+    /// own batches with preconditions (terrane-lease's leases).
+    pub shared_writers: bool,
 }
 
 impl Default for PgOptions {
@@ -38,6 +43,7 @@ impl Default for PgOptions {
             statement_timeout: Duration::from_secs(30),
             scan_page_rows: 256,
             lock_grace: Duration::from_secs(3),
+            shared_writers: false,
         }
     }
 }
@@ -87,6 +93,12 @@ impl PgOptions {
     /// Sets [`lock_grace`](Self::lock_grace).
     pub fn lock_grace(mut self, t: Duration) -> Self {
         self.lock_grace = t;
+        self
+    }
+
+    /// Sets [`shared_writers`](Self::shared_writers).
+    pub fn shared_writers(mut self, shared: bool) -> Self {
+        self.shared_writers = shared;
         self
     }
 

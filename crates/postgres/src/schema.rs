@@ -138,6 +138,7 @@ pub(crate) fn open(
     schema: &str,
     config: &StoreConfig,
     location: &str,
+    take_epoch: bool,
 ) -> Result<Opened> {
     let read_only = config.read_only;
     let mut tx = client.transaction().map_err(|e| pg_err("beginning the open", e))?;
@@ -238,7 +239,7 @@ pub(crate) fn open(
     // still in flight (they hold the row `FOR SHARE`), and every write of theirs that starts
     // later finds another epoch and writes nothing.
     let mut epoch = Vec::new();
-    if !read_only {
+    if take_epoch {
         let current = tx
             .query_opt(
                 &format!("SELECT value FROM {meta} WHERE name = 'writer_epoch' FOR UPDATE"),

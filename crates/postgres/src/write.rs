@@ -65,7 +65,8 @@ fn units<'b>(store: &'b PgStore, batch: &'b Batch) -> Result<Vec<Unit<'b>>> {
 /// statement itself checks the writer epoch (it writes only while the store's `writer_epoch`
 /// row holds `epoch`, which it locks `FOR SHARE`, and returns whether it did); `None` inside a
 /// transaction that checked it first.
-/// With `fence`, the statement also takes the store's write lock shared (see [`write`]).
+/// With `fence`, the statement also takes the store's write lock shared (see [`write`]); an
+/// empty epoch (a store opened for shared writers) checks no epoch.
 fn statement<'u>(
     unit: &'u Unit<'_>,
     fence: Option<(&str, &'u Vec<u8>, &'u i64)>,
@@ -75,12 +76,17 @@ fn statement<'u>(
     let mut guard = "";
     if let Some((meta, epoch, write_key)) = fence {
         params.push(write_key);
-        params.push(epoch);
         parts.push("lk AS (SELECT pg_advisory_xact_lock_shared($1))".to_string());
-        parts.push(format!(
-            "fence AS (SELECT 1 FROM {meta} WHERE name = 'writer_epoch' AND value = $2 \
-             AND EXISTS (SELECT 1 FROM lk) FOR SHARE)"
-        ));
+        if epoch.is_empty() {
+            // Shared writers: fenced by their own preconditions (leases), not by an epoch.
+            parts.push("fence AS (SELECT 1 FROM lk)".to_string());
+        } else {
+            params.push(epoch);
+            parts.push(format!(
+                "fence AS (SELECT 1 FROM {meta} WHERE name = 'writer_epoch' AND value = $2 \
+                 AND EXISTS (SELECT 1 FROM lk) FOR SHARE)"
+            ));
+        }
         guard = " AND EXISTS (SELECT 1 FROM fence)";
     }
     for (i, (rel, g)) in unit.iter().enumerate() {
@@ -150,7 +156,9 @@ pub(crate) fn write(store: &PgStore, batch: &Batch) -> Result<()> {
     };
     let mut tx = conn.client.transaction().map_err(|e| pg_err("writing a batch", e))?;
     tx.query(lock, &[&store.write_key]).map_err(|e| pg_err("writing a batch", e))?;
-    if tx.query(&check, &[&store.epoch]).map_err(|e| pg_err("writing a batch", e))?.is_empty() {
+    if !store.epoch.is_empty()
+        && tx.query(&check, &[&store.epoch]).map_err(|e| pg_err("writing a batch", e))?.is_empty()
+    {
         return Err(fenced(store));
     }
     let mut failed = None;
