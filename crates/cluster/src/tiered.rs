@@ -574,6 +574,12 @@ impl<S: Store> TieredStore<S> {
             self.check_chunk(bytes)?;
         }
         let mut txn = Txn::new(&self.store, &self.fence);
+        // Most chunks of a save are loaded, so at L0: one round trip reads them all.
+        let l0: Vec<Vec<u8>> = chunks
+            .keys()
+            .map(|&(dim, pos)| keys::chunk_key(dim, pos, Level::L0).to_vec())
+            .collect();
+        txn.prefetch(tables::CHUNK_L0, &l0)?;
         if self.config.check_entity_refs {
             for ((dim, pos), bytes) in &chunks {
                 let Some(bytes) = bytes else { continue };

@@ -10,17 +10,38 @@ use crate::error::Result;
 pub(crate) struct Txn<'s, S: ?Sized> {
     store: &'s S,
     pending: BTreeMap<(&'static str, Vec<u8>), Option<Object>>,
+    /// Objects read ahead with one `multi_get` ([`Txn::prefetch`]), as the store had them.
+    read: BTreeMap<(&'static str, Vec<u8>), Option<Object>>,
     fence: Vec<Precondition>,
 }
 
 impl<'s, S: Store + ?Sized> Txn<'s, S> {
     /// An overlay whose batch carries `fence` (see `TieredStore::set_fence`).
     pub(crate) fn new(store: &'s S, fence: &[Precondition]) -> Self {
-        Self { store, pending: BTreeMap::new(), fence: fence.to_vec() }
+        Self { store, pending: BTreeMap::new(), read: BTreeMap::new(), fence: fence.to_vec() }
+    }
+
+    /// Reads `keys` of `table` ahead in one `multi_get` (one round trip on a networked store):
+    /// later `get`s of them are answered from memory.
+    pub(crate) fn prefetch(&mut self, table: &'static str, keys: &[Vec<u8>]) -> Result<()> {
+        let wanted: Vec<&[u8]> = keys
+            .iter()
+            .filter(|k| !self.read.contains_key(&(table, k.to_vec())))
+            .map(Vec::as_slice)
+            .collect();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let found = self.store.multi_get(table, &wanted)?;
+        for (k, o) in wanted.into_iter().zip(found) {
+            self.read.insert((table, k.to_vec()), o);
+        }
+        Ok(())
     }
 
     pub(crate) fn get(&self, table: &'static str, key: &[u8]) -> Result<Option<Object>> {
-        if let Some(p) = self.pending.get(&(table, key.to_vec())) {
+        let id = (table, key.to_vec());
+        if let Some(p) = self.pending.get(&id).or_else(|| self.read.get(&id)) {
             return Ok(p.clone());
         }
         Ok(self.store.get(table, key)?)
