@@ -15,6 +15,8 @@
 //!   ([`terrane_store::Error::PreconditionFailed`]) once another server has taken one of the
 //!   areas over, whatever the first server's clock says. `TieredStore::set_fence` puts them on
 //!   every tick save and tier move.
+//! - [`LeaseKeeper`]: the leases one server holds, renewed as it ticks; after a refused save
+//!   it names the areas lost, which the server must stop ticking.
 //!
 //! # Example
 //!
@@ -54,10 +56,12 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod keeper;
 mod record;
 
 use terrane_store::{Batch, Error as StoreError, Precondition, Store, tables};
 
+pub use keeper::LeaseKeeper;
 pub use record::{AreaId, KEY_PREFIX, Lease, MAX_SERVER_ID, decode};
 
 /// Everything a lease operation can fail with.
@@ -148,6 +152,11 @@ impl<S: Store> Leases<S> {
     /// This server's id.
     pub fn server(&self) -> &str {
         &self.server
+    }
+
+    /// How long a lease lasts after each acquire or renewal, in milliseconds.
+    pub fn ttl_ms(&self) -> u64 {
+        self.ttl_ms
     }
 
     /// The lease of `area`, if it was ever taken.

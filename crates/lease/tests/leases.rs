@@ -184,3 +184,43 @@ fn a_paused_server_is_fenced_out_after_a_takeover() {
     a.wait().unwrap();
     assert_eq!(store_b.get(tables::CHUNK_L0, b"spawn").unwrap().unwrap().data, b"b");
 }
+
+/// A keeper renews before expiry, and after a refused save names exactly the areas taken over;
+/// its fence then covers only what it still holds, so its next save applies.
+#[test]
+fn a_keeper_renews_and_names_the_areas_it_lost() {
+    let world: Arc<dyn Store> = Arc::new(MemStore::new());
+    let mut a = terrane_lease::LeaseKeeper::new(
+        Leases::new(Arc::clone(&world), "server-a", 3_000).unwrap(),
+    );
+    let b = Leases::new(Arc::clone(&world), "server-b", 3_000).unwrap();
+    let (near, far) = (AreaId::new(0, 0), AreaId::new(5, 5));
+    a.acquire(near, 0).unwrap();
+    a.acquire(far, 0).unwrap();
+    assert_eq!(a.tick(500).unwrap(), Vec::<AreaId>::new());
+    assert_eq!(
+        a.held().map(|l| l.expires_ms).collect::<Vec<_>>(),
+        vec![3_000, 3_000],
+        "not due yet"
+    );
+    assert_eq!(a.tick(2_500).unwrap(), Vec::<AreaId>::new());
+    assert!(a.held().all(|l| l.expires_ms == 5_500), "renewed with a third left");
+    // a stalls past the expiry; b takes `far` over.
+    b.acquire(far, 9_000).unwrap();
+    let mut save = Batch::new();
+    save.put(tables::CHUNK_L0, b"near".to_vec(), 1, b"a".to_vec());
+    let mut fenced = save.clone();
+    for p in a.preconditions() {
+        fenced.expect(&p.table, p.key, p.version);
+    }
+    assert!(matches!(world.write(&fenced), Err(Error::PreconditionFailed { .. })));
+    assert_eq!(a.check().unwrap(), vec![far]);
+    assert!(a.owns(near) && !a.owns(far));
+    let mut fenced = save;
+    for p in a.preconditions() {
+        fenced.expect(&p.table, p.key, p.version);
+    }
+    world.write(&fenced).expect("the areas still held save");
+    a.release_all().unwrap();
+    assert!(b.acquire(near, 9_001).is_ok(), "released areas are free at once");
+}
