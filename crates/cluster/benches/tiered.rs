@@ -368,19 +368,40 @@ fn tick_save_latency(_c: &mut Criterion) {
     let server = terrane_postgres::testing::PgServer::start().unwrap_or_else(|e| panic!("{e}"));
     let cfg = StoreConfig::new("terrane cluster bench");
     let pg = terrane_postgres::PgStore::open(&server.conninfo(), &cfg).unwrap();
-    let stores: Vec<(&str, Dyn)> = vec![
+    // The same saves fenced on one lease (terrane-lease), as a server sharing a world saves:
+    // one precondition checked inside each save.
+    fn fenced<S: Store + 'static>(store: S) -> (Dyn, Vec<terrane_store::Precondition>) {
+        let store = std::sync::Arc::new(store);
+        let leases = terrane_lease::Leases::new(std::sync::Arc::clone(&store), "bench", 600_000);
+        let lease = leases.unwrap().acquire(terrane_lease::AreaId::new(0, 0), 1).unwrap();
+        (Box::new(store), terrane_lease::preconditions([&lease]))
+    }
+    let shared = terrane_postgres::PgStore::open_with(
+        &server.conninfo(),
+        &cfg,
+        &terrane_postgres::PgOptions::new().schema("fenced").shared_writers(true),
+    )
+    .unwrap();
+    let rocks =
+        |name: &str| terrane_rocksdb::RocksStore::open(tmp.path().join(name), &cfg).unwrap();
+    let stores: Vec<(&str, (Dyn, Vec<terrane_store::Precondition>))> = vec![
         (
             "blockfile",
-            Box::new(terrane_blockfile::BlockFile::open(tmp.path().join("l.tbf"), &cfg).unwrap()),
+            (
+                Box::new(
+                    terrane_blockfile::BlockFile::open(tmp.path().join("l.tbf"), &cfg).unwrap(),
+                ),
+                Vec::new(),
+            ),
         ),
-        (
-            "rocksdb",
-            Box::new(terrane_rocksdb::RocksStore::open(tmp.path().join("l-rocks"), &cfg).unwrap()),
-        ),
-        ("postgres", Box::new(pg)),
+        ("rocksdb", (Box::new(rocks("l-rocks")), Vec::new())),
+        ("rocksdb_fenced", fenced(rocks("l-rocks-fenced"))),
+        ("postgres", (Box::new(pg), Vec::new())),
+        ("postgres_fenced", fenced(shared)),
     ];
-    for (name, store) in stores {
+    for (name, (store, fence)) in stores {
         let mut ts = builder(&t).sync_saves(true).open(store).unwrap();
+        ts.set_fence(fence);
         let mut tick = 0;
         fill(&mut ts, &t, &mut tick);
         let mut times = Vec::with_capacity(300);

@@ -70,10 +70,11 @@ fn units<'b>(store: &'b PgStore, batch: &'b Batch) -> Result<Vec<Unit<'b>>> {
 fn statement<'u>(
     unit: &'u Unit<'_>,
     fence: Option<(&str, &'u Vec<u8>, &'u i64)>,
+    pre: &'u [Pre<'u>],
 ) -> (String, Vec<&'u (dyn ToSql + Sync)>) {
     let mut parts = Vec::new();
     let mut params: Vec<&(dyn ToSql + Sync)> = Vec::new();
-    let mut guard = "";
+    let mut guard = String::new();
     if let Some((meta, epoch, write_key)) = fence {
         params.push(write_key);
         parts.push("lk AS (SELECT pg_advisory_xact_lock_shared($1))".to_string());
@@ -87,7 +88,20 @@ fn statement<'u>(
                  AND EXISTS (SELECT 1 FROM lk) FOR SHARE)"
             ));
         }
-        guard = " AND EXISTS (SELECT 1 FROM fence)";
+        guard.push_str(" AND EXISTS (SELECT 1 FROM fence)");
+    }
+    // Preconditions on versions: each row locked FOR SHARE, so a concurrent change of it
+    // waits for this statement, or has committed and then fails the check.
+    for (j, p) in pre.iter().enumerate() {
+        params.push(p.key);
+        params.push(p.version);
+        let n = params.len();
+        parts.push(format!(
+            "pre{j} AS (SELECT 1 FROM {} WHERE key = ${} AND version = ${n} FOR SHARE)",
+            p.rel,
+            n - 1
+        ));
+        guard.push_str(&format!(" AND EXISTS (SELECT 1 FROM pre{j})"));
     }
     for (i, (rel, g)) in unit.iter().enumerate() {
         if !g.deletes.is_empty() {
@@ -111,8 +125,18 @@ fn statement<'u>(
             ));
         }
     }
-    let result = if fence.is_some() { "EXISTS (SELECT 1 FROM fence)" } else { "true" };
-    (format!("WITH {} SELECT {result}", parts.join(", ")), params)
+    let fence_ok = if fence.is_some() { "EXISTS (SELECT 1 FROM fence)" } else { "true" };
+    let pre_ok: Vec<String> =
+        (0..pre.len()).map(|j| format!("EXISTS (SELECT 1 FROM pre{j})")).collect();
+    let pre_ok = if pre_ok.is_empty() { "true".to_string() } else { pre_ok.join(" AND ") };
+    (format!("WITH {} SELECT {fence_ok}, {pre_ok}", parts.join(", ")), params)
+}
+
+/// A precondition on a version, for the single-statement path.
+struct Pre<'b> {
+    rel: &'b str,
+    key: &'b Vec<u8>,
+    version: &'b i64,
 }
 
 /// The error of a write that found another writer's epoch.
@@ -133,15 +157,45 @@ pub(crate) fn write(store: &PgStore, batch: &Batch) -> Result<()> {
     let units: Vec<Unit<'_>> = units(store, batch)?.into_iter().filter(|u| !u.is_empty()).collect();
     let mut conn = store.conn()?;
     conn.set_synced(batch.is_synced()).map_err(|e| pg_err("setting synchronous_commit", e))?;
-    if let ([unit], []) = (&units[..], batch.preconditions()) {
-        let (sql, params) = statement(unit, Some((&store.meta, &store.epoch, &store.write_key)));
+    // One statement when the batch fits one and its preconditions are on versions (a
+    // precondition of absence needs the exclusive write lock below: an absent row cannot be
+    // locked).
+    let versions: Option<Vec<Pre<'_>>> = batch
+        .preconditions()
+        .iter()
+        .map(|p| {
+            let rel = store.rel(&p.table).ok()?;
+            Some(Pre { rel, key: &p.key, version: p.version.as_ref()? })
+        })
+        .collect();
+    if let (Some(pre), true) = (versions, units.len() <= 1) {
+        let empty = Unit::new();
+        let unit = units.first().unwrap_or(&empty);
+        let fence = Some((store.meta.as_str(), &store.epoch, &store.write_key));
+        let (sql, params) = statement(unit, fence, &pre);
         let st = conn.prepare(&sql).map_err(|e| pg_err("preparing a batch", e))?;
         let row = conn.client.query_one(&st, &params).map_err(|e| pg_err("writing a batch", e))?;
-        return if row.get::<_, bool>(0) { Ok(()) } else { Err(fenced(store)) };
+        if !row.get::<_, bool>(0) {
+            return Err(fenced(store));
+        }
+        if row.get::<_, bool>(1) {
+            return Ok(());
+        }
+        // Name the failed precondition (read again; nothing was written).
+        batch.check_preconditions(|table, key| {
+            Ok(crate::read::get(&mut conn, store.rel(table)?, key)?.map(|o| o.version))
+        })?;
+        let p = &batch.preconditions()[0];
+        return Err(terrane_store::Error::PreconditionFailed {
+            table: p.table.clone(),
+            key: p.key.clone(),
+            expected: p.version,
+            found: None,
+        });
     }
     let mut prepared = Vec::with_capacity(units.len());
     for unit in &units {
-        let (sql, params) = statement(unit, None);
+        let (sql, params) = statement(unit, None, &[]);
         let st = conn.prepare(&sql).map_err(|e| pg_err("preparing a batch", e))?;
         prepared.push((st, params));
     }
