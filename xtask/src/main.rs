@@ -4,7 +4,7 @@
 
 use std::env;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
@@ -61,9 +61,15 @@ fn main() -> ExitCode {
 /// The result of a task: `Err` carries the message printed before exiting non-zero.
 pub type Result<T = ()> = std::result::Result<T, String>;
 
-/// The workspace root (the parent of this crate's manifest directory).
+/// The workspace root (the parent of this crate's manifest directory). `cargo run` sets
+/// `CARGO_MANIFEST_DIR` for the running process too, and that one wins: clones that share a
+/// target directory (CI's does) share one uplifted `xtask` binary, whose compile-time path
+/// may be another clone's.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").into()
+    let dir = env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    dir.parent().expect("xtask lives in the workspace").into()
 }
 
 /// Runs a command in the workspace root, echoing it, and fails when it fails.
