@@ -60,8 +60,8 @@ pub fn archives(target: &Path) -> Vec<(PathBuf, SystemTime)> {
 /// Fails when more than one RocksDB archive was written since `since` (a task compiled
 /// RocksDB's C++ twice).
 pub fn check_one_build(target: &Path, since: SystemTime) -> Result {
-    let fresh: Vec<PathBuf> =
-        archives(target).into_iter().filter(|(_, t)| *t >= since).map(|(p, _)| p).collect();
+    let all = archives(target);
+    let fresh: Vec<&PathBuf> = all.iter().filter(|(_, t)| *t >= since).map(|(p, _)| p).collect();
     if fresh.len() > 1 {
         return Err(format!(
             "RocksDB's C++ was compiled {} times by one task (one archive per build):\n  {}\n\
@@ -73,7 +73,7 @@ pub fn check_one_build(target: &Path, since: SystemTime) -> Result {
     }
     eprintln!(
         "one RocksDB build: {} archive(s) under {} ({} written by this task)",
-        archives(target).len(),
+        all.len(),
         target.display(),
         fresh.len()
     );
@@ -99,4 +99,29 @@ pub fn link_dev_archive(cmd: &mut Command) -> Result<&mut Command> {
     let archive = dev_archive()?;
     let dir = archive.parent().expect("an archive lives in a directory");
     Ok(cmd.env("ROCKSDB_LIB_DIR", dir).env("ROCKSDB_STATIC", "1"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_archive_written_by_one_task_fails_the_check() {
+        let target = std::env::temp_dir().join(format!("xtask-archives-{}", std::process::id()));
+        let archive = |profile: &str, hash: &str| {
+            let out = target.join(profile).join("build").join(format!("librocksdb-sys-{hash}/out"));
+            fs::create_dir_all(&out).unwrap();
+            fs::write(out.join("librocksdb.a"), b"!<arch>\n").unwrap();
+        };
+        archive("debug", "old");
+        let since = SystemTime::now();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        archive("debug", "aaa");
+        assert_eq!(archives(&target).len(), 2);
+        check_one_build(&target, since).expect("one archive written since: fine");
+        archive("release", "bbb");
+        let err = check_one_build(&target, since).unwrap_err();
+        assert!(err.contains("compiled 2 times"), "{err}");
+        fs::remove_dir_all(&target).unwrap();
+    }
 }

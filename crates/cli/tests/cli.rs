@@ -673,3 +673,20 @@ fn postgres_worlds_and_copies_in_every_direction() {
     assert!(err.contains("exists"), "{err}");
     ok(&["demo", "--store", &main, "--force", "--ticks", "2", "--pregen-radius", "1"]);
 }
+
+/// A directory holding terrane's own unfinished creation (the intent file, part of a backend)
+/// is taken over by `demo` without `--force`.
+#[test]
+#[cfg(feature = "blockfile")]
+fn demo_takes_over_an_unfinished_creation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let world = tmp.path().join("world");
+    std::fs::create_dir_all(world.join("db")).unwrap();
+    std::fs::write(world.join("db/LOCK"), b"").unwrap();
+    std::fs::write(world.join("terrane-world.creating"), b"terrane world v1\nbackend = rocksdb\n")
+        .unwrap();
+    let summary = tiny_demo(&world, "blockfile");
+    assert!(summary["tick_saves"].as_u64().unwrap() > 0);
+    assert_eq!(json(&["info", s(&world), "--json"])["backend"], "blockfile");
+    assert!(!world.join("terrane-world.creating").exists());
+}

@@ -249,21 +249,11 @@ fn crash_rocksdb() {
     });
 }
 
-/// The environment variable naming the parent's PostgreSQL server in a child.
-const PG_ENV: &str = "TERRANE_PG_TEST_CONNINFO";
-
 #[test]
 fn crash_postgres() {
     // A child uses the parent's server; the parent starts one (stopped when the test ends).
-    let (_server, conninfo) = match std::env::var(PG_ENV) {
-        Ok(c) => (None, c),
-        Err(_) => {
-            let s = terrane_postgres::testing::PgServer::start().unwrap_or_else(|e| panic!("{e}"));
-            let c = s.conninfo();
-            (Some(s), c)
-        }
-    };
-    let env = vec![(PG_ENV.to_string(), conninfo.clone())];
+    let (_server, conninfo) = terrane_postgres::testing::server_or_parents();
+    let env = vec![(terrane_postgres::testing::CONNINFO_ENV.to_string(), conninfo.clone())];
     run_with_env("crash_postgres", 200, &env, |_dir| {
         terrane_postgres::PgStore::open_with(
             &conninfo,

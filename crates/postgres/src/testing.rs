@@ -33,6 +33,24 @@ pub type ServerResult<T> = std::result::Result<T, String>;
 /// The database user the test servers create (a superuser).
 pub const USER: &str = "terrane";
 
+/// The environment variable through which a test hands its server to the child processes it
+/// starts (crash harnesses): see [`server_or_parents`].
+pub const CONNINFO_ENV: &str = "TERRANE_PG_TEST_CONNINFO";
+
+/// A test's server: in a child process of a crash test (where [`CONNINFO_ENV`] is set), the
+/// parent's, and no server of its own (`None`); otherwise a new one. Returns the server to
+/// keep alive for the test and its connection string; pass
+/// `(CONNINFO_ENV, conninfo)` to the children. A missing PostgreSQL panics with the command
+/// that installs it.
+pub fn server_or_parents() -> (Option<PgServer>, String) {
+    if let Ok(c) = std::env::var(CONNINFO_ENV) {
+        return (None, c);
+    }
+    let s = PgServer::start().unwrap_or_else(|e| panic!("{e}"));
+    let c = s.conninfo();
+    (Some(s), c)
+}
+
 /// One server: its data directory and socket directory.
 #[derive(Debug)]
 struct Node {

@@ -152,6 +152,18 @@ mod tests {
     }
 
     #[test]
+    fn a_lock_released_within_the_grace_is_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = lock_path(dir.path(), LockMode::Exclusive).unwrap();
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(LOCK_GRACE / 5);
+            drop(held);
+        });
+        lock_path(dir.path(), LockMode::Exclusive).expect("the lock was free within the grace");
+        releaser.join().unwrap();
+    }
+
+    #[test]
     fn writers_exclude_everyone_and_readers_share() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("store");

@@ -75,17 +75,19 @@ fn sync_dir(dir: &Path) -> Result<()> {
 
 /// Reads the marker (or, without one, the creation intent) of `dir`.
 pub(crate) fn read_state(dir: &Path) -> Result<DirState> {
-    match read_marker_file(dir, MARKER)? {
-        Some(b) => Ok(DirState::World(b)),
-        None => match read_marker_file(dir, CREATING) {
-            Ok(Some(b)) => Ok(DirState::Unfinished(b)),
-            // An intent torn by the crash itself (it is written before anything else).
-            Ok(None) | Err(_) if dir.join(CREATING).exists() => Err(Error::Backend(format!(
-                "{}: a terrane world creation was cut off before it started; create the world again (terrane demo --force, World::builder().create)",
-                dir.display()
-            ))),
-            _ => Err(Error::NotAWorld(dir.to_path_buf())),
-        },
+    if let Some(b) = read_marker_file(dir, MARKER)? {
+        return Ok(DirState::World(b));
+    }
+    if !dir.join(CREATING).exists() {
+        return Err(Error::NotAWorld(dir.to_path_buf()));
+    }
+    match read_marker_file(dir, CREATING) {
+        Ok(Some(b)) => Ok(DirState::Unfinished(b)),
+        // An intent torn by the crash itself (it is written before anything else).
+        _ => Err(Error::Backend(format!(
+            "{}: a terrane world creation was cut off before it started; create the world again (terrane demo --force, World::builder().create)",
+            dir.display()
+        ))),
     }
 }
 

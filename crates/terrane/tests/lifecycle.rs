@@ -184,3 +184,29 @@ fn a_second_process_is_refused_until_the_holder_dies() {
         w.verify().unwrap();
     }
 }
+
+/// A creation cut off after its backend was made (the intent file still there, no marker): a
+/// read-only open refuses it and changes nothing, a writable open finishes it, and a world in
+/// use cannot be removed.
+#[test]
+fn an_unfinished_creation_is_finished_by_a_writer_and_refused_by_a_reader() {
+    for backend in backends() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("w");
+        small_world(&path, backend);
+        std::fs::rename(path.join("terrane-world"), path.join("terrane-world.creating")).unwrap();
+        assert!(World::is_unfinished_creation(&path));
+        let before = files(&path);
+        let err = World::open_read_only(&path).unwrap_err();
+        assert!(err.to_string().contains("cut off"), "{backend}: {err}");
+        assert!(before == files(&path), "{backend}: the refused read-only open wrote");
+        let w = World::open(&path).unwrap();
+        assert!(path.join("terrane-world").exists() && !World::is_unfinished_creation(&path));
+        assert!(w.get_chunk(ChunkPos::new(3, 0, -3)).unwrap().is_some(), "{backend}: data kept");
+        let err = World::remove(&path).unwrap_err();
+        assert!(is_locked(&err), "{backend}: removing a world in use: {err}");
+        drop(w);
+        World::remove(&path).unwrap();
+        assert!(!path.exists());
+    }
+}

@@ -6,22 +6,14 @@
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use terrane_postgres::testing::PgServer;
+use terrane_postgres::testing::{CONNINFO_ENV, PgServer};
 use terrane_postgres::{PgOptions, PgStore};
 use terrane_store::StoreConfig;
 
-/// Set for the children of crash tests: the parent's server.
-pub const CONNINFO_ENV: &str = "TERRANE_PG_TEST_CONNINFO";
-
 /// The test's own server (`None` in a child, which uses the parent's) and its connection
-/// string. A missing PostgreSQL fails the test with the command that installs it.
+/// string.
 pub fn server() -> (Option<PgServer>, String) {
-    if let Ok(c) = std::env::var(CONNINFO_ENV) {
-        return (None, c);
-    }
-    let s = PgServer::start().unwrap_or_else(|e| panic!("{e}"));
-    let c = s.conninfo();
-    (Some(s), c)
+    terrane_postgres::testing::server_or_parents()
 }
 
 /// The environment a child process needs to reach the server.
