@@ -42,6 +42,10 @@ pub struct TierConfig {
     pub opacity_search_chunks: u32,
     /// Which blocks are opaque (default [`default_opacity`]).
     pub opaque: OpacityFn,
+    /// This server's id in a world shared by several servers (default `None`: the world's
+    /// only server). It keeps its game tick under its own `worldMeta` key
+    /// (`gameTick/<id>`, see [`crate::tick_key`]) so that no two servers write one key.
+    pub server: Option<String>,
 }
 
 impl Default for TierConfig {
@@ -55,6 +59,7 @@ impl Default for TierConfig {
             check_entity_refs: true,
             opacity_search_chunks: 64,
             opaque: Arc::new(default_opacity),
+            server: None,
         }
     }
 }
@@ -69,6 +74,7 @@ impl fmt::Debug for TierConfig {
             .field("sync_saves", &self.sync_saves)
             .field("check_entity_refs", &self.check_entity_refs)
             .field("opacity_search_chunks", &self.opacity_search_chunks)
+            .field("server", &self.server)
             .finish_non_exhaustive()
     }
 }
@@ -148,6 +154,12 @@ impl TieredStoreBuilder {
     /// Which blocks are opaque, by registry name (default [`default_opacity`]).
     pub fn opaque(mut self, f: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
         self.config.opaque = Arc::new(f);
+        self
+    }
+
+    /// This server's id in a shared world (default none; see [`TierConfig::server`]).
+    pub fn server(mut self, id: impl Into<String>) -> Self {
+        self.config.server = Some(id.into());
         self
     }
 

@@ -131,6 +131,15 @@ pub enum Error {
         "table `{0}` is managed by the tiered store: write chunks and entities with their own TickSave methods"
     )]
     ReservedTable(String),
+    /// A write in an area this store does not own (`TieredStore::set_areas`).
+    #[error(
+        "area ({}, {}) is not this server's: a server of a shared world writes only the areas it leases",
+        area.x, area.z
+    )]
+    OutOfScope {
+        /// The area.
+        area: terrane_section::AreaId,
+    },
     /// A key of a chunk table is not a chunk key.
     #[error("table `{table}` holds a {len}-byte key, not a 32-byte chunk key")]
     CorruptKey {

@@ -118,4 +118,5 @@ pub use opacity::{ColumnTops, OpacityTile, TILE_BYTES, TILE_EDGE, column_tops};
 pub use terrane_section::keys::Level;
 pub use tiered::{
     ChunkAddr, LevelStats, META_TICK, MaintenanceReport, PlayerPos, TickSave, TieredStore,
+    tick_key, world_tick,
 };

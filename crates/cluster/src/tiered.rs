@@ -1,11 +1,11 @@
 //! The hot / warm / cold tiered chunk store.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use terrane_chunk::{Chunk, ChunkView, Schema, SchemaBytes, Uuid};
 use terrane_section::keys::{self, Level};
-use terrane_section::{ChunkPos, GridPos};
-use terrane_store::{KeyRange, Object, Precondition, Store, tables};
+use terrane_section::{AreaId, ChunkPos, GridPos};
+use terrane_store::{Batch, KeyRange, Object, Op, Precondition, Store, tables};
 
 use crate::config::{TierConfig, TieredStoreBuilder};
 use crate::container::{ClusterBuilder, ClusterView, Scale};
@@ -13,8 +13,39 @@ use crate::error::{Error, Result};
 use crate::opacity::{self, ColumnTops, OpacityTile};
 use crate::txn::Txn;
 
-/// The `worldMeta` property holding the last saved game tick (`u64` LE).
+/// The `worldMeta` property holding the last saved game tick (`u64` LE). In a world shared
+/// by several servers each server keeps its own, `gameTick/<server id>`
+/// ([`TieredStoreBuilder::server`]); the world's tick is the largest of them.
 pub const META_TICK: &str = "gameTick";
+
+/// The `worldMeta` key of a server's game tick in a shared world (see [`META_TICK`]).
+pub fn tick_key(server: Option<&str>) -> String {
+    match server {
+        Some(id) => format!("{META_TICK}/{id}"),
+        None => META_TICK.to_string(),
+    }
+}
+
+/// The world's game tick: the largest of `gameTick` (a single server's) and every server's
+/// `gameTick/<id>` in `worldMeta`; 0 for a new world.
+pub fn world_tick<S: Store + ?Sized>(store: &S) -> Result<u64> {
+    let mut tick = 0;
+    for e in store.scan_prefix(tables::WORLD_META, META_TICK.as_bytes())? {
+        let (k, o) = e?;
+        if k != META_TICK.as_bytes() && !k.starts_with(format!("{META_TICK}/").as_bytes()) {
+            continue;
+        }
+        let b: [u8; 8] = o.data.as_slice().try_into().map_err(|_| {
+            Error::CorruptMeta(format!(
+                "{} is {} bytes, not 8",
+                String::from_utf8_lossy(&k),
+                o.data.len()
+            ))
+        })?;
+        tick = tick.max(u64::from_le_bytes(b));
+    }
+    Ok(tick)
+}
 
 /// A chunk's address: dimension and cubic chunk position.
 pub type ChunkAddr = (u64, ChunkPos);
@@ -45,7 +76,11 @@ impl PlayerPos {
 pub struct TickSave {
     chunks: Vec<(ChunkAddr, Option<Vec<u8>>)>,
     entities: Vec<(Uuid, Option<Vec<u8>>)>,
+    /// Entities of a shared world, keyed by area; `true` marks the arrival of a hand-off
+    /// (allowed in an area this server does not own).
+    area_entities: Vec<(AreaId, Uuid, Option<Vec<u8>>, bool)>,
     objects: Vec<(String, Vec<u8>, Option<Vec<u8>>)>,
+    extra: Batch,
 }
 
 impl TickSave {
@@ -78,6 +113,62 @@ impl TickSave {
         self
     }
 
+    /// Writes entity `uuid` in `area` (shared-world layout: key
+    /// [`keys::area_entity_key`]). The area must be one this store may write
+    /// ([`TieredStore::set_areas`]).
+    pub fn put_area_entity(&mut self, area: AreaId, uuid: Uuid, bytes: Vec<u8>) -> &mut Self {
+        self.area_entities.push((area, uuid, Some(bytes), false));
+        self
+    }
+
+    /// Deletes entity `uuid` of `area` (shared-world layout).
+    pub fn delete_area_entity(&mut self, area: AreaId, uuid: Uuid) -> &mut Self {
+        self.area_entities.push((area, uuid, None, false));
+        self
+    }
+
+    /// Hands entity `uuid` over from `from` (an area of this server) to `to` (usually another
+    /// server's): it leaves `from` and arrives in `to` with `bytes` in this save's single
+    /// batch, so it exists exactly once before and after any crash. Fence the arrival with
+    /// [`expect`](Self::expect) on `to`'s lease; its owner finds the entity with
+    /// [`TieredStore::area_entities`].
+    pub fn hand_off_entity(
+        &mut self,
+        uuid: Uuid,
+        from: AreaId,
+        to: AreaId,
+        bytes: Vec<u8>,
+    ) -> &mut Self {
+        self.area_entities.push((from, uuid, None, false));
+        self.area_entities.push((to, uuid, Some(bytes), true));
+        self
+    }
+
+    /// Adds a precondition to the save (e.g. the lease of the area a hand-off goes to): the
+    /// save applies only if it holds (see `terrane_store::Batch::expect`).
+    pub fn expect(&mut self, p: Precondition) -> &mut Self {
+        self.extra.expect(&p.table, p.key, p.version);
+        self
+    }
+
+    /// Appends raw operations and preconditions to the save's batch, in any table, after the
+    /// save's own: e.g. the lease records of an area handed over with its last save. The
+    /// caller owns their meaning; nothing here is checked against the schema.
+    pub fn append(&mut self, batch: &Batch) -> &mut Self {
+        for p in batch.preconditions() {
+            self.extra.expect(&p.table, p.key.clone(), p.version);
+        }
+        for op in batch.ops() {
+            match op {
+                Op::Put { table, key, version, data } => {
+                    self.extra.put(table, key.clone(), *version, data.clone())
+                }
+                Op::Delete { table, key } => self.extra.delete(table, key.clone()),
+            };
+        }
+        self
+    }
+
     /// Writes any other object, e.g. a player's inventory in `worldProperties` or a table of
     /// the game's own. The tables this store manages (`chunkl0/1/2`, `entity`, `opacityMap`,
     /// `worldMeta`) are refused.
@@ -94,7 +185,12 @@ impl TickSave {
 
     /// Whether the save writes nothing.
     pub fn is_empty(&self) -> bool {
-        self.chunks.is_empty() && self.entities.is_empty() && self.objects.is_empty()
+        self.chunks.is_empty()
+            && self.entities.is_empty()
+            && self.area_entities.is_empty()
+            && self.objects.is_empty()
+            && self.extra.is_empty()
+            && self.extra.preconditions().is_empty()
     }
 }
 
@@ -183,6 +279,10 @@ pub struct TieredStore<S> {
     tick: u64,
     /// Preconditions every batch of this store carries (its saves and its tier moves).
     fence: Vec<Precondition>,
+    /// The areas this store may write (`None`: every area).
+    areas: Option<BTreeSet<AreaId>>,
+    /// This server's `worldMeta` tick key ([`tick_key`]).
+    tick_key: String,
 }
 
 impl<S> std::fmt::Debug for TieredStore<S> {
@@ -248,15 +348,8 @@ impl<S: Store> TieredStore<S> {
             }
             txn.commit(true)?;
         }
-        let tick = match store.get(tables::WORLD_META, META_TICK.as_bytes())? {
-            Some(o) => {
-                let b: [u8; 8] = o.data.as_slice().try_into().map_err(|_| {
-                    Error::CorruptMeta(format!("{META_TICK} is {} bytes, not 8", o.data.len()))
-                })?;
-                u64::from_le_bytes(b)
-            }
-            None => 0,
-        };
+        let tick = world_tick(&store)?;
+        let tick_key = tick_key(config.server.as_deref());
         let opaque = schema.blocks().names().map(|n| (config.opaque)(n)).collect();
         Ok(Self {
             store,
@@ -268,6 +361,8 @@ impl<S: Store> TieredStore<S> {
             players: None,
             tick,
             fence: Vec::new(),
+            areas: None,
+            tick_key,
         })
     }
 
@@ -357,9 +452,49 @@ impl<S: Store> TieredStore<S> {
         Ok(self.get_chunk_at(dim, pos)?.map(|(l, _)| l))
     }
 
-    /// Entity `uuid`'s bytes.
+    /// Entity `uuid`'s bytes (single-server layout: keyed by bare UUID).
     pub fn get_entity(&self, uuid: &Uuid) -> Result<Option<Vec<u8>>> {
         Ok(self.store.get(tables::ENTITY, uuid)?.map(|o| o.data))
+    }
+
+    /// Entity `uuid` of `area` (shared-world layout), `None` when it is not there.
+    pub fn get_area_entity(&self, area: AreaId, uuid: &Uuid) -> Result<Option<Vec<u8>>> {
+        Ok(self.store.get(tables::ENTITY, &keys::area_entity_key(area, uuid))?.map(|o| o.data))
+    }
+
+    /// Every entity stored in `area` (shared-world layout), in UUID order: one range scan.
+    /// A server that takes an area over, or polls for hand-offs into its areas, reads this.
+    pub fn area_entities(&self, area: AreaId) -> Result<Vec<(Uuid, Vec<u8>)>> {
+        let mut out = Vec::new();
+        for e in self.store.scan_prefix(tables::ENTITY, &area.to_bytes())? {
+            let (k, o) = e?;
+            if let Some((_, uuid)) = keys::parse_area_entity_key(&k) {
+                out.push((uuid, o.data));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Limits the areas this store writes: tick saves, chunk loads and writes outside them
+    /// fail with [`Error::OutOfScope`] (hand-off arrivals excepted), and
+    /// [`maintain`](Self::maintain) leaves their chunks alone. A server sharing a world passes
+    /// the areas it leases, and again whenever that changes. `None` (the default): every area.
+    pub fn set_areas(&mut self, areas: Option<BTreeSet<AreaId>>) {
+        self.areas = areas;
+    }
+
+    /// The areas this store writes ([`set_areas`](Self::set_areas)); `None`: every area.
+    pub fn areas(&self) -> Option<&BTreeSet<AreaId>> {
+        self.areas.as_ref()
+    }
+
+    fn in_scope(&self, area: AreaId) -> bool {
+        self.areas.as_ref().is_none_or(|a| a.contains(&area))
+    }
+
+    fn check_scope(&self, pos: ChunkPos) -> Result<()> {
+        let area = AreaId::of_chunk(pos);
+        if self.in_scope(area) { Ok(()) } else { Err(Error::OutOfScope { area }) }
     }
 
     // ---- promotion ---------------------------------------------------------------------
@@ -489,6 +624,7 @@ impl<S: Store> TieredStore<S> {
     /// `None` when it does not exist yet.
     pub fn load_chunk(&mut self, dim: u64, pos: ChunkPos, tick: u64) -> Result<Option<Vec<u8>>> {
         self.see(tick);
+        self.check_scope(pos)?;
         let mut txn = Txn::new(&self.store, &self.fence);
         Self::promote(&mut txn, dim, pos, None, tick)?;
         txn.commit(false)?;
@@ -570,6 +706,16 @@ impl<S: Store> TieredStore<S> {
         for (uuid, bytes) in &save.entities {
             entities.insert(*uuid, bytes.as_deref());
         }
+        let mut area_entities: BTreeMap<(AreaId, Uuid), Option<&[u8]>> = BTreeMap::new();
+        for (area, uuid, bytes, arrival) in &save.area_entities {
+            if !arrival && !self.in_scope(*area) {
+                return Err(Error::OutOfScope { area: *area });
+            }
+            area_entities.insert((*area, *uuid), bytes.as_deref());
+        }
+        for &(_, pos) in chunks.keys() {
+            self.check_scope(pos)?;
+        }
         for bytes in chunks.values().flatten() {
             self.check_chunk(bytes)?;
         }
@@ -585,9 +731,15 @@ impl<S: Store> TieredStore<S> {
                 let Some(bytes) = bytes else { continue };
                 let view = ChunkView::parse(bytes)?;
                 for uuid in view.entities() {
-                    let ok = match entities.get(uuid) {
-                        Some(e) => e.is_some(),
-                        None => txn.get(tables::ENTITY, uuid)?.is_some(),
+                    let area = AreaId::of_chunk(*pos);
+                    let ok = match (entities.get(uuid), area_entities.get(&(area, *uuid))) {
+                        (Some(e), _) | (None, Some(e)) => e.is_some(),
+                        (None, None) => {
+                            txn.get(tables::ENTITY, uuid)?.is_some()
+                                || txn
+                                    .get(tables::ENTITY, &keys::area_entity_key(area, uuid))?
+                                    .is_some()
+                        }
                     };
                     if !ok {
                         return Err(Error::DanglingEntity { uuid: *uuid, dim: *dim, pos: *pos });
@@ -662,12 +814,30 @@ impl<S: Store> TieredStore<S> {
                 None => txn.delete(tables::ENTITY, &uuid),
             }
         }
-        txn.put(tables::WORLD_META, META_TICK.as_bytes(), 0, tick.to_le_bytes().to_vec());
+        for ((area, uuid), bytes) in area_entities {
+            let key = keys::area_entity_key(area, &uuid);
+            match bytes {
+                Some(b) => txn.put(tables::ENTITY, &key, tick_version(tick), b.to_vec()),
+                None => txn.delete(tables::ENTITY, &key),
+            }
+        }
+        txn.put(tables::WORLD_META, self.tick_key.as_bytes(), 0, tick.to_le_bytes().to_vec());
         let mut batch = txn.into_batch();
         for (table, key, bytes) in &save.objects {
             match bytes {
                 Some(b) => batch.put(table, key.clone(), tick_version(tick), b.clone()),
                 None => batch.delete(table, key.clone()),
+            };
+        }
+        for p in save.extra.preconditions() {
+            batch.expect(&p.table, p.key.clone(), p.version);
+        }
+        for op in save.extra.ops() {
+            match op {
+                Op::Put { table, key, version, data } => {
+                    batch.put(table, key.clone(), *version, data.clone())
+                }
+                Op::Delete { table, key } => batch.delete(table, key.clone()),
             };
         }
         batch.set_sync(self.config.sync_saves);
@@ -744,7 +914,7 @@ impl<S: Store> TieredStore<S> {
         // L0 → L1, grouped by destination cluster.
         let mut groups: BTreeMap<(u64, ChunkPos), Vec<(ChunkPos, Object)>> = BTreeMap::new();
         for (dim, pos, obj) in self.scan_level(Level::L0)? {
-            if self.loaded.contains(&(dim, pos)) {
+            if self.loaded.contains(&(dim, pos)) || !self.in_scope(AreaId::of_chunk(pos)) {
                 continue;
             }
             let since = self
@@ -791,6 +961,10 @@ impl<S: Store> TieredStore<S> {
         // L1 → L2, grouped by destination cluster.
         let mut groups: BTreeMap<(u64, ChunkPos), Vec<(ChunkPos, Object)>> = BTreeMap::new();
         for (dim, cell, obj) in self.scan_level(Level::L1)? {
+            let first = Scale::L1.chunk_pos(cell, 0);
+            if first.is_none_or(|p| !self.in_scope(AreaId::of_chunk(p))) {
+                continue;
+            }
             let idle = tick.saturating_sub(version_tick(obj.version)) >= self.config.l1_idle_ticks;
             if idle || self.far_from_players(dim, cell) {
                 groups.entry((dim, cell.section(2))).or_default().push((cell, obj));

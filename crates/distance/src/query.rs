@@ -349,6 +349,31 @@ impl DistanceGraph {
         Ok(disc.points_in(all))
     }
 
+    /// Adds every chunk completed in `other` (the union of two graphs, e.g. the progress of
+    /// several servers of one world). Returns how many were new.
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`] for chunks too far out to be visited (never in practice).
+    pub fn union_with(&mut self, other: &DistanceGraph) -> Result<u64, Error> {
+        let size = 1i32 << crate::graph::ROOT_SHIFT;
+        let mut added = 0;
+        let mut roots: Vec<(i32, i32)> = other.roots.keys().copied().collect();
+        roots.sort_unstable();
+        for (rx, rz) in roots {
+            // A disc around the root's centre whose radius covers its square.
+            let c = ColumnPos::new(rx * size + size / 2, rz * size + size / 2);
+            for n in other.completed_near_to_far(c, size as u32, None)? {
+                if n.pos.x >> crate::graph::ROOT_SHIFT == rx
+                    && n.pos.z >> crate::graph::ROOT_SHIFT == rz
+                    && self.insert(n.pos)?
+                {
+                    added += 1;
+                }
+            }
+        }
+        Ok(added)
+    }
+
     /// Every completed chunk of the disc `D(c, r)`, in strictly increasing `(d2, z, x)` order,
     /// starting strictly after `after` when given (pass the last item seen to resume: a cursor
     /// instead of an "already sent" set).

@@ -94,6 +94,30 @@ impl<S: Store> LeaseKeeper<S> {
         Ok(lost)
     }
 
+    /// Stops holding `area` and adds its release to `batch` ([`Leases::release_into`]): write
+    /// the area's last save and the release as one batch, and another server takes the area
+    /// with everything saved. Returns `false` (and adds nothing) when `area` is not held.
+    pub fn release_into(&mut self, area: AreaId, batch: &mut terrane_store::Batch) -> bool {
+        match self.held.remove(&area) {
+            Some(lease) => {
+                self.leases.release_into(&lease, batch);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The areas held, in order (for `TieredStore::set_areas`).
+    pub fn areas(&self) -> std::collections::BTreeSet<AreaId> {
+        self.held.keys().copied().collect()
+    }
+
+    /// Forgets `area` without writing anything (its save was refused, or the process hands
+    /// it over by other means); its lease expires on its own.
+    pub fn forget(&mut self, area: AreaId) -> Option<Lease> {
+        self.held.remove(&area)
+    }
+
     /// Releases every lease held (a clean shutdown): other servers may take the areas at once.
     pub fn release_all(&mut self) -> Result<()> {
         for lease in std::mem::take(&mut self.held).into_values() {

@@ -62,7 +62,8 @@ mod record;
 use terrane_store::{Batch, Error as StoreError, Precondition, Store, tables};
 
 pub use keeper::LeaseKeeper;
-pub use record::{AreaId, KEY_PREFIX, Lease, MAX_SERVER_ID, decode};
+pub use record::{KEY_PREFIX, Lease, MAX_SERVER_ID, area_of_lease_key, decode, lease_key};
+pub use terrane_section::AreaId;
 
 /// Everything a lease operation can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -123,10 +124,16 @@ pub fn preconditions<'a>(leases: impl IntoIterator<Item = &'a Lease>) -> Vec<Pre
         .into_iter()
         .map(|l| Precondition {
             table: tables::WORLD_META.to_string(),
-            key: l.area.key(),
+            key: lease_key(l.area),
             version: Some(l.epoch),
         })
         .collect()
+}
+
+/// "`area`'s lease is still at `epoch`" (`None`: the area was never leased) as a store
+/// precondition: the fence of a hand-off into an area, taken from [`Leases::epoch_of`].
+pub fn area_precondition(area: AreaId, epoch: Option<i64>) -> Precondition {
+    Precondition { table: tables::WORLD_META.to_string(), key: lease_key(area), version: epoch }
 }
 
 /// One server's view of the lease table of a world's store.
@@ -161,10 +168,15 @@ impl<S: Store> Leases<S> {
 
     /// The lease of `area`, if it was ever taken.
     pub fn get(&self, area: AreaId) -> Result<Option<Lease>> {
-        match self.store.get(tables::WORLD_META, &area.key())? {
+        match self.store.get(tables::WORLD_META, &lease_key(area))? {
             Some(o) => Ok(Some(decode(area, o.version, &o.data)?)),
             None => Ok(None),
         }
+    }
+
+    /// The epoch of `area`'s lease (`None`: never leased), for [`area_precondition`].
+    pub fn epoch_of(&self, area: AreaId) -> Result<Option<i64>> {
+        Ok(self.get(area)?.map(|l| l.epoch))
     }
 
     /// Every lease of the world, in area order.
@@ -172,7 +184,7 @@ impl<S: Store> Leases<S> {
         let mut out = Vec::new();
         for e in self.store.scan_prefix(tables::WORLD_META, KEY_PREFIX)? {
             let (k, o) = e?;
-            let Some(area) = AreaId::from_key(&k) else { continue };
+            let Some(area) = area_of_lease_key(&k) else { continue };
             out.push(decode(area, o.version, &o.data)?);
         }
         Ok(out)
@@ -211,6 +223,19 @@ impl<S: Store> Leases<S> {
         self.write(lease.area, Some(lease.epoch), lease.epoch, 0).map(|_| ())
     }
 
+    /// Adds the release of `lease` to `batch` instead of writing it: an area handed over
+    /// together with its last save, in one atomic batch (`TickSave::append`). The batch
+    /// fails whole if the area was taken over meanwhile.
+    pub fn release_into(&self, lease: &Lease, batch: &mut Batch) {
+        let key = lease_key(lease.area);
+        batch.expect(tables::WORLD_META, key.clone(), Some(lease.epoch)).put(
+            tables::WORLD_META,
+            key,
+            lease.epoch,
+            record::encode(&self.server, 0),
+        );
+    }
+
     /// Writes the lease record at `epoch` if the object is still at `expected`.
     fn write(
         &self,
@@ -219,7 +244,7 @@ impl<S: Store> Leases<S> {
         epoch: i64,
         expires_ms: u64,
     ) -> Result<Lease> {
-        let key = area.key();
+        let key = lease_key(area);
         let mut b = Batch::new();
         b.expect(tables::WORLD_META, key.clone(), expected).put(
             tables::WORLD_META,

@@ -1,6 +1,6 @@
 //! The lease object: its key and its bytes (`docs/format/lease-v1.md`).
 
-use terrane_section::{ChunkPos, ColumnPos};
+use terrane_section::AreaId;
 
 use crate::LeaseError;
 
@@ -13,52 +13,14 @@ const FORMAT: u8 = 1;
 /// The longest server id.
 pub const MAX_SERVER_ID: usize = 64;
 
-/// An ownership area: 16 × 16 chunk columns, 256 × 256 blocks, every height. It is the L2
-/// column of the storage levels, so the keys of one area's clusters are one contiguous range.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct AreaId {
-    /// Area x (chunk column x >> 4).
-    pub x: i32,
-    /// Area z (chunk column z >> 4).
-    pub z: i32,
+/// The lease key of `area` in `worldMeta`: [`KEY_PREFIX`], then [`AreaId::to_bytes`].
+pub fn lease_key(area: AreaId) -> Vec<u8> {
+    [KEY_PREFIX, &area.to_bytes()].concat()
 }
 
-impl AreaId {
-    /// The area at area coordinates `(x, z)`.
-    pub fn new(x: i32, z: i32) -> Self {
-        AreaId { x, z }
-    }
-
-    /// The area holding a chunk column.
-    pub fn of_column(c: ColumnPos) -> Self {
-        AreaId { x: c.x >> 4, z: c.z >> 4 }
-    }
-
-    /// The area holding a cubic chunk (every height of a column is in one area).
-    pub fn of_chunk(p: ChunkPos) -> Self {
-        AreaId { x: (p.x >> 4) as i32, z: (p.z >> 4) as i32 }
-    }
-
-    /// The lease key: [`KEY_PREFIX`], then x and z as big-endian `u32` with the sign bit
-    /// flipped (so keys sort by x, then z, negatives first).
-    pub fn key(self) -> Vec<u8> {
-        let mut k = KEY_PREFIX.to_vec();
-        k.extend(((self.x as u32) ^ 0x8000_0000).to_be_bytes());
-        k.extend(((self.z as u32) ^ 0x8000_0000).to_be_bytes());
-        k
-    }
-
-    /// The area of a lease key.
-    pub fn from_key(key: &[u8]) -> Option<Self> {
-        let rest = key.strip_prefix(KEY_PREFIX)?;
-        let (x, z) = (rest.get(..4)?, rest.get(4..8)?);
-        if rest.len() != 8 {
-            return None;
-        }
-        let x = u32::from_be_bytes(x.try_into().ok()?) ^ 0x8000_0000;
-        let z = u32::from_be_bytes(z.try_into().ok()?) ^ 0x8000_0000;
-        Some(AreaId { x: x as i32, z: z as i32 })
-    }
+/// The area of a [`lease_key`]; `None` for any other key.
+pub fn area_of_lease_key(key: &[u8]) -> Option<AreaId> {
+    AreaId::from_bytes(key.strip_prefix(KEY_PREFIX)?)
 }
 
 /// Who holds an area, until when. The epoch is the lease object's store version: it grows by
@@ -118,8 +80,8 @@ mod tests {
     proptest! {
         #[test]
         fn keys_round_trip_and_sort_by_x_then_z(a in any::<(i32, i32)>(), b in any::<(i32, i32)>()) {
-            let (ka, kb) = (AreaId::new(a.0, a.1).key(), AreaId::new(b.0, b.1).key());
-            prop_assert_eq!(AreaId::from_key(&ka), Some(AreaId::new(a.0, a.1)));
+            let (ka, kb) = (lease_key(AreaId::new(a.0, a.1)), lease_key(AreaId::new(b.0, b.1)));
+            prop_assert_eq!(area_of_lease_key(&ka), Some(AreaId::new(a.0, a.1)));
             prop_assert_eq!(ka.cmp(&kb), a.cmp(&b));
         }
 
@@ -133,9 +95,8 @@ mod tests {
     }
 
     #[test]
-    fn areas_of_columns_and_chunks() {
-        assert_eq!(AreaId::of_column(ColumnPos::new(-1, 16)), AreaId::new(-1, 1));
-        assert_eq!(AreaId::of_chunk(ChunkPos::new(31, -100, -17)), AreaId::new(1, -2));
-        assert_eq!(AreaId::from_key(b"lease:short"), None);
+    fn other_keys_are_not_lease_keys() {
+        assert_eq!(area_of_lease_key(b"lease:short"), None);
+        assert_eq!(area_of_lease_key(b"gameTick"), None);
     }
 }

@@ -3,9 +3,10 @@
 //! | table | key |
 //! |---|---|
 //! | chunkl0 / chunkl1 / chunkl2 | dimension `u64` BE ‖ [`morton::encode3`] of chunk coords `>> 0`, `>> 2`, `>> 4` (32 bytes) |
+//! | entity (shared worlds) | [`AreaId::to_bytes`] ‖ UUID (24 bytes); 16-byte keys are a single server's bare UUIDs |
 //! | opacityMap | dimension `u64` BE ‖ [`morton::encode2`] of column coords `>> 2` (24 bytes) |
 
-use crate::{ChunkPos, morton};
+use crate::{AreaId, ChunkPos, morton};
 
 /// Length of a chunk key (chunkl0, chunkl1, chunkl2).
 pub const CHUNK_KEY_LEN: usize = 32;
@@ -119,4 +120,24 @@ pub fn parse_column_key(key: &[u8]) -> Option<(u64, i64, i64)> {
     let dim = u64::from_be_bytes(key[..8].try_into().ok()?);
     let (x, z) = morton::decode2(key[8..].try_into().ok()?);
     Some((dim, x, z))
+}
+
+/// Length of an area entity key (`entity` table of a shared world).
+pub const AREA_ENTITY_KEY_LEN: usize = 24;
+
+/// The key of entity `uuid` in `area` (`entity` table, shared-world layout): the area's bytes,
+/// then the UUID, so that one area's entities are one contiguous range.
+pub fn area_entity_key(area: AreaId, uuid: &[u8; 16]) -> [u8; AREA_ENTITY_KEY_LEN] {
+    let mut k = [0u8; AREA_ENTITY_KEY_LEN];
+    k[..8].copy_from_slice(&area.to_bytes());
+    k[8..].copy_from_slice(uuid);
+    k
+}
+
+/// The area and UUID of an [`area_entity_key`]; `None` for any other length.
+pub fn parse_area_entity_key(key: &[u8]) -> Option<(AreaId, [u8; 16])> {
+    if key.len() != AREA_ENTITY_KEY_LEN {
+        return None;
+    }
+    Some((AreaId::from_bytes(&key[..8])?, key[8..].try_into().ok()?))
 }

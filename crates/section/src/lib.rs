@@ -44,9 +44,11 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod area;
 mod pos;
 
 pub mod keys;
 pub mod morton;
 
+pub use area::AreaId;
 pub use pos::{BlockPos, ChunkPos, ColumnPos, GridPos, cell_coords, cell_index};

@@ -114,6 +114,7 @@
 pub mod copy;
 mod error;
 pub mod schem;
+pub mod shared;
 mod world;
 mod world_dir;
 
@@ -137,6 +138,8 @@ pub use terrane_distance as distance;
 #[cfg(feature = "postgres")]
 #[doc(inline)]
 pub use terrane_postgres as postgres;
+/// terrane-lease: leased areas of a world shared by several servers.
+pub use terrane_lease as lease;
 /// terrane-regionizer: Folia's regionizer and the tick scheduler.
 pub use terrane_regionizer as regionizer;
 /// terrane-rocksdb: the RocksDB backend (feature `rocksdb`, default).

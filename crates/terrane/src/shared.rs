@@ -1,0 +1,255 @@
+//! [`SharedWorld`]: one game server's handle on a world it shares with others — the areas it
+//! leases, its saves fenced by them, hand-offs of entities and of whole areas.
+//!
+//! The rules (`docs/EMBEDDING.md`, "One world, many servers"):
+//! - a server writes only the areas it leases: its tiered store refuses other chunks and
+//!   entities ([`TieredStore::set_areas`](crate::TieredStore::set_areas)), and every batch
+//!   carries "each of my areas is still mine at my epoch";
+//! - a refused save writes nothing; the server drops the areas it lost and stops ticking them
+//!   ([`SaveError::Refused`]);
+//! - an entity crossing into another server's area leaves in the crossing tick's save, one
+//!   batch that deletes it from the old area and writes it into the new one, fenced on both
+//!   leases; the new owner finds it with [`SharedWorld::arrivals`];
+//! - an area changes hands with its last save: [`SharedWorld::hand_over`] writes the save and
+//!   the release in one batch.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use terrane_chunk::Uuid;
+use terrane_cluster::TickSave;
+use terrane_lease::{AreaId, Lease, LeaseError, LeaseKeeper, Leases, area_precondition};
+use terrane_store::{Batch, Store};
+
+use crate::{Error, World};
+
+/// Why a save of a [`SharedWorld`] failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SaveError {
+    /// The save was refused whole: another server took over `lost` (or the target of a
+    /// hand-off changed hands). Nothing was written; the areas lost are no longer this
+    /// server's. Reload what the server holds of its remaining areas and go on.
+    #[error("save refused: {} area(s) were taken over by another server ({lost:?}); nothing was written", lost.len())]
+    Refused {
+        /// The areas this server lost.
+        lost: Vec<AreaId>,
+    },
+    /// The save failed otherwise (its outcome is unknown when the store lost its connection
+    /// at the commit: it is either whole or absent).
+    #[error(transparent)]
+    World(#[from] Error),
+    /// Reading the leases after a refusal failed.
+    #[error(transparent)]
+    Lease(#[from] LeaseError),
+}
+
+/// One server of several sharing a world: a [`World`] opened with
+/// [`WorldBuilder::server`](crate::WorldBuilder::server), and the leases of the areas it
+/// ticks.
+///
+/// ```
+/// use terrane::shared::SharedWorld;
+/// use terrane::section::AreaId;
+/// use terrane::{Backend, TickSave, World};
+///
+/// let world = World::builder().backend(Backend::Memory).server("a").create("unused")?;
+/// let mut a = SharedWorld::new(world, 10_000)?;
+/// a.acquire(AreaId::new(0, 0), 1_000)?;
+/// let mut save = TickSave::new();
+/// save.put_area_entity(AreaId::new(0, 0), [7; 16], b"zombie".to_vec());
+/// a.save(1, save)?;                                        // fenced by a's lease
+/// let mut stray = TickSave::new();
+/// stray.put_area_entity(AreaId::new(5, 5), [8; 16], b"elsewhere".to_vec());
+/// assert!(a.save(2, stray).is_err());                      // not a's area
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct SharedWorld {
+    world: World,
+    keeper: LeaseKeeper<Arc<dyn Store>>,
+}
+
+impl std::fmt::Debug for SharedWorld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let held: Vec<&Lease> = self.keeper.held().collect();
+        f.debug_struct("SharedWorld").field("server", &self.server()).field("held", &held).finish()
+    }
+}
+
+impl SharedWorld {
+    /// `world` (opened with a server id) with leases of `ttl_ms` milliseconds. Holds no area
+    /// yet: it writes nothing until it [acquires](Self::acquire) one.
+    pub fn new(mut world: World, ttl_ms: u64) -> Result<Self, Error> {
+        let server = world.tiered().config().server.clone().ok_or_else(|| {
+            Error::Backend("a shared world needs a server id: WorldBuilder::server".into())
+        })?;
+        let store: Arc<dyn Store> = Arc::clone(world.tiered().store());
+        let leases = Leases::new(store, &server, ttl_ms).map_err(lease_error)?;
+        world.tiered_mut().set_areas(Some(BTreeSet::new()));
+        Ok(SharedWorld { world, keeper: LeaseKeeper::new(leases) })
+    }
+
+    /// The world.
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// The world, to load and unload chunks (in this server's areas only).
+    pub fn world_mut(&mut self) -> &mut World {
+        &mut self.world
+    }
+
+    /// This server's id.
+    pub fn server(&self) -> &str {
+        self.keeper.leases().server()
+    }
+
+    /// The lease table.
+    pub fn leases(&self) -> &Leases<Arc<dyn Store>> {
+        self.keeper.leases()
+    }
+
+    /// The leases held, in area order.
+    pub fn held(&self) -> impl Iterator<Item = &Lease> {
+        self.keeper.held()
+    }
+
+    /// Whether this server holds `area`.
+    pub fn owns(&self, area: AreaId) -> bool {
+        self.keeper.owns(area)
+    }
+
+    /// Takes `area` ([`Leases::acquire`]): from now on this server writes it. Read its
+    /// entities with [`arrivals`](Self::arrivals) and load its chunks.
+    pub fn acquire(&mut self, area: AreaId, now_ms: u64) -> Result<Lease, LeaseError> {
+        let lease = self.keeper.acquire(area, now_ms)?.clone();
+        self.sync_scope();
+        Ok(lease)
+    }
+
+    /// Renews the leases due at `now_ms`; returns the areas lost (stop ticking them).
+    pub fn renew(&mut self, now_ms: u64) -> Result<Vec<AreaId>, LeaseError> {
+        let lost = self.keeper.tick(now_ms)?;
+        if !lost.is_empty() {
+            self.sync_scope();
+        }
+        Ok(lost)
+    }
+
+    /// Saves game tick `tick`, fenced by every lease held. A refusal drops the areas lost
+    /// ([`SaveError::Refused`]); nothing of the save is written.
+    pub fn save(&mut self, tick: u64, save: TickSave) -> Result<(), SaveError> {
+        self.world.tiered_mut().set_fence(self.keeper.preconditions());
+        match self.world.save_tick(tick, save) {
+            Ok(()) => Ok(()),
+            Err(e) if is_refusal(&e) => {
+                let lost = self.keeper.check()?;
+                self.sync_scope();
+                Err(SaveError::Refused { lost })
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Adds to `save` the hand-off of entity `uuid` from `from` (this server's) to `to`
+    /// (another server's, or nobody's yet): it leaves `from` and arrives in `to` with `bytes`
+    /// in the save's single batch, fenced on `to`'s lease as read now. After the save this
+    /// server no longer holds the entity.
+    pub fn hand_off(
+        &self,
+        save: &mut TickSave,
+        uuid: Uuid,
+        from: AreaId,
+        to: AreaId,
+        bytes: Vec<u8>,
+    ) -> Result<(), LeaseError> {
+        let epoch = self.keeper.leases().epoch_of(to)?;
+        save.hand_off_entity(uuid, from, to, bytes).expect(area_precondition(to, epoch));
+        Ok(())
+    }
+
+    /// The entities stored in `area`: after acquiring it, and to pick up hand-offs into it.
+    pub fn arrivals(&self, area: AreaId) -> Result<Vec<(Uuid, Vec<u8>)>, Error> {
+        Ok(self.world.tiered().area_entities(area)?)
+    }
+
+    /// Hands `area` over: `last` (the area's final save) and the release of its lease are one
+    /// batch, so the next owner finds everything this server saved. Unload the area's chunks
+    /// first. Returns `false` when `area` was not held (nothing written).
+    pub fn hand_over(&mut self, area: AreaId, tick: u64, last: TickSave) -> Result<bool, SaveError> {
+        self.release_areas(&[area], tick, last)
+    }
+
+    /// Releases every area with `last` in one batch (a clean shutdown).
+    pub fn release_all(&mut self, tick: u64, last: TickSave) -> Result<(), SaveError> {
+        let areas: Vec<AreaId> = self.keeper.areas().into_iter().collect();
+        self.release_areas(&areas, tick, last).map(|_| ())
+    }
+
+    fn release_areas(
+        &mut self,
+        areas: &[AreaId],
+        tick: u64,
+        mut last: TickSave,
+    ) -> Result<bool, SaveError> {
+        // The fence covers every lease held, the released ones included.
+        self.world.tiered_mut().set_fence(self.keeper.preconditions());
+        let mut release = Batch::new();
+        let held_before: Vec<Lease> = self.keeper.held().cloned().collect();
+        let mut any = false;
+        for &area in areas {
+            if let Some(lease) = held_before.iter().find(|l| l.area == area) {
+                self.keeper.leases().release_into(lease, &mut release);
+                any = true;
+            }
+        }
+        if !any {
+            return Ok(false);
+        }
+        last.append(&release);
+        match self.world.save_tick(tick, last) {
+            Ok(()) => {
+                for &area in areas {
+                    self.keeper.forget(area);
+                }
+                self.sync_scope();
+                Ok(true)
+            }
+            Err(e) if is_refusal(&e) => {
+                let lost = self.keeper.check()?;
+                self.sync_scope();
+                Err(SaveError::Refused { lost })
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Gives the world back (leases not released: they expire).
+    pub fn into_world(self) -> World {
+        self.world
+    }
+
+    fn sync_scope(&mut self) {
+        let areas = self.keeper.areas();
+        let t = self.world.tiered_mut();
+        t.set_areas(Some(areas));
+        t.set_fence(self.keeper.preconditions());
+    }
+}
+
+fn is_refusal(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Store(terrane_store::Error::PreconditionFailed { .. })
+            | Error::Cluster(terrane_cluster::Error::Store(
+                terrane_store::Error::PreconditionFailed { .. }
+            ))
+    )
+}
+
+fn lease_error(e: LeaseError) -> Error {
+    match e {
+        LeaseError::Store(s) => Error::Store(s),
+        other => Error::Backend(other.to_string()),
+    }
+}
