@@ -84,6 +84,27 @@ pub struct DemoArgs {
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Run as server N of a world shared by --servers game servers (needs --store): each
+    /// leases its areas, saves fenced by them and hands walkers off to the others.
+    #[arg(long, value_name = "N", help_heading = "Shared world")]
+    pub server: Option<usize>,
+    /// How many servers share the world (with --server).
+    #[arg(long, default_value_t = 1, help_heading = "Shared world")]
+    pub servers: usize,
+    /// How long a shared-world server runs, in seconds (with --server).
+    #[arg(long, default_value_t = 10.0, help_heading = "Shared world")]
+    pub seconds: f64,
+    /// Lease time to live in milliseconds (with --server): an area whose server stops
+    /// renewing is taken over this long after its last renewal.
+    #[arg(long, default_value_t = 3000, help_heading = "Shared world")]
+    pub lease_ms: u64,
+    /// Save every this many ticks (with --server).
+    #[arg(long, default_value_t = 5, help_heading = "Shared world")]
+    pub save_every: u64,
+    /// Log every write attempt and its outcome to FILE, and store an audit object per save
+    /// (with --server; for crash tests).
+    #[arg(long, value_name = "FILE", help_heading = "Shared world")]
+    pub log: Option<PathBuf>,
 }
 
 /// The state the region ticks share with the main loop.

@@ -10,6 +10,7 @@
 mod anvil;
 mod commands;
 mod demo;
+mod demo_shared;
 mod render;
 mod terrain;
 
@@ -197,6 +198,15 @@ fn init_logs(verbose: u8, quiet: bool) {
 
 fn run(cli: Cli) -> Result<(), Fail> {
     match cli.command {
+        Command::Demo(args) if args.server.is_some() => {
+            let s = demo_shared::run(&args, args.server.unwrap_or(0))?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&s)?);
+            } else {
+                demo_shared::print_human(&s);
+            }
+            Ok(())
+        }
         Command::Demo(args) => {
             let s = demo::run(&args)?;
             if args.json {

@@ -51,6 +51,9 @@ impl Conn {
 pub(crate) struct Manager {
     config: postgres::Config,
     generation: Arc<AtomicU64>,
+    /// Sessions are made read-only after they connect (not through the startup options, so
+    /// that `target_session_attrs=read-write` still finds the primary).
+    read_only: bool,
 }
 
 /// Why the pool could not hand out a connection.
@@ -78,7 +81,6 @@ impl std::error::Error for ConnError {}
 pub(crate) fn config(
     conninfo: &str,
     options: &PgOptions,
-    read_only: bool,
 ) -> Result<postgres::Config> {
     let mut config: postgres::Config = conninfo.parse().map_err(|e| {
         Error::Backend(format!(
@@ -92,28 +94,31 @@ pub(crate) fn config(
     }
     config.connect_timeout(options.connect_timeout);
     config.application_name(&format!("terrane pid={}", std::process::id()));
-    let mut server = format!("-c statement_timeout={}", options.statement_timeout.as_millis());
-    if read_only {
-        server.push_str(" -c default_transaction_read_only=on");
-    }
-    config.options(&server);
+    config.options(&format!("-c statement_timeout={}", options.statement_timeout.as_millis()));
     Ok(config)
 }
 
 impl Manager {
-    pub(crate) fn new(config: postgres::Config) -> Self {
-        Manager { config, generation: Arc::new(AtomicU64::new(0)) }
+    pub(crate) fn new(config: postgres::Config, read_only: bool) -> Self {
+        Manager { config, generation: Arc::new(AtomicU64::new(0)), read_only }
     }
 
     /// A manager of the same server sharing the generation.
     pub(crate) fn sibling(&self) -> Self {
-        Manager { config: self.config.clone(), generation: Arc::clone(&self.generation) }
+        Manager {
+            config: self.config.clone(),
+            generation: Arc::clone(&self.generation),
+            read_only: self.read_only,
+        }
     }
 
     /// One connection, outside the pool.
     pub(crate) fn connect_one(&self) -> std::result::Result<Conn, postgres::Error> {
         let generation = self.generation.load(Ordering::SeqCst);
-        let client = self.config.connect(NoTls)?;
+        let mut client = self.config.connect(NoTls)?;
+        if self.read_only {
+            client.batch_execute("SET default_transaction_read_only = on")?;
+        }
         Ok(Conn { client, statements: HashMap::new(), synced: None, generation })
     }
 

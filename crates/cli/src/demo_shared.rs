@@ -1,0 +1,709 @@
+//! `terrane demo --server N --servers M --store postgres://…`: one of M game servers running
+//! one world together. The world is a strip of `2 M` areas (256 × 256 blocks each); server
+//! `N` is at home in areas `x ≡ N (mod M)` and takes over the others' when their leases
+//! expire. Walkers (players and mobs) wander across the strip: a walker crossing into an area
+//! of another server is handed off in the crossing tick's save; an area taken over returns
+//! to its home server, with its last save, once that server is back. One line per second says
+//! what the server owns and ticks.
+//!
+//! With `--log FILE` every write attempt is logged (before it is made, then its outcome) with
+//! the epochs it was fenced on, and each save also stores an audit object
+//! (`worldProperties`, `demo:audit:<server>:<seq>`, the fenced epochs): the crash tests check
+//! the database against those logs.
+//!
+//! A walker's record (entity table, area-keyed): `steps u64 | x f64 | z f64 | heading f64 |
+//! epoch i64 | seq u64 | server length u8 | server`, little-endian; epoch and seq are those of
+//! the save that wrote it.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use terrane::lease::{AreaId, Lease};
+use terrane::shared::{SaveError, SharedWorld};
+use terrane::{Backend, Batch, BlockPos, Chunk, ChunkPos, TickSave, Uuid, World, tables};
+
+use crate::Fail;
+use crate::demo::DemoArgs;
+use crate::terrain::{self, Palette};
+
+/// The `worldProperties` key whose absence lets the first server create the walkers.
+const POPULATION_KEY: &[u8] = b"demo:shared:population";
+/// The `worldProperties` prefix of each server's presence (`u64` LE: milliseconds since the
+/// Unix epoch of its last balance pass).
+const PRESENCE_PREFIX: &[u8] = b"demo:shared:alive:";
+
+fn presence_key(server: &str) -> Vec<u8> {
+    [PRESENCE_PREFIX, server.as_bytes()].concat()
+}
+
+/// Walkers live at block y 64 (chunk y 4).
+const WALK_Y: i64 = 64;
+
+/// What a shared-world server did, printed at the end (`--json`: as JSON).
+#[derive(Debug, Default, Serialize)]
+pub struct SharedSummary {
+    pub server: String,
+    pub servers: usize,
+    pub seconds: f64,
+    pub ticks: u64,
+    pub saves_attempted: u64,
+    pub saves_acknowledged: u64,
+    pub saves_refused: u64,
+    pub saves_failed: u64,
+    pub save_p50_ms: f64,
+    pub save_p99_ms: f64,
+    pub saves_per_second: f64,
+    pub hand_offs_out: u64,
+    pub hand_off_p50_ms: f64,
+    pub arrivals: u64,
+    pub areas_acquired: u64,
+    pub areas_handed_over: u64,
+    pub areas_lost: u64,
+    pub walkers_at_end: usize,
+}
+
+#[derive(Clone, Debug)]
+struct Walker {
+    uuid: Uuid,
+    x: f64,
+    z: f64,
+    heading: f64,
+    steps: u64,
+    /// The area whose key holds the walker in the store (as last saved or loaded).
+    stored_in: AreaId,
+}
+
+impl Walker {
+    fn area(&self) -> AreaId {
+        AreaId::of_chunk(self.block().chunk())
+    }
+
+    fn block(&self) -> BlockPos {
+        BlockPos::new(self.x.floor() as i64, WALK_Y, self.z.floor() as i64)
+    }
+
+    fn encode(&self, epoch: i64, seq: u64, server: &str) -> Vec<u8> {
+        let mut v = Vec::with_capacity(49 + server.len());
+        v.extend(self.steps.to_le_bytes());
+        for f in [self.x, self.z, self.heading] {
+            v.extend(f.to_le_bytes());
+        }
+        v.extend(epoch.to_le_bytes());
+        v.extend(seq.to_le_bytes());
+        v.push(server.len() as u8);
+        v.extend(server.as_bytes());
+        v
+    }
+
+    fn decode(uuid: Uuid, stored_in: AreaId, b: &[u8]) -> Option<Walker> {
+        let f = |i: usize| Some(f64::from_le_bytes(b.get(i..i + 8)?.try_into().ok()?));
+        let steps = u64::from_le_bytes(b.get(0..8)?.try_into().ok()?);
+        Some(Walker { uuid, x: f(8)?, z: f(16)?, heading: f(24)?, steps, stored_in })
+    }
+
+    /// One step: straight on, turning now and then, bouncing off the strip's edges.
+    fn step(&mut self, speed: f64, width: f64) {
+        self.steps += 1;
+        let h = mix(u64::from_le_bytes(self.uuid[..8].try_into().expect("8 bytes")), self.steps);
+        if h % 40 == 0 {
+            self.heading += (h >> 8) as f64 / (1u64 << 56) as f64 * 3.0 - 1.5;
+        }
+        self.x += self.heading.cos() * speed;
+        self.z += self.heading.sin() * speed;
+        if self.x < 1.0 || self.x > width - 1.0 {
+            self.heading = std::f64::consts::PI - self.heading;
+            self.x = self.x.clamp(1.0, width - 1.0);
+        }
+        if self.z < 1.0 || self.z > 255.0 {
+            self.heading = -self.heading;
+            self.z = self.z.clamp(1.0, 255.0);
+        }
+    }
+}
+
+fn mix(a: u64, b: u64) -> u64 {
+    let mut h = (a ^ 0x2545_F491_4F6C_DD1D).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    h ^= b.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    h ^= h >> 31;
+    h.wrapping_mul(0x94D0_49BB_1331_11EB) ^ (h >> 29)
+}
+
+fn now_us() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The write log (`--log`): one line per event, each written whole with one `write` call.
+struct Log(Option<File>);
+
+impl Log {
+    fn line(&mut self, s: String) {
+        if let Some(f) = &mut self.0 {
+            let _ = f.write_all(format!("{s}\n").as_bytes());
+        }
+    }
+}
+
+/// A save being made: the batch, the walkers it hands off (out) or keeps (rewritten in a
+/// held area), and the chunks it writes.
+struct Built {
+    save: TickSave,
+    out: Vec<Uuid>,
+    kept: Vec<Uuid>,
+    chunks: Vec<ChunkPos>,
+}
+
+/// A server of a shared world.
+struct Server {
+    shared: SharedWorld,
+    palette: Palette,
+    home: usize,
+    servers: usize,
+    width: f64,
+    walkers: BTreeMap<Uuid, Walker>,
+    chunks: HashMap<ChunkPos, Chunk>,
+    dirty: HashSet<ChunkPos>,
+    log: Log,
+    audit: bool,
+    run: u64,
+    seq: u64,
+    s: SharedSummary,
+    save_ms: Vec<f64>,
+    hand_off_ms: Vec<f64>,
+}
+
+impl Server {
+    fn is_home(&self, area: AreaId) -> bool {
+        area.x.rem_euclid(self.servers as i32) as usize == self.home
+    }
+
+    fn areas(&self) -> Vec<AreaId> {
+        (0..2 * self.servers as i32).map(|x| AreaId::new(x, 0)).collect()
+    }
+
+    fn now_ms() -> u64 {
+        now_us() / 1000
+    }
+
+    /// Takes the home areas that are free and the others' whose lease is long expired
+    /// (their owner is gone); hands back areas whose home server is alive again.
+    fn balance(&mut self, tick: u64) -> Result<(), Fail> {
+        let now = Self::now_ms();
+        let ttl = self.shared.leases().ttl_ms();
+        let leases: BTreeMap<AreaId, Lease> = self
+            .shared
+            .leases()
+            .all()
+            .map_err(|e| Fail::other(e.to_string()))?
+            .into_iter()
+            .map(|l| (l.area, l))
+            .collect();
+        // Presence: every server says it runs (a key of its own); holders hand areas back to
+        // home servers seen within two lease times.
+        let me = self.shared.server().to_string();
+        let store = self.shared.world().store();
+        store.put(tables::WORLD_PROPERTIES, &presence_key(&me), 0, &now.to_le_bytes())?;
+        let mut live_owners: HashSet<String> = HashSet::new();
+        for e in store.scan_prefix(tables::WORLD_PROPERTIES, PRESENCE_PREFIX)? {
+            let (k, o) = e?;
+            let seen = o.data.as_slice().try_into().map(u64::from_le_bytes).unwrap_or(0);
+            if seen.saturating_add(2 * ttl) >= now {
+                live_owners.insert(String::from_utf8_lossy(&k[PRESENCE_PREFIX.len()..]).into_owned());
+            }
+        }
+        for area in self.areas() {
+            if self.shared.owns(area) {
+                // Back to its home server once that one runs again.
+                let home = format!("server-{}", area.x.rem_euclid(self.servers as i32));
+                if !self.is_home(area) && live_owners.contains(&home) {
+                    self.hand_over(area, tick)?;
+                }
+                continue;
+            }
+            let free = match leases.get(&area) {
+                None => true,
+                Some(l) if self.is_home(area) => !l.is_live(now),
+                Some(l) => l.expires_ms.saturating_add(ttl) < now,
+            };
+            if !free {
+                continue;
+            }
+            match self.shared.acquire(area, now) {
+                Ok(lease) => {
+                    self.log.line(format!(
+                        "acquired {} {} {} {}",
+                        area.x,
+                        area.z,
+                        lease.epoch,
+                        now_us()
+                    ));
+                    self.s.areas_acquired += 1;
+                    self.adopt(area)?;
+                }
+                Err(_) => continue, // another server was first
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the walkers stored in `area` that this server does not hold yet.
+    fn adopt(&mut self, area: AreaId) -> Result<usize, Fail> {
+        let mut n = 0;
+        for (uuid, bytes) in self.shared.arrivals(area)? {
+            if self.walkers.contains_key(&uuid) {
+                continue;
+            }
+            let w = Walker::decode(uuid, area, &bytes)
+                .ok_or_else(|| Fail::other(format!("walker {} is damaged", hex(&uuid))))?;
+            self.walkers.insert(uuid, w);
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Forgets what this server held of `areas` (lost or handed over).
+    fn drop_areas(&mut self, areas: &[AreaId]) -> Result<(), Fail> {
+        self.walkers.retain(|_, w| !areas.contains(&w.stored_in));
+        let gone: Vec<ChunkPos> =
+            self.chunks.keys().filter(|p| areas.contains(&AreaId::of_chunk(**p))).copied().collect();
+        for p in gone {
+            self.chunks.remove(&p);
+            self.dirty.remove(&p);
+            self.shared.world_mut().unload_chunk(p)?;
+        }
+        Ok(())
+    }
+
+    /// Forgets everything and reads the held areas back (after a save of unknown outcome).
+    fn resync(&mut self) -> Result<(), Fail> {
+        self.walkers.clear();
+        let held: Vec<AreaId> = self.shared.held().map(|l| l.area).collect();
+        for area in held {
+            self.adopt(area)?;
+        }
+        Ok(())
+    }
+
+    /// Loads the chunks under and around the walkers of held areas; unloads saved chunks no
+    /// walker needs. The regionizer therefore only ever holds chunks of this server's areas.
+    fn load_around(&mut self) -> Result<(), Fail> {
+        let mut needed = HashSet::new();
+        for w in self.walkers.values() {
+            let c = w.block().chunk();
+            for (dx, dz) in [(0, 0), (-1, 0), (1, 0), (0, -1), (0, 1)] {
+                let p = ChunkPos::new(c.x + dx, c.y, c.z + dz);
+                if self.shared.owns(AreaId::of_chunk(p)) {
+                    needed.insert(p);
+                }
+            }
+        }
+        for &p in &needed {
+            if !self.chunks.contains_key(&p) {
+                let chunk = match self.shared.world_mut().load_chunk(p)? {
+                    Some(c) => c,
+                    None => Chunk::new(self.palette.air),
+                };
+                self.chunks.insert(p, chunk);
+            }
+        }
+        let idle: Vec<ChunkPos> = self
+            .chunks
+            .keys()
+            .filter(|p| !needed.contains(p) && !self.dirty.contains(p))
+            .copied()
+            .collect();
+        for p in idle {
+            self.chunks.remove(&p);
+            self.shared.world_mut().unload_chunk(p)?;
+        }
+        Ok(())
+    }
+
+    /// One game tick of the walkers this server holds: each region's walkers step and wear a
+    /// path into the ground.
+    fn tick_walkers(&mut self, speed: f64) {
+        let rz = std::sync::Arc::clone(self.shared.world().regionizer());
+        for w in self.walkers.values_mut() {
+            // A walker ticks with the region of the chunk it stands in.
+            if rz.owner_of_chunk(w.block().chunk()).is_none() {
+                continue;
+            }
+            w.step(speed, self.width);
+            let b = w.block();
+            if let Some(c) = self.chunks.get_mut(&b.chunk()) {
+                let (lx, ly, lz) = b.local();
+                let next = if c.get(lx, ly, lz) == self.palette.gravel {
+                    self.palette.cobble
+                } else {
+                    self.palette.gravel
+                };
+                c.set(lx, ly, lz, next);
+                self.dirty.insert(b.chunk());
+            }
+        }
+    }
+
+    fn epochs(&self) -> String {
+        self.shared.held().map(|l| format!("{},{},{}", l.area.x, l.area.z, l.epoch)).collect::<Vec<_>>().join(";")
+    }
+
+    /// Builds the save of `areas` (every held area when `None`): dirty chunks and walkers,
+    /// with hand-offs of walkers now standing in another server's area.
+    fn build_save(
+        &mut self,
+        seq: u64,
+        areas: Option<&[AreaId]>,
+    ) -> Result<Built, Fail> {
+        let mut save = TickSave::new();
+        let in_scope = |a: AreaId| areas.is_none_or(|s| s.contains(&a));
+        let chunks: Vec<ChunkPos> =
+            self.dirty.iter().filter(|p| in_scope(AreaId::of_chunk(**p))).copied().collect();
+        for p in &chunks {
+            save.put_chunk(0, *p, self.chunks[p].encode(self.shared.world().schema()));
+        }
+        let server = self.shared.server().to_string();
+        let epoch_of: HashMap<AreaId, i64> = self.shared.held().map(|l| (l.area, l.epoch)).collect();
+        let mut out = Vec::new();
+        let mut kept = Vec::new();
+        let mut ents = Vec::new();
+        for w in self.walkers.values() {
+            if !in_scope(w.stored_in) {
+                continue;
+            }
+            let now = w.area();
+            let epoch = epoch_of.get(&now).copied().unwrap_or(0);
+            ents.push(format!("{},{},{},{}", hex(&w.uuid), w.steps, now.x, now.z));
+            if self.shared.owns(now) {
+                if now != w.stored_in {
+                    save.delete_area_entity(w.stored_in, w.uuid);
+                }
+                save.put_area_entity(now, w.uuid, w.encode(epoch, seq, &server));
+                kept.push(w.uuid);
+            } else {
+                let bytes = w.encode(epoch_of[&w.stored_in], seq, &server);
+                self.shared
+                    .hand_off(&mut save, w.uuid, w.stored_in, now, bytes)
+                    .map_err(|e| Fail::other(e.to_string()))?;
+                out.push(w.uuid);
+            }
+        }
+        if self.audit {
+            save.put_object(
+                tables::WORLD_PROPERTIES,
+                format!("demo:audit:{server}:{seq:020}").into_bytes(),
+                self.epochs().into_bytes(),
+            );
+        }
+        self.log.line(format!(
+            "attempt {seq} {} {} {}",
+            now_us(),
+            self.epochs(),
+            ents.join(";")
+        ));
+        Ok(Built { save, out, kept, chunks })
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.run * 1_000_000 + self.seq
+    }
+
+    /// Saves every held area; returns whether the save was acknowledged.
+    fn save(&mut self, tick: u64) -> Result<bool, Fail> {
+        let seq = self.next_seq();
+        let built = self.build_save(seq, None)?;
+        let t = Instant::now();
+        self.s.saves_attempted += 1;
+        let result = self.shared.save(tick, built.save.clone());
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        self.after_save(seq, result, ms, &built)
+    }
+
+    fn after_save(
+        &mut self,
+        seq: u64,
+        result: Result<(), SaveError>,
+        ms: f64,
+        built: &Built,
+    ) -> Result<bool, Fail> {
+        let Built { out, kept, chunks, .. } = built;
+        match result {
+            Ok(()) => {
+                self.log.line(format!("ack {seq} {}", now_us()));
+                self.s.saves_acknowledged += 1;
+                self.save_ms.push(ms);
+                if !out.is_empty() {
+                    self.hand_off_ms.push(ms);
+                }
+                self.s.hand_offs_out += out.len() as u64;
+                for u in out {
+                    self.walkers.remove(u);
+                }
+                for u in kept {
+                    if let Some(w) = self.walkers.get_mut(u) {
+                        w.stored_in = w.area();
+                    }
+                }
+                for p in chunks {
+                    self.dirty.remove(p);
+                }
+                Ok(true)
+            }
+            Err(SaveError::Refused { lost }) => {
+                self.log.line(format!("refused {seq} {}", now_us()));
+                self.s.saves_refused += 1;
+                if !lost.is_empty() {
+                    eprintln!(
+                        "[{}] save refused: {} area(s) taken over by another server, no longer ticked: {:?}",
+                        self.shared.server(),
+                        lost.len(),
+                        lost
+                    );
+                    self.s.areas_lost += lost.len() as u64;
+                    self.drop_areas(&lost)?;
+                }
+                Ok(false)
+            }
+            Err(e) => {
+                self.log.line(format!("error {seq} {}", now_us()));
+                self.s.saves_failed += 1;
+                tracing::warn!("save {seq} failed ({e}); reading the held areas back");
+                self.resync()?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Hands `area` over with its last save (walkers and chunks of the area, and the lease's
+    /// release, in one batch).
+    fn hand_over(&mut self, area: AreaId, tick: u64) -> Result<(), Fail> {
+        let seq = self.next_seq();
+        let built = self.build_save(seq, Some(&[area]))?;
+        self.log.line(format!("handover {seq} {} {}", area.x, area.z));
+        let t = Instant::now();
+        self.s.saves_attempted += 1;
+        let result = self.shared.hand_over(area, tick, built.save.clone()).map(|_| ());
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        if self.after_save(seq, result, ms, &built)? {
+            self.s.areas_handed_over += 1;
+            self.drop_areas(&[area])?;
+        }
+        Ok(())
+    }
+}
+
+fn open_world(conninfo: &str, server: &str, schema: terrane::Schema) -> Result<World, Fail> {
+    let mut last = None;
+    for _ in 0..20 {
+        let b = World::builder()
+            .backend(Backend::Postgres)
+            .schema(schema.clone())
+            .server(server)
+            .tiers(|b| b.l0_idle_ticks(100).l1_idle_ticks(300));
+        match b.open(conninfo) {
+            Ok(w) => return Ok(w),
+            Err(e) => last = Some(e),
+        }
+        let b = World::builder().backend(Backend::Postgres).schema(schema.clone()).server(server);
+        if let Ok(w) = b.create(conninfo) {
+            return Ok(w);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Err(last.map_or_else(|| Fail::other("cannot open the world"), Fail::from))
+}
+
+/// Creates the walkers, once per world (the first server to get here wins).
+fn populate(world: &World, walkers: usize, width: f64) -> Result<(), Fail> {
+    if world.store().get(tables::WORLD_PROPERTIES, POPULATION_KEY)?.is_some() {
+        return Ok(());
+    }
+    let mut b = Batch::new();
+    b.expect(tables::WORLD_PROPERTIES, POPULATION_KEY.to_vec(), None);
+    b.put(tables::WORLD_PROPERTIES, POPULATION_KEY.to_vec(), 1, (walkers as u64).to_le_bytes().to_vec());
+    for i in 0..walkers {
+        let mut uuid = [0x7e; 16];
+        uuid[..8].copy_from_slice(&(i as u64).to_be_bytes());
+        let x = (i as f64 + 0.5) * width / walkers as f64;
+        let heading = i as f64 * 2.399_963; // the golden angle: every direction
+        let w = Walker { uuid, x, z: 128.0, heading, steps: 0, stored_in: AreaId::new(0, 0) };
+        let area = w.area();
+        b.put(
+            tables::ENTITY,
+            terrane::section::keys::area_entity_key(area, &uuid).to_vec(),
+            0,
+            w.encode(0, 0, "init"),
+        );
+    }
+    match world.store().write(&b.synced()) {
+        Ok(()) | Err(terrane::store::Error::PreconditionFailed { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Runs server `--server N` of `--servers M` on the world at `--store`.
+pub fn run(args: &DemoArgs, n: usize) -> Result<SharedSummary, Fail> {
+    let Some(conninfo) = args.store.as_deref() else {
+        return Err(Fail::usage("--server needs --store CONNECTION: a shared world lives on PostgreSQL"));
+    };
+    if terrane::connection_string(Path::new(conninfo)).is_none() {
+        return Err(Fail::usage(format!("--store {conninfo:?} is not a PostgreSQL connection string")));
+    }
+    let servers = args.servers.max(1);
+    if n >= servers {
+        return Err(Fail::usage(format!("--server {n} must be below --servers {servers}")));
+    }
+    let id = format!("server-{n}");
+    let schema = terrain::schema();
+    let palette = Palette::of(&schema).expect("the demo schema registers its blocks");
+    let world = open_world(conninfo, &id, schema)?;
+    let width = 2.0 * servers as f64 * 256.0;
+    populate(&world, args.players, width)?;
+    let shared = SharedWorld::new(world, args.lease_ms)?;
+    let log = match &args.log {
+        Some(p) => Log(Some(
+            OpenOptions::new().create(true).append(true).open(p).map_err(|e| Fail::io(p, e))?,
+        )),
+        None => Log(None),
+    };
+    let mut srv = Server {
+        shared,
+        palette,
+        home: n,
+        servers,
+        width,
+        walkers: BTreeMap::new(),
+        chunks: HashMap::new(),
+        dirty: HashSet::new(),
+        log,
+        audit: args.log.is_some(),
+        run: now_us() / 1000,
+        seq: 0,
+        s: SharedSummary { server: id.clone(), servers, ..SharedSummary::default() },
+        save_ms: Vec::new(),
+        hand_off_ms: Vec::new(),
+    };
+    srv.log.line(format!("start {id} {}", now_us()));
+    let period = Duration::from_secs_f64(1.0 / args.tps.max(1.0));
+    let started = Instant::now();
+    let mut next_line = Duration::from_secs(1);
+    let mut tick = srv.shared.world().tick();
+    let mut last_saves = 0;
+    // When the database is unreachable (a restart, a failover), ticks fail: the server
+    // reads its areas back once it answers again, and gives up after a minute without it.
+    let mut failing_since: Option<Instant> = None;
+    while started.elapsed().as_secs_f64() < args.seconds {
+        let t0 = Instant::now();
+        tick += 1;
+        let step = |srv: &mut Server| -> Result<(), Fail> {
+            if failing_since.is_some() {
+                srv.resync()?;
+            }
+            if tick % 10 == 0 {
+                srv.balance(tick)?;
+                let held: Vec<AreaId> = srv.shared.held().map(|l| l.area).collect();
+                for area in held {
+                    srv.s.arrivals += srv.adopt(area)? as u64;
+                }
+            }
+            let lost = srv.shared.renew(Server::now_ms()).map_err(|e| Fail::other(e.to_string()))?;
+            if !lost.is_empty() {
+                srv.s.areas_lost += lost.len() as u64;
+                srv.drop_areas(&lost)?;
+            }
+            srv.load_around()?;
+            srv.tick_walkers(args.speed);
+            if tick % args.save_every.max(1) == 0 {
+                srv.save(tick)?;
+            }
+            Ok(())
+        };
+        match step(&mut srv) {
+            Ok(()) => failing_since = None,
+            Err(e) => {
+                let since = *failing_since.get_or_insert_with(Instant::now);
+                eprintln!("[{id}] tick {tick}: {e}");
+                if since.elapsed() > Duration::from_secs(60) {
+                    return Err(e.context("the world was unreachable for a minute"));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        srv.s.ticks += 1;
+        if started.elapsed() >= next_line {
+            next_line += Duration::from_secs(1);
+            let areas: Vec<String> =
+                srv.shared.held().map(|l| format!("({},{})@{}", l.area.x, l.area.z, l.epoch)).collect();
+            let line = format!(
+                "[{id}] {:5.1} s tick {tick}: areas {} | {} walkers, {} regions, {} chunks | {} saves/s | hand-offs out {} in {} | refused {}",
+                started.elapsed().as_secs_f64(),
+                if areas.is_empty() { "none".to_string() } else { areas.join(" ") },
+                srv.walkers.len(),
+                srv.shared.world().regionizer().region_count(),
+                srv.chunks.len(),
+                srv.s.saves_acknowledged - last_saves,
+                srv.s.hand_offs_out,
+                srv.s.arrivals,
+                srv.s.saves_refused,
+            );
+            last_saves = srv.s.saves_acknowledged;
+            if args.json { eprintln!("{line}") } else { println!("{line}") }
+        }
+        if let Some(rest) = period.checked_sub(t0.elapsed()) {
+            std::thread::sleep(rest);
+        }
+    }
+    // A clean stop: everything saved and every area released, in one batch.
+    let seq = srv.next_seq();
+    let built = srv.build_save(seq, None)?;
+    srv.log.line(format!("release {seq}"));
+    let t = Instant::now();
+    srv.s.saves_attempted += 1;
+    let result = srv.shared.release_all(tick, built.save.clone());
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    srv.after_save(seq, result, ms, &built)?;
+    srv.log.line(format!("stop {id} {}", now_us()));
+    let mut s = srv.s;
+    s.seconds = started.elapsed().as_secs_f64();
+    s.saves_per_second = s.saves_acknowledged as f64 / s.seconds.max(1e-9);
+    s.save_p50_ms = percentile(&mut srv.save_ms, 0.5);
+    s.save_p99_ms = percentile(&mut srv.save_ms, 0.99);
+    s.hand_off_p50_ms = percentile(&mut srv.hand_off_ms, 0.5);
+    s.walkers_at_end = srv.walkers.len();
+    Ok(s)
+}
+
+fn percentile(v: &mut [f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * q).round() as usize]
+}
+
+/// Prints the summary for people.
+pub fn print_human(s: &SharedSummary) {
+    println!(
+        "{}: {:.1} s, {} ticks; saves {} acknowledged ({:.1}/s, p50 {:.2} ms, p99 {:.2} ms), {} refused, {} failed",
+        s.server,
+        s.seconds,
+        s.ticks,
+        s.saves_acknowledged,
+        s.saves_per_second,
+        s.save_p50_ms,
+        s.save_p99_ms,
+        s.saves_refused,
+        s.saves_failed
+    );
+    println!(
+        "hand-offs: {} out (p50 {:.2} ms), {} in; areas: {} acquired, {} handed over, {} lost",
+        s.hand_offs_out, s.hand_off_p50_ms, s.arrivals, s.areas_acquired, s.areas_handed_over, s.areas_lost
+    );
+}

@@ -1,0 +1,391 @@
+//! One world, three game servers, real processes killed: `terrane demo --server N --servers 3`
+//! on one PostgreSQL world, walkers crossing area boundaries (handed off between servers),
+//! while the test SIGKILLs a server and restarts it (at once, or after its leases expired and
+//! the others took its areas over), or pauses one with SIGSTOP past its lease (a stale writer
+//! when it resumes). Some episodes also SIGKILL the PostgreSQL primary and promote its
+//! synchronous standby; the servers reconnect through a connection string naming both.
+//!
+//! After every round, from one snapshot of the database and the servers' write logs (kept
+//! outside the database, see `demo_shared.rs`):
+//! - every walker exists exactly once (one key, in one area);
+//! - every acknowledged save is present (its audit object, and no walker behind the steps an
+//!   acknowledged save gave it);
+//! - no write from a stale epoch landed: no stored save was attempted after a newer epoch of
+//!   one of its areas had been acquired;
+//! - every area has at most one owner per epoch.
+//!
+//! Rounds: 20 in the normal suite (plus two failover episodes); `cargo xtask crash` sets
+//! `TERRANE_CRASH_KILLS` (default 1000) and runs a fifth of that many.
+
+#![cfg(feature = "postgres")]
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use terrane::lease::AreaId;
+use terrane::postgres::testing::PgServer;
+use terrane::section::keys;
+use terrane::{World, tables};
+
+const SERVERS: usize = 3;
+const WALKERS: usize = 18;
+const LEASE_MS: u64 = 600;
+
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+struct Fleet {
+    conninfo: String,
+    dir: PathBuf,
+    procs: Vec<Option<Child>>,
+    spawns: usize,
+}
+
+impl Fleet {
+    fn spawn(&mut self, n: usize) {
+        self.spawns += 1;
+        let log = self.dir.join(format!("server-{n}.{}.log", self.spawns));
+        let child = Command::new(env!("CARGO_BIN_EXE_terrane"))
+            .args(["demo", "--store", &self.conninfo, "--servers", &SERVERS.to_string()])
+            .args(["--server", &n.to_string(), "--seconds", "100000", "--players"])
+            .arg(WALKERS.to_string())
+            .args(["--lease-ms", &LEASE_MS.to_string(), "--speed", "12", "--save-every", "2"])
+            .args(["--tps", "40", "--json", "--log"])
+            .arg(&log)
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(
+                std::fs::File::create(self.dir.join(format!("server-{n}.{}.err", self.spawns)))
+                    .unwrap(),
+            ))
+            .spawn()
+            .expect("spawn terrane demo --server");
+        self.procs[n] = Some(child);
+    }
+
+    fn kill(&mut self, n: usize) {
+        if let Some(mut c) = self.procs[n].take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn signal(&self, n: usize, sig: &str) -> bool {
+        self.procs[n].as_ref().is_some_and(|c| {
+            Command::new("kill")
+                .args([sig, &c.id().to_string()])
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+    }
+
+    fn check_alive(&mut self) {
+        for (n, p) in self.procs.iter_mut().enumerate() {
+            if let Some(c) = p
+                && let Some(status) = c.try_wait().unwrap()
+            {
+                let err = std::fs::read_dir(&self.dir)
+                    .unwrap()
+                    .flatten()
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".err"))
+                    .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+                    .collect::<Vec<_>>()
+                    .join("\n---\n");
+                panic!("server {n} exited by itself ({status}):\n{err}");
+            }
+        }
+    }
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        for n in 0..self.procs.len() {
+            let _ = self.signal(n, "-CONT");
+            self.kill(n);
+        }
+    }
+}
+
+/// What the servers' logs say.
+#[derive(Default)]
+struct Logs {
+    /// seq -> (server, start µs, area epochs, walker steps)
+    attempts: HashMap<u64, (String, u64, Vec<(AreaId, i64)>, Vec<(String, u64)>)>,
+    /// seq -> (server, acknowledged µs)
+    acked: HashMap<u64, (String, u64)>,
+    /// (area, epoch) -> (server, acquired µs)
+    acquired: BTreeMap<(AreaId, i64), Vec<(String, u64)>>,
+}
+
+fn read_logs(dir: &Path) -> Logs {
+    let mut logs = Logs::default();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".log") {
+            continue;
+        }
+        let server = name.split('.').next().unwrap().to_string();
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        for line in text.lines() {
+            let f: Vec<&str> = line.split(' ').collect();
+            match f[0] {
+                "attempt" if f.len() >= 4 => {
+                    let areas = f.get(3).unwrap_or(&"");
+                    let areas = areas
+                        .split(';')
+                        .filter(|s| !s.is_empty())
+                        .map(|a| {
+                            let v: Vec<i64> = a.split(',').map(|x| x.parse().unwrap()).collect();
+                            (AreaId::new(v[0] as i32, v[1] as i32), v[2])
+                        })
+                        .collect();
+                    let walkers = f
+                        .get(4)
+                        .unwrap_or(&"")
+                        .split(';')
+                        .filter(|s| !s.is_empty())
+                        .map(|w| {
+                            let v: Vec<&str> = w.split(',').collect();
+                            (v[0].to_string(), v[1].parse().unwrap())
+                        })
+                        .collect();
+                    logs.attempts.insert(
+                        f[1].parse().unwrap(),
+                        (server.clone(), f[2].parse().unwrap(), areas, walkers),
+                    );
+                }
+                "ack" => {
+                    logs.acked.insert(f[1].parse().unwrap(), (server.clone(), f[2].parse().unwrap()));
+                }
+                "acquired" => {
+                    let area = AreaId::new(f[1].parse().unwrap(), f[2].parse().unwrap());
+                    logs.acquired
+                        .entry((area, f[3].parse().unwrap()))
+                        .or_default()
+                        .push((server.clone(), f[4].parse().unwrap()));
+                }
+                _ => {}
+            }
+        }
+    }
+    logs
+}
+
+fn now_us() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_micros() as u64
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The round's checks; returns (walkers, audited saves).
+fn check(conninfo: &str, dir: &Path, round: usize) -> (usize, usize) {
+    // The logs first: everything they acknowledge happened before the snapshot.
+    let logs = read_logs(dir);
+    let world = World::builder().read_only(true).open(conninfo).expect("open the world to check");
+    let snap = world.store().snapshot().unwrap();
+    snap.get(tables::WORLD_META, b"gameTick").unwrap(); // the snapshot starts here
+    // Saves stored in the snapshot were attempted before it: read the logs again for them.
+    let after = read_logs(dir);
+    // 1. Every walker exactly once.
+    let mut steps: HashMap<String, u64> = HashMap::new();
+    for e in snap.scan(tables::ENTITY, terrane::store::KeyRange::all()).unwrap() {
+        let (k, o) = e.unwrap();
+        let (_, uuid) = keys::parse_area_entity_key(&k).expect("an area entity key");
+        let s = u64::from_le_bytes(o.data[..8].try_into().unwrap());
+        assert!(
+            steps.insert(hex(&uuid), s).is_none(),
+            "round {round}: walker {} is stored twice",
+            hex(&uuid)
+        );
+    }
+    assert_eq!(steps.len(), WALKERS, "round {round}: walkers lost or duplicated");
+    // 2. Every acknowledged save present; no walker behind an acknowledged save.
+    let mut audited = HashMap::new();
+    for e in snap.scan_prefix(tables::WORLD_PROPERTIES, b"demo:audit:").unwrap() {
+        let (k, _) = e.unwrap();
+        let k = String::from_utf8(k).unwrap();
+        let seq: u64 = k.rsplit(':').next().unwrap().parse().unwrap();
+        audited.insert(seq, k);
+    }
+    for seq in logs.acked.keys() {
+        let Some((server, _, _, walkers)) = logs.attempts.get(seq) else { continue };
+        assert!(
+            audited.contains_key(seq),
+            "round {round}: {server}'s acknowledged save {seq} is missing"
+        );
+        for (uuid, s) in walkers {
+            let now = steps.get(uuid).copied().unwrap_or(0);
+            assert!(
+                now >= *s,
+                "round {round}: walker {uuid} is at step {now}, behind {server}'s acknowledged save {seq} (step {s})"
+            );
+        }
+    }
+    // 3. No stale write landed.
+    for seq in audited.keys() {
+        let (server, start, areas, _) = after
+            .attempts
+            .get(seq)
+            .unwrap_or_else(|| panic!("round {round}: stored save {seq} was never attempted"));
+        for (area, epoch) in areas {
+            for ((a, e), owners) in after.acquired.range((*area, epoch + 1)..) {
+                if a != area {
+                    break;
+                }
+                for (other, at) in owners {
+                    assert!(
+                        at > start,
+                        "round {round}: {server}'s save {seq} of area {area:?} at epoch {epoch} landed, \
+                         though {other} had acquired epoch {e} before the save was attempted"
+                    );
+                }
+            }
+        }
+    }
+    // 4. At most one owner per area and epoch.
+    for ((area, epoch), owners) in &after.acquired {
+        let names: HashSet<&str> = owners.iter().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(names.len(), 1, "round {round}: area {area:?} epoch {epoch} had owners {names:?}");
+    }
+    (steps.len(), audited.len())
+}
+
+fn rounds() -> usize {
+    std::env::var("TERRANE_CRASH_KILLS")
+        .ok()
+        .and_then(|k| k.parse::<usize>().ok())
+        .map_or(20, |k| (k / 5).max(20))
+}
+
+fn run_episode(
+    conninfo: &str,
+    rounds: usize,
+    seed: u64,
+    failover: Option<&PgServer>,
+) -> (usize, usize, usize) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = match std::env::var_os("TERRANE_KEEP_LOGS") {
+        Some(_) => tmp.keep(),
+        None => tmp.path().to_path_buf(),
+    };
+    eprintln!("logs in {}", dir.display());
+    let mut fleet = Fleet {
+        conninfo: conninfo.to_string(),
+        dir: dir.clone(),
+        procs: (0..SERVERS).map(|_| None).collect(),
+        spawns: 0,
+    };
+    for n in 0..SERVERS {
+        fleet.spawn(n);
+    }
+    let mut rng = Rng(seed);
+    let mut kills = 0;
+    let mut pauses = 0;
+    std::thread::sleep(Duration::from_millis(2500));
+    let mut audited = 0;
+    for round in 0..rounds {
+        fleet.check_alive();
+        let n = rng.below(SERVERS as u64) as usize;
+        match rng.below(3) {
+            0 => {
+                // Killed and restarted at once.
+                fleet.kill(n);
+                kills += 1;
+                fleet.spawn(n);
+            }
+            1 => {
+                // Killed; the others take its areas over; back later.
+                fleet.kill(n);
+                kills += 1;
+                std::thread::sleep(Duration::from_millis(2 * LEASE_MS + 400));
+                fleet.spawn(n);
+            }
+            _ => {
+                // Paused past its lease: resumed, its next saves must be refused.
+                assert!(fleet.signal(n, "-STOP"));
+                pauses += 1;
+                std::thread::sleep(Duration::from_millis(2 * LEASE_MS + 400));
+                assert!(fleet.signal(n, "-CONT"));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(300 + rng.below(900)));
+        if round + 1 == rounds
+            && let Some(pg) = failover
+        {
+            pg.kill_primary().unwrap();
+            pg.promote_standby().unwrap();
+            kills += 1;
+            // Every server reconnects to the promoted standby and saves again.
+            let promoted = now_us();
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                let logs = read_logs(&fleet.dir);
+                let back: HashSet<&str> = logs
+                    .acked
+                    .values()
+                    .filter(|(_, t)| *t > promoted)
+                    .map(|(s, _)| s.as_str())
+                    .collect();
+                if back.len() == SERVERS {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "after the failover only {back:?} save again");
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+        let (_, a) = check(&fleet.conninfo, &fleet.dir, round);
+        audited = a;
+    }
+    fleet.check_alive();
+    drop(fleet);
+    let logs = read_logs(&dir);
+    let handoffs = logs.attempts.len();
+    eprintln!(
+        "episode: {rounds} rounds, {kills} kills, {pauses} pauses; {} attempts, {} acknowledged, {audited} stored saves",
+        logs.attempts.len(),
+        logs.acked.len()
+    );
+    (kills, pauses, handoffs)
+}
+
+#[test]
+fn three_servers_one_world_killed_and_paused() {
+    let pg = PgServer::start().unwrap_or_else(|e| panic!("{e}"));
+    let conninfo = format!("{} schema=shared", pg.conninfo());
+    let started = Instant::now();
+    run_episode(&conninfo, rounds(), 0x9E37_79B9_7F4A_7C15, None);
+    eprintln!("three servers: done in {:.1} s", started.elapsed().as_secs_f64());
+}
+
+#[test]
+fn three_servers_one_world_across_a_failover() {
+    for episode in 0..2u64 {
+        let pg = PgServer::start_replicated().unwrap_or_else(|e| panic!("{e}"));
+        // Both servers in one connection string: libpq semantics, the read-write one wins.
+        let primary = pg.conninfo();
+        let standby = pg.standby_conninfo().unwrap();
+        let host = |c: &str| {
+            c.split(' ').find_map(|kv| kv.strip_prefix("host=")).unwrap().to_string()
+        };
+        let rest: Vec<&str> = primary.split(' ').filter(|kv| !kv.starts_with("host=")).collect();
+        let conninfo = format!(
+            "host={},{} {} target_session_attrs=read-write schema=shared",
+            host(&primary),
+            host(&standby),
+            rest.join(" ")
+        );
+        run_episode(&conninfo, 4, 0x1234_5678 + episode, Some(&pg));
+    }
+}
