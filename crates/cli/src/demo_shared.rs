@@ -109,7 +109,7 @@ impl Walker {
     fn step(&mut self, speed: f64, width: f64) {
         self.steps += 1;
         let h = mix(u64::from_le_bytes(self.uuid[..8].try_into().expect("8 bytes")), self.steps);
-        if h % 40 == 0 {
+        if h.is_multiple_of(40) {
             self.heading += (h >> 8) as f64 / (1u64 << 56) as f64 * 3.0 - 1.5;
         }
         self.x += self.heading.cos() * speed;
@@ -215,7 +215,8 @@ impl Server {
             let (k, o) = e?;
             let seen = o.data.as_slice().try_into().map(u64::from_le_bytes).unwrap_or(0);
             if seen.saturating_add(2 * ttl) >= now {
-                live_owners.insert(String::from_utf8_lossy(&k[PRESENCE_PREFIX.len()..]).into_owned());
+                live_owners
+                    .insert(String::from_utf8_lossy(&k[PRESENCE_PREFIX.len()..]).into_owned());
             }
         }
         for area in self.areas() {
@@ -271,8 +272,12 @@ impl Server {
     /// Forgets what this server held of `areas` (lost or handed over).
     fn drop_areas(&mut self, areas: &[AreaId]) -> Result<(), Fail> {
         self.walkers.retain(|_, w| !areas.contains(&w.stored_in));
-        let gone: Vec<ChunkPos> =
-            self.chunks.keys().filter(|p| areas.contains(&AreaId::of_chunk(**p))).copied().collect();
+        let gone: Vec<ChunkPos> = self
+            .chunks
+            .keys()
+            .filter(|p| areas.contains(&AreaId::of_chunk(**p)))
+            .copied()
+            .collect();
         for p in gone {
             self.chunks.remove(&p);
             self.dirty.remove(&p);
@@ -351,16 +356,16 @@ impl Server {
     }
 
     fn epochs(&self) -> String {
-        self.shared.held().map(|l| format!("{},{},{}", l.area.x, l.area.z, l.epoch)).collect::<Vec<_>>().join(";")
+        self.shared
+            .held()
+            .map(|l| format!("{},{},{}", l.area.x, l.area.z, l.epoch))
+            .collect::<Vec<_>>()
+            .join(";")
     }
 
     /// Builds the save of `areas` (every held area when `None`): dirty chunks and walkers,
     /// with hand-offs of walkers now standing in another server's area.
-    fn build_save(
-        &mut self,
-        seq: u64,
-        areas: Option<&[AreaId]>,
-    ) -> Result<Built, Fail> {
+    fn build_save(&mut self, seq: u64, areas: Option<&[AreaId]>) -> Result<Built, Fail> {
         let mut save = TickSave::new();
         let in_scope = |a: AreaId| areas.is_none_or(|s| s.contains(&a));
         let chunks: Vec<ChunkPos> =
@@ -369,7 +374,8 @@ impl Server {
             save.put_chunk(0, *p, self.chunks[p].encode(self.shared.world().schema()));
         }
         let server = self.shared.server().to_string();
-        let epoch_of: HashMap<AreaId, i64> = self.shared.held().map(|l| (l.area, l.epoch)).collect();
+        let epoch_of: HashMap<AreaId, i64> =
+            self.shared.held().map(|l| (l.area, l.epoch)).collect();
         let mut out = Vec::new();
         let mut kept = Vec::new();
         let mut ents = Vec::new();
@@ -401,12 +407,7 @@ impl Server {
                 self.epochs().into_bytes(),
             );
         }
-        self.log.line(format!(
-            "attempt {seq} {} {} {}",
-            now_us(),
-            self.epochs(),
-            ents.join(";")
-        ));
+        self.log.line(format!("attempt {seq} {} {} {}", now_us(), self.epochs(), ents.join(";")));
         Ok(Built { save, out, kept, chunks })
     }
 
@@ -527,7 +528,12 @@ fn populate(world: &World, walkers: usize, width: f64) -> Result<(), Fail> {
     }
     let mut b = Batch::new();
     b.expect(tables::WORLD_PROPERTIES, POPULATION_KEY.to_vec(), None);
-    b.put(tables::WORLD_PROPERTIES, POPULATION_KEY.to_vec(), 1, (walkers as u64).to_le_bytes().to_vec());
+    b.put(
+        tables::WORLD_PROPERTIES,
+        POPULATION_KEY.to_vec(),
+        1,
+        (walkers as u64).to_le_bytes().to_vec(),
+    );
     for i in 0..walkers {
         let mut uuid = [0x7e; 16];
         uuid[..8].copy_from_slice(&(i as u64).to_be_bytes());
@@ -551,10 +557,14 @@ fn populate(world: &World, walkers: usize, width: f64) -> Result<(), Fail> {
 /// Runs server `--server N` of `--servers M` on the world at `--store`.
 pub fn run(args: &DemoArgs, n: usize) -> Result<SharedSummary, Fail> {
     let Some(conninfo) = args.store.as_deref() else {
-        return Err(Fail::usage("--server needs --store CONNECTION: a shared world lives on PostgreSQL"));
+        return Err(Fail::usage(
+            "--server needs --store CONNECTION: a shared world lives on PostgreSQL",
+        ));
     };
     if terrane::connection_string(Path::new(conninfo)).is_none() {
-        return Err(Fail::usage(format!("--store {conninfo:?} is not a PostgreSQL connection string")));
+        return Err(Fail::usage(format!(
+            "--store {conninfo:?} is not a PostgreSQL connection string"
+        )));
     }
     let servers = args.servers.max(1);
     if n >= servers {
@@ -606,21 +616,22 @@ pub fn run(args: &DemoArgs, n: usize) -> Result<SharedSummary, Fail> {
             if failing_since.is_some() {
                 srv.resync()?;
             }
-            if tick % 10 == 0 {
+            if tick.is_multiple_of(10) {
                 srv.balance(tick)?;
                 let held: Vec<AreaId> = srv.shared.held().map(|l| l.area).collect();
                 for area in held {
                     srv.s.arrivals += srv.adopt(area)? as u64;
                 }
             }
-            let lost = srv.shared.renew(Server::now_ms()).map_err(|e| Fail::other(e.to_string()))?;
+            let lost =
+                srv.shared.renew(Server::now_ms()).map_err(|e| Fail::other(e.to_string()))?;
             if !lost.is_empty() {
                 srv.s.areas_lost += lost.len() as u64;
                 srv.drop_areas(&lost)?;
             }
             srv.load_around()?;
             srv.tick_walkers(args.speed);
-            if tick % args.save_every.max(1) == 0 {
+            if tick.is_multiple_of(args.save_every.max(1)) {
                 srv.save(tick)?;
             }
             Ok(())
@@ -639,8 +650,11 @@ pub fn run(args: &DemoArgs, n: usize) -> Result<SharedSummary, Fail> {
         srv.s.ticks += 1;
         if started.elapsed() >= next_line {
             next_line += Duration::from_secs(1);
-            let areas: Vec<String> =
-                srv.shared.held().map(|l| format!("({},{})@{}", l.area.x, l.area.z, l.epoch)).collect();
+            let areas: Vec<String> = srv
+                .shared
+                .held()
+                .map(|l| format!("({},{})@{}", l.area.x, l.area.z, l.epoch))
+                .collect();
             let line = format!(
                 "[{id}] {:5.1} s tick {tick}: areas {} | {} walkers, {} regions, {} chunks | {} saves/s | hand-offs out {} in {} | refused {}",
                 started.elapsed().as_secs_f64(),
@@ -704,6 +718,11 @@ pub fn print_human(s: &SharedSummary) {
     );
     println!(
         "hand-offs: {} out (p50 {:.2} ms), {} in; areas: {} acquired, {} handed over, {} lost",
-        s.hand_offs_out, s.hand_off_p50_ms, s.arrivals, s.areas_acquired, s.areas_handed_over, s.areas_lost
+        s.hand_offs_out,
+        s.hand_off_p50_ms,
+        s.arrivals,
+        s.areas_acquired,
+        s.areas_handed_over,
+        s.areas_lost
     );
 }

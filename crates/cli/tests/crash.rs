@@ -116,11 +116,22 @@ impl Drop for Fleet {
     }
 }
 
+/// A logged write attempt.
+struct Attempt {
+    server: String,
+    /// When it was attempted (µs since the Unix epoch).
+    start: u64,
+    /// The epochs it was fenced on.
+    areas: Vec<(AreaId, i64)>,
+    /// The walkers it wrote and their steps.
+    walkers: Vec<(String, u64)>,
+}
+
 /// What the servers' logs say.
 #[derive(Default)]
 struct Logs {
-    /// seq -> (server, start µs, area epochs, walker steps)
-    attempts: HashMap<u64, (String, u64, Vec<(AreaId, i64)>, Vec<(String, u64)>)>,
+    /// By seq.
+    attempts: HashMap<u64, Attempt>,
     /// seq -> (server, acknowledged µs)
     acked: HashMap<u64, (String, u64)>,
     /// (area, epoch) -> (server, acquired µs)
@@ -161,11 +172,17 @@ fn read_logs(dir: &Path) -> Logs {
                         .collect();
                     logs.attempts.insert(
                         f[1].parse().unwrap(),
-                        (server.clone(), f[2].parse().unwrap(), areas, walkers),
+                        Attempt {
+                            server: server.clone(),
+                            start: f[2].parse().unwrap(),
+                            areas,
+                            walkers,
+                        },
                     );
                 }
                 "ack" => {
-                    logs.acked.insert(f[1].parse().unwrap(), (server.clone(), f[2].parse().unwrap()));
+                    logs.acked
+                        .insert(f[1].parse().unwrap(), (server.clone(), f[2].parse().unwrap()));
                 }
                 "acquired" => {
                     let area = AreaId::new(f[1].parse().unwrap(), f[2].parse().unwrap());
@@ -220,7 +237,7 @@ fn check(conninfo: &str, dir: &Path, round: usize) -> (usize, usize) {
         audited.insert(seq, k);
     }
     for seq in logs.acked.keys() {
-        let Some((server, _, _, walkers)) = logs.attempts.get(seq) else { continue };
+        let Some(Attempt { server, walkers, .. }) = logs.attempts.get(seq) else { continue };
         assert!(
             audited.contains_key(seq),
             "round {round}: {server}'s acknowledged save {seq} is missing"
@@ -235,7 +252,7 @@ fn check(conninfo: &str, dir: &Path, round: usize) -> (usize, usize) {
     }
     // 3. No stale write landed.
     for seq in audited.keys() {
-        let (server, start, areas, _) = after
+        let Attempt { server, start, areas, .. } = after
             .attempts
             .get(seq)
             .unwrap_or_else(|| panic!("round {round}: stored save {seq} was never attempted"));
@@ -257,7 +274,11 @@ fn check(conninfo: &str, dir: &Path, round: usize) -> (usize, usize) {
     // 4. At most one owner per area and epoch.
     for ((area, epoch), owners) in &after.acquired {
         let names: HashSet<&str> = owners.iter().map(|(s, _)| s.as_str()).collect();
-        assert_eq!(names.len(), 1, "round {round}: area {area:?} epoch {epoch} had owners {names:?}");
+        assert_eq!(
+            names.len(),
+            1,
+            "round {round}: area {area:?} epoch {epoch} had owners {names:?}"
+        );
     }
     (steps.len(), audited.len())
 }
@@ -376,9 +397,8 @@ fn three_servers_one_world_across_a_failover() {
         // Both servers in one connection string: libpq semantics, the read-write one wins.
         let primary = pg.conninfo();
         let standby = pg.standby_conninfo().unwrap();
-        let host = |c: &str| {
-            c.split(' ').find_map(|kv| kv.strip_prefix("host=")).unwrap().to_string()
-        };
+        let host =
+            |c: &str| c.split(' ').find_map(|kv| kv.strip_prefix("host=")).unwrap().to_string();
         let rest: Vec<&str> = primary.split(' ').filter(|kv| !kv.starts_with("host=")).collect();
         let conninfo = format!(
             "host={},{} {} target_session_attrs=read-write schema=shared",

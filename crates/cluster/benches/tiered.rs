@@ -467,12 +467,81 @@ fn lease_renewal(_c: &mut Criterion) {
     }
 }
 
+/// One player handed off between two servers of one PostgreSQL world: server a's save that
+/// deletes the player from its area and writes it into b's, fenced on both leases, beside the
+/// same player saved in place (fenced on a's lease only). p50 and p99 of 300 each.
+fn hand_off_latency(_c: &mut Criterion) {
+    use std::collections::BTreeSet;
+    use std::sync::Arc;
+    use terrane_lease::{AreaId, Leases, area_precondition, preconditions};
+    let t = common::load();
+    let server = terrane_postgres::testing::PgServer::start().unwrap_or_else(|e| panic!("{e}"));
+    let cfg = StoreConfig::new("terrane hand-off bench");
+    let open = || -> Arc<dyn Store> {
+        Arc::new(
+            terrane_postgres::PgStore::open_with(
+                &server.conninfo(),
+                &cfg,
+                &terrane_postgres::PgOptions::new().shared_writers(true),
+            )
+            .unwrap(),
+        )
+    };
+    let (area_a, area_b) = (AreaId::new(0, 0), AreaId::new(1, 0));
+    let mut sides = Vec::new();
+    for (id, area) in [("a", area_a), ("b", area_b)] {
+        let store = open();
+        let lease = Leases::new(Arc::clone(&store), id, 600_000).unwrap().acquire(area, 1).unwrap();
+        let mut ts = builder(&t).server(id).sync_saves(true).open(store).unwrap();
+        ts.set_areas(Some(BTreeSet::from([area])));
+        ts.set_fence(preconditions([&lease]));
+        sides.push((ts, area, lease.epoch));
+    }
+    let player = vec![7u8; 300];
+    let uuid = [42u8; 16];
+    let mut first = TickSave::new();
+    first.put_area_entity(area_a, uuid, player.clone());
+    sides[0].0.save_tick(1, &first).unwrap();
+    let (mut in_place, mut hand_off) = (Vec::new(), Vec::new());
+    for round in 0..600u64 {
+        // Even rounds: a saves the player in place; odd rounds: the holder hands it over and
+        // the other side hands it back the next time.
+        let holder = (round / 2 % 2) as usize;
+        let other = 1 - holder;
+        let (from, to, to_epoch) = (sides[holder].1, sides[other].1, sides[other].2);
+        let mut save = TickSave::new();
+        let start;
+        if round % 2 == 0 {
+            save.put_area_entity(from, uuid, player.clone());
+            start = Instant::now();
+            sides[holder].0.save_tick(round + 2, &save).unwrap();
+            in_place.push(start.elapsed());
+        } else {
+            save.hand_off_entity(uuid, from, to, player.clone())
+                .expect(area_precondition(to, Some(to_epoch)));
+            start = Instant::now();
+            sides[holder].0.save_tick(round + 2, &save).unwrap();
+            hand_off.push(start.elapsed());
+        }
+    }
+    for (name, mut times) in [("save_in_place", in_place), ("hand_off", hand_off)] {
+        times.sort();
+        println!(
+            "hand_off_latency/postgres/{name}: p50 {:?} p99 {:?} ({} saves, synced)",
+            times[times.len() / 2],
+            times[times.len() * 99 / 100],
+            times.len()
+        );
+    }
+}
+
 criterion_group!(
     benches,
     container,
     point_reads,
     writes_and_moves,
     tick_save_latency,
-    lease_renewal
+    lease_renewal,
+    hand_off_latency
 );
 criterion_main!(benches);

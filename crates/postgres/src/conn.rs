@@ -78,10 +78,7 @@ impl std::error::Error for ConnError {}
 
 /// Parses a connection string (a `postgres://` URL or libpq `key=value` pairs, with `host` a
 /// Unix socket directory when it starts with `/`) and applies the options.
-pub(crate) fn config(
-    conninfo: &str,
-    options: &PgOptions,
-) -> Result<postgres::Config> {
+pub(crate) fn config(conninfo: &str, options: &PgOptions) -> Result<postgres::Config> {
     let mut config: postgres::Config = conninfo.parse().map_err(|e| {
         Error::Backend(format!(
             "invalid PostgreSQL connection string ({e}): use postgres://user@host/db or \

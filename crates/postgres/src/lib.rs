@@ -208,8 +208,7 @@ impl PgStore {
         config.validate()?;
         options.validate()?;
         let location = schema::location(&options.schema, conninfo);
-        let manager =
-            Manager::new(conn::config(conninfo, options)?, config.read_only);
+        let manager = Manager::new(conn::config(conninfo, options)?, config.read_only);
         let mut lock_conn = manager
             .connect_one()
             .map_err(|e| pg_err(&format!("connecting to {}", schema::redact(conninfo)), e))?;

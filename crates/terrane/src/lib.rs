@@ -135,11 +135,11 @@ pub use terrane_chunk as chunk;
 pub use terrane_cluster as cluster;
 /// terrane-distance: the distance graph for nearest-first generation.
 pub use terrane_distance as distance;
+/// terrane-lease: leased areas of a world shared by several servers.
+pub use terrane_lease as lease;
 #[cfg(feature = "postgres")]
 #[doc(inline)]
 pub use terrane_postgres as postgres;
-/// terrane-lease: leased areas of a world shared by several servers.
-pub use terrane_lease as lease;
 /// terrane-regionizer: Folia's regionizer and the tick scheduler.
 pub use terrane_regionizer as regionizer;
 /// terrane-rocksdb: the RocksDB backend (feature `rocksdb`, default).

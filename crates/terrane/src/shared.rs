@@ -176,7 +176,12 @@ impl SharedWorld {
     /// Hands `area` over: `last` (the area's final save) and the release of its lease are one
     /// batch, so the next owner finds everything this server saved. Unload the area's chunks
     /// first. Returns `false` when `area` was not held (nothing written).
-    pub fn hand_over(&mut self, area: AreaId, tick: u64, last: TickSave) -> Result<bool, SaveError> {
+    pub fn hand_over(
+        &mut self,
+        area: AreaId,
+        tick: u64,
+        last: TickSave,
+    ) -> Result<bool, SaveError> {
         self.release_areas(&[area], tick, last)
     }
 

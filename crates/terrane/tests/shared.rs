@@ -1,0 +1,113 @@
+//! `SharedWorld`: two servers on one PostgreSQL world. Saves fenced by leases, an area handed
+//! over with its last save in one batch, hand-offs of entities, per-server progress keys and
+//! the world-wide view, and a single-server world opened by a shared server.
+
+#![cfg(feature = "postgres")]
+
+use terrane::lease::AreaId;
+use terrane::postgres::testing::PgServer;
+use terrane::shared::{SaveError, SharedWorld};
+use terrane::{Backend, Chunk, ChunkPos, ColumnPos, Schema, TickSave, World};
+
+fn schema() -> Schema {
+    let mut s = Schema::new();
+    s.add_block("minecraft:air", &[]).unwrap();
+    s.add_block("minecraft:stone", &[]).unwrap();
+    s
+}
+
+fn open(conninfo: &str, id: &str) -> SharedWorld {
+    let w = World::builder()
+        .backend(Backend::Postgres)
+        .schema(schema())
+        .server(id)
+        .open(conninfo)
+        .unwrap();
+    SharedWorld::new(w, 1_000).unwrap()
+}
+
+fn chunk(world: &World, y: u32) -> Chunk {
+    let stone = terrane::BlockId(world.schema().blocks().find("minecraft:stone").unwrap());
+    let mut c = Chunk::new(world.air());
+    c.set(1, y, 3, stone);
+    c
+}
+
+#[test]
+fn two_servers_share_one_world() {
+    let pg = PgServer::start().unwrap_or_else(|e| panic!("{e}"));
+    let conninfo = format!("{} schema=shared", pg.conninfo());
+    // A single-server world first, with progress of its own.
+    {
+        let mut w =
+            World::builder().backend(Backend::Postgres).schema(schema()).create(&conninfo).unwrap();
+        w.mark_generated(ColumnPos::new(100, 100)).unwrap();
+        w.save_tick(30, TickSave::new()).unwrap();
+        w.close().unwrap();
+    }
+    let (area_a, area_b) = (AreaId::new(0, 0), AreaId::new(1, 0));
+    let mut a = open(&conninfo, "a");
+    let mut b = open(&conninfo, "b");
+    assert_eq!(a.world().tick(), 30, "the single-server world's tick is the world's");
+    assert!(a.world().distance().contains(ColumnPos::new(100, 100)));
+    let now = 1_000_000;
+    a.acquire(area_a, now).unwrap();
+    b.acquire(area_b, now).unwrap();
+    assert!(b.acquire(area_a, now).is_err(), "a's lease is live");
+
+    // Each server's progress under its own keys; the world-wide view is the union.
+    a.world_mut().mark_generated(ColumnPos::new(1, 1)).unwrap();
+    b.world_mut().mark_generated(ColumnPos::new(17, 1)).unwrap();
+    let pa = ChunkPos::new(2, 0, 2);
+    let mut s = TickSave::new();
+    s.put_chunk(0, pa, chunk(a.world(), 1).encode(a.world().schema()));
+    s.put_area_entity(area_a, [1; 16], b"walker".to_vec());
+    a.save(40, s).unwrap();
+    b.save(41, TickSave::new()).unwrap();
+    {
+        let r = World::builder().read_only(true).open(&conninfo).unwrap();
+        assert_eq!(r.tick(), 41);
+        for c in [(1, 1), (17, 1), (100, 100)] {
+            assert!(r.distance().contains(ColumnPos::new(c.0, c.1)), "{c:?}");
+        }
+        assert!(r.verify().unwrap().entities >= 1);
+    }
+
+    // A hand-off a -> b: gone from a's area, in b's, in one save of a's.
+    let mut s = TickSave::new();
+    a.hand_off(&mut s, [1; 16], area_a, area_b, b"walker, moved".to_vec()).unwrap();
+    a.save(42, s).unwrap();
+    assert_eq!(a.arrivals(area_a).unwrap(), vec![]);
+    assert_eq!(b.arrivals(area_b).unwrap(), vec![([1; 16], b"walker, moved".to_vec())]);
+
+    // a pauses past its lease; b takes area_a over; a's late save is refused whole and a
+    // no longer holds the area.
+    let later = now + 5_000;
+    b.acquire(area_a, later).unwrap();
+    let mut late = TickSave::new();
+    late.put_chunk(0, pa, chunk(a.world(), 9).encode(a.world().schema()));
+    match a.save(43, late) {
+        Err(SaveError::Refused { lost }) => assert_eq!(lost, vec![area_a]),
+        other => panic!("a stale save must be refused, got {other:?}"),
+    }
+    assert!(!a.owns(area_a));
+    assert_eq!(b.world().get_chunk(pa).unwrap(), Some(chunk(b.world(), 1)), "the stale save wrote");
+
+    // b hands area_a back with its last save, in one batch; a takes it and finds it.
+    let mut last = TickSave::new();
+    last.put_chunk(0, pa, chunk(b.world(), 5).encode(b.world().schema()));
+    assert!(b.hand_over(area_a, 44, last).unwrap());
+    assert!(!b.owns(area_a));
+    let lease = a.acquire(area_a, later + 1).expect("released: free at once");
+    assert_eq!(lease.epoch, 3, "each change of owner raises the epoch");
+    assert_eq!(a.world().get_chunk(pa).unwrap(), Some(chunk(a.world(), 5)));
+
+    // A hand-over whose area was taken meanwhile writes nothing, not even the last save.
+    let evil_later = later + 10_000;
+    let mut c = open(&conninfo, "c");
+    c.acquire(area_b, evil_later).unwrap();
+    let mut last = TickSave::new();
+    last.put_chunk(0, ChunkPos::new(20, 0, 2), chunk(b.world(), 2).encode(b.world().schema()));
+    assert!(matches!(b.hand_over(area_b, 45, last), Err(SaveError::Refused { .. })));
+    assert_eq!(c.world().get_chunk(ChunkPos::new(20, 0, 2)).unwrap(), None);
+}
