@@ -121,7 +121,7 @@ mod world_dir;
 pub use error::{Error, Result};
 pub use world::{
     Backend, DISTANCE_KEY, SIGNATURE, VerifyReport, World, WorldBuilder, WorldInfo,
-    connection_string,
+    connection_string, distance_key, world_distance,
 };
 
 /// terrane-anvil: Minecraft Java Edition worlds in and out.
