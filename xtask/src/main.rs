@@ -26,7 +26,9 @@ Tasks:
   fuzz <TARGET> [--seconds N]   fuzz one target (cargo-fuzz on nightly; installed when missing)
   fuzz --all [--seconds N]      fuzz every target N seconds each (default 30)
   fuzz --list                   list the fuzz targets
-  crash [--kills N]       the SIGKILL crash harness of the persistent stores, N kills per backend
+  crash [--kills N] [-- FILTER]
+                          the SIGKILL crash harnesses: N kills per backend, N/5 rounds of
+                          three game servers on one PostgreSQL world (FILTER: test names)
   demo [DIR]              check prerequisites, then run the main job (`terrane demo`)
   prereqs                 only check (and install, when possible) the system prerequisites
 ";
@@ -217,6 +219,7 @@ fn crash(rest: &[String]) -> Result {
             "--",
             "--nocapture",
         ])
+        .args(rest.iter().skip_while(|a| *a != "--").skip(1))
         .env("TERRANE_CRASH_KILLS", kills))
 }
 
