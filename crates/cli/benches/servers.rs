@@ -23,13 +23,23 @@ fn main() {
     // the database up (its figures are not printed).
     for (m, warm) in [(1usize, true), (1, false), (2, false), (3, false)] {
         let walkers = (8 * m).to_string();
-        let conninfo = format!("{} schema=servers{m}{}", pg.conninfo(), if warm { "warm" } else { "" });
+        let conninfo =
+            format!("{} schema=servers{m}{}", pg.conninfo(), if warm { "warm" } else { "" });
         let children: Vec<_> = (0..m)
             .map(|n| {
                 Command::new(env!("CARGO_BIN_EXE_terrane"))
                     .args(["demo", "--store", &conninfo, "--servers", &m.to_string()])
                     .args(["--server", &n.to_string(), "--seconds", &seconds])
-                    .args(["--players", &walkers, "--speed", "6", "--tps", "1000", "--save-every", "1"])
+                    .args([
+                        "--players",
+                        &walkers,
+                        "--speed",
+                        "6",
+                        "--tps",
+                        "1000",
+                        "--save-every",
+                        "1",
+                    ])
                     .arg("--json")
                     .stdout(Stdio::piped())
                     .stderr(Stdio::null())

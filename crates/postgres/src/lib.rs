@@ -82,6 +82,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod cache;
 mod conn;
 mod lock;
 mod options;
@@ -172,6 +173,8 @@ pub struct PgStore {
     pub(crate) write_key: i64,
     /// The session holding the store's advisory lock.
     _lock: Mutex<Conn>,
+    /// A sole writer's read cache (`PgOptions::cache_bytes`).
+    cache: Option<cache::Cache>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -246,6 +249,8 @@ impl PgStore {
             write_key: schema::lock_key(&options.schema) | 1,
             options: options.clone(),
             _lock: Mutex::new(lock_conn),
+            cache: (!config.read_only && !options.shared_writers && options.cache_bytes > 0)
+                .then(|| cache::Cache::new(options.cache_bytes)),
         })
     }
 
@@ -314,6 +319,24 @@ impl PgStore {
         r
     }
 
+    /// The read cache, while it is on.
+    fn cache(&self) -> Option<&cache::Cache> {
+        self.cache.as_ref().filter(|c| !c.is_off())
+    }
+
+    /// Whether the lock's session still lives (one empty query); turns the cache off when it
+    /// does not.
+    fn lock_alive(&self) -> bool {
+        let alive = match self._lock.lock() {
+            Ok(mut c) => c.client.batch_execute("").is_ok(),
+            Err(_) => false,
+        };
+        if !alive && let Some(c) = &self.cache {
+            c.turn_off();
+        }
+        alive
+    }
+
     /// The qualified relation of a store table.
     pub(crate) fn rel(&self, table: &str) -> Result<&str> {
         self.tables.get(table).map(String::as_str).ok_or_else(|| Error::UnknownTable(table.into()))
@@ -333,12 +356,42 @@ impl Drop for PgStore {
 impl ReadView for PgStore {
     fn get(&self, table: &str, key: &[u8]) -> Result<Option<Object>> {
         let rel = self.rel(table)?;
-        self.reading(|c| read::get(c, rel, key))
+        let Some(cache) = self.cache() else {
+            return self.reading(|c| read::get(c, rel, key));
+        };
+        if let Some(hit) = cache.get(table, key)
+            && self.lock_alive()
+        {
+            return Ok(hit);
+        }
+        let ticket = cache.read_ticket();
+        let found = self.reading(|c| read::get(c, rel, key))?;
+        cache.fill(&ticket, table, [(key, &found)]);
+        Ok(found)
     }
 
     fn multi_get(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Object>>> {
         let rel = self.rel(table)?;
-        self.reading(|c| read::multi_get(c, rel, keys))
+        let Some(cache) = self.cache() else {
+            return self.reading(|c| read::multi_get(c, rel, keys));
+        };
+        let mut out: Vec<Option<Option<Object>>> =
+            keys.iter().map(|k| cache.get(table, k)).collect();
+        if out.iter().any(Option::is_some) && !self.lock_alive() {
+            return self.reading(|c| read::multi_get(c, rel, keys));
+        }
+        let missing: Vec<&[u8]> =
+            keys.iter().zip(&out).filter(|(_, o)| o.is_none()).map(|(k, _)| *k).collect();
+        if !missing.is_empty() {
+            let ticket = cache.read_ticket();
+            let found = self.reading(|c| read::multi_get(c, rel, &missing))?;
+            cache.fill(&ticket, table, missing.iter().copied().zip(&found));
+            let mut found = found.into_iter();
+            for o in out.iter_mut().filter(|o| o.is_none()) {
+                *o = Some(found.next().flatten());
+            }
+        }
+        Ok(out.into_iter().map(Option::flatten).collect())
     }
 
     fn scan(&self, table: &str, range: KeyRange) -> Result<Scan<'_>> {
@@ -365,7 +418,13 @@ impl Store for PgStore {
         if batch.is_empty() && batch.preconditions().is_empty() {
             return if batch.is_synced() { self.sync() } else { Ok(()) };
         }
-        self.noted(write::write(self, batch))
+        let Some(cache) = self.cache() else {
+            return self.noted(write::write(self, batch));
+        };
+        let ticket = cache.begin_write(batch);
+        let r = self.noted(write::write(self, batch));
+        cache.end_write(ticket, batch, r.is_ok());
+        r
     }
 
     fn snapshot(&self) -> Result<Box<dyn ReadView + '_>> {

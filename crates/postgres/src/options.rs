@@ -31,6 +31,12 @@ pub struct PgOptions {
     /// while they are in, and they while it is), take no writer epoch, and must fence their
     /// own batches with preconditions (terrane-lease's leases).
     pub shared_writers: bool,
+    /// Bytes of objects a sole writer keeps in memory to answer reads without the server
+    /// (default 64 MiB; 0: none). Only a store opened for writing without `shared_writers`
+    /// caches: its exclusive lock guarantees that only its own writes change the store, and
+    /// every read served from memory first checks that the lock's session still lives
+    /// (one empty query). Snapshots and scans always read the server.
+    pub cache_bytes: usize,
 }
 
 impl Default for PgOptions {
@@ -44,6 +50,7 @@ impl Default for PgOptions {
             scan_page_rows: 256,
             lock_grace: Duration::from_secs(3),
             shared_writers: false,
+            cache_bytes: 64 << 20,
         }
     }
 }
@@ -99,6 +106,12 @@ impl PgOptions {
     /// Sets [`shared_writers`](Self::shared_writers).
     pub fn shared_writers(mut self, shared: bool) -> Self {
         self.shared_writers = shared;
+        self
+    }
+
+    /// Sets [`cache_bytes`](Self::cache_bytes).
+    pub fn cache_bytes(mut self, bytes: usize) -> Self {
+        self.cache_bytes = bytes;
         self
     }
 

@@ -130,3 +130,42 @@ fn a_writer_that_lost_its_lock_is_fenced_out() {
     assert_eq!(new.get(tables::ENTITY, b"e").unwrap().unwrap().data, b"old writer");
     assert_eq!(new.get(tables::CHUNK_L0, b"c").unwrap(), None);
 }
+
+/// A sole writer's read cache (`PgOptions::cache_bytes`) never answers with an object another
+/// process changed: once the store's lock session is gone (here a restart, after which
+/// another writer opens and writes), reads go to the server.
+#[test]
+fn the_read_cache_never_outlives_the_lock() {
+    let server = PgServer::start().unwrap_or_else(|e| panic!("{e}"));
+    let old = PgStore::open(&server.conninfo(), &config()).unwrap();
+    let mut b = Batch::new();
+    b.put(tables::ENTITY, b"e".to_vec(), 1, b"cached".to_vec());
+    b.put(tables::ENTITY, b"f".to_vec(), 1, b"cached too".to_vec());
+    old.write(&b.synced()).unwrap();
+    // Cached by the write and by reads (absent keys too).
+    assert_eq!(old.get(tables::ENTITY, b"e").unwrap().unwrap().data, b"cached");
+    assert_eq!(old.get(tables::ENTITY, b"g").unwrap(), None);
+    server.kill_primary().unwrap();
+    server.restart_primary().unwrap();
+    {
+        let new = PgStore::open(&server.conninfo(), &config()).unwrap();
+        let mut b = Batch::new();
+        b.put(tables::ENTITY, b"e".to_vec(), 2, b"changed".to_vec());
+        b.put(tables::ENTITY, b"g".to_vec(), 2, b"created".to_vec());
+        b.delete(tables::ENTITY, b"f".to_vec());
+        new.write(&b.synced()).unwrap();
+    }
+    // The old store may fail once on its dead connections; it never answers from memory.
+    let get = |k: &[u8]| match old.get(tables::ENTITY, k) {
+        Err(Error::Io(_)) => old.get(tables::ENTITY, k).unwrap(),
+        other => other.unwrap(),
+    };
+    assert_eq!(get(b"e").unwrap().data, b"changed");
+    assert_eq!(get(b"g").unwrap().data, b"created");
+    assert_eq!(get(b"f"), None);
+    let keys: [&[u8]; 3] = [b"e", b"f", b"g"];
+    let all = old.multi_get(tables::ENTITY, &keys).unwrap();
+    assert_eq!(all[0].as_ref().unwrap().data, b"changed");
+    assert_eq!(all[1], None);
+    assert_eq!(all[2].as_ref().unwrap().data, b"created");
+}
