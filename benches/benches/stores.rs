@@ -33,6 +33,9 @@ struct Peers {
     rocks: RocksStore,
     #[cfg(feature = "postgres")]
     pg: PgStore,
+    /// The same without the sole writer's read cache: every read goes to the server.
+    #[cfg(feature = "postgres")]
+    pg_uncached: PgStore,
     // After the store: stopped once the store's connections are closed.
     #[cfg(feature = "postgres")]
     _server: PgServer,
@@ -52,6 +55,13 @@ fn setup() -> Peers {
     let server = PgServer::start().unwrap_or_else(|e| panic!("{e}"));
     #[cfg(feature = "postgres")]
     let pg = PgStore::open(&server.conninfo(), &config).unwrap();
+    #[cfg(feature = "postgres")]
+    let pg_uncached = PgStore::open_with(
+        &server.conninfo(),
+        &config,
+        &terrane_postgres::PgOptions::new().schema("uncached").cache_bytes(0),
+    )
+    .unwrap();
     let lopt = rusty_leveldb::Options { create_if_missing: true, ..Default::default() };
     let mut level = rusty_leveldb::DB::open(dir.path().join("leveldb"), lopt).unwrap();
     let anvil_file = File::options()
@@ -79,7 +89,10 @@ fn setup() -> Peers {
         rocks.flush().unwrap();
     }
     #[cfg(feature = "postgres")]
-    pg.write(&batch).unwrap();
+    {
+        pg.write(&batch).unwrap();
+        pg_uncached.write(&batch).unwrap();
+    }
     level.write(lbatch, false).unwrap();
     level.flush().unwrap();
     Peers {
@@ -90,6 +103,8 @@ fn setup() -> Peers {
         rocks,
         #[cfg(feature = "postgres")]
         pg,
+        #[cfg(feature = "postgres")]
+        pg_uncached,
         #[cfg(feature = "postgres")]
         _server: server,
         level,
@@ -107,6 +122,8 @@ fn terrane_stores(p: &Peers) -> Vec<(&'static str, &dyn Store)> {
     v.push(("rocksdb", &p.rocks));
     #[cfg(feature = "postgres")]
     v.push(("postgres", &p.pg));
+    #[cfg(feature = "postgres")]
+    v.push(("postgres_uncached", &p.pg_uncached));
     v
 }
 

@@ -18,6 +18,10 @@
 //!   [`PgOptions`]; connect, pool and statement timeouts bound every call;
 //! - one writer or many readers per store, as on the file backends, through a session
 //!   advisory lock ([`Error::Locked`] names the holder's pid);
+//! - a sole writer keeps the objects it reads and writes in memory
+//!   ([`PgOptions::cache_bytes`], 64 MiB by default) and answers `get` and `multi_get` from
+//!   there after one empty query proves its lock session alive: its lock guarantees that
+//!   nobody else changed them. Readers, shared writers, snapshots and scans read the server;
 //! - with the `testing` feature, [`testing::PgServer`] starts a throwaway server (and a
 //!   synchronous standby) for tests.
 //!
@@ -79,6 +83,9 @@
 //!   fails with [`Error::Poisoned`] and writes nothing (the writer epoch): reopen it.
 //! - Values over [`MAX_VALUE_LEN`] (256 MiB) are refused ([`Error::ValueTooLarge`]).
 //! - No TLS: connect over a Unix socket or a trusted network (the `postgres` crate's `NoTls`).
+//! - The read cache assumes that only terrane stores write the schema: rows changed with
+//!   plain SQL behind a sole writer's back are not seen by its cached reads (set
+//!   `cache_bytes(0)` if something else writes them).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
