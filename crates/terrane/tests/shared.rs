@@ -91,6 +91,14 @@ fn two_servers_share_one_world() {
         other => panic!("a stale save must be refused, got {other:?}"),
     }
     assert!(!a.owns(area_a));
+    // Its next tick does not write there either, and its regionizer cannot take the area's
+    // chunks: both are refused before anything is written.
+    let mut next = TickSave::new();
+    next.put_chunk(0, pa, chunk(a.world(), 10).encode(a.world().schema()));
+    assert!(matches!(a.save(44, next), Err(SaveError::World(_))));
+    assert!(a.world_mut().load_chunk(pa).is_err());
+    assert!(!a.world().regionizer().is_loaded(pa), "a region of a holds b's chunk");
+    assert!(a.world_mut().load_chunk(ChunkPos::new(-1, 0, 2)).is_err(), "never a's");
     assert_eq!(b.world().get_chunk(pa).unwrap(), Some(chunk(b.world(), 1)), "the stale save wrote");
 
     // b hands area_a back with its last save, in one batch; a takes it and finds it.
