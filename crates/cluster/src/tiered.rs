@@ -310,8 +310,11 @@ impl<S: Store> TieredStore<S> {
 
     pub(crate) fn open_with(store: S, schema: Schema, config: TierConfig) -> Result<Self> {
         let mut stored = Vec::new();
+        let mut versions = Vec::new();
         for k in SchemaBytes::KEYS {
-            stored.push(store.get(tables::WORLD_META, k.as_bytes())?.map(|o| o.data));
+            let o = store.get(tables::WORLD_META, k.as_bytes())?;
+            versions.push(o.as_ref().map(|o| o.version));
+            stored.push(o.map(|o| o.data));
         }
         let present = stored.iter().filter(|s| s.is_some()).count();
         let mut write = true;
@@ -335,18 +338,20 @@ impl<S: Store> TieredStore<S> {
             )));
         }
         if write {
+            // Compare-and-set on the versions read: two servers of a shared world extending
+            // the registries at once cannot both win (the loser's open fails; it reopens).
             let enc = schema.encode();
-            let mut txn = Txn::new(&store, &[]);
-            for (k, v) in SchemaBytes::KEYS.iter().zip([
-                enc.blocks,
-                enc.components,
-                enc.entities,
-                enc.structures,
-                enc.layout,
-            ]) {
-                txn.put(tables::WORLD_META, k.as_bytes(), 0, v);
+            let mut batch = Batch::new();
+            for ((k, v), version) in SchemaBytes::KEYS
+                .iter()
+                .zip([enc.blocks, enc.components, enc.entities, enc.structures, enc.layout])
+                .zip(&versions)
+            {
+                batch.expect(tables::WORLD_META, k.as_bytes().to_vec(), *version);
+                let next = version.map_or(0, |v| v.saturating_add(1));
+                batch.put(tables::WORLD_META, k.as_bytes().to_vec(), next, v);
             }
-            txn.commit(true)?;
+            store.write(&batch.synced())?;
         }
         let tick = world_tick(&store)?;
         let tick_key = tick_key(config.server.as_deref());
