@@ -459,6 +459,22 @@ fn bench(c: &mut Criterion) {
                 sum
             })
         });
+        let mut out = [BlockId(0); 4096];
+        g.bench_function("decode_read_all/terrane_bulk", |b| {
+            b.iter(|| {
+                let v = ChunkView::parse(black_box(&case.bytes)).unwrap();
+                v.read_blocks(&mut out);
+                black_box(&out);
+            })
+        });
+        // The limit: the same 16 KB output copied from memory (a `memcpy`).
+        let all: Vec<BlockId> = (0..4096u16).map(|i| case.chunk.get_index(i)).collect();
+        g.bench_function("decode_read_all/limit_memcpy", |b| {
+            b.iter(|| {
+                out.copy_from_slice(black_box(&all));
+                black_box(&out);
+            })
+        });
         g.bench_function("decode_read_all/terrane_view_block", |b| {
             b.iter(|| {
                 let v = ChunkView::parse(black_box(&case.bytes)).unwrap();

@@ -104,6 +104,59 @@ pub(crate) fn for_each_packed(
     }
 }
 
+/// Calls `f(i, value)` for the 4096 `b`-bit entries packed LSB-first in `bytes` (at least
+/// `512 * b` bytes), in order: the bulk path of layer 0. Widths up to 16 bits (every palette
+/// a layer 0 can need) take a loop specialised per width, eight entries (`b` bytes) at a
+/// time, which the compiler unrolls; wider ones the generic stream.
+#[inline]
+pub(crate) fn for_each_cell(bytes: &[u8], b: u32, f: impl FnMut(usize, u32)) {
+    match b {
+        0 => {
+            let mut f = f;
+            for i in 0..4096 {
+                f(i, 0);
+            }
+        }
+        1 => cells::<1>(bytes, f),
+        2 => cells::<2>(bytes, f),
+        3 => cells::<3>(bytes, f),
+        4 => cells::<4>(bytes, f),
+        5 => cells::<5>(bytes, f),
+        6 => cells::<6>(bytes, f),
+        7 => cells::<7>(bytes, f),
+        8 => cells::<8>(bytes, f),
+        9 => cells::<9>(bytes, f),
+        10 => cells::<10>(bytes, f),
+        11 => cells::<11>(bytes, f),
+        12 => cells::<12>(bytes, f),
+        13 => cells::<13>(bytes, f),
+        14 => cells::<14>(bytes, f),
+        15 => cells::<15>(bytes, f),
+        16 => cells::<16>(bytes, f),
+        _ => {
+            let mut f = f;
+            let mut padded = bytes.to_vec();
+            padded.resize(bytes.len().div_ceil(8) * 8, 0);
+            for_each_packed(le_words(&padded), b, 4096, |i, v| f(i, v as u32));
+        }
+    }
+}
+
+/// [`for_each_cell`] at a width known at compile time: 512 groups of eight entries, each
+/// group `B` bytes read as one little-endian integer.
+#[inline(always)]
+fn cells<const B: usize>(bytes: &[u8], mut f: impl FnMut(usize, u32)) {
+    let m = (1u128 << B) - 1;
+    for (g, group) in bytes.chunks_exact(B).take(512).enumerate() {
+        let mut raw = [0u8; 16];
+        raw[..B].copy_from_slice(group);
+        let v = u128::from_le_bytes(raw);
+        for j in 0..8 {
+            f(g * 8 + j, ((v >> (j * B)) & m) as u32);
+        }
+    }
+}
+
 /// The little-endian words of a byte slice whose length is a multiple of 8.
 #[inline]
 pub(crate) fn le_words(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
@@ -188,6 +241,27 @@ mod tests {
                 assert_eq!(get_packed(&words2, i, b), v);
             }
             assert_eq!(words2, words);
+        }
+    }
+
+    #[test]
+    fn cells_match_the_generic_stream_at_every_width() {
+        for b in 0..=20u32 {
+            let vals: Vec<u64> = (0..4096u64).map(|i| (i * 2_654_435_761 + 7) & mask(b)).collect();
+            let mut out = Vec::new();
+            let mut w = BitWriter::new(&mut out);
+            for &v in &vals {
+                w.push(v, b);
+            }
+            w.finish();
+            let mut got = vec![u64::MAX; 4096];
+            let mut order = Vec::new();
+            for_each_cell(&out, b, |i, v| {
+                order.push(i);
+                got[i] = u64::from(v);
+            });
+            assert_eq!(got, vals, "b={b}");
+            assert!(order.iter().enumerate().all(|(k, &i)| k == i), "b={b}: out of order");
         }
     }
 }

@@ -3,7 +3,7 @@
 use zerocopy::little_endian::U64;
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
-use crate::bits::{bits_for, for_each_packed, le_words, read_bits};
+use crate::bits::{bits_for, for_each_cell, read_bits};
 use crate::{BlockId, CELLS, ComponentId, ComponentKind, Error, FORMAT_VERSION, Result, Schema};
 
 /// The fixed 40-byte header.
@@ -69,11 +69,16 @@ impl<'a> ChunkView<'a> {
     ///
     /// Component values are checked by [`ChunkView::components`], which needs the schema.
     pub fn parse(bytes: &'a [u8]) -> Result<ChunkView<'a>> {
-        Self::parse_counted(bytes).map(|(v, _)| v)
+        Self::parse_inner(bytes, false).map(|(v, _)| v)
     }
 
     /// [`ChunkView::parse`], also returning how many layer-0 cells use each local id.
     pub(crate) fn parse_counted(bytes: &'a [u8]) -> Result<(ChunkView<'a>, Vec<u32>)> {
+        Self::parse_inner(bytes, true)
+    }
+
+    /// Parses; with `with_counts`, the layer-0 use count of each local id (else empty).
+    fn parse_inner(bytes: &'a [u8], with_counts: bool) -> Result<(ChunkView<'a>, Vec<u32>)> {
         let len = bytes.len();
         let (header, rest) = RawHeader::ref_from_prefix(bytes)
             .map_err(|_| truncated("header", 0, HEADER_LEN as u128, len))?;
@@ -182,28 +187,45 @@ impl<'a> ChunkView<'a> {
             }
         }
 
-        // Local ids: below the palette count, and every palette entry used.
-        let mut counts = vec![0u32; n];
-        if bits == 0 {
-            counts[0] = CELLS as u32;
-        } else {
-            let mut bad = None;
-            for_each_packed(le_words(layer0), bits, CELLS, |i, v| {
-                match counts.get_mut(v as usize) {
-                    Some(c) => *c += 1,
-                    None => {
-                        bad.get_or_insert((i, v));
-                    }
+        // Local ids: below the palette count, and every palette entry used. Without counts,
+        // one pass marks the ids seen and keeps the largest (no load-to-store chain through
+        // a counter), and only a bad chunk pays a second pass to name the cell.
+        let mut counts = Vec::new();
+        let mut used = vec![false; n];
+        let mut max = 0u32;
+        if with_counts {
+            counts = vec![0u32; n];
+            for_each_cell(layer0, bits, |_, v| {
+                max = max.max(v);
+                if let Some(c) = counts.get_mut(v as usize) {
+                    *c += 1;
                 }
             });
-            if let Some((i, v)) = bad {
-                return Err(Error::LocalIdOutOfRange {
-                    cell: i as u16,
-                    layer: 0,
-                    local: v,
-                    palette_len: n as u64,
-                });
+            for (u, &c) in used.iter_mut().zip(&counts) {
+                *u = c > 0;
             }
+        } else {
+            for_each_cell(layer0, bits, |_, v| {
+                max = max.max(v);
+                if let Some(u) = used.get_mut(v as usize) {
+                    *u = true;
+                }
+            });
+        }
+        if max as usize >= n {
+            let mut bad = None;
+            for_each_cell(layer0, bits, |i, v| {
+                if v as usize >= n {
+                    bad.get_or_insert((i, v));
+                }
+            });
+            let (i, v) = bad.unwrap_or((0, max));
+            return Err(Error::LocalIdOutOfRange {
+                cell: i as u16,
+                layer: 0,
+                local: u64::from(v),
+                palette_len: n as u64,
+            });
         }
         let mut layer_used: Vec<bool> = Vec::new();
         if layered > 0 {
@@ -233,8 +255,8 @@ impl<'a> ChunkView<'a> {
                 }
             }
         }
-        for (i, &c) in counts.iter().enumerate() {
-            if c == 0 && !layer_used.get(i).copied().unwrap_or(false) {
+        for (i, &u) in used.iter().enumerate() {
+            if !u && !layer_used.get(i).copied().unwrap_or(false) {
                 return Err(Error::UnusedPaletteEntry {
                     index: i as u64,
                     id: palette[i].get() as u32,
@@ -306,15 +328,43 @@ impl<'a> ChunkView<'a> {
     /// Calls `f(index, block)` for the 4096 cells at layer 0, in index order (faster than 4096
     /// calls to [`ChunkView::block`]).
     pub fn for_each_block(&self, mut f: impl FnMut(u16, BlockId)) {
-        let pal = self.palette;
-        for_each_packed(le_words(self.layer0), self.bits, CELLS, |i, v| {
-            f(i as u16, BlockId(pal.get(v as usize).map_or(0, |e| e.get() as u32)));
+        let pal = self.palette_ids();
+        for_each_cell(self.layer0, self.bits, |i, v| {
+            f(i as u16, BlockId(pal.get(v as usize).copied().unwrap_or(0)));
         });
+    }
+
+    /// The 4096 layer-0 blocks into `out`, in cell index order (`x << 8 | y << 4 | z`,
+    /// `terrane_section::cell_index`): the bulk read.
+    ///
+    /// ```
+    /// # use terrane_chunk::{BlockId, Chunk, ChunkView, Schema};
+    /// # let mut schema = Schema::new();
+    /// # schema.add_block("air", &[]).unwrap();
+    /// # let stone = schema.add_block("stone", &[]).unwrap();
+    /// let mut chunk = Chunk::new(BlockId(0));
+    /// chunk.set(1, 2, 3, stone);
+    /// let bytes = chunk.encode(&schema);
+    /// let mut blocks = [BlockId(0); 4096];
+    /// ChunkView::parse(&bytes)?.read_blocks(&mut blocks);
+    /// assert_eq!(blocks[(1 << 8) | (2 << 4) | 3], stone);
+    /// # Ok::<(), terrane_chunk::Error>(())
+    /// ```
+    pub fn read_blocks(&self, out: &mut [BlockId; CELLS]) {
+        let pal = self.palette_ids();
+        for_each_cell(self.layer0, self.bits, |i, v| {
+            out[i] = BlockId(pal.get(v as usize).copied().unwrap_or(0));
+        });
+    }
+
+    /// The palette as `u32` block ids (validated at parse to fit).
+    fn palette_ids(&self) -> Vec<u32> {
+        self.palette.iter().map(|e| e.get() as u32).collect()
     }
 
     /// Calls `f(local)` for the 4096 layer-0 local ids in index order.
     pub(crate) fn for_each_block_local(&self, mut f: impl FnMut(usize)) {
-        for_each_packed(le_words(self.layer0), self.bits, CELLS, |_, v| f(v as usize));
+        for_each_cell(self.layer0, self.bits, |_, v| f(v as usize));
     }
 
     /// Number of extra-layer records (`layeredBlockCount`).
@@ -411,7 +461,7 @@ impl<'a> ChunkView<'a> {
         };
         let mut pending = next(0);
         let mut ord = 0usize;
-        for_each_packed(le_words(self.layer0), self.bits, CELLS, |i, v| {
+        for_each_cell(self.layer0, self.bits, |i, v| {
             let cell = i as u16;
             f(ord, cell, 0, v as usize);
             ord += 1;
