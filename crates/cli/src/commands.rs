@@ -543,6 +543,9 @@ pub fn regionizer(c: RegionizerCmd) -> Result<(), Fail> {
                 e => Fail::other(e.to_string()),
             })?;
             tracing::info!(ops = stats.ops, errors = stats.errors, "replayed");
+            if let Some(line) = replay::time_line(&stats) {
+                eprintln!("{line}");
+            }
             Ok(())
         }
     }

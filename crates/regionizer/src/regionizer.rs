@@ -845,18 +845,25 @@ fn local_to_pos<P: GridPos>(base: &[i64], i: usize, shift: u32) -> P {
 /// Connected components of `secs` where two sections are adjacent iff within `radius`;
 /// components ordered by their smallest section, each sorted.
 pub(crate) fn components<P: GridPos>(secs: &BTreeSet<P>, radius: u32) -> Vec<Vec<P>> {
-    let mut seen: BTreeSet<P> = BTreeSet::new();
+    // A sorted vector and a `seen` flag per entry: binary searches over contiguous memory
+    // instead of two B-trees (this search is most of a release's cost).
+    let list: Vec<P> = secs.iter().copied().collect();
+    let mut seen = vec![false; list.len()];
     let mut out = Vec::new();
-    for &start in secs {
-        if seen.contains(&start) {
+    let mut stack = Vec::new();
+    for (i, &start) in list.iter().enumerate() {
+        if seen[i] {
             continue;
         }
-        seen.insert(start);
+        seen[i] = true;
         let mut comp = vec![start];
-        let mut stack = vec![start];
+        stack.push(start);
         while let Some(p) = stack.pop() {
             for q in p.within(radius) {
-                if secs.contains(&q) && seen.insert(q) {
+                if let Ok(j) = list.binary_search(&q)
+                    && !seen[j]
+                {
+                    seen[j] = true;
                     comp.push(q);
                     stack.push(q);
                 }

@@ -16,11 +16,15 @@ pub struct ReplayOptions {
     pub dims: u8,
     /// Print only the state after the last operation.
     pub final_only: bool,
+    /// Parse the whole log first, then run the operations back to back and measure the time
+    /// spent inside the regionizer's calls alone ([`ReplayStats::call_time`]); prints only the
+    /// final state.
+    pub time: bool,
 }
 
 impl Default for ReplayOptions {
     fn default() -> Self {
-        Self { config: RegionizerConfig::folia_shift4(), dims: 2, final_only: false }
+        Self { config: RegionizerConfig::folia_shift4(), dims: 2, final_only: false, time: false }
     }
 }
 
@@ -34,6 +38,8 @@ usage: terrane-regionizer-replay [flags] < ops.txt
   --max-dead F        max dead fraction, a number (0.1667) or a fraction (1/6)
   --dim 2|3           column (x z) or cubic (x y z) positions (default 2)
   --final-only        print only the state after the last operation
+  --time              parse everything first, then time the regionizer calls alone (parsing
+                      and printing excluded); prints only the final state
 input lines: add X Z | remove X Z | tick SX SZ | release SX SZ   (3D: X Y Z)";
 
 impl ReplayOptions {
@@ -47,6 +53,7 @@ impl ReplayOptions {
         let (mut c, mut m, mut rc, mut md) = (None, None, None, None);
         let mut dims = 2u8;
         let mut final_only = false;
+        let mut time = false;
         let mut it = args.into_iter();
         while let Some(a) = it.next() {
             let (flag, inline) = match a.split_once('=') {
@@ -55,6 +62,10 @@ impl ReplayOptions {
             };
             if flag == "--final-only" {
                 final_only = true;
+                continue;
+            }
+            if flag == "--time" {
+                time = true;
                 continue;
             }
             let mut value = || -> Result<String> {
@@ -106,7 +117,7 @@ impl ReplayOptions {
         if let Some(v) = md {
             b = b.max_dead_fraction(v);
         }
-        Ok(Self { config: b.build()?, dims, final_only })
+        Ok(Self { config: b.build()?, dims, final_only, time })
     }
 }
 
@@ -125,6 +136,17 @@ fn parse_fraction(v: &str) -> Result<f64> {
     }
 }
 
+/// The line the replay commands print for [`ReplayStats::call_time`] (on stderr).
+pub fn time_line(stats: &ReplayStats) -> Option<String> {
+    let t = stats.call_time?;
+    Some(format!(
+        "regionizer calls: {} operations in {:.3} ms, {:.1} ns per operation (parsing and printing excluded)",
+        stats.ops,
+        t.as_secs_f64() * 1e3,
+        t.as_secs_f64() * 1e9 / stats.ops.max(1) as f64
+    ))
+}
+
 /// What a replay did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReplayStats {
@@ -132,6 +154,8 @@ pub struct ReplayStats {
     pub ops: u64,
     /// Operations whose result was `"error"`.
     pub errors: u64,
+    /// With [`ReplayOptions::time`]: the time spent inside the regionizer's calls.
+    pub call_time: Option<std::time::Duration>,
 }
 
 #[derive(Clone, Copy)]
@@ -170,33 +194,12 @@ fn run<P: GridPos, R: BufRead, W: Write>(
     let mut stats = ReplayStats::default();
     let mut last = Ret::Null;
     let mut out = String::new();
+    if o.time {
+        return timed::<P, R, W>(reader, w, &rz);
+    }
     for (lineno, line) in reader.lines().enumerate() {
-        let line = line?;
-        let line = line.split('#').next().unwrap_or("");
-        let mut words = line.split_whitespace();
-        let Some(op) = words.next() else { continue };
-        let perr = |message: String| Error::ReplayParse { line: lineno as u64 + 1, message };
-        let nums: Vec<i64> = words
-            .map(|t| t.parse::<i64>().map_err(|_| perr(format!("bad coordinate {t:?}"))))
-            .collect::<Result<_>>()?;
-        let pos = P::from_coords(&nums).ok_or_else(|| {
-            perr(format!("{op} needs {} coordinates in range, got {:?}", P::DIMS, nums))
-        })?;
-        let ret = match op {
-            "add" => rz.add_chunk(pos).map_or(Ret::Error, |()| Ret::Null),
-            "remove" => rz.remove_chunk(pos).map_or(Ret::Error, |()| Ret::Null),
-            "tick" => match rz.owner_of_section_exact(pos)? {
-                Some(id) => rz.try_mark_ticking(id).map_or(Ret::Error, Ret::Bool),
-                None => Ret::Error,
-            },
-            "release" => match rz.owner_of_section_exact(pos)? {
-                Some(id) => rz.mark_not_ticking(id).map_or(Ret::Error, Ret::Bool),
-                None => Ret::Error,
-            },
-            _ => {
-                return Err(perr(format!("unknown operation {op:?} (add, remove, tick, release)")));
-            }
-        };
+        let Some(op) = parse_line::<P>(lineno, &line?)? else { continue };
+        let ret = apply(&rz, op)?;
         stats.ops += 1;
         if matches!(ret, Ret::Error) {
             stats.errors += 1;
@@ -215,6 +218,84 @@ fn run<P: GridPos, R: BufRead, W: Write>(
         w.write_all(out.as_bytes())?;
         w.flush()?;
     }
+    Ok(stats)
+}
+
+/// One parsed operation of a log.
+#[derive(Clone, Copy)]
+enum Op<P> {
+    Add(P),
+    Remove(P),
+    Tick(P),
+    Release(P),
+}
+
+/// Parses one line: `None` for blank lines and comments.
+fn parse_line<P: GridPos>(lineno: usize, line: &str) -> Result<Option<Op<P>>> {
+    let line = line.split('#').next().unwrap_or("");
+    let mut words = line.split_whitespace();
+    let Some(op) = words.next() else { return Ok(None) };
+    let perr = |message: String| Error::ReplayParse { line: lineno as u64 + 1, message };
+    let nums: Vec<i64> = words
+        .map(|t| t.parse::<i64>().map_err(|_| perr(format!("bad coordinate {t:?}"))))
+        .collect::<Result<_>>()?;
+    let pos = P::from_coords(&nums).ok_or_else(|| {
+        perr(format!("{op} needs {} coordinates in range, got {:?}", P::DIMS, nums))
+    })?;
+    Ok(Some(match op {
+        "add" => Op::Add(pos),
+        "remove" => Op::Remove(pos),
+        "tick" => Op::Tick(pos),
+        "release" => Op::Release(pos),
+        _ => return Err(perr(format!("unknown operation {op:?} (add, remove, tick, release)"))),
+    }))
+}
+
+/// Runs one operation; a misuse is `Ret::Error`, the state unchanged.
+#[inline]
+fn apply<P: GridPos>(rz: &Regionizer<P, ()>, op: Op<P>) -> Result<Ret> {
+    Ok(match op {
+        Op::Add(p) => rz.add_chunk(p).map_or(Ret::Error, |()| Ret::Null),
+        Op::Remove(p) => rz.remove_chunk(p).map_or(Ret::Error, |()| Ret::Null),
+        Op::Tick(p) => match rz.owner_of_section_exact(p)? {
+            Some(id) => rz.try_mark_ticking(id).map_or(Ret::Error, Ret::Bool),
+            None => Ret::Error,
+        },
+        Op::Release(p) => match rz.owner_of_section_exact(p)? {
+            Some(id) => rz.mark_not_ticking(id).map_or(Ret::Error, Ret::Bool),
+            None => Ret::Error,
+        },
+    })
+}
+
+/// `--time`: parses the whole log, then runs it back to back, timing only the loop of
+/// regionizer calls; prints the final state.
+fn timed<P: GridPos, R: BufRead, W: Write>(
+    reader: R,
+    mut w: W,
+    rz: &Regionizer<P, ()>,
+) -> Result<ReplayStats> {
+    let mut ops = Vec::new();
+    for (lineno, line) in reader.lines().enumerate() {
+        if let Some(op) = parse_line::<P>(lineno, &line?)? {
+            ops.push(op);
+        }
+    }
+    let mut errors = 0u64;
+    let mut last = Ret::Null;
+    let start = std::time::Instant::now();
+    for op in &ops {
+        last = apply(rz, *op)?;
+        if matches!(last, Ret::Error) {
+            errors += 1;
+        }
+    }
+    let call_time = start.elapsed();
+    let stats = ReplayStats { ops: ops.len() as u64, errors, call_time: Some(call_time) };
+    let mut out = String::new();
+    write_state(&mut out, stats.ops, last, &rz.snapshot()?);
+    w.write_all(out.as_bytes())?;
+    w.flush()?;
     Ok(stats)
 }
 

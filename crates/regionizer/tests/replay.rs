@@ -167,3 +167,23 @@ fn centre_section_region_is_collected() {
     rz.check_invariants().unwrap();
     assert_eq!(rz.region_count(), 1);
 }
+
+/// `--time` runs the same operations (the final state is `--final-only`'s) and reports the
+/// time spent inside the calls; parse errors still name their line.
+#[test]
+fn time_mode_ends_in_the_final_state_and_reports_the_call_time() {
+    for name in ["merge_later.txt"] {
+        let log = read(name);
+        let mut out = Vec::new();
+        let stats =
+            replay(Cursor::new(log.as_bytes()), &mut out, &opts(&format!("{SMALL} --time")))
+                .unwrap();
+        let final_only = run(&log, &opts(&format!("{SMALL} --final-only")));
+        assert_eq!(String::from_utf8(out).unwrap(), final_only, "{name}");
+        assert!(stats.call_time.is_some() && stats.ops > 0);
+        let line = terrane_regionizer::replay::time_line(&stats).unwrap();
+        assert!(line.contains(&format!("{} operations", stats.ops)), "{line}");
+    }
+    let bad = replay(Cursor::new(&b"add 1 1\nadd x 1\n"[..]), Vec::new(), &opts("--time"));
+    assert!(matches!(bad, Err(Error::ReplayParse { line: 2, .. })), "{bad:?}");
+}

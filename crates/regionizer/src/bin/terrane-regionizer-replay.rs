@@ -4,7 +4,7 @@
 use std::io::{self, BufReader, BufWriter};
 use std::process::ExitCode;
 
-use terrane_regionizer::replay::{ReplayOptions, replay};
+use terrane_regionizer::replay::{ReplayOptions, replay, time_line};
 
 fn main() -> ExitCode {
     let opts = match ReplayOptions::from_args(std::env::args().skip(1)) {
@@ -17,7 +17,12 @@ fn main() -> ExitCode {
     let stdin = io::stdin();
     let stdout = io::stdout();
     match replay(BufReader::new(stdin.lock()), BufWriter::new(stdout.lock()), &opts) {
-        Ok(_) => ExitCode::SUCCESS,
+        Ok(stats) => {
+            if let Some(line) = time_line(&stats) {
+                eprintln!("{line}");
+            }
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("terrane-regionizer-replay: {e}");
             ExitCode::FAILURE
