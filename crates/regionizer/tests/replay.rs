@@ -172,7 +172,7 @@ fn centre_section_region_is_collected() {
 /// time spent inside the calls; parse errors still name their line.
 #[test]
 fn time_mode_ends_in_the_final_state_and_reports_the_call_time() {
-    for name in ["merge_later.txt"] {
+    for name in ["merge_later.txt", "split.txt"] {
         let log = read(name);
         let mut out = Vec::new();
         let stats =
