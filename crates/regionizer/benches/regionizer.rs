@@ -135,12 +135,14 @@ fn bench_tick_pair(c: &mut Criterion) {
     g.finish();
 }
 
-/// Waits until the scheduler has completed `n` more ticks; returns the elapsed time.
+/// Waits until the scheduler has completed `n` more ticks; returns the elapsed time. The
+/// waiting thread sleeps between checks: spinning (even with `yield_now`) would take a core
+/// from the workers on a 2-core machine and measure the harness, not the scheduler.
 fn run_ticks(s: &Scheduler<ColumnPos, ()>, n: u64) -> Duration {
     let start = Instant::now();
     let target = s.ticks() + n;
     while s.ticks() < target {
-        std::thread::yield_now();
+        std::thread::sleep(Duration::from_millis(1));
     }
     start.elapsed()
 }
