@@ -6,7 +6,7 @@ use libfuzzer_sys::fuzz_target;
 use terrane_snapshot::{ReadOptions, Schematic, canonical_state};
 
 fuzz_target!(|data: &[u8]| {
-    let opts = ReadOptions { max_inflated: 1 << 24 };
+    let opts = ReadOptions::new().max_inflated(1 << 24);
     let Ok(s) = Schematic::read_with(data, &opts) else { return };
     assert_eq!(s.volume(), s.width() as usize * s.height() as usize * s.length() as usize);
     let Ok(bytes) = s.write() else { return };

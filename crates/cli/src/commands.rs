@@ -79,6 +79,8 @@ pub enum SchemCmd {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        limits: SchemLimits,
     },
     /// Paste a schematic into a world (registering its block states), block entities
     /// included, one atomic save; block entities that cannot be stored are listed.
@@ -90,6 +92,8 @@ pub enum SchemCmd {
         /// Minimum corner in the world, `x,y,z` (default: where the schematic says).
         #[arg(long, value_parser = parse_xyz, allow_hyphen_values = true)]
         at: Option<BlockPos>,
+        #[command(flatten)]
+        limits: SchemLimits,
     },
     /// Write a box of a world as a Sponge v3 schematic, block entities included.
     Export {
@@ -107,6 +111,20 @@ pub enum SchemCmd {
         #[arg(long, default_value_t = 3955)]
         data_version: i32,
     },
+}
+
+/// Resource bounds for reading a schematic from outside (`ReadOptions`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct SchemLimits {
+    /// Refuse schematics of more blocks than this (raise it for a trusted file).
+    #[arg(long, default_value_t = 1 << 26)]
+    max_blocks: usize,
+    /// Refuse palettes of more entries than this.
+    #[arg(long, default_value_t = 1 << 16)]
+    max_palette: usize,
+    /// Refuse schematics whose NBT inflates to more bytes than this.
+    #[arg(long, default_value_t = 1 << 28)]
+    max_inflated: usize,
 }
 
 /// `terrane regionizer ...`
@@ -389,17 +407,21 @@ pub fn chunk(c: ChunkCmd) -> Result<(), Fail> {
     }
 }
 
-fn read_schem(file: &Path) -> Result<Schematic, Fail> {
+fn read_schem(file: &Path, limits: &SchemLimits) -> Result<Schematic, Fail> {
     let bytes = fs::read(file).map_err(|e| Fail::usage(format!("{}: {e}", file.display())))?;
-    Schematic::read(&bytes).map_err(|e| {
+    let opts = terrane::snapshot::ReadOptions::new()
+        .max_blocks(limits.max_blocks)
+        .max_palette(limits.max_palette)
+        .max_inflated(limits.max_inflated);
+    Schematic::read_with(&bytes, &opts).map_err(|e| {
         Fail::usage(format!("{}: not a readable Sponge schematic: {e}", file.display()))
     })
 }
 
 pub fn schem(c: SchemCmd) -> Result<(), Fail> {
     match c {
-        SchemCmd::Info { file, json } => {
-            let s = read_schem(&file)?;
+        SchemCmd::Info { file, json, limits } => {
+            let s = read_schem(&file, &limits)?;
             let mut counts = vec![0u64; s.palette().len()];
             for &id in s.ids() {
                 counts[id as usize] += 1;
@@ -457,8 +479,8 @@ pub fn schem(c: SchemCmd) -> Result<(), Fail> {
             }
             Ok(())
         }
-        SchemCmd::Import { world, file, at } => {
-            let s = read_schem(&file)?;
+        SchemCmd::Import { world, file, at, limits } => {
+            let s = read_schem(&file, &limits)?;
             let [x, y, z] = s.world_min();
             let min = at.unwrap_or(BlockPos::new(x.into(), y.into(), z.into()));
             let snap = Snapshot::from_schematic(&s, min)?;

@@ -10,7 +10,9 @@ pub enum Error {
     #[error("cannot inflate the gzip stream: {0}")]
     Io(#[from] std::io::Error),
     /// The inflated stream is larger than the configured limit.
-    #[error("the inflated schematic exceeds the limit of {limit} bytes")]
+    #[error(
+        "the inflated schematic exceeds the limit of {limit} bytes: raise ReadOptions::max_inflated (terrane: --max-inflated) if the file is trusted"
+    )]
     TooLarge {
         /// The limit in bytes ([`ReadOptions::max_inflated`](crate::ReadOptions)).
         limit: usize,
@@ -49,6 +51,23 @@ pub enum Error {
         height: u64,
         /// Length (z).
         length: u64,
+    },
+    /// A declared size over a resource bound of [`ReadOptions`](crate::ReadOptions): refused
+    /// before anything of that size is allocated.
+    #[error(
+        "the schematic's {what} ({found}) is over the limit of {limit}: raise ReadOptions::{option} (terrane: --{flag}) if the file is trusted"
+    )]
+    OverLimit {
+        /// What is too large.
+        what: &'static str,
+        /// The file's figure.
+        found: u64,
+        /// The bound.
+        limit: u64,
+        /// The option that sets it.
+        option: &'static str,
+        /// The `terrane` command's flag for it.
+        flag: &'static str,
     },
     /// The data array does not hold exactly one varint per block.
     #[error("{field} holds {found} varints, expected {expected} (one per position)")]

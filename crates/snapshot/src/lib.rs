@@ -75,7 +75,10 @@
 //! varints over 5 bytes or over `i32`; palette ids that repeat or fall outside
 //! `0..palette size`; data ids not in the palette; NBT nested deeper than 512; lengths larger
 //! than the bytes left (checked before allocating); inflated data over
-//! [`ReadOptions::max_inflated`]. `PaletteMax` is ignored (the palette itself is the truth).
+//! [`ReadOptions::max_inflated`] (256 MiB), volumes over [`ReadOptions::max_blocks`] (2^26
+//! blocks) and palettes over [`ReadOptions::max_palette`] (65 536), each before anything of
+//! that size is allocated ([`Error::OverLimit`] names the bound to raise). `PaletteMax` is
+//! ignored (the palette itself is the truth).
 //! Unknown top-level keys are skipped.
 //!
 //! The writer always writes v3, compatible with WorldEdit and FastAsyncWorldEdit: an

@@ -16,16 +16,51 @@ use crate::nbt::{Compound, Reader, Tag, Writer};
 /// Minecraft 1.13.2, the version Sponge v1 was written for; WorldEdit upgrades from there.
 pub const FALLBACK_DATA_VERSION: i32 = 1631;
 
-/// Options for [`Schematic::read_with`].
+/// Options for [`Schematic::read_with`]: resource bounds for files from outside. With the
+/// defaults, reading any file allocates at most about `max_inflated` bytes plus four bytes
+/// per block of `max_blocks` (512 MiB in all); a file over a bound is refused with
+/// [`Error::OverLimit`], which names the bound to raise for a trusted file.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ReadOptions {
-    /// Largest inflated NBT accepted, in bytes (default 1 GiB). Protects against gzip bombs.
+    /// Largest inflated NBT accepted, in bytes (default 256 MiB). Protects against gzip bombs.
     pub max_inflated: usize,
+    /// Largest volume accepted, in blocks (default 2^26 = 67 108 864, e.g. 512 × 256 × 512).
+    /// Checked before anything of that size is allocated.
+    pub max_blocks: usize,
+    /// Largest block or biome palette accepted, in entries (default 65 536; Minecraft has
+    /// about 30 000 block states).
+    pub max_palette: usize,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        Self { max_inflated: 1 << 30 }
+        Self { max_inflated: 1 << 28, max_blocks: 1 << 26, max_palette: 1 << 16 }
+    }
+}
+
+impl ReadOptions {
+    /// The defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets [`max_inflated`](Self::max_inflated).
+    pub fn max_inflated(mut self, bytes: usize) -> Self {
+        self.max_inflated = bytes;
+        self
+    }
+
+    /// Sets [`max_blocks`](Self::max_blocks).
+    pub fn max_blocks(mut self, blocks: usize) -> Self {
+        self.max_blocks = blocks;
+        self
+    }
+
+    /// Sets [`max_palette`](Self::max_palette).
+    pub fn max_palette(mut self, entries: usize) -> Self {
+        self.max_palette = entries;
+        self
     }
 }
 
@@ -256,9 +291,9 @@ impl Schematic {
     pub fn read_with(bytes: &[u8], opts: &ReadOptions) -> Result<Self, Error> {
         if bytes.starts_with(&[0x1f, 0x8b]) {
             let raw = inflate(bytes, opts.max_inflated)?;
-            Self::from_nbt(&raw)
+            Self::from_nbt_with(&raw, opts)
         } else {
-            Self::from_nbt(bytes)
+            Self::from_nbt_with(bytes, opts)
         }
     }
 
@@ -267,8 +302,13 @@ impl Schematic {
         Self::read(&std::fs::read(path)?)
     }
 
-    /// Parses uncompressed schematic NBT.
+    /// Parses uncompressed schematic NBT (with the default [`ReadOptions`] bounds).
     pub fn from_nbt(nbt: &[u8]) -> Result<Self, Error> {
+        Self::from_nbt_with(nbt, &ReadOptions::default())
+    }
+
+    /// [`from_nbt`](Self::from_nbt) with options.
+    pub fn from_nbt_with(nbt: &[u8], opts: &ReadOptions) -> Result<Self, Error> {
         let mut r = Reader::new(nbt);
         if r.u8()? != 10 {
             return Err(Error::WrongType { field: "root", expected: "a compound" });
@@ -276,7 +316,7 @@ impl Schematic {
         r.raw_string()?;
         let mut raw = Raw::default();
         walk_body(&mut r, &mut raw, 1, true)?;
-        raw.finish()
+        raw.finish(opts)
     }
 
     /// Writes Sponge v3, gzip-compressed (see the crate docs for the choices made).
@@ -591,6 +631,19 @@ fn walk_section<'a>(
 }
 
 /// Palette compound (name → id) to names by id; ids must be distinct and in `0..len`.
+fn check_palette(c: &Compound, opts: &ReadOptions) -> Result<(), Error> {
+    if c.len() > opts.max_palette {
+        return Err(Error::OverLimit {
+            what: "palette entries",
+            found: c.len() as u64,
+            limit: opts.max_palette as u64,
+            option: "max_palette",
+            flag: "max-palette",
+        });
+    }
+    Ok(())
+}
+
 fn palette_by_id(c: Compound) -> Result<Vec<String>, Error> {
     let len = c.len();
     let mut out: Vec<Option<String>> = vec![None; len];
@@ -744,7 +797,7 @@ fn split_entry(t: Tag, field: &'static str) -> Result<(Compound, Tag, String), E
 }
 
 impl Raw<'_> {
-    fn finish(self) -> Result<Schematic, Error> {
+    fn finish(self, opts: &ReadOptions) -> Result<Schematic, Error> {
         let version = self.version.unwrap_or(1);
         if !(1..=3).contains(&version) {
             return Err(Error::UnsupportedVersion(version));
@@ -757,8 +810,18 @@ impl Raw<'_> {
             return Err(Error::Dimensions { width: w64, height: h64, length: l64 });
         }
         let count = check_dims(w64, h64, l64)?;
+        if count > opts.max_blocks {
+            return Err(Error::OverLimit {
+                what: "volume in blocks",
+                found: count as u64,
+                limit: opts.max_blocks as u64,
+                option: "max_blocks",
+                flag: "max-blocks",
+            });
+        }
         let (palette, blocks) = match (self.palette, self.data) {
             (Some(p), Some(d)) => {
+                check_palette(&p, opts)?;
                 let palette = palette_by_id(p)?;
                 let blocks = decode_varints(d, count, palette.len(), "BlockData")?;
                 (palette, blocks)
@@ -785,6 +848,7 @@ impl Raw<'_> {
         }
         let biomes = match (self.biome_palette, self.biome_data) {
             (Some(p), Some(d)) => {
+                check_palette(&p, opts)?;
                 let palette = palette_by_id(p)?;
                 let flat = !self.biomes_3d;
                 let n = if flat { w64 * l64 } else { count as u64 } as usize;

@@ -452,7 +452,7 @@ fn validation_errors_are_typed() {
     }
     // Gzip bombs are capped.
     let big = gz(&vec![0u8; 1 << 20]);
-    let e = Schematic::read_with(&big, &terrane_snapshot::ReadOptions { max_inflated: 1000 })
+    let e = Schematic::read_with(&big, &terrane_snapshot::ReadOptions::new().max_inflated(1000))
         .unwrap_err();
     assert!(matches!(e, Error::TooLarge { limit: 1000 }));
 }
@@ -575,4 +575,42 @@ mod props {
             }
         }
     }
+}
+
+/// A valid schematic that declares a huge box, or a huge palette, is refused by the resource
+/// bounds before anything of that size is allocated; raising the bound lets the next check
+/// speak (here: the data is missing), so the limit really is what refused it.
+#[test]
+fn declared_sizes_over_the_bounds_are_refused_before_allocating() {
+    let sponge = |w: i16, palette: usize, data: Vec<u8>| {
+        let mut c = Compound::new();
+        c.insert("Version", Tag::Int(2));
+        c.insert("DataVersion", Tag::Int(3955));
+        for (k, v) in [("Width", w), ("Height", w), ("Length", w)] {
+            c.insert(k, Tag::Short(v));
+        }
+        let mut p = Compound::new();
+        for i in 0..palette {
+            p.insert(&format!("minecraft:b{i}"), Tag::Int(i as i32));
+        }
+        c.insert("Palette", Tag::Compound(p));
+        c.insert("BlockData", Tag::ByteArray(data.into_iter().map(|b| b as i8).collect()));
+        nbt::to_bytes("Schematic", &Tag::Compound(c)).unwrap()
+    };
+    // 1000 x 1000 x 1000 = 10^9 blocks, 10 bytes of data: 4 GB of ids if it were believed.
+    let huge = sponge(1000, 1, vec![0; 10]);
+    let e = Schematic::read(&huge).unwrap_err();
+    assert!(
+        matches!(e, Error::OverLimit { option: "max_blocks", found: 1_000_000_000, .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("--max-blocks"), "{e}");
+    let raised = terrane_snapshot::ReadOptions::new().max_blocks(1 << 31);
+    assert!(matches!(Schematic::read_with(&huge, &raised), Err(Error::VarintCount { .. })));
+    // A palette of 70 000 entries.
+    let wide = sponge(2, 70_000, vec![0; 8]);
+    let e = Schematic::read(&wide).unwrap_err();
+    assert!(matches!(e, Error::OverLimit { option: "max_palette", found: 70_000, .. }), "{e}");
+    let raised = terrane_snapshot::ReadOptions::new().max_palette(100_000);
+    assert!(Schematic::read_with(&wide, &raised).is_ok(), "70 000 entries under a raised bound");
 }
