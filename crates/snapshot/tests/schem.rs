@@ -591,7 +591,7 @@ fn declared_sizes_over_the_bounds_are_refused_before_allocating() {
         }
         let mut p = Compound::new();
         for i in 0..palette {
-            p.insert(&format!("minecraft:b{i}"), Tag::Int(i as i32));
+            p.insert(format!("minecraft:b{i}"), Tag::Int(i as i32));
         }
         c.insert("Palette", Tag::Compound(p));
         c.insert("BlockData", Tag::ByteArray(data.into_iter().map(|b| b as i8).collect()));
