@@ -71,6 +71,7 @@ fn ensure_cargo_fuzz() -> Result {
 
 /// `fuzz <target> [--seconds N]`, `fuzz --all [--seconds N]`, `fuzz --list`.
 pub fn task(rest: &[String]) -> Result {
+    crate::known_flags(rest, &["--seconds"], &["--all", "--list"])?;
     let all = targets();
     if rest.iter().any(|a| a == "--list") {
         for t in &all {
@@ -83,10 +84,13 @@ pub fn task(rest: &[String]) -> Result {
         all.clone()
     } else {
         let Some(t) = rest.first().filter(|a| !a.starts_with("--")) else {
-            return Err(format!("name a fuzz target or --all; targets: {}", all.join(", ")));
+            return Err(crate::usage(format!(
+                "name a fuzz target or --all; targets: {}",
+                all.join(", ")
+            )));
         };
         if !all.contains(t) {
-            return Err(format!("no fuzz target `{t}`; targets: {}", all.join(", ")));
+            return Err(crate::usage(format!("no fuzz target `{t}`; targets: {}", all.join(", "))));
         }
         vec![t.clone()]
     };

@@ -37,6 +37,11 @@ fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let task = args.first().map(String::as_str).unwrap_or("help");
     let rest = if args.is_empty() { &[][..] } else { &args[1..] };
+    // `cargo xtask TASK --help` prints the help, whatever the task (never starts it).
+    if rest.iter().take_while(|a| *a != "--").any(|a| a == "--help" || a == "-h") {
+        print!("{HELP}");
+        return ExitCode::SUCCESS;
+    }
     let result = match task {
         "test" => test(),
         "ci" => ci(),
@@ -49,19 +54,50 @@ fn main() -> ExitCode {
             print!("{HELP}");
             Ok(())
         }
-        other => Err(format!("unknown task `{other}`\n\n{HELP}")),
+        other => Err(usage(format!("unknown task `{other}`\n\n{HELP}"))),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("xtask: error: {e}");
-            ExitCode::FAILURE
-        }
+        // The `terrane` command's convention: 2 for a misused command line, 1 otherwise.
+        Err(e) => match e.strip_prefix(USAGE) {
+            Some(e) => {
+                eprintln!("xtask: error: {e}");
+                ExitCode::from(2)
+            }
+            None => {
+                eprintln!("xtask: error: {e}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 
 /// The result of a task: `Err` carries the message printed before exiting non-zero.
 pub type Result<T = ()> = std::result::Result<T, String>;
+
+/// Marks an error message as a misused command line (exit status 2).
+const USAGE: &str = "\u{1}usage\u{1}";
+
+/// A misused command line's error (exit status 2).
+pub fn usage(message: impl Into<String>) -> String {
+    format!("{USAGE}{}", message.into())
+}
+
+/// Refuses flags (before any `--`) that a task does not know: a typo must not start a long run
+/// with the defaults.
+pub fn known_flags(rest: &[String], with_value: &[&str], plain: &[&str]) -> Result {
+    let mut it = rest.iter().take_while(|a| *a != "--");
+    while let Some(a) = it.next() {
+        if with_value.contains(&a.as_str()) {
+            if it.next().is_none() {
+                return Err(usage(format!("{a} needs a value")));
+            }
+        } else if a.starts_with('-') && !plain.contains(&a.as_str()) {
+            return Err(usage(format!("unknown flag `{a}` (see `cargo xtask --help`)")));
+        }
+    }
+    Ok(())
+}
 
 /// The workspace root (the parent of this crate's manifest directory). `cargo run` sets
 /// `CARGO_MANIFEST_DIR` for the running process too, and that one wins: clones that share a
@@ -206,6 +242,12 @@ fn package_check() -> Result {
 }
 
 fn crash(rest: &[String]) -> Result {
+    known_flags(rest, &["--kills"], &[])?;
+    if let Some(k) = flag_value(rest, "--kills")
+        && k.parse::<u64>().is_err()
+    {
+        return Err(usage(format!("--kills {k}: not a number")));
+    }
     let kills = flag_value(rest, "--kills").unwrap_or_else(|| "1000".into());
     prereqs()?;
     run(rocksdb::link_dev_archive(&mut cargo())?
