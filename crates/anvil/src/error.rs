@@ -15,6 +15,17 @@ pub enum ChunkError {
         /// The sector offset found in the location table.
         sector: u32,
     },
+    /// The chunk's sectors overlap another chunk's: the location table lies about at least
+    /// one of them, and neither is read as data.
+    #[error(
+        "chunk {index}'s sectors overlap those of chunk {other}: the region's location table is damaged, neither chunk is read"
+    )]
+    SharedSectors {
+        /// This chunk's location index.
+        index: usize,
+        /// The other chunk's location index.
+        other: usize,
+    },
     /// The location entry or the chunk length points past the end of the file.
     #[error("chunk data out of bounds: needs bytes up to {needed}, the file has {len}")]
     OutOfBounds {

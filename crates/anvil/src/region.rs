@@ -119,6 +119,40 @@ pub struct RawChunk {
     pub nbt: Vec<u8>,
 }
 
+/// For each location index, 1 + the index of another entry whose sector run overlaps its own
+/// (0: none): a sweep over the runs sorted by first sector.
+fn overlapping_runs(bytes: &[u8]) -> Vec<u16> {
+    let mut out = vec![0u16; 1024];
+    if bytes.len() < HEADER {
+        return out;
+    }
+    let mut runs: Vec<(u32, u32, usize)> = (0..1024)
+        .filter_map(|i| {
+            let b = &bytes[i * 4..i * 4 + 4];
+            let loc = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+            let (sector, count) = (loc >> 8, loc & 0xFF);
+            (loc != 0 && count > 0).then_some((sector, sector + count, i))
+        })
+        .collect();
+    runs.sort_unstable();
+    // The run reaching furthest so far: any later run starting before its end overlaps it.
+    let mut reach: Option<(u32, usize)> = None;
+    for &(start, end, i) in &runs {
+        if let Some((far, j)) = reach
+            && start < far
+        {
+            out[i] = j as u16 + 1;
+            if out[j] == 0 {
+                out[j] = i as u16 + 1;
+            }
+        }
+        if reach.is_none_or(|(far, _)| end > far) {
+            reach = Some((end, i));
+        }
+    }
+    out
+}
+
 /// Parses a region file name `r.<x>.<z>.mca` into region coordinates.
 pub fn parse_region_name(name: &str) -> Option<(i32, i32)> {
     let rest = name.strip_prefix("r.")?.strip_suffix(".mca")?;
@@ -152,6 +186,9 @@ pub struct RegionFile {
     position: Option<(i32, i32)>,
     external_dir: Option<PathBuf>,
     max_decompressed: usize,
+    /// Per location index: 1 + the index of another entry whose sector run overlaps this
+    /// one's (0: none). Two chunks cannot share sectors, so neither is believed.
+    overlaps: Vec<u16>,
 }
 
 /// Returned by [`RegionFile::new`] when the bytes are shorter than the header (and not
@@ -166,11 +203,13 @@ impl RegionFile {
         if !bytes.is_empty() && bytes.len() < HEADER {
             return Err(TruncatedHeader(bytes.len()));
         }
+        let overlaps = overlapping_runs(&bytes);
         Ok(RegionFile {
             bytes,
             position: None,
             external_dir: None,
             max_decompressed: DEFAULT_MAX_DECOMPRESSED,
+            overlaps,
         })
     }
 
@@ -234,6 +273,11 @@ impl RegionFile {
         let len = self.bytes.len() as u64;
         if entry.sector < 2 {
             return Err(ChunkError::SectorInHeader { sector: entry.sector });
+        }
+        if let Some(&o) = self.overlaps.get(entry.index)
+            && o != 0
+        {
+            return Err(ChunkError::SharedSectors { index: entry.index, other: o as usize - 1 });
         }
         let start = entry.sector as u64 * SECTOR as u64;
         if start + 5 > len {
@@ -596,6 +640,37 @@ pub fn list_regions(dir: &Path) -> std::io::Result<Vec<(i32, i32, PathBuf)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A location table that points several chunks at the same sectors (one chunk's data
+    /// served as 225) is damage: every entry involved is refused, the others read.
+    #[test]
+    fn chunks_sharing_sectors_are_refused_not_copied() {
+        let mut w = RegionWriter::new(0, 0);
+        w.insert(0, b"\x0a\x00\x00\x00".to_vec(), 1);
+        w.insert(1, b"\x0a\x00\x00\x00".to_vec(), 1);
+        let (mut bytes, _) = w.finish().unwrap();
+        let good = RegionFile::new(bytes.clone()).unwrap();
+        assert!(good.entries().all(|e| good.read(&e).is_ok()));
+        // 225 more slots pointing at chunk 0's sectors.
+        let loc0: [u8; 4] = bytes[0..4].try_into().unwrap();
+        for i in 2..227 {
+            bytes[i * 4..i * 4 + 4].copy_from_slice(&loc0);
+        }
+        let bad = RegionFile::new(bytes).unwrap();
+        let mut refused = 0;
+        for e in bad.entries() {
+            match bad.read(&e) {
+                Err(ChunkError::SharedSectors { index, other }) => {
+                    assert_eq!(index, e.index);
+                    assert_ne!(index, other);
+                    refused += 1;
+                }
+                Ok(_) => assert_eq!(e.index, 1, "only chunk 1 has sectors of its own"),
+                Err(other) => panic!("{other}"),
+            }
+        }
+        assert_eq!(refused, 226);
+    }
 
     #[test]
     fn names() {
