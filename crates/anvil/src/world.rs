@@ -440,9 +440,12 @@ pub fn export_region_dir<S: ExportSource>(
 /// Exports every column of `source` into region files in `dir` (created if missing), and
 /// 1.17+ entities into the options' `entities/` folder.
 ///
-/// Each region file is written to a temporary name and renamed into place, so a crash leaves
-/// either the old file or the new one. Columns holding pre-1.13 numeric blocks are refused
-/// with [`AnvilError::LegacyExport`] before their region is written.
+/// Every region file (and side file) is first written, synced, under a temporary name; only
+/// when all of them are written are they renamed into place. A failure (a block state
+/// Minecraft cannot store, a full disk) therefore leaves no new file behind, only the
+/// folder's previous contents; a crash during the final renames leaves each file either old
+/// or new. Columns holding pre-1.13 numeric blocks are refused with
+/// [`AnvilError::LegacyExport`] before anything is written.
 pub fn export_region_dir_with<S: ExportSource>(
     source: &S,
     dir: &Path,
@@ -472,6 +475,73 @@ pub fn export_region_dir_with<S: ExportSource>(
             }
         }
     }
+    let mut staged = Staged::default();
+    let result = export_staged(source, dir, options, progress, by_region, &mut p, &mut staged);
+    match result {
+        Ok(summary) => {
+            staged.commit()?;
+            Ok(summary)
+        }
+        Err(e) => {
+            staged.abort();
+            Err(e)
+        }
+    }
+}
+
+/// Files written under temporary names, renamed into place together ([`Staged::commit`]) or
+/// removed ([`Staged::abort`]).
+#[derive(Default)]
+struct Staged(Vec<(PathBuf, PathBuf)>);
+
+impl Staged {
+    /// Writes `bytes` (synced) next to `path` under a temporary name.
+    fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        use std::io::Write;
+        let tmp = path.with_extension("tmp-terrane");
+        self.0.push((tmp.clone(), path.to_path_buf()));
+        let res = (|| {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(bytes)?;
+            f.sync_all()
+        })();
+        res.map_err(|e| AnvilError::io(path, e))
+    }
+
+    fn commit(self) -> Result<()> {
+        let mut dirs = std::collections::BTreeSet::new();
+        for (tmp, path) in &self.0 {
+            std::fs::rename(tmp, path).map_err(|e| AnvilError::io(path, e))?;
+            if let Some(d) = path.parent() {
+                dirs.insert(d.to_path_buf());
+            }
+        }
+        for d in dirs {
+            // The renames durable too (best effort where directories cannot be opened).
+            if let Ok(f) = std::fs::File::open(&d) {
+                let _ = f.sync_all();
+            }
+        }
+        Ok(())
+    }
+
+    fn abort(self) {
+        for (tmp, _) in self.0 {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
+/// [`export_region_dir_with`]'s loop over regions, writing each to `staged`.
+fn export_staged<S: ExportSource>(
+    source: &S,
+    dir: &Path,
+    options: &ExportOptions,
+    progress: &mut dyn FnMut(&Progress),
+    by_region: BTreeMap<(i32, i32), Vec<ColumnPos>>,
+    p: &mut Progress,
+    staged: &mut Staged,
+) -> Result<ExportSummary> {
     let mut summary = ExportSummary::default();
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -507,25 +577,26 @@ pub fn export_region_dir_with<S: ExportSource>(
             summary.bytes_in += inb;
             p.bytes_in += inb;
             p.columns_done += 1;
-            progress(&p);
+            progress(p);
         }
         if let Some(edir) = &options.entities_dir
             && !ew.is_empty()
         {
             std::fs::create_dir_all(edir).map_err(|e| AnvilError::io(edir, e))?;
-            summary.bytes_out += write_region(edir, rx, rz, ew, &mut summary.side_files)?;
+            summary.bytes_out += write_region(staged, edir, rx, rz, ew, &mut summary.side_files)?;
         }
-        summary.bytes_out += write_region(dir, rx, rz, w, &mut summary.side_files)?;
+        summary.bytes_out += write_region(staged, dir, rx, rz, w, &mut summary.side_files)?;
         p.bytes_out = summary.bytes_out;
         summary.regions += 1;
         p.regions_done += 1;
-        progress(&p);
+        progress(p);
     }
     Ok(summary)
 }
 
-/// Writes one region (and its side files) atomically; returns the bytes written.
+/// Stages one region (and its side files); returns the bytes written.
 fn write_region(
+    staged: &mut Staged,
     dir: &Path,
     rx: i32,
     rz: i32,
@@ -535,11 +606,11 @@ fn write_region(
     let (bytes, side) = w.finish()?;
     let mut n = 0;
     for s in &side {
-        write_atomic(&dir.join(&s.name), &s.bytes)?;
+        staged.write(&dir.join(&s.name), &s.bytes)?;
         n += s.bytes.len() as u64;
     }
     *side_files += side.len();
-    write_atomic(&dir.join(format!("r.{rx}.{rz}.mca")), &bytes)?;
+    staged.write(&dir.join(format!("r.{rx}.{rz}.mca")), &bytes)?;
     Ok(n + bytes.len() as u64)
 }
 
@@ -560,16 +631,4 @@ fn column_of(rx: i32, rz: i32, index: usize) -> ColumnPos {
         rx.wrapping_mul(32).wrapping_add((index % 32) as i32),
         rz.wrapping_mul(32).wrapping_add((index / 32) as i32),
     )
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let tmp = path.with_extension("tmp-terrane");
-    let res = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    res.map_err(|e| AnvilError::io(path, e))
 }

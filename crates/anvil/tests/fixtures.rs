@@ -297,3 +297,71 @@ fn chunk_nbt_fixtures_decode_count_and_roundtrip() {
     let Some(terrane_anvil::nbt::Value::List(secs)) = level.get("Sections") else { panic!() };
     assert!(secs.len() > col.sections.len(), "light-only sections kept in the record");
 }
+
+/// An export that fails part way (here: the source fails on the last column of the last of
+/// three regions) leaves no new file behind: every region is staged under a temporary name
+/// and renamed into place only once all of them are written.
+#[test]
+fn a_failed_export_leaves_nothing_behind() {
+    use terrane_anvil::ExportSource;
+    use terrane_anvil::convert::ImportedColumn;
+    use terrane_section::ColumnPos;
+    /// A fixture's first region repeated three times along x, failing at `fail_at`.
+    struct Repeated<'a> {
+        world: &'a MemWorld,
+        rx0: i32,
+        cols: Vec<ColumnPos>,
+        fail_at: Option<ColumnPos>,
+    }
+    impl ExportSource for Repeated<'_> {
+        type Error = std::io::Error;
+        fn schema(&self) -> &terrane_chunk::Schema {
+            &self.world.schema
+        }
+        fn columns(&self) -> Result<Vec<ColumnPos>, Self::Error> {
+            Ok(self.cols.clone())
+        }
+        fn column(&self, pos: ColumnPos) -> Result<Option<ImportedColumn>, Self::Error> {
+            if Some(pos) == self.fail_at {
+                return Err(std::io::Error::other("the disk is full"));
+            }
+            let k = (pos.x >> 5) - self.rx0;
+            let original = ColumnPos::new(pos.x - 32 * k, pos.z);
+            let mut c = self.world.column(original).map_err(std::io::Error::other)?;
+            if let Some(c) = &mut c {
+                c.pos = pos;
+            }
+            Ok(c)
+        }
+    }
+    let (_, (w, _, _)) = IMPORTED.iter().find(|(d, _)| !is_legacy(d)).expect("a modern fixture");
+    let first = w.columns().unwrap();
+    let rx0 = first[0].x >> 5;
+    let mut cols = Vec::new();
+    for k in 0..3 {
+        for c in first.iter().filter(|c| c.x >> 5 == rx0 && c.z >> 5 == first[0].z >> 5) {
+            cols.push(ColumnPos::new(c.x + 32 * k, c.z));
+        }
+    }
+    let files = |dir: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let out = tempfile::tempdir().unwrap();
+    std::fs::write(out.path().join("keep.txt"), b"the folder's old contents").unwrap();
+    let failing = Repeated { world: w, rx0, cols: cols.clone(), fail_at: cols.last().copied() };
+    let err = terrane_anvil::export_region_dir(&failing, out.path(), &mut |_| {}).unwrap_err();
+    assert!(err.to_string().contains("disk is full"), "{err}");
+    assert_eq!(files(out.path()), vec!["keep.txt"], "files left behind by a failed export");
+    // Without the failure, the three regions are written, and no temporary file stays.
+    let ok = Repeated { world: w, rx0, cols, fail_at: None };
+    let s = terrane_anvil::export_region_dir(&ok, out.path(), &mut |_| {}).unwrap();
+    assert_eq!(s.regions, 3);
+    let written = files(out.path());
+    assert_eq!(written.iter().filter(|f| f.ends_with(".mca")).count(), 3, "{written:?}");
+    assert!(!written.iter().any(|f| f.contains("tmp")), "{written:?}");
+}
