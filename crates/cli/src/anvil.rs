@@ -43,6 +43,10 @@ pub enum ImportCmd {
         /// Print the summary as JSON.
         #[arg(long)]
         json: bool,
+        /// Import into a world that already holds chunks of its own (not from an earlier run
+        /// of this import), writing the region's columns over them.
+        #[arg(long)]
+        merge: bool,
     },
 }
 
@@ -135,6 +139,28 @@ impl ImportSink for Sink {
     }
 }
 
+/// Refuses an import into a world that holds chunks of its own: the import would write its
+/// columns over them without a word. A world whose chunks came from an import (it holds
+/// column records) is a resumed import: allowed.
+fn refuse_overwrite(w: &World, location: &Path) -> Result<(), Fail> {
+    let store = w.store();
+    let mut has_chunks = false;
+    for t in [tables::CHUNK_L0, tables::CHUNK_L1, tables::CHUNK_L2] {
+        if store.scan(t, terrane::store::KeyRange::all())?.next().is_some() {
+            has_chunks = true;
+            break;
+        }
+    }
+    if !has_chunks || store.scan_prefix(tables::WORLD_PROPERTIES, RECORD_PREFIX)?.next().is_some() {
+        return Ok(());
+    }
+    Err(Fail::usage(format!(
+        "{} already holds chunks that did not come from an import: importing would write the \
+         region's columns over them; import into a new world, or pass --merge to overwrite",
+        location.display()
+    )))
+}
+
 fn bar(quiet: bool) -> ProgressBar {
     if quiet {
         return ProgressBar::hidden();
@@ -161,7 +187,7 @@ fn mib(b: u64) -> f64 {
 }
 
 pub fn import(c: ImportCmd) -> Result<(), Fail> {
-    let ImportCmd::Anvil { region_dir, world, backend, entities, json } = c;
+    let ImportCmd::Anvil { region_dir, world, backend, entities, json, merge } = c;
     if !region_dir.is_dir() {
         return Err(Fail::usage(format!(
             "{} is not a folder of region files",
@@ -195,6 +221,9 @@ pub fn import(c: ImportCmd) -> Result<(), Fail> {
     } else {
         World::builder().sync_saves(false).open(&world)?
     };
+    if !merge {
+        refuse_overwrite(&w, &world)?;
+    }
     let schema = w.schema().clone();
     let mut sink = Sink { world: w, schema, error: None };
     let t = Instant::now();

@@ -429,6 +429,27 @@ fn anvil_import_export_round_trip() {
     fails(&["import", "anvil", s(&tmp.path().join("nope")), s(&b)], 2);
 }
 
+/// Importing into a world that holds chunks of its own (here the demo's terrain) is refused,
+/// with nothing written, unless `--merge` says to write over them.
+#[test]
+#[cfg(feature = "blockfile")]
+fn anvil_import_over_existing_chunks_needs_merge() {
+    let tmp = tempfile::tempdir().unwrap();
+    let world = tmp.path().join("w");
+    tiny_demo(&world, "blockfile");
+    let before = json(&["info", s(&world), "--json"]);
+    let src = fixture("anvil/1.13.1-offbyone");
+    let err = fails(&["import", "anvil", s(&src), s(&world)], 2);
+    assert!(err.contains("already holds chunks") && err.contains("--merge"), "{err}");
+    assert_eq!(json(&["info", s(&world), "--json"])["chunks"], before["chunks"]);
+    let merged = json(&["import", "anvil", s(&src), s(&world), "--merge", "--json"]);
+    assert!(merged["columns"].as_u64().unwrap() > 0);
+    // Now a resumed import: allowed without the flag, and it skips what is there.
+    let again = json(&["import", "anvil", s(&src), s(&world), "--json"]);
+    assert_eq!(again["columns"], 0);
+    ok(&["verify", s(&world)]);
+}
+
 /// A 1.17+ Java world keeps entities in `entities/` beside `region/`: import picks the folder
 /// up by default, export writes it back beside the region folder, and a re-import finds them.
 #[test]
