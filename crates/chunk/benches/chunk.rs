@@ -556,6 +556,28 @@ fn bench(c: &mut Criterion) {
                 BatchSize::SmallInput,
             )
         });
+        // Write all 4096 blocks (a generator filling a section): the bulk write against
+        // 4096 single sets, and Minecraft's container built from the same blocks.
+        let all: Box<[BlockId; 4096]> = Box::new(std::array::from_fn(|i| BlockId(case.blocks[i])));
+        g.bench_function("set_all/terrane_bulk", |b| {
+            b.iter(|| {
+                let mut c = Chunk::new(BlockId(0));
+                c.set_blocks(black_box(&all));
+                c
+            })
+        });
+        g.bench_function("set_all/terrane_owned", |b| {
+            b.iter(|| {
+                let mut c = Chunk::new(BlockId(0));
+                for (i, &v) in black_box(&all).iter().enumerate() {
+                    c.set_index(i as u16, v);
+                }
+                c
+            })
+        });
+        g.bench_function("set_all/mc_container", |b| {
+            b.iter(|| McContainer::from_blocks(black_box(&case.blocks)))
+        });
         g.finish();
     }
 }

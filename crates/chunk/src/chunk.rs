@@ -144,6 +144,62 @@ impl Chunk {
         old
     }
 
+    /// Sets all 4096 layer-0 blocks from `blocks`, in cell index order
+    /// (`terrane_section::cell_index`): the bulk write, building the palette and the packing
+    /// once instead of cell by cell. As with [`set_index`](Self::set_index), a cell whose
+    /// block changes loses its layer-0 component values; extra layers and entities stay.
+    ///
+    /// ```
+    /// # use terrane_chunk::{BlockId, Chunk};
+    /// let mut blocks = [BlockId(0); 4096];
+    /// blocks[7] = BlockId(3);
+    /// let mut chunk = Chunk::new(BlockId(0));
+    /// chunk.set_blocks(&blocks);
+    /// assert_eq!(chunk.get_index(7), BlockId(3));
+    /// ```
+    pub fn set_blocks(&mut self, blocks: &[BlockId; CELLS]) {
+        if !self.components.is_empty() || self.layered > 0 {
+            // Values and extra layers to keep in step: cell by cell.
+            for (i, &b) in blocks.iter().enumerate() {
+                self.set_index(i as u16, b);
+            }
+            return;
+        }
+        let mut palette: Vec<BlockId> = Vec::new();
+        let mut counts: Vec<u32> = Vec::new();
+        let mut index: ahash::AHashMap<BlockId, u32> = ahash::AHashMap::new();
+        let mut locals = vec![0u32; CELLS];
+        let mut last: Option<(BlockId, u32)> = None;
+        for (slot, &b) in locals.iter_mut().zip(blocks) {
+            let l = match last {
+                Some((lb, l)) if lb == b => l,
+                _ => *index.entry(b).or_insert_with(|| {
+                    palette.push(b);
+                    counts.push(0);
+                    (palette.len() - 1) as u32
+                }),
+            };
+            last = Some((b, l));
+            counts[l as usize] += 1;
+            *slot = l;
+        }
+        let bits = bits_for(palette.len() as u64);
+        let mut bytes = Vec::with_capacity(512 * bits as usize);
+        let mut w = BitWriter::new(&mut bytes);
+        for &l in &locals {
+            w.push(u64::from(l), bits);
+        }
+        w.finish();
+        self.live = palette.len() as u32;
+        self.palette = palette;
+        self.counts = counts;
+        self.free.clear();
+        self.bits = bits;
+        self.words = le_words(&bytes).collect();
+        self.index = None;
+        self.canonical = false;
+    }
+
     /// The local id for `block`, adding it to the palette (and widening the packing) if needed.
     fn local_for(&mut self, block: BlockId) -> usize {
         if self.palette.len() <= LINEAR_PALETTE {

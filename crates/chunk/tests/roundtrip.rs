@@ -193,6 +193,39 @@ proptest! {
         check_round_trip(&c);
     }
 
+    /// The bulk write equals 4096 `set_index` calls (same blocks, same encoding), from any
+    /// start (components included), and the bulk read returns what was written.
+    #[test]
+    fn bulk_write_and_read_match_cell_by_cell(
+        fill in proptest::collection::vec(0u32..6, 1..8),
+        ops in proptest::collection::vec(op(6), 0..40),
+        n in prop_oneof![Just(1u32), 1u32..20, 200u32..600, Just(4096u32)],
+        seed in any::<u64>(),
+    ) {
+        let start = build(&fill, &ops);
+        let mut x = seed | 1;
+        let blocks: [BlockId; 4096] = std::array::from_fn(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            b((x % u64::from(n)) as u32)
+        });
+        let mut bulk = start.clone();
+        bulk.set_blocks(&blocks);
+        let mut one = start.clone();
+        for (i, &blk) in blocks.iter().enumerate() {
+            one.set_index(i as u16, blk);
+        }
+        prop_assert_eq!(&bulk, &one);
+        let s = schema();
+        prop_assert_eq!(bulk.encode(&s.schema), one.encode(&s.schema));
+        let bytes = bulk.encode(&s.schema);
+        let mut read = [b(0); 4096];
+        ChunkView::parse(&bytes).unwrap().read_blocks(&mut read);
+        prop_assert_eq!(read, blocks);
+        check_round_trip(&bulk);
+    }
+
     /// Small block ids so components (blocks 1..=3) are common.
     #[test]
     fn component_heavy_chunks_round_trip(
