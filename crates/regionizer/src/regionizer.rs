@@ -869,6 +869,10 @@ pub(crate) fn components<P: GridPos>(secs: &BTreeSet<P>, radius: u32) -> Vec<Vec
                 }
             }
         }
+        if comp.len() == list.len() {
+            // Still one piece (the common case of a release): `list` is already sorted.
+            return vec![list];
+        }
         comp.sort_unstable();
         out.push(comp);
     }
