@@ -859,13 +859,19 @@ pub(crate) fn components<P: GridPos>(secs: &BTreeSet<P>, radius: u32) -> Vec<Vec
         let mut comp = vec![start];
         stack.push(start);
         while let Some(p) = stack.pop() {
-            for q in p.within(radius) {
-                if let Ok(j) = list.binary_search(&q)
-                    && !seen[j]
-                {
-                    seen[j] = true;
-                    comp.push(q);
-                    stack.push(q);
+            // One range search per run of neighbours contiguous in sort order.
+            for (lo, hi) in p.within_runs(radius) {
+                let mut j = list.partition_point(|s| *s < lo);
+                while let Some(&q) = list.get(j) {
+                    if q > hi {
+                        break;
+                    }
+                    if !seen[j] {
+                        seen[j] = true;
+                        comp.push(q);
+                        stack.push(q);
+                    }
+                    j += 1;
                 }
             }
         }

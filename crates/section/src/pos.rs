@@ -68,6 +68,13 @@ pub trait GridPos: Copy + Eq + Ord + Hash + Debug + Send + Sync + 'static {
     /// Every position within Chebyshev distance `radius` of `self` (itself included), in
     /// ascending order; positions outside the coordinate range are skipped.
     fn within(self, radius: u32) -> impl Iterator<Item = Self>;
+
+    /// [`within`](Self::within) as runs that are contiguous in `Ord` order, each
+    /// `(first, last)` inclusive: one range search per run in a sorted collection instead of
+    /// one lookup per position. Default: one run per position.
+    fn within_runs(self, radius: u32) -> impl Iterator<Item = (Self, Self)> {
+        self.within(radius).map(|p| (p, p))
+    }
 }
 
 #[inline]
@@ -191,6 +198,13 @@ impl GridPos for ColumnPos {
         let (z0, z1) = clamp_range(self.z as i64, radius, i32::MIN as i64, i32::MAX as i64);
         (x0..=x1).flat_map(move |x| (z0..=z1).map(move |z| Self::new(x as i32, z as i32)))
     }
+
+    /// One run per x: positions sort by x, then z.
+    fn within_runs(self, radius: u32) -> impl Iterator<Item = (Self, Self)> {
+        let (x0, x1) = clamp_range(self.x as i64, radius, i32::MIN as i64, i32::MAX as i64);
+        let (z0, z1) = clamp_range(self.z as i64, radius, i32::MIN as i64, i32::MAX as i64);
+        (x0..=x1).map(move |x| (Self::new(x as i32, z0 as i32), Self::new(x as i32, z1 as i32)))
+    }
 }
 
 /// A 3D cubic chunk position: `i64` x, y and z (block coordinates `>> 4`).
@@ -284,6 +298,15 @@ impl GridPos for ChunkPos {
         (x0..=x1).flat_map(move |x| {
             (y0..=y1).flat_map(move |y| (z0..=z1).map(move |z| Self::new(x, y, z)))
         })
+    }
+
+    /// One run per (x, y): positions sort by x, then y, then z.
+    fn within_runs(self, radius: u32) -> impl Iterator<Item = (Self, Self)> {
+        let (x0, x1) = clamp_range(self.x, radius, i64::MIN, i64::MAX);
+        let (y0, y1) = clamp_range(self.y, radius, i64::MIN, i64::MAX);
+        let (z0, z1) = clamp_range(self.z, radius, i64::MIN, i64::MAX);
+        (x0..=x1)
+            .flat_map(move |x| (y0..=y1).map(move |y| (Self::new(x, y, z0), Self::new(x, y, z1))))
     }
 }
 

@@ -238,6 +238,28 @@ proptest! {
         prop_assert!(v3.windows(2).all(|w| w[0] < w[1]));
     }
 
+    /// `within_runs` covers exactly `within`: every position of a run is between its ends in
+    /// sort order, and a sorted set's range search per run finds the ball's members.
+    #[test]
+    fn within_runs_are_the_ball_in_sorted_runs(x in -5i32..5, z in -5i32..5, r in 0u32..4, extra in proptest::collection::btree_set((-12i32..12, -12i32..12), 0..80)) {
+        let c = ColumnPos::new(x, z);
+        let set: std::collections::BTreeSet<ColumnPos> = extra.iter().map(|&(x, z)| ColumnPos::new(x, z)).collect();
+        let mut by_runs = Vec::new();
+        for (lo, hi) in c.within_runs(r) {
+            by_runs.extend(set.range(lo..=hi).copied());
+        }
+        let by_ball: Vec<ColumnPos> = c.within(r).filter(|p| set.contains(p)).collect();
+        prop_assert_eq!(by_runs, by_ball);
+        let c3 = ChunkPos::new(x as i64, z as i64, 1);
+        let set3: std::collections::BTreeSet<ChunkPos> = extra.iter().map(|&(x, z)| ChunkPos::new(x as i64, (x + z).rem_euclid(3) as i64, z as i64)).collect();
+        let mut runs3 = Vec::new();
+        for (lo, hi) in c3.within_runs(r) {
+            runs3.extend(set3.range(lo..=hi).copied());
+        }
+        let ball3: Vec<ChunkPos> = c3.within(r).filter(|p| set3.contains(p)).collect();
+        prop_assert_eq!(runs3, ball3);
+    }
+
     #[test]
     fn blocks_map_to_chunks(x in coord(), y in coord(), z in coord()) {
         let b = BlockPos::new(x, y, z);
