@@ -3,11 +3,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use terrane_lease::{AreaId, decode};
+use terrane_lease::{AreaId, area_of_lease_key, decode, lease_key};
 
 fuzz_target!(|data: &[u8]| {
-    if let Some(area) = AreaId::from_key(data) {
-        assert_eq!(area.key(), data);
+    if let Some(area) = area_of_lease_key(data) {
+        assert_eq!(lease_key(area), data);
+    }
+    if let Some(area) = AreaId::from_bytes(data) {
+        assert_eq!(area.to_bytes(), data);
     }
     let area = AreaId::new(0, 0);
     if let Ok(lease) = decode(area, 1, data) {
