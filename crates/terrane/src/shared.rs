@@ -67,6 +67,9 @@ pub enum SaveError {
 pub struct SharedWorld {
     world: World,
     keeper: LeaseKeeper<Arc<dyn Store>>,
+    /// The server id (the world's `WorldBuilder::server`); the leases' owner is this id and
+    /// an instance mark ([`SharedWorld::new`]).
+    id: String,
 }
 
 impl std::fmt::Debug for SharedWorld {
@@ -79,14 +82,26 @@ impl std::fmt::Debug for SharedWorld {
 impl SharedWorld {
     /// `world` (opened with a server id) with leases of `ttl_ms` milliseconds. Holds no area
     /// yet: it writes nothing until it [acquires](Self::acquire) one.
+    ///
+    /// The leases are taken in the name of this instance, the server id and a mark unique
+    /// to this process and moment (`<id>#<mark>`): a restarted server, or a second process
+    /// started by mistake with the same id, is another owner, so it takes an area only once
+    /// the previous instance's lease has expired (with a new epoch) and never writes under
+    /// the other's epoch. Ids are 1 to 32 printable ASCII characters.
     pub fn new(mut world: World, ttl_ms: u64) -> Result<Self, Error> {
-        let server = world.tiered().config().server.clone().ok_or_else(|| {
+        let id = world.tiered().config().server.clone().ok_or_else(|| {
             Error::Backend("a shared world needs a server id: WorldBuilder::server".into())
         })?;
+        if id.is_empty() || id.len() > 32 || !id.bytes().all(|b| (0x21..0x7f).contains(&b)) {
+            return Err(Error::Backend(format!(
+                "invalid server id {id:?}: use 1 to 32 printable ASCII characters"
+            )));
+        }
         let store: Arc<dyn Store> = Arc::clone(world.tiered().store());
-        let leases = Leases::new(store, &server, ttl_ms).map_err(lease_error)?;
+        let owner = format!("{id}#{}", instance_mark());
+        let leases = Leases::new(store, &owner, ttl_ms).map_err(lease_error)?;
         world.tiered_mut().set_areas(Some(BTreeSet::new()));
-        Ok(SharedWorld { world, keeper: LeaseKeeper::new(leases) })
+        Ok(SharedWorld { world, keeper: LeaseKeeper::new(leases), id })
     }
 
     /// The world.
@@ -101,6 +116,11 @@ impl SharedWorld {
 
     /// This server's id.
     pub fn server(&self) -> &str {
+        &self.id
+    }
+
+    /// The owner this instance's leases carry (`<id>#<mark>`).
+    pub fn lease_owner(&self) -> &str {
         self.keeper.leases().server()
     }
 
@@ -240,6 +260,14 @@ impl SharedWorld {
         t.set_areas(Some(areas));
         t.set_fence(self.keeper.preconditions());
     }
+}
+
+/// A mark unique to this process and moment: the process id and the clock, in hex.
+fn instance_mark() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    format!("{:x}.{:x}", std::process::id(), nanos)
 }
 
 fn is_refusal(e: &Error) -> bool {

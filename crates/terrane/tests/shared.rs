@@ -119,3 +119,39 @@ fn two_servers_share_one_world() {
     assert!(matches!(b.hand_over(area_b, 45, last), Err(SaveError::Refused { .. })));
     assert_eq!(c.world().get_chunk(ChunkPos::new(20, 0, 2)).unwrap(), None);
 }
+
+/// A second process started with a server id already in use is another lease owner: it cannot
+/// take (or renew) the first one's areas while they live, and once it takes one over after
+/// the expiry, the first one's saves there are refused.
+#[test]
+fn a_second_instance_of_a_server_id_is_another_owner() {
+    let pg = PgServer::start().unwrap_or_else(|e| panic!("{e}"));
+    let conninfo = format!("{} schema=twice", pg.conninfo());
+    World::builder().backend(Backend::Postgres).schema(schema()).create(&conninfo).unwrap();
+    let area = AreaId::new(0, 0);
+    let mut first = open(&conninfo, "eu-1");
+    let mut second = open(&conninfo, "eu-1");
+    assert_eq!(first.server(), second.server());
+    assert_ne!(first.lease_owner(), second.lease_owner());
+    first.acquire(area, 1_000).unwrap();
+    assert!(second.acquire(area, 1_500).is_err(), "the same id must not share a live lease");
+    let lease = second.acquire(area, 10_000).unwrap();
+    assert_eq!(lease.epoch, 2, "taken over after the expiry: a new epoch");
+    let mut s = TickSave::new();
+    s.put_area_entity(area, [5; 16], b"first's".to_vec());
+    assert!(matches!(first.save(2, s), Err(SaveError::Refused { .. })));
+    let mut s = TickSave::new();
+    s.put_area_entity(area, [5; 16], b"second's".to_vec());
+    second.save(3, s).unwrap();
+    assert_eq!(second.arrivals(area).unwrap(), vec![([5; 16], b"second's".to_vec())]);
+    assert!(
+        World::builder()
+            .backend(Backend::Memory)
+            .server("x".repeat(33))
+            .create("unused")
+            .map(|w| SharedWorld::new(w, 1_000))
+            .unwrap()
+            .is_err(),
+        "ids over 32 characters are refused"
+    );
+}
