@@ -100,8 +100,9 @@ pub fn parse_block(block: &[u8]) -> Option<Trailer<'_>> {
     }
     let key_at = f - klen;
     let table_at = key_at - tlen;
-    // The gap between payload and trailer is zero (canonical blocks only).
-    if block[used..table_at].iter().any(|b| *b != 0) {
+    // The gap between payload and trailer is zero (canonical blocks only). An OR over the
+    // whole gap, without an early exit, which the compiler vectorises (it can be 4 KiB).
+    if block[used..table_at].iter().fold(0u8, |a, &b| a | b) != 0 {
         return None;
     }
     let seq = u32_at(block, f + 24);
