@@ -375,3 +375,25 @@ fn find_libclang() -> Option<PathBuf> {
         })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    /// A typo must not start a long run with the defaults: unknown flags and flags missing
+    /// their value are command-line errors (exit status 2); whatever follows `--` is passed on.
+    #[test]
+    fn unknown_flags_are_usage_errors() {
+        let check = |s: &str| known_flags(&args(s), &["--kills"], &["--all"]);
+        assert_eq!(check("--kills 5 --all -- --anything"), Ok(()));
+        for bad in ["--kill 5", "--kills", "-x"] {
+            let e = check(bad).unwrap_err();
+            assert!(e.starts_with(USAGE), "{bad}: {e}");
+        }
+        assert!(!"plain failure".starts_with(USAGE));
+    }
+}

@@ -327,6 +327,17 @@ mod tests {
         assert!(parse_block(&b).is_none());
         build_block(&mut b, KIND_OBJECT, b"t", b"k", b"", 0, 1, 2, 3, -1);
         assert!(parse_block(&b).is_some());
+        // A non-zero byte anywhere in the gap between payload and trailer, under a valid
+        // checksum, is refused (canonical blocks only).
+        build_block(&mut b, KIND_OBJECT, b"chunkl0", &[7; 32], b"hello", -5, 9, 1, 3, 42);
+        let gap_end = FIXED_AT - 32 - 7;
+        for i in [5, 6, 1000, gap_end - 1] {
+            let mut c = b.clone();
+            c[i] = 1;
+            let crc = crc32c::crc32c(&c[..BLOCK - 4]);
+            c[BLOCK - 4..].copy_from_slice(&crc.to_le_bytes());
+            assert!(parse_block(&c).is_none(), "a non-zero gap byte at {i} accepted");
+        }
     }
 
     #[test]

@@ -400,14 +400,15 @@ impl Server {
                 out.push(w.uuid);
             }
         }
+        let epochs = self.epochs();
         if self.audit {
             save.put_object(
                 tables::WORLD_PROPERTIES,
                 format!("demo:audit:{server}:{seq:020}").into_bytes(),
-                self.epochs().into_bytes(),
+                epochs.clone().into_bytes(),
             );
         }
-        self.log.line(format!("attempt {seq} {} {} {}", now_us(), self.epochs(), ents.join(";")));
+        self.log.line(format!("attempt {seq} {} {epochs} {}", now_us(), ents.join(";")));
         Ok(Built { save, out, kept, chunks })
     }
 

@@ -360,6 +360,18 @@ fn container(c: &mut Criterion) {
     g.finish();
 }
 
+/// Prints the p50 and p99 of `times` (criterion reports means; a tick budget cares about the
+/// tail).
+fn print_tail(id: &str, mut times: Vec<Duration>, what: &str) {
+    times.sort();
+    println!(
+        "{id}: p50 {:?} p99 {:?} ({} {what})",
+        times[times.len() / 2],
+        times[times.len() * 99 / 100],
+        times.len()
+    );
+}
+
 /// Synced tick saves that change 64 chunks (real terrain) on each persistent backend: p50 and
 /// p99 of 300 saves, printed (criterion reports means; a tick budget cares about the tail).
 fn tick_save_latency(_c: &mut Criterion) {
@@ -416,12 +428,7 @@ fn tick_save_latency(_c: &mut Criterion) {
             ts.save_tick(tick, &save).unwrap();
             times.push(start.elapsed());
         }
-        times.sort();
-        println!(
-            "tick_save_latency/64_chunks_synced/{name}: p50 {:?} p99 {:?} (300 saves)",
-            times[times.len() / 2],
-            times[times.len() * 99 / 100]
-        );
+        print_tail(&format!("tick_save_latency/64_chunks_synced/{name}"), times, "saves");
     }
 }
 
@@ -458,12 +465,7 @@ fn lease_renewal(_c: &mut Criterion) {
             lease = leases.renew(&lease, i).unwrap();
             times.push(start.elapsed());
         }
-        times.sort();
-        println!(
-            "lease_renewal/{name}: p50 {:?} p99 {:?} (300 renewals)",
-            times[times.len() / 2],
-            times[times.len() * 99 / 100]
-        );
+        print_tail(&format!("lease_renewal/{name}"), times, "renewals");
     }
 }
 
@@ -524,14 +526,8 @@ fn hand_off_latency(_c: &mut Criterion) {
             hand_off.push(start.elapsed());
         }
     }
-    for (name, mut times) in [("save_in_place", in_place), ("hand_off", hand_off)] {
-        times.sort();
-        println!(
-            "hand_off_latency/postgres/{name}: p50 {:?} p99 {:?} ({} saves, synced)",
-            times[times.len() / 2],
-            times[times.len() * 99 / 100],
-            times.len()
-        );
+    for (name, times) in [("save_in_place", in_place), ("hand_off", hand_off)] {
+        print_tail(&format!("hand_off_latency/postgres/{name}"), times, "synced saves");
     }
 }
 

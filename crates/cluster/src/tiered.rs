@@ -30,9 +30,10 @@ pub fn tick_key(server: Option<&str>) -> String {
 /// `gameTick/<id>` in `worldMeta`; 0 for a new world.
 pub fn world_tick<S: Store + ?Sized>(store: &S) -> Result<u64> {
     let mut tick = 0;
+    let per_server = format!("{META_TICK}/");
     for e in store.scan_prefix(tables::WORLD_META, META_TICK.as_bytes())? {
         let (k, o) = e?;
-        if k != META_TICK.as_bytes() && !k.starts_with(format!("{META_TICK}/").as_bytes()) {
+        if k != META_TICK.as_bytes() && !k.starts_with(per_server.as_bytes()) {
             continue;
         }
         let b: [u8; 8] = o.data.as_slice().try_into().map_err(|_| {

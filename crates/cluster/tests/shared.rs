@@ -132,49 +132,6 @@ fn per_server_ticks_and_appended_operations() {
     assert!(matches!(world_tick(&*store), Err(Error::CorruptMeta(_))));
 }
 
-/// A store that runs `hook` once, just before the first batch it is asked to write.
-struct Interleaved {
-    inner: Arc<MemStore>,
-    hook: std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>,
-}
-
-impl ReadView for Interleaved {
-    fn get(&self, t: &str, k: &[u8]) -> terrane_store::Result<Option<terrane_store::Object>> {
-        self.inner.get(t, k)
-    }
-    fn scan(
-        &self,
-        t: &str,
-        r: terrane_store::KeyRange,
-    ) -> terrane_store::Result<terrane_store::Scan<'_>> {
-        self.inner.scan(t, r)
-    }
-}
-
-impl Store for Interleaved {
-    fn signature(&self) -> &str {
-        self.inner.signature()
-    }
-    fn tables(&self) -> Vec<String> {
-        self.inner.tables()
-    }
-    fn write(&self, b: &Batch) -> terrane_store::Result<()> {
-        if let Some(hook) = self.hook.lock().unwrap().take() {
-            hook();
-        }
-        self.inner.write(b)
-    }
-    fn snapshot(&self) -> terrane_store::Result<Box<dyn ReadView + '_>> {
-        self.inner.snapshot()
-    }
-    fn flush(&self) -> terrane_store::Result<()> {
-        self.inner.flush()
-    }
-    fn sync(&self) -> terrane_store::Result<()> {
-        self.inner.sync()
-    }
-}
-
 /// Two servers extending the registries from the same stored schema at once: the one whose
 /// write lands second loses its compare-and-set and its open fails, instead of overwriting
 /// the first's registry ids.
@@ -188,12 +145,10 @@ fn concurrent_schema_extensions_cannot_both_win() {
     two.add_block("test:two", &[]).unwrap();
     // `b` reads the stored schema; `a`'s extension lands before `b`'s write.
     let a_store = Arc::clone(&store);
-    let b_store = Interleaved {
-        inner: Arc::clone(&store),
-        hook: std::sync::Mutex::new(Some(Box::new(move || {
-            TieredStore::builder(one).server("a").open(a_store).unwrap();
-        }))),
-    };
+    let b_store = SpyStore::new(Arc::clone(&store));
+    *b_store.before_first_write.lock().unwrap() = Some(Box::new(move || {
+        TieredStore::builder(one).server("a").open(a_store).unwrap();
+    }));
     let err = TieredStore::builder(two.clone()).server("b").open(b_store).unwrap_err();
     assert!(err.to_string().contains("precondition failed"), "{err}");
     let stored = store.get(tables::WORLD_META, b"blocks").unwrap().unwrap();

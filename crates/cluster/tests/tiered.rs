@@ -567,71 +567,13 @@ fn fenced_saves_and_moves_are_refused_whole_after_a_takeover() {
     assert_eq!(t.get_chunk(0, p).unwrap(), Some(chunk_bytes(&schema, 1)));
 }
 
-/// Counts the reads of `chunkl0` that reach the store.
-struct CountingStore {
-    inner: MemStore,
-    gets: std::sync::atomic::AtomicUsize,
-    multi_gets: std::sync::atomic::AtomicUsize,
-}
-
-impl ReadView for CountingStore {
-    fn get(&self, table: &str, key: &[u8]) -> terrane_store::Result<Option<terrane_store::Object>> {
-        if table == tables::CHUNK_L0 {
-            self.gets.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        }
-        self.inner.get(table, key)
-    }
-    fn multi_get(
-        &self,
-        table: &str,
-        keys: &[&[u8]],
-    ) -> terrane_store::Result<Vec<Option<terrane_store::Object>>> {
-        if table == tables::CHUNK_L0 {
-            self.multi_gets.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        }
-        self.inner.multi_get(table, keys)
-    }
-    fn scan(
-        &self,
-        table: &str,
-        range: terrane_store::KeyRange,
-    ) -> terrane_store::Result<terrane_store::Scan<'_>> {
-        self.inner.scan(table, range)
-    }
-}
-
-impl Store for CountingStore {
-    fn signature(&self) -> &str {
-        self.inner.signature()
-    }
-    fn tables(&self) -> Vec<String> {
-        self.inner.tables()
-    }
-    fn write(&self, batch: &terrane_store::Batch) -> terrane_store::Result<()> {
-        self.inner.write(batch)
-    }
-    fn snapshot(&self) -> terrane_store::Result<Box<dyn ReadView + '_>> {
-        self.inner.snapshot()
-    }
-    fn flush(&self) -> terrane_store::Result<()> {
-        self.inner.flush()
-    }
-    fn sync(&self) -> terrane_store::Result<()> {
-        self.inner.sync()
-    }
-}
-
 /// A tick save reads the L0 objects of its chunks in one `multi_get` (one round trip on a
 /// networked store), not one `get` per chunk. (The opacity search below chunks without an
 /// opaque block reads other chunks; it is turned off here to count the save's own reads.)
 #[test]
 fn a_tick_save_reads_its_chunks_ahead_in_one_multi_get() {
     use std::sync::atomic::Ordering;
-    let store = Arc::new(CountingStore {
-        inner: MemStore::new(),
-        gets: Default::default(),
-        multi_gets: Default::default(),
-    });
+    let store = Arc::new(SpyStore::new(Arc::new(MemStore::new())));
     let mut t = builder().opacity_search_chunks(0).open(Arc::clone(&store)).unwrap();
     let schema = schema();
     let save = |seed: u32| {

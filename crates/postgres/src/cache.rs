@@ -178,6 +178,7 @@ impl Cache {
     }
 
     /// Whether the cache is off.
+    #[cfg(test)]
     pub(crate) fn is_off(&self) -> bool {
         self.lock().off
     }

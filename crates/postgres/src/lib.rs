@@ -160,6 +160,32 @@ pub fn split_schema(conninfo: &str) -> (String, Option<String>) {
     (rest.join(" "), schema)
 }
 
+/// A first connection to a store's server: the options with the connection string's
+/// `schema=` applied and validated, where the store is, the connection manager, one connection.
+struct Connected {
+    options: PgOptions,
+    location: String,
+    manager: Manager,
+    conn: Conn,
+}
+
+impl Connected {
+    fn to(conninfo: &str, options: &PgOptions, read_only: bool) -> Result<Self> {
+        let (conninfo, schema) = split_schema(conninfo);
+        let options = PgOptions {
+            schema: schema.unwrap_or_else(|| options.schema.clone()),
+            ..options.clone()
+        };
+        options.validate()?;
+        let location = schema::location(&options.schema, &conninfo);
+        let manager = Manager::new(conn::config(&conninfo, &options)?, read_only);
+        let conn = manager
+            .connect_one()
+            .map_err(|e| pg_err(&format!("connecting to {}", schema::redact(&conninfo)), e))?;
+        Ok(Connected { options, location, manager, conn })
+    }
+}
+
 /// A [`Store`] in a PostgreSQL schema. See the [crate docs](crate).
 pub struct PgStore {
     pool: r2d2::Pool<Manager>,
@@ -209,19 +235,10 @@ impl PgStore {
     /// A `schema=NAME` in the connection string ([`split_schema`]) overrides
     /// [`PgOptions::schema`].
     pub fn open_with(conninfo: &str, config: &StoreConfig, options: &PgOptions) -> Result<Self> {
-        let (conninfo, schema) = split_schema(conninfo);
-        let conninfo = conninfo.as_str();
-        let options = &PgOptions {
-            schema: schema.unwrap_or_else(|| options.schema.clone()),
-            ..options.clone()
-        };
         config.validate()?;
-        options.validate()?;
-        let location = schema::location(&options.schema, conninfo);
-        let manager = Manager::new(conn::config(conninfo, options)?, config.read_only);
-        let mut lock_conn = manager
-            .connect_one()
-            .map_err(|e| pg_err(&format!("connecting to {}", schema::redact(conninfo)), e))?;
+        let Connected { options, location, manager, conn: mut lock_conn } =
+            Connected::to(conninfo, options, config.read_only)?;
+        let options = &options;
         // The lock first: a second writer is refused before it can fence out the first.
         lock::acquire(
             &mut lock_conn,
@@ -264,18 +281,9 @@ impl PgStore {
     /// Deletes the store (`DROP SCHEMA … CASCADE`): refused with `NotAStore` when the schema
     /// is not a terrane store, `NotFound` when there is none, `Locked` while it is open.
     pub fn remove(conninfo: &str, options: &PgOptions) -> Result<()> {
-        let (conninfo, schema) = split_schema(conninfo);
-        let conninfo = conninfo.as_str();
-        let options = &PgOptions {
-            schema: schema.unwrap_or_else(|| options.schema.clone()),
-            ..options.clone()
-        };
-        options.validate()?;
-        let location = schema::location(&options.schema, conninfo);
-        let manager = Manager::new(conn::config(conninfo, options)?, false);
-        let mut conn = manager
-            .connect_one()
-            .map_err(|e| pg_err(&format!("connecting to {}", schema::redact(conninfo)), e))?;
+        let Connected { options, location, mut conn, .. } =
+            Connected::to(conninfo, options, false)?;
+        let options = &options;
         schema::check_ours(&mut conn.client, &options.schema, &location)?;
         lock::acquire(
             &mut conn,
@@ -326,9 +334,9 @@ impl PgStore {
         r
     }
 
-    /// The read cache, while it is on.
+    /// The read cache of a sole writer (each of its operations does nothing once it is off).
     fn cache(&self) -> Option<&cache::Cache> {
-        self.cache.as_ref().filter(|c| !c.is_off())
+        self.cache.as_ref()
     }
 
     /// Whether the lock's session still lives (one empty query); turns the cache off when it

@@ -33,3 +33,75 @@ pub fn chunk(seed: u32) -> Chunk {
     c.set(k % 16, (k / 16) % 16, 15 - (seed % 16), DIRT);
     c
 }
+
+/// A [`MemStore`](terrane_store::MemStore) (shared through an `Arc`) that counts the reads of
+/// `chunkl0` reaching it and can run a hook just before the first batch it writes: for tests
+/// that count round trips or slip another writer in between a read and a write.
+pub struct SpyStore {
+    pub inner: std::sync::Arc<terrane_store::MemStore>,
+    pub gets: std::sync::atomic::AtomicUsize,
+    pub multi_gets: std::sync::atomic::AtomicUsize,
+    pub before_first_write: std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl SpyStore {
+    pub fn new(inner: std::sync::Arc<terrane_store::MemStore>) -> Self {
+        SpyStore {
+            inner,
+            gets: Default::default(),
+            multi_gets: Default::default(),
+            before_first_write: std::sync::Mutex::new(None),
+        }
+    }
+}
+
+impl terrane_store::ReadView for SpyStore {
+    fn get(&self, table: &str, key: &[u8]) -> terrane_store::Result<Option<terrane_store::Object>> {
+        if table == terrane_store::tables::CHUNK_L0 {
+            self.gets.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        self.inner.get(table, key)
+    }
+    fn multi_get(
+        &self,
+        table: &str,
+        keys: &[&[u8]],
+    ) -> terrane_store::Result<Vec<Option<terrane_store::Object>>> {
+        if table == terrane_store::tables::CHUNK_L0 {
+            self.multi_gets.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        self.inner.multi_get(table, keys)
+    }
+    fn scan(
+        &self,
+        table: &str,
+        range: terrane_store::KeyRange,
+    ) -> terrane_store::Result<terrane_store::Scan<'_>> {
+        self.inner.scan(table, range)
+    }
+}
+
+impl terrane_store::Store for SpyStore {
+    fn signature(&self) -> &str {
+        self.inner.signature()
+    }
+    fn tables(&self) -> Vec<String> {
+        self.inner.tables()
+    }
+    fn write(&self, batch: &terrane_store::Batch) -> terrane_store::Result<()> {
+        let hook = self.before_first_write.lock().unwrap().take();
+        if let Some(hook) = hook {
+            hook();
+        }
+        self.inner.write(batch)
+    }
+    fn snapshot(&self) -> terrane_store::Result<Box<dyn terrane_store::ReadView + '_>> {
+        self.inner.snapshot()
+    }
+    fn flush(&self) -> terrane_store::Result<()> {
+        self.inner.flush()
+    }
+    fn sync(&self) -> terrane_store::Result<()> {
+        self.inner.sync()
+    }
+}
