@@ -1,12 +1,13 @@
 //! Opens arbitrary bytes as a block file (recovering when needed) and reads everything:
 //! typed errors only, never a panic. Bit 2 of the first byte opens in repair mode (damaged
-//! files are refused by default), bit 3 read-only.
+//! files are refused by default), bit 3 read-only, bit 4 a version 1 signature line (modes 1 and
+//! 3).
 //!
 //! Four modes, by the first byte:
 //! - `% 4 == 0`: the whole input as the file (a real block file starts with `t`, 0x74);
 //! - `% 4 == 1`: a valid signature line, then the rest of the input;
 //! - `% 4 == 2`: the rest of the input, with the CRC-32C of every whole 4 KiB block
-//!   recomputed (`docs/format/blockfile-v1.md`: bytes 4092..4096 hold the CRC of 0..4092), so
+//!   recomputed (`docs/format/blockfile.md`: bytes 4092..4096 hold the CRC of 0..4092), so
 //!   that mutated blocks still parse and the fuzzer reaches the index and commit-record
 //!   parsers and the recovery scan;
 //! - `% 4 == 3`: a valid signature line, then the rest, checksums recomputed.
@@ -36,8 +37,13 @@ fuzz_target!(|data: &[u8]| {
     let mut bytes = Vec::with_capacity(data.len() + 32);
     match mode % 4 {
         0 => bytes.extend_from_slice(data),
-        1 | 3 => {
+        // Version 2, or version 1 (read, and upgraded by a writer) by bit 4.
+        1 | 3 if mode & 16 != 0 => {
             bytes.extend_from_slice(b"terrane-blockfile/1 fuzz\n");
+            bytes.extend_from_slice(rest);
+        }
+        1 | 3 => {
+            bytes.extend_from_slice(b"terrane-blockfile/2 fuzz\n");
             bytes.extend_from_slice(rest);
         }
         _ => bytes.extend_from_slice(rest),

@@ -1,4 +1,4 @@
-//! The on-disk layout (specified in `docs/format/blockfile-v1.md`): blocks, trailers, and the
+//! The on-disk layout (specified in `docs/format/blockfile.md`): blocks, trailers, and the
 //! byte codec of the index and commit record payloads.
 
 /// The block size.
@@ -7,8 +7,11 @@ pub const BLOCK: usize = 4096;
 pub const FIXED: usize = 48;
 /// Offset of the fixed trailer inside a block.
 pub const FIXED_AT: usize = BLOCK - FIXED;
-/// The first bytes of every block file, before the application's signature.
-pub const SIGNATURE_PREFIX: &str = "terrane-blockfile/1 ";
+/// The first bytes of every block file this version writes, before the application's
+/// signature.
+pub const SIGNATURE_PREFIX: &str = "terrane-blockfile/2 ";
+/// The first bytes of a version 1 file (read, and upgraded by a writer's open).
+pub const SIGNATURE_PREFIX_V1: &str = "terrane-blockfile/1 ";
 
 /// Block kinds (trailer byte 0). Zero means free.
 pub const KIND_OBJECT: u8 = 1;

@@ -11,14 +11,18 @@ use std::fs::File;
 use std::sync::Arc;
 
 use crate::format::{
-    self, KIND_INDEX, MAX_VALUE, Reader, blocks_for, from_runs, parse_block, to_runs,
+    self, KIND_COMMIT, KIND_INDEX, KIND_OBJECT, MAX_VALUE, Reader, blocks_for, from_runs,
+    parse_block, to_runs,
 };
-use crate::{Entry, State, read_blocks, recover};
+use crate::{Entry, State, read_blocks, read_chain, recover};
 
 /// What an index that could not be used lists: its transaction, and each entry's.
 pub(crate) struct Listing {
     /// The last committed transaction when the index was written.
     pub txn: u64,
+    /// The last transaction that was durable when the index was written: the batches after it
+    /// were not acknowledged as durable, and a crash during their flush may lose them whole.
+    pub durable: u64,
     /// (table, key) → the entry's transaction.
     pub entries: BTreeMap<(String, Vec<u8>), u64>,
     /// Whether this is the whole index (intact, but naming blocks past the end of the file),
@@ -26,6 +30,9 @@ pub(crate) struct Listing {
     pub complete: bool,
     /// A whole index: the blocks it references (its highest block + 1).
     pub blocks_needed: u32,
+    /// A whole index that is intact, but whose batches after `durable` are not all on disk:
+    /// every entry of a batch the scan keeps must be found exactly.
+    pub unflushed: bool,
 }
 
 /// An index read back from block 0's chain.
@@ -87,12 +94,20 @@ fn walk_index(file: &File, file_blocks: u32) -> Walked {
 
 /// The entries of the start of an index payload that could not be read whole (a torn or
 /// damaged chain): every entry that decodes, up to the first that does not.
-fn partial_listing(payload: &[u8], sig_len: usize) -> Option<Listing> {
+fn partial_listing(payload: &[u8], sig_len: usize, version: u8) -> Option<Listing> {
     let mut r = Reader::new(payload.get(sig_len..)?);
     let txn = r.u64("txn").ok()?;
-    let mut listing = Listing { txn, entries: BTreeMap::new(), complete: false, blocks_needed: 0 };
+    r.u64("next txn").ok()?;
+    let durable = if version >= 2 { r.u64("durable txn").ok()?.min(txn) } else { txn };
+    let mut listing = Listing {
+        txn,
+        durable,
+        entries: BTreeMap::new(),
+        complete: false,
+        blocks_needed: 0,
+        unflushed: false,
+    };
     let mut entries = |r: &mut Reader<'_>| -> Option<()> {
-        r.u64("next txn").ok()?;
         r.u32("file blocks").ok()?;
         r.runs().ok()?;
         let ntables = r.u32("table count").ok()?;
@@ -118,15 +133,20 @@ fn partial_listing(payload: &[u8], sig_len: usize) -> Option<Listing> {
 /// When the index is intact but names blocks past the end of the file (a truncated file),
 /// `listing` receives all it lists; when the chain is torn or damaged, the entries of the
 /// part that still parses. Recovery checks its scan against them.
+///
+/// `version` is the format version of the signature line: a version 2 index names the last
+/// durable transaction, and the objects and commit record of the batches after it (written in
+/// the same flush as the index) are checked block by block before the index is trusted.
 pub(crate) fn load_index(
     file: &File,
     file_blocks: u32,
     sig_len: usize,
+    version: u8,
     listing: &mut Option<Listing>,
 ) -> std::result::Result<LoadedIndex, String> {
     let Walked { payload, chain, write_no, broken } = walk_index(file, file_blocks);
     if let Some(reason) = broken {
-        *listing = partial_listing(&payload, sig_len);
+        *listing = partial_listing(&payload, sig_len, version);
         return Err(reason);
     }
     let write_no = write_no.expect("at least one block");
@@ -137,8 +157,9 @@ pub(crate) fn load_index(
     let m = |e: format::Malformed| format!("index: {}", e.0);
     let txn = r.u64("txn").map_err(m)?;
     let next_txn = r.u64("next txn").map_err(m)?;
+    let durable = if version >= 2 { r.u64("durable txn").map_err(m)? } else { txn };
     let _blocks_then = r.u32("file blocks").map_err(m)?;
-    if write_no.checked_add(1) != Some(next_txn) || txn > write_no {
+    if write_no.checked_add(1) != Some(next_txn) || txn > write_no || durable > txn {
         return Err("index numbers are inconsistent".into());
     }
     let mut used = vec![false; file_blocks as usize];
@@ -205,7 +226,14 @@ pub(crate) fn load_index(
         return Err("index: trailing bytes".into());
     }
     if let Some(reason) = past_end {
-        *listing = Some(Listing { txn, entries: listed, complete: true, blocks_needed });
+        *listing = Some(Listing {
+            txn,
+            durable,
+            entries: listed,
+            complete: true,
+            blocks_needed,
+            unflushed: false,
+        });
         return Err(reason);
     }
     // The free list is recomputed: every block nothing references (the stored list is a
@@ -221,7 +249,44 @@ pub(crate) fn load_index(
         commit_chain: from_runs(&commit_runs).collect(),
         ..State::default()
     };
+    if durable < txn
+        && let Err(reason) = check_unflushed(file, &state, durable, &commit_runs)
+    {
+        // A crash during the flush that carried this index: the index reached the disk, part
+        // of its batches did not. The scan rolls them back whole; what it keeps must be
+        // exactly what the index lists.
+        *listing = Some(Listing {
+            txn,
+            durable,
+            entries: listed,
+            complete: false,
+            blocks_needed: 0,
+            unflushed: true,
+        });
+        return Err(reason);
+    }
     Ok(LoadedIndex { state })
+}
+
+/// Reads back the commit record and every object of the batches after `durable`: `Err` names
+/// the first block that is not what the index says.
+fn check_unflushed(
+    file: &File,
+    state: &State,
+    durable: u64,
+    commit_runs: &[(u32, u32)],
+) -> std::result::Result<(), String> {
+    let why = |e: crate::Error| format!("the newest batches are not all on disk ({e})");
+    if !commit_runs.is_empty() {
+        let record = Entry { version: 0, txn: state.txn, len: 0, runs: commit_runs.into() };
+        read_chain(file, KIND_COMMIT, "", &[], &record, false).map_err(why)?;
+    }
+    for (name, table) in &state.tables {
+        for (key, e) in table.iter().filter(|(_, e)| e.txn > durable) {
+            read_chain(file, KIND_OBJECT, name, key, e, true).map_err(why)?;
+        }
+    }
+    Ok(())
 }
 
 /// Checks a scan against what an index that could not be used lists: a listed key the scan

@@ -3,7 +3,6 @@
 //! that choice, and nothing at all by a read-only open.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -14,7 +13,7 @@ use terrane_store::{OpenMode, StoreConfig};
 use crate::format::{BLOCK, KIND_INDEX, capacity, parse_block, to_runs};
 use crate::index::{load_index, reconcile};
 use crate::{
-    BlockFile, Error, Recovery, Result, State, Table, chain_blocks, encode_index, erase_trailer,
+    BlockFile, Blocks, Error, Recovery, Result, State, Table, encode_index, erase_trailer,
     parse_signature_line, read_blocks, recover, signature_line,
 };
 
@@ -93,7 +92,7 @@ fn creating_path(path: &Path) -> PathBuf {
 fn create(path: &Path, config: &StoreConfig) -> Result<bool> {
     let tmp = creating_path(path);
     let mut attempts = 0;
-    let mut f = loop {
+    let f = loop {
         let f = OpenOptions::new()
             .read(true)
             .write(true)
@@ -129,12 +128,10 @@ fn create(path: &Path, config: &StoreConfig) -> Result<bool> {
     st.file_blocks = n as u32;
     let mut payload = signature_line(&config.signature);
     payload.extend(encode_index(&st, 0));
-    let mut blocks = Vec::new();
-    chain_blocks(KIND_INDEX, &[], &[], &payload, 0, 0, &st.index_chain, &mut blocks);
+    let mut blocks = Blocks::default();
+    blocks.chain(KIND_INDEX, &[], &[], &payload, 0, 0, &st.index_chain);
     f.set_len(0)?;
-    for (_, b) in &blocks {
-        f.write_all(b)?;
-    }
+    blocks.write(&f, None)?;
     f.sync_all()?;
     let created = match std::fs::hard_link(&tmp, path) {
         Ok(()) => true,
@@ -160,10 +157,11 @@ fn read_state(
     file: &File,
     file_blocks: u32,
     sig_len: usize,
+    version: u8,
     recovery: &mut Recovery,
 ) -> Result<State> {
     let mut listing = None;
-    let reason = match load_index(file, file_blocks, sig_len, &mut listing) {
+    let reason = match load_index(file, file_blocks, sig_len, version, &mut listing) {
         Ok(loaded) => {
             recovery.commit_verified = true;
             return Ok(loaded.state);
@@ -180,6 +178,23 @@ fn read_state(
         recovery.objects_found = rec.state.objects();
         return Ok(rec.state);
     };
+    if listing.unflushed {
+        // The index is whole: every entry of a batch the scan kept must be there as listed
+        // (the scan's own rules cannot see a damaged first block of an older batch).
+        let mut kept = listing;
+        let upto = rec.state.txn;
+        kept.entries.retain(|_, etxn| *etxn <= upto);
+        reconcile(&mut rec, &kept, &mut recovery.damaged);
+        recovery.objects_found = rec.state.objects();
+        if kept.txn > upto {
+            if upto >= kept.durable {
+                recovery.rolled_back = Some(kept.txn);
+            } else {
+                recovery.txn_expected = Some(kept.txn);
+            }
+        }
+        return Ok(rec.state);
+    }
     if listing.complete {
         // An intact index of a truncated file: it is the record of what the store holds.
         reconcile(&mut rec, &listing, &mut recovery.damaged);
@@ -187,7 +202,14 @@ fn read_state(
         recovery.blocks_expected = Some(listing.blocks_needed);
     }
     if listing.txn > rec.state.txn {
-        recovery.txn_expected = Some(listing.txn);
+        // Batches after the index's durable transaction were written in the flush that a
+        // crash interrupted (the first index block is the new one): none was acknowledged as
+        // durable, so they are dropped whole.
+        if !listing.complete && rec.state.txn >= listing.durable {
+            recovery.rolled_back = Some(listing.txn);
+        } else {
+            recovery.txn_expected = Some(listing.txn);
+        }
     }
     recovery.objects_found = rec.state.objects();
     // The readable part of a torn or damaged index names what it lists, when the scan came
@@ -234,7 +256,7 @@ impl BlockFile {
         let len = file.metadata()?.len();
         let mut head = vec![0u8; (len.min(BLOCK as u64)) as usize];
         file.read_exact_at(&mut head, 0)?;
-        let (found, sig_len) = parse_signature_line(&head)?;
+        let (found, sig_len, version) = parse_signature_line(&head)?;
         if found != config.signature {
             return Err(Error::SignatureMismatch { expected: config.signature.clone(), found });
         }
@@ -250,7 +272,7 @@ impl BlockFile {
             file_blocks,
             ..Recovery::default()
         };
-        let mut state = read_state(&file, file_blocks, sig_len, &mut recovery)?;
+        let mut state = read_state(&file, file_blocks, sig_len, version, &mut recovery)?;
         recovery.txn = state.txn;
         if !recovery.is_clean() && !options.repair {
             return Err(Error::Damaged { path: path.into(), detail: recovery.describe() });
@@ -267,6 +289,7 @@ impl BlockFile {
             pin: Arc::new(()),
             recovery,
             crash_budget: std::sync::atomic::AtomicI64::new(-1),
+            syncs: std::sync::atomic::AtomicU64::new(0),
         };
         if !db.read_only {
             db.recovery.erased = db.settle()?;
@@ -283,7 +306,8 @@ impl BlockFile {
         }
         // What was read may be only in the OS cache (after a process crash): make it durable
         // before erasing or reusing the blocks an older durable index may still name.
-        self.file.sync_data()?;
+        self.fdatasync()?;
+        st.durable_txn = st.txn;
         // Erase every unreferenced block that still parses (an interrupted batch's blocks,
         // stale versions) so that a later recovery scan cannot mistake them for data; then a
         // fresh index (the tables of `config`, or the state a scan rebuilt).
@@ -305,10 +329,10 @@ impl BlockFile {
             }
         }
         if erased > 0 {
-            self.file.sync_data()?;
+            self.fdatasync()?;
         }
         self.write_index(&mut st)?;
-        self.file.sync_data()?;
+        self.fdatasync()?;
         st.synced();
         self.release_deferred(&mut st)?;
         self.truncate_tail(&mut st)?;

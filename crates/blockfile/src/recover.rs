@@ -1,6 +1,6 @@
 //! Recovery by scanning: rebuilds the index from the block trailers.
 //!
-//! The rules (argued in `docs/format/blockfile-v1.md`):
+//! The rules (argued in `docs/format/blockfile.md`):
 //! 1. The last committed transaction `T` is the newest one whose commit record is intact and
 //!    whose every put is a complete chain of that transaction.
 //! 2. Per key, the object is the complete chain with the highest transaction `<= T`; chains of

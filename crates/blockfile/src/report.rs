@@ -45,6 +45,12 @@ pub struct Recovery {
     /// or damaged) names, when the scan could only recover an older one: the batches in
     /// between were lost.
     pub txn_expected: Option<u64>,
+    /// After a scan: the transaction the index names, when the scan recovered an older one
+    /// that the index says was durable, so that only batches never acknowledged as durable
+    /// were missing (a crash during the flush that carried them; a synced batch is
+    /// acknowledged only after that flush). They are dropped whole and the open is clean, as
+    /// a database drops the torn tail of its log. `None` when nothing was rolled back.
+    pub rolled_back: Option<u64>,
     /// When an intact index references blocks past the end of the file (the file was
     /// truncated): the length in blocks it needs (its highest block + 1).
     pub blocks_expected: Option<u32>,

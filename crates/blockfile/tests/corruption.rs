@@ -10,17 +10,21 @@ use terrane_store::conformance::Rng;
 use terrane_store::{Batch, Error, KeyRange, Object, ReadView, Store, StoreConfig, tables};
 
 type Model = BTreeMap<(String, Vec<u8>), Object>;
+/// The model after each batch, from the empty store to the last batch.
+type History = Vec<Model>;
 
 fn config() -> StoreConfig {
     StoreConfig::new("terrane corruption test").mode(terrane_store::OpenMode::Open)
 }
 
 /// A store with history: overwritten and deleted objects leave stale blocks that a wrong
-/// recovery could serve.
-fn build(path: &Path) -> Model {
+/// recovery could serve. The fourth batch of six is synced: damage below it is found when
+/// read, damage above it (batches not yet durable) at open.
+fn build(path: &Path) -> History {
     let s = BlockFile::open(path, &config().mode(terrane_store::OpenMode::Create)).unwrap();
     let mut rng = Rng::new(11);
     let mut model = Model::new();
+    let mut history = vec![model.clone()];
     for v in 0..6 {
         let mut b = Batch::new();
         for _ in 0..10 {
@@ -36,9 +40,45 @@ fn build(path: &Path) -> Model {
                 model.insert((t.to_string(), k), Object::new(v, data));
             }
         }
+        b.set_sync(v == 3);
         s.write(&b).unwrap();
+        history.push(model.clone());
     }
-    model
+    history
+}
+
+/// Everything the store serves.
+fn contents(s: &BlockFile) -> Model {
+    let mut m = Model::new();
+    for t in [tables::CHUNK_L0, tables::ENTITY] {
+        for (k, o) in s.scan(t, KeyRange::all()).unwrap().flatten() {
+            m.insert((t.to_string(), k), o);
+        }
+    }
+    m
+}
+
+/// Damage in the blocks of batches that were not yet durable cannot be told from a flush a
+/// crash interrupted: such batches are rolled back whole (and reported), never in part.
+fn check_rolled_back(s: &BlockFile, history: &History, what: &str) -> Option<&'static str> {
+    let r = s.recovery();
+    let from = r.rolled_back?;
+    let got = contents(s);
+    if r.is_clean() {
+        assert!(
+            history[..history.len() - 1].contains(&got),
+            "{what}: rolled back from {from}, but the store is not the state after an earlier batch"
+        );
+    } else {
+        // A repair over more damage: every object served is a version the store once held.
+        for (id, o) in &got {
+            assert!(
+                history.iter().any(|m| m.get(id) == Some(o)),
+                "{what}: repair served data the store never held for {id:?}"
+            );
+        }
+    }
+    Some("rolled back unsynced batches")
 }
 
 /// Reads everything from a store opened over a damaged copy: nothing wrong comes out, and
@@ -78,7 +118,8 @@ fn check_reads(s: &BlockFile, model: &Model, what: &str) -> &'static str {
 /// Opens a damaged copy by default (it opens clean, or fails and leaves the file as it was),
 /// then in repair mode (it opens whatever the default refused as damaged, and reports each
 /// loss), and checks that nothing wrong comes out. Returns what the default open did.
-fn check(path: &Path, damaged: &[u8], model: &Model, what: &str) -> &'static str {
+fn check(path: &Path, damaged: &[u8], history: &History, what: &str) -> &'static str {
+    let model = history.last().expect("at least the empty store");
     std::fs::write(path, damaged).unwrap();
     let outcome = match BlockFile::open(path, &config()) {
         Err(e) => {
@@ -88,13 +129,18 @@ fn check(path: &Path, damaged: &[u8], model: &Model, what: &str) -> &'static str
         }
         Ok(s) => {
             assert!(s.recovery().is_clean(), "{what}: a default open lost data {:?}", s.recovery());
-            check_reads(&s, model, what)
+            match check_rolled_back(&s, history, what) {
+                Some(outcome) => outcome,
+                None => check_reads(&s, model, what),
+            }
         }
     };
     std::fs::write(path, damaged).unwrap();
     match BlockFile::open_with(path, &config(), &BlockFileOptions::new().repair(true)) {
         Ok(s) => {
-            check_reads(&s, model, what);
+            if check_rolled_back(&s, history, what).is_none() {
+                check_reads(&s, model, what);
+            }
         }
         Err(e) => assert!(
             outcome == "error at open" && !matches!(e, Error::Damaged { .. }),
@@ -108,7 +154,7 @@ fn check(path: &Path, damaged: &[u8], model: &Model, what: &str) -> &'static str
 fn flipped_bytes_in_every_region() {
     let dir = tempfile::tempdir().unwrap();
     let pristine = dir.path().join("pristine.tbf");
-    let model = build(&pristine);
+    let history = build(&pristine);
     let bytes = std::fs::read(&pristine).unwrap();
     let blocks = bytes.len() / BLOCK_SIZE;
     assert!(blocks > 10);
@@ -127,7 +173,7 @@ fn flipped_bytes_in_every_region() {
         let o = check(
             &work,
             &damaged,
-            &model,
+            &history,
             &format!("byte {at} (block {}) flipped", at / BLOCK_SIZE),
         );
         *outcomes.entry(o).or_default() += 1;
@@ -140,7 +186,7 @@ fn flipped_bytes_in_every_region() {
 fn truncation_at_every_region() {
     let dir = tempfile::tempdir().unwrap();
     let pristine = dir.path().join("pristine.tbf");
-    let model = build(&pristine);
+    let history = build(&pristine);
     let bytes = std::fs::read(&pristine).unwrap();
     let work = dir.path().join("work.tbf");
     let mut outcomes: BTreeMap<&str, usize> = BTreeMap::new();
@@ -150,7 +196,7 @@ fn truncation_at_every_region() {
         cuts.push(b * BLOCK_SIZE + 1500);
     }
     for cut in cuts {
-        let o = check(&work, &bytes[..cut], &model, &format!("truncated to {cut} bytes"));
+        let o = check(&work, &bytes[..cut], &history, &format!("truncated to {cut} bytes"));
         *outcomes.entry(o).or_default() += 1;
     }
     eprintln!("truncations: {outcomes:?}");
@@ -161,9 +207,9 @@ fn truncation_at_every_region() {
 fn garbage_blocks_appended_are_ignored() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("w.tbf");
-    let model = build(&path);
+    let history = build(&path);
     let mut bytes = std::fs::read(&path).unwrap();
     let mut rng = Rng::new(5);
     bytes.extend(rng.bytes(3 * BLOCK_SIZE + 17));
-    assert_eq!(check(&path, &bytes, &model, "garbage appended"), "opened");
+    assert_eq!(check(&path, &bytes, &history, "garbage appended"), "opened");
 }

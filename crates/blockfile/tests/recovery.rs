@@ -250,7 +250,7 @@ fn open_modes_signature_and_strangers() {
     BlockFile::open(&path, &config()).unwrap();
     assert_eq!(terrane_blockfile::read_signature(&path).unwrap(), "terrane recovery test");
     let head = std::fs::read(&path).unwrap();
-    assert!(head.starts_with(b"terrane-blockfile/1 terrane recovery test\n"));
+    assert!(head.starts_with(b"terrane-blockfile/2 terrane recovery test\n"));
     assert_eq!(head.len() % BLOCK_SIZE, 0);
     let other = dir.path().join("other.txt");
     std::fs::write(&other, b"hello\nworld").unwrap();

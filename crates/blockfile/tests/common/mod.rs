@@ -73,7 +73,7 @@ fn u16_at(b: &[u8], at: usize) -> usize {
 }
 
 /// The blocks of each object of `model` in the file `bytes` (read from the block trailers:
-/// `docs/format/blockfile-v1.md`).
+/// `docs/format/blockfile.md`).
 pub fn live_blocks(bytes: &[u8], model: &Model) -> BTreeMap<Id, Vec<usize>> {
     let mut out: BTreeMap<Id, Vec<usize>> = BTreeMap::new();
     for (n, block) in bytes.chunks_exact(BLOCK_SIZE).enumerate().skip(1) {
