@@ -1,45 +1,39 @@
-//! Blocks on their way to the file: built back to back in one buffer, then written in block
-//! order, one `pwrite` per run of consecutive block numbers, straight from that buffer when
-//! the run was also built in order (the usual case: chains take the lowest free blocks).
+//! Blocks on their way to the file. A block is sent as three pieces: its payload straight from
+//! where it lies (the caller's value, the index or commit record being written), zeros for
+//! the gap, and its tail (table, key, trailer, checksum) built here. The blocks are written in
+//! block order, one `writev` per run of consecutive block numbers, so a batch's bytes are
+//! copied once, by the kernel, as a plain file write would copy them.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
+use std::io::{IoSlice, Seek, SeekFrom, Write};
 
-use crate::format::{BLOCK, build_block, capacity};
+use crate::format::{BLOCK, FIXED, Trailer, ZEROS, block_tail, capacity};
 
-/// The most blocks one `pwrite` carries (256 KiB). Longer writes let the page cache build
-/// large folios, which every later small write into them (a 48-byte erasure) then pays for
-/// in full. Measured on a 256 × 10 KB batch (unsynced / synced): unlimited (runs of ~2.5
-/// MiB) 3.41 / 3.71 ms; 4 blocks 2.69 / 2.83; 16 blocks 2.50 / 2.90; 64 blocks 2.44 / 2.87.
+/// The most blocks one write carries (256 KiB). Longer writes let the page cache build large
+/// folios, which every later small write into them (a 48-byte erasure) then pays for in full.
+/// Measured on a 256 × 10 KB batch (unsynced / synced): unlimited (runs of ~2.5 MiB) 3.41 /
+/// 3.71 ms; 4 blocks 2.69 / 2.83; 16 blocks 2.50 / 2.90; 64 blocks 2.44 / 2.87.
 const MAX_RUN: usize = 64;
 
-/// Blocks to write: their numbers, and their bytes back to back in one buffer.
+/// Blocks to write: their numbers, payloads and tails.
 #[derive(Default)]
-pub(crate) struct Blocks {
+pub(crate) struct Blocks<'a> {
     numbers: Vec<u32>,
-    bytes: Vec<u8>,
+    payloads: Vec<&'a [u8]>,
+    /// The tails back to back; block `i`'s starts at `tail_at[i]`.
+    tails: Vec<u8>,
+    tail_at: Vec<usize>,
 }
 
-impl Blocks {
-    /// Room for `n` blocks, in `buffer` (emptied; a buffer kept from an earlier batch saves
-    /// the allocator's fresh pages, which cost more than the copy into them).
-    pub fn with_buffer(n: usize, mut buffer: Vec<u8>) -> Self {
-        buffer.clear();
-        buffer.reserve(n * BLOCK);
-        Blocks { numbers: Vec::with_capacity(n), bytes: buffer }
-    }
-
-    /// The buffer, to reuse.
-    pub fn into_buffer(self) -> Vec<u8> {
-        self.bytes
-    }
-
-    /// Appends block number `n` (zeroed) and returns its bytes to fill.
-    fn push(&mut self, n: u32) -> &mut [u8] {
-        self.numbers.push(n);
-        let at = self.bytes.len();
-        self.bytes.resize(at + BLOCK, 0);
-        &mut self.bytes[at..]
+impl<'a> Blocks<'a> {
+    /// Room for `n` blocks.
+    pub fn with_capacity(n: usize) -> Self {
+        Blocks {
+            numbers: Vec::with_capacity(n),
+            payloads: Vec::with_capacity(n),
+            tails: Vec::with_capacity(n * (FIXED + 64)),
+            tail_at: Vec::with_capacity(n),
+        }
     }
 
     /// The number of blocks.
@@ -47,37 +41,41 @@ impl Blocks {
         self.numbers.len()
     }
 
+    /// Block `i`'s gap and tail.
+    fn end_of(&self, i: usize) -> (&[u8], &[u8]) {
+        let tail = &self.tails
+            [self.tail_at[i]..self.tail_at.get(i + 1).copied().unwrap_or(self.tails.len())];
+        let gap = BLOCK - self.payloads[i].len() - tail.len();
+        (&ZEROS[..gap], tail)
+    }
+
     /// Writes the first `limit` blocks in block order (all of them when `None`): one write per
     /// run of consecutive block numbers.
     pub fn write(&self, file: &File, limit: Option<usize>) -> std::io::Result<()> {
-        let mut order: Vec<u32> = (0..self.numbers.len() as u32).collect();
-        order.sort_unstable_by_key(|i| self.numbers[*i as usize]);
+        let mut order: Vec<usize> = (0..self.numbers.len()).collect();
+        order.sort_unstable_by_key(|i| self.numbers[*i]);
         order.truncate(limit.unwrap_or(order.len()));
-        let block = |i: u32| &self.bytes[i as usize * BLOCK..(i as usize + 1) * BLOCK];
-        let mut staged = Vec::new();
+        let mut pieces: Vec<IoSlice<'_>> = Vec::with_capacity(3 * MAX_RUN);
         let mut i = 0;
         while i < order.len() {
-            let start = self.numbers[order[i] as usize];
+            let start = self.numbers[order[i]];
             let mut j = i + 1;
-            let mut in_place = true;
             while j < order.len()
                 && j - i < MAX_RUN
-                && self.numbers[order[j] as usize] == start + (j - i) as u32
+                && self.numbers[order[j]] == start + (j - i) as u32
             {
-                in_place &= order[j] == order[i] + (j - i) as u32;
                 j += 1;
             }
-            let at = start as u64 * BLOCK as u64;
-            if in_place {
-                let from = order[i] as usize * BLOCK;
-                file.write_all_at(&self.bytes[from..from + (j - i) * BLOCK], at)?;
-            } else {
-                staged.clear();
-                for k in &order[i..j] {
-                    staged.extend_from_slice(block(*k));
+            pieces.clear();
+            for &k in &order[i..j] {
+                let (gap, tail) = self.end_of(k);
+                for piece in [self.payloads[k], gap, tail] {
+                    if !piece.is_empty() {
+                        pieces.push(IoSlice::new(piece));
+                    }
                 }
-                file.write_all_at(&staged, at)?;
             }
+            write_all_vectored_at(file, &mut pieces, start as u64 * BLOCK as u64)?;
             i = j;
         }
         Ok(())
@@ -91,7 +89,7 @@ impl Blocks {
         kind: u8,
         table: &[u8],
         key: &[u8],
-        payload: &[u8],
+        payload: &'a [u8],
         version: i64,
         txn: u64,
         chain: &[u32],
@@ -102,30 +100,43 @@ impl Blocks {
             let start = (i * cap).min(payload.len());
             let end = ((i + 1) * cap).min(payload.len());
             let next = chain.get(i + 1).map_or(-1, |n| *n as i64);
-            let out = self.push(b);
-            build_block(
-                out,
-                kind,
-                table,
-                key,
-                &payload[start..end],
-                version,
-                txn,
-                i as u32,
-                count,
-                next,
-            );
+            let part = &payload[start..end];
+            self.numbers.push(b);
+            self.payloads.push(part);
+            self.tail_at.push(self.tails.len());
+            let used = part.len();
+            let seq = i as u32;
+            let head = Trailer { kind, table, key, used, version, txn, seq, count, next };
+            block_tail(&mut self.tails, &head, part);
         }
     }
+}
+
+/// Writes all of `pieces` at byte `at` of `file` (a positioned `writev`: seek, then write;
+/// writers are serialised and readers use positioned reads, so the cursor is free).
+fn write_all_vectored_at(file: &File, pieces: &mut [IoSlice<'_>], at: u64) -> std::io::Result<()> {
+    let mut f = file;
+    f.seek(SeekFrom::Start(at))?;
+    let mut pieces = pieces;
+    while !pieces.is_empty() {
+        match f.write_vectored(pieces) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut pieces, n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::{KIND_OBJECT, parse_block};
+    use crate::format::{KIND_OBJECT, build_block, parse_block};
+    use std::os::unix::fs::FileExt;
 
-    /// Blocks built out of order, with gaps, land at their numbers, and a limit writes the
-    /// lowest-numbered ones only.
+    /// Blocks built out of order, with gaps, land at their numbers, byte for byte what
+    /// `build_block` makes, and a limit writes the lowest-numbered ones only.
     #[test]
     fn blocks_land_at_their_numbers_in_any_build_order() {
         let dir = tempfile::tempdir().unwrap();
@@ -136,11 +147,12 @@ mod tests {
             .truncate(true)
             .open(dir.path().join("f"))
             .unwrap();
+        let (a, b, c) = (vec![1u8; 9000], vec![2u8; 5000], vec![3u8; 10]);
         let mut blocks = Blocks::default();
-        // Chains at 5,6,7 (in place), then 2 and 1 (reversed: staged), then 3.
-        blocks.chain(KIND_OBJECT, b"t", b"a", &[1; 9000], 1, 1, &[5, 6, 7]);
-        blocks.chain(KIND_OBJECT, b"t", b"b", &[2; 5000], 1, 1, &[2, 1]);
-        blocks.chain(KIND_OBJECT, b"t", b"c", &[3; 10], 1, 1, &[3]);
+        // Chains at 5,6,7, then 2 and 1 (reversed), then 3.
+        blocks.chain(KIND_OBJECT, b"t", b"a", &a, 1, 1, &[5, 6, 7]);
+        blocks.chain(KIND_OBJECT, b"t", b"b", &b, 1, 1, &[2, 1]);
+        blocks.chain(KIND_OBJECT, b"t", b"c", &c, 1, 1, &[3]);
         assert_eq!(blocks.len(), 6);
         blocks.write(&file, Some(3)).unwrap();
         let read = |n: u32| {
@@ -160,5 +172,10 @@ mod tests {
             assert_eq!(key_seq(n), Some((b"a".to_vec(), seq)));
         }
         assert_eq!(key_seq(4), None, "a gap stays a gap");
+        // The pieces make the same bytes as a whole block built in one buffer.
+        let cap = capacity(1, 1);
+        let mut whole = vec![0u8; BLOCK];
+        build_block(&mut whole, KIND_OBJECT, b"t", b"a", &a[cap..2 * cap], 1, 1, 1, 3, 7);
+        assert!(read(6).unwrap() == whole);
     }
 }

@@ -127,7 +127,40 @@ pub fn parse_block(block: &[u8]) -> Option<Trailer<'_>> {
     })
 }
 
-/// Writes a block: payload, zero gap, table, key, fixed trailer, checksum.
+/// Zero bytes for a block's gap between payload and trailer.
+pub const ZEROS: [u8; BLOCK] = [0; BLOCK];
+
+/// Appends the end of a block that holds `payload` and `head` (whose `used` is the payload's
+/// length): table, key, fixed trailer and checksum (the zero gap between payload and table,
+/// `capacity(t, k) - payload.len()` bytes, is not appended). The payload is passed only to
+/// compute the checksum, so a writer can send it straight from where it lies.
+pub fn block_tail(out: &mut Vec<u8>, head: &Trailer<'_>, payload: &[u8]) {
+    assert_eq!(head.used, payload.len());
+    let gap = capacity(head.table.len(), head.key.len())
+        .checked_sub(payload.len())
+        .expect("the payload fits in the block");
+    let start = out.len();
+    out.extend_from_slice(head.table);
+    out.extend_from_slice(head.key);
+    out.push(head.kind);
+    out.push(head.table.len() as u8);
+    out.extend_from_slice(&(head.key.len() as u16).to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&head.version.to_le_bytes());
+    out.extend_from_slice(&head.txn.to_le_bytes());
+    out.extend_from_slice(&head.seq.to_le_bytes());
+    out.extend_from_slice(&head.count.to_le_bytes());
+    out.extend_from_slice(&head.next.to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    let crc = crc32c::crc32c_append(crc32c::crc32c(payload), &ZEROS[..gap]);
+    let crc = crc32c::crc32c_append(crc, &out[start..]);
+    out.extend_from_slice(&crc.to_le_bytes());
+    debug_assert_eq!(payload.len() + gap + out.len() - start, BLOCK);
+}
+
+/// Writes a whole block: payload, zero gap, then [`block_tail`] (tests build blocks by hand
+/// with it).
+#[cfg(test)]
 #[allow(clippy::too_many_arguments)]
 pub fn build_block(
     out: &mut [u8],
@@ -142,26 +175,14 @@ pub fn build_block(
     next: i64,
 ) {
     assert_eq!(out.len(), BLOCK);
-    assert!(payload.len() <= capacity(table.len(), key.len()));
-    let f = FIXED_AT;
-    let key_at = f - key.len();
-    let table_at = key_at - table.len();
+    let mut tail = Vec::with_capacity(FIXED + table.len() + key.len());
+    let used = payload.len();
+    let head = Trailer { kind, table, key, used, version, txn, seq, count, next };
+    block_tail(&mut tail, &head, payload);
+    let tail_at = BLOCK - tail.len();
     out[..payload.len()].copy_from_slice(payload);
-    out[payload.len()..table_at].fill(0);
-    out[table_at..key_at].copy_from_slice(table);
-    out[key_at..f].copy_from_slice(key);
-    out[f] = kind;
-    out[f + 1] = table.len() as u8;
-    out[f + 2..f + 4].copy_from_slice(&(key.len() as u16).to_le_bytes());
-    out[f + 4..f + 8].copy_from_slice(&(payload.len() as u32).to_le_bytes());
-    out[f + 8..f + 16].copy_from_slice(&version.to_le_bytes());
-    out[f + 16..f + 24].copy_from_slice(&txn.to_le_bytes());
-    out[f + 24..f + 28].copy_from_slice(&seq.to_le_bytes());
-    out[f + 28..f + 32].copy_from_slice(&count.to_le_bytes());
-    out[f + 32..f + 40].copy_from_slice(&next.to_le_bytes());
-    out[f + 40..f + 44].fill(0);
-    let crc = crc32c::crc32c(&out[..BLOCK - 4]);
-    out[BLOCK - 4..].copy_from_slice(&crc.to_le_bytes());
+    out[payload.len()..tail_at].fill(0);
+    out[tail_at..].copy_from_slice(&tail);
 }
 
 /// Appends little-endian fields to a payload.

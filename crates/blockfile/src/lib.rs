@@ -181,8 +181,6 @@ pub(crate) struct State {
     /// Every chain dropped by a transaction `<=` this one has been erased (the erase may not
     /// be durable yet).
     erased_txn: u64,
-    /// The buffer the last batch built its blocks in, kept for the next one.
-    scratch: Vec<u8>,
     /// Keys deleted while the erasure of their old blocks is not yet durable: (table, key,
     /// txn).
     graveyard: Vec<(String, Vec<u8>, u64)>,
@@ -476,7 +474,7 @@ impl BlockFile {
         Ok(())
     }
 
-    fn io_write_blocks(&self, blocks: &Blocks) -> Result<()> {
+    fn io_write_blocks(&self, blocks: &Blocks<'_>) -> Result<()> {
         if self.io_budget()? {
             blocks.write(&self.file, Some(blocks.len() / 2))?;
             return Err(Error::Io(std::io::Error::other("simulated crash")));
@@ -521,7 +519,7 @@ impl BlockFile {
         payload.extend_from_slice(&body);
         let need = payload.len().div_ceil(capacity(0, 0)).max(1);
         let spare = st.index_chain.split_off(need);
-        let mut blocks = Blocks::with_buffer(st.index_chain.len(), Vec::new());
+        let mut blocks = Blocks::with_capacity(st.index_chain.len());
         blocks.chain(KIND_INDEX, &[], &[], &payload, 0, write_no, &st.index_chain);
         self.io_write_blocks(&blocks)?;
         // Spare index blocks carry an older write number (recovery ignores index blocks), but
@@ -598,7 +596,7 @@ impl BlockFile {
             .iter()
             .map(|((t, k), v)| v.map_or(0, |(_, d)| blocks_for(d.len(), t.len(), k.len())))
             .sum();
-        let mut blocks = Blocks::with_buffer(nblocks + 2, std::mem::take(&mut st.scratch));
+        let mut blocks = Blocks::with_capacity(nblocks + 2);
         let mut record = Writer::default();
         record.u64(txn);
         record.u32(st.tables.len() as u32);
@@ -674,11 +672,6 @@ impl BlockFile {
         // 2. The index, in place, written after the new blocks (a process crash never
         // leaves a whole index over a partial batch); 3. one flush for both.
         self.io_write_blocks(&blocks)?;
-        // Keep the buffer unless one huge batch would pin its memory.
-        let buffer = blocks.into_buffer();
-        if buffer.capacity() <= 64 << 20 {
-            st.scratch = buffer;
-        }
         self.write_index(st)?;
         if batch.is_synced() {
             self.io_sync()?;
