@@ -105,6 +105,7 @@ mod blocks;
 mod format;
 mod index;
 mod open;
+mod read;
 mod recover;
 mod report;
 
@@ -115,7 +116,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use terrane_store::{Batch, KeyRange, Object, Op, ReadView, Scan, Store, check_key};
+use terrane_store::{Batch, KeyRange, Object, Op, Parts, ReadView, Scan, Store, check_key};
 pub use terrane_store::{Error, Result};
 
 pub use open::BlockFileOptions;
@@ -124,8 +125,10 @@ pub use report::Recovery;
 use blocks::Blocks;
 use format::{
     BLOCK, FIXED, FIXED_AT, KIND_COMMIT, KIND_INDEX, KIND_OBJECT, MAX_VALUE, SIGNATURE_PREFIX,
-    SIGNATURE_PREFIX_V1, Writer, blocks_for, capacity, from_runs, parse_block, to_runs,
+    SIGNATURE_PREFIX_V1, Writer, blocks_for, capacity, from_runs, to_runs,
 };
+pub(crate) use read::read_blocks;
+use read::{read_chain, read_entry, read_parts, read_parts_then};
 
 /// The block size of the format, in bytes.
 pub const BLOCK_SIZE: usize = BLOCK;
@@ -274,13 +277,6 @@ fn parse_signature_line(head: &[u8]) -> Result<(String, usize, u8)> {
 
 fn signature_line(sig: &str) -> Vec<u8> {
     format!("{SIGNATURE_PREFIX}{sig}\n").into_bytes()
-}
-
-/// Reads `n` whole blocks from `first` (short reads past the end are an error).
-fn read_blocks(file: &File, first: u32, n: u32) -> std::io::Result<Vec<u8>> {
-    let mut buf = vec![0u8; n as usize * BLOCK];
-    file.read_exact_at(&mut buf, first as u64 * BLOCK as u64)?;
-    Ok(buf)
 }
 
 /// Erases a block's trailer (48 zero bytes): the block no longer parses, so a recovery scan
@@ -713,68 +709,6 @@ impl Drop for BlockFile {
     }
 }
 
-/// Reads an object's blocks and checks each trailer against the entry.
-fn read_entry(file: &File, table: &str, key: &[u8], e: &Entry) -> Result<Vec<u8>> {
-    read_chain(file, KIND_OBJECT, table, key, e, true)
-}
-
-/// Reads a chain of `kind` and checks each block's trailer against `e` (and the length, when
-/// `check_len`).
-fn read_chain(
-    file: &File,
-    kind: u8,
-    table: &str,
-    key: &[u8],
-    e: &Entry,
-    check_len: bool,
-) -> Result<Vec<u8>> {
-    let what = if kind == KIND_COMMIT { "commit record" } else { "object" };
-    let bad = |blk: u32, detail: &str| {
-        Error::Corrupt(format!(
-            "{what} {table}/{} block {blk}: {detail}",
-            key.iter().map(|b| format!("{b:02x}")).collect::<String>()
-        ))
-    };
-    let mut out = Vec::with_capacity(e.len as usize);
-    let count = e.block_count();
-    let all: Vec<u32> = e.blocks().collect();
-    let mut seq = 0usize;
-    for &(start, len) in e.runs.iter() {
-        let mut s = start;
-        while s < start + len {
-            let n = (start + len - s).min(256);
-            let buf = read_blocks(file, s, n).map_err(|err| match err.kind() {
-                std::io::ErrorKind::UnexpectedEof => bad(s, "past the end of the file"),
-                _ => Error::Io(err),
-            })?;
-            for i in 0..n {
-                let blk = s + i;
-                let bytes = &buf[i as usize * BLOCK..(i as usize + 1) * BLOCK];
-                let t = parse_block(bytes).ok_or_else(|| bad(blk, "checksum mismatch"))?;
-                let next = all.get(seq + 1).map_or(-1, |n| *n as i64);
-                if t.kind != kind
-                    || t.table != table.as_bytes()
-                    || t.key != key
-                    || t.txn != e.txn
-                    || t.version != e.version
-                    || t.seq as usize != seq
-                    || t.count != count
-                    || t.next != next
-                {
-                    return Err(bad(blk, "belongs to another object"));
-                }
-                out.extend_from_slice(t.payload(bytes));
-                seq += 1;
-            }
-            s += n;
-        }
-    }
-    if check_len && out.len() as u64 != e.len {
-        return Err(bad(all[0], "length differs from the index"));
-    }
-    Ok(out)
-}
-
 /// An ordered scan over a table captured at one point in time, holding a pin so that the
 /// blocks it will read are not reused.
 struct BlockScan<'a> {
@@ -827,6 +761,29 @@ impl ReadView for Snapshot<'_> {
         }
     }
 
+    fn get_parts(
+        &self,
+        table: &str,
+        key: &[u8],
+        ranges: &[std::ops::Range<u64>],
+    ) -> Result<Option<Parts>> {
+        check_key(key)?;
+        let t = self.tables.get(table).ok_or_else(|| Error::UnknownTable(table.into()))?;
+        t.get(key).map(|e| read_parts(self.file, table, key, e, ranges)).transpose()
+    }
+
+    fn get_parts_then(
+        &self,
+        table: &str,
+        key: &[u8],
+        first: &[std::ops::Range<u64>],
+        then: &mut dyn FnMut(&Parts) -> Vec<std::ops::Range<u64>>,
+    ) -> Result<Option<(Parts, Parts)>> {
+        check_key(key)?;
+        let t = self.tables.get(table).ok_or_else(|| Error::UnknownTable(table.into()))?;
+        t.get(key).map(|e| read_parts_then(self.file, table, key, e, first, then)).transpose()
+    }
+
     fn scan(&self, table: &str, range: KeyRange) -> Result<Scan<'_>> {
         let t = self.tables.get(table).ok_or_else(|| Error::UnknownTable(table.into()))?;
         Ok(Box::new(BlockScan {
@@ -852,6 +809,33 @@ impl ReadView for BlockFile {
             })),
             None => Ok(None),
         }
+    }
+
+    /// Reads only the blocks the ranges touch.
+    fn get_parts(
+        &self,
+        table: &str,
+        key: &[u8],
+        ranges: &[std::ops::Range<u64>],
+    ) -> Result<Option<Parts>> {
+        check_key(key)?;
+        let st = self.read_state()?;
+        let t = st.tables.get(table).ok_or_else(|| Error::UnknownTable(table.into()))?;
+        t.get(key).map(|e| read_parts(&self.file, table, key, e, ranges)).transpose()
+    }
+
+    /// Both steps read the blocks of the same index entry, under the read lock.
+    fn get_parts_then(
+        &self,
+        table: &str,
+        key: &[u8],
+        first: &[std::ops::Range<u64>],
+        then: &mut dyn FnMut(&Parts) -> Vec<std::ops::Range<u64>>,
+    ) -> Result<Option<(Parts, Parts)>> {
+        check_key(key)?;
+        let st = self.read_state()?;
+        let t = st.tables.get(table).ok_or_else(|| Error::UnknownTable(table.into()))?;
+        t.get(key).map(|e| read_parts_then(&self.file, table, key, e, first, then)).transpose()
     }
 
     fn multi_get(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Object>>> {

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 pub const FORMAT_VERSION: u64 = 1;
 
 /// Bytes before the offset table: `u64 formatVersion`, `u8 scaleLevel`.
-const PREFIX_LEN: usize = 9;
+pub(crate) const PREFIX_LEN: usize = 9;
 
 /// The scale of a cluster: 4³ chunks (level 1, warm) or 16³ chunks (level 2, cold).
 #[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]

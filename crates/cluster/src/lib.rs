@@ -104,6 +104,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod cluster_part;
 mod config;
 mod container;
 mod error;

@@ -5,8 +5,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use terrane_chunk::{Chunk, ChunkView, Schema, SchemaBytes, Uuid};
 use terrane_section::keys::{self, Level};
 use terrane_section::{AreaId, ChunkPos, GridPos};
-use terrane_store::{Batch, KeyRange, Object, Op, Precondition, Store, tables};
+use terrane_store::{Batch, KeyRange, Object, Op, Parts, Precondition, Store, tables};
 
+use crate::cluster_part;
 use crate::config::{TierConfig, TieredStoreBuilder};
 use crate::container::{ClusterBuilder, ClusterView, Scale};
 use crate::error::{Error, Result};
@@ -422,11 +423,26 @@ impl<S: Store> TieredStore<S> {
         }
         for scale in Scale::ALL {
             let key = keys::chunk_key(dim, pos, scale.level());
-            if let Some(o) = txn.get(table_of(scale.level()), &key)? {
-                let view = ClusterView::with_scale(&o.data, scale)?;
-                if let Some(b) = view.get_pos(pos) {
-                    return Ok(Some(Found { level: scale.level(), bytes: b.to_vec() }));
-                }
+            let table = table_of(scale.level());
+            // By parts: the offsets, then the chunk (not the whole cluster).
+            let index = scale.local_index(pos);
+            let first = cluster_part::first_ranges(scale, index);
+            let mut then = |p: &Parts| cluster_part::blob_ranges(scale, index, p);
+            let Some((a, b)) = txn.get_parts_then(table, &key, &first, &mut then)? else {
+                continue;
+            };
+            let bytes = match cluster_part::chunk_from_parts(scale, index, &a, &b) {
+                Some(found) => found,
+                // The parts cannot tell: the whole cluster decides (and validates).
+                None => match txn.get(table, &key)? {
+                    Some(o) => {
+                        ClusterView::with_scale(&o.data, scale)?.get(index).map(<[u8]>::to_vec)
+                    }
+                    None => None,
+                },
+            };
+            if let Some(bytes) = bytes {
+                return Ok(Some(Found { level: scale.level(), bytes }));
             }
         }
         Ok(None)

@@ -2,8 +2,9 @@
 //! one atomic [`Batch`], fenced by the store's preconditions.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 
-use terrane_store::{Batch, Object, Precondition, Store};
+use terrane_store::{Batch, Object, Parts, Precondition, Store, cut_parts_then};
 
 use crate::error::Result;
 
@@ -45,6 +46,22 @@ impl<'s, S: Store + ?Sized> Txn<'s, S> {
             return Ok(p.clone());
         }
         Ok(self.store.get(table, key)?)
+    }
+
+    /// [`ReadView::get_parts_then`](terrane_store::ReadView::get_parts_then) through the
+    /// overlay: cut from a pending or read-ahead object, else read by parts from the store.
+    pub(crate) fn get_parts_then(
+        &self,
+        table: &'static str,
+        key: &[u8],
+        first: &[Range<u64>],
+        then: &mut dyn FnMut(&Parts) -> Vec<Range<u64>>,
+    ) -> Result<Option<(Parts, Parts)>> {
+        let id = (table, key.to_vec());
+        if let Some(p) = self.pending.get(&id).or_else(|| self.read.get(&id)) {
+            return Ok(p.as_ref().map(|o| cut_parts_then(o.version, &o.data, first, then)));
+        }
+        Ok(self.store.get_parts_then(table, key, first, then)?)
     }
 
     pub(crate) fn put(&mut self, table: &'static str, key: &[u8], version: i64, data: Vec<u8>) {

@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use terrane_store::{Batch, Object, Op};
+use terrane_store::{Batch, Object, Op, Parts, cut_parts_then};
 
 /// Bytes counted per entry besides its key and data.
 const ENTRY_OVERHEAD: usize = 64;
@@ -113,6 +113,42 @@ impl Cache {
         let o = g.old.remove(&id)?;
         g.insert(id, o.clone(), self.budget);
         Some(o)
+    }
+
+    /// Both steps of `get_parts_then` cut from the cached object inside the lock (the object
+    /// is not copied); `None` when not cached or off.
+    pub(crate) fn parts_then(
+        &self,
+        table: &str,
+        key: &[u8],
+        first: &[std::ops::Range<u64>],
+        then: &mut dyn FnMut(&Parts) -> Vec<std::ops::Range<u64>>,
+    ) -> Option<Option<(Parts, Parts)>> {
+        let mut g = self.lock();
+        if g.off {
+            return None;
+        }
+        let id = id(table, key);
+        let mut cut = |o: &Option<Object>| {
+            o.as_ref().map(|o| cut_parts_then(o.version, &o.data, first, then))
+        };
+        if let Some(o) = g.new.get(&id) {
+            return Some(cut(o));
+        }
+        let o = g.old.remove(&id)?;
+        let parts = cut(&o);
+        g.insert(id, o, self.budget);
+        Some(parts)
+    }
+
+    /// Ranges of the cached object (see [`parts_then`](Self::parts_then)).
+    pub(crate) fn parts(
+        &self,
+        table: &str,
+        key: &[u8],
+        ranges: &[std::ops::Range<u64>],
+    ) -> Option<Option<Parts>> {
+        self.parts_then(table, key, ranges, &mut |_| Vec::new()).map(|o| o.map(|(a, _)| a))
     }
 
     /// Starts a read that may fill the cache.

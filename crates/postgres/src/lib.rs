@@ -103,7 +103,9 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use r2d2::PooledConnection;
-use terrane_store::{Batch, KeyRange, Object, ReadView, Scan, Store, StoreConfig};
+use terrane_store::{
+    Batch, KeyRange, Object, Parts, ReadView, Scan, Store, StoreConfig, cut_parts_then,
+};
 pub use terrane_store::{Error, Result};
 
 use conn::{Conn, Manager, is_lost, pg_err, pool_err};
@@ -383,6 +385,42 @@ impl ReadView for PgStore {
         let found = self.reading(|c| read::get(c, rel, key))?;
         cache.fill(&ticket, table, [(key, &found)]);
         Ok(found)
+    }
+
+    /// Cut from the read cache when the object is there (and the lock still holds), else by
+    /// the server (`substring`), so that only the ranges cross the socket.
+    fn get_parts(
+        &self,
+        table: &str,
+        key: &[u8],
+        ranges: &[std::ops::Range<u64>],
+    ) -> Result<Option<Parts>> {
+        let rel = self.rel(table)?;
+        if let Some(cache) = self.cache()
+            && let Some(hit) = cache.parts(table, key, ranges)
+            && self.lock_alive()
+        {
+            return Ok(hit);
+        }
+        self.reading(|c| read::get_parts(c, rel, key, ranges))
+    }
+
+    /// From the read cache when the object is there; otherwise the whole object, read once
+    /// (two part reads would need a transaction: two round trips more).
+    fn get_parts_then(
+        &self,
+        table: &str,
+        key: &[u8],
+        first: &[std::ops::Range<u64>],
+        then: &mut dyn FnMut(&Parts) -> Vec<std::ops::Range<u64>>,
+    ) -> Result<Option<(Parts, Parts)>> {
+        if let Some(cache) = self.cache()
+            && let Some(hit) = cache.parts_then(table, key, first, then)
+            && self.lock_alive()
+        {
+            return Ok(hit);
+        }
+        Ok(self.get(table, key)?.map(|o| cut_parts_then(o.version, &o.data, first, then)))
     }
 
     fn multi_get(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Object>>> {

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use postgres::types::ToSql;
 use r2d2::PooledConnection;
-use terrane_store::{Entry, Error, KeyRange, Object, ReadView, Result, Scan, check_key};
+use terrane_store::{Entry, Error, KeyRange, Object, Parts, ReadView, Result, Scan, check_key};
 
 use crate::PgStore;
 use crate::conn::{Conn, Manager, pg_err};
@@ -19,6 +19,33 @@ pub(crate) fn get(conn: &mut Conn, rel: &str, key: &[u8]) -> Result<Option<Objec
     let st = conn.prepare(&sql).map_err(|e| pg_err("reading", e))?;
     let row = conn.client.query_opt(&st, &[&key]).map_err(|e| pg_err("reading", e))?;
     Ok(row.map(|r| Object { version: r.get(0), data: r.get(1) }))
+}
+
+/// Ranges of the object under `key`, cut by the server: only they cross the socket.
+pub(crate) fn get_parts(
+    conn: &mut Conn,
+    rel: &str,
+    key: &[u8],
+    ranges: &[std::ops::Range<u64>],
+) -> Result<Option<Parts>> {
+    check_key(key)?;
+    // bytea positions are 1-based int4; values are at most 1 GiB, so larger bounds only mean
+    // "to the end".
+    let clamp = |v: u64| v.min(i32::MAX as u64 / 2) as i32;
+    let starts: Vec<i32> = ranges.iter().map(|r| clamp(r.start) + 1).collect();
+    let counts: Vec<i32> = ranges.iter().map(|r| clamp(r.end.saturating_sub(r.start))).collect();
+    let sql = format!(
+        "SELECT version, octet_length(data)::int8, \
+         ARRAY(SELECT substring(data FROM s FOR n) FROM unnest($2::int4[], $3::int4[]) \
+         WITH ORDINALITY AS r(s, n, i) ORDER BY i) FROM {rel} WHERE key = $1"
+    );
+    let st = conn.prepare(&sql).map_err(|e| pg_err("reading", e))?;
+    let row =
+        conn.client.query_opt(&st, &[&key, &starts, &counts]).map_err(|e| pg_err("reading", e))?;
+    Ok(row.map(|r| {
+        let len: i64 = r.get(1);
+        Parts { version: r.get(0), len: len as u64, data: r.get(2) }
+    }))
 }
 
 /// The objects under `keys`, in one round trip.
@@ -122,6 +149,16 @@ impl ReadView for PgSnapshot<'_> {
     fn multi_get(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Object>>> {
         let rel = self.store.rel(table)?;
         self.store.noted(self.with(|c| multi_get(c, rel, keys)))
+    }
+
+    fn get_parts(
+        &self,
+        table: &str,
+        key: &[u8],
+        ranges: &[std::ops::Range<u64>],
+    ) -> Result<Option<Parts>> {
+        let rel = self.store.rel(table)?;
+        self.store.noted(self.with(|c| get_parts(c, rel, key, ranges)))
     }
 
     fn scan(&self, table: &str, range: KeyRange) -> Result<Scan<'_>> {

@@ -56,7 +56,10 @@
 //! # Features
 //!
 //! None. RocksDB is built from source with lz4 and zstd (librocksdb-sys: a C++ compiler and
-//! libclang are needed at build time).
+//! libclang are needed at build time). Its hardware CRC-32C is compiled in only when the
+//! target enables SSE 4.2 and PCLMUL (`RUSTFLAGS="-C target-cpu=native"`, or
+//! `CXXFLAGS_x86_64_unknown_linux_gnu="-msse4.2 -mpclmul"`); without it, checksums took a
+//! quarter of a write in terrane's benchmarks.
 //!
 //! # What it does not guarantee
 //!
@@ -84,7 +87,8 @@ use rocksdb::{
 };
 use terrane_store::lock::{LockMode, lock_path};
 use terrane_store::{
-    Batch, KeyRange, Object, Op, OpenMode, ReadView, Scan, Store, StoreConfig, check_key, tables,
+    Batch, KeyRange, Object, Op, OpenMode, Parts, PartsThen, ReadView, Scan, Store, StoreConfig,
+    check_key, cut_parts, tables,
 };
 pub use terrane_store::{Error, Result};
 
@@ -578,6 +582,32 @@ impl RocksStore {
         }
     }
 
+    /// Ranges of a pinned value: only the ranges are copied out of RocksDB's block (both
+    /// steps of `get_parts_then` cut the same pinned value).
+    fn get_parts_with(
+        &self,
+        table: &str,
+        key: &[u8],
+        first: &[std::ops::Range<u64>],
+        then: Option<&mut PartsThen<'_>>,
+        ro: &ReadOptions,
+    ) -> Result<Option<(Parts, Option<Parts>)>> {
+        check_key(key)?;
+        let cf = self.cf(table)?;
+        let Some(v) = self.db.get_pinned_cf_opt(cf, key, ro).map_err(rocks_err)? else {
+            return Ok(None);
+        };
+        if v.len() < 8 {
+            return Err(Error::Corrupt(format!(
+                "value in {table} shorter than its 8-byte version"
+            )));
+        }
+        let version = i64::from_le_bytes(v[..8].try_into().expect("8 bytes"));
+        let a = cut_parts(version, &v[8..], first);
+        let b = then.map(|f| cut_parts(version, &v[8..], &f(&a)));
+        Ok(Some((a, b)))
+    }
+
     fn multi_get_with(
         &self,
         table: &str,
@@ -602,6 +632,26 @@ impl RocksStore {
 impl ReadView for RocksStore {
     fn get(&self, table: &str, key: &[u8]) -> Result<Option<Object>> {
         self.get_with(table, key, &ReadOptions::default())
+    }
+
+    fn get_parts(
+        &self,
+        table: &str,
+        key: &[u8],
+        ranges: &[std::ops::Range<u64>],
+    ) -> Result<Option<Parts>> {
+        Ok(self.get_parts_with(table, key, ranges, None, &ReadOptions::default())?.map(|(a, _)| a))
+    }
+
+    fn get_parts_then(
+        &self,
+        table: &str,
+        key: &[u8],
+        first: &[std::ops::Range<u64>],
+        then: &mut dyn FnMut(&Parts) -> Vec<std::ops::Range<u64>>,
+    ) -> Result<Option<(Parts, Parts)>> {
+        let found = self.get_parts_with(table, key, first, Some(then), &ReadOptions::default())?;
+        Ok(found.map(|(a, b)| (a, b.unwrap_or_default())))
     }
 
     fn multi_get(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Object>>> {
@@ -630,6 +680,26 @@ impl RocksSnapshot<'_> {
 impl ReadView for RocksSnapshot<'_> {
     fn get(&self, table: &str, key: &[u8]) -> Result<Option<Object>> {
         self.store.get_with(table, key, &self.ro())
+    }
+
+    fn get_parts(
+        &self,
+        table: &str,
+        key: &[u8],
+        ranges: &[std::ops::Range<u64>],
+    ) -> Result<Option<Parts>> {
+        Ok(self.store.get_parts_with(table, key, ranges, None, &self.ro())?.map(|(a, _)| a))
+    }
+
+    fn get_parts_then(
+        &self,
+        table: &str,
+        key: &[u8],
+        first: &[std::ops::Range<u64>],
+        then: &mut dyn FnMut(&Parts) -> Vec<std::ops::Range<u64>>,
+    ) -> Result<Option<(Parts, Parts)>> {
+        let found = self.store.get_parts_with(table, key, first, Some(then), &self.ro())?;
+        Ok(found.map(|(a, b)| (a, b.unwrap_or_default())))
     }
 
     fn multi_get(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Object>>> {

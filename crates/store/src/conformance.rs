@@ -22,7 +22,8 @@ pub mod creation;
 pub mod process_lock;
 
 use crate::{
-    Batch, Error, KeyRange, MAX_KEY_LEN, Object, OpenMode, ReadView, Store, StoreConfig, tables,
+    Batch, Error, KeyRange, MAX_KEY_LEN, Object, OpenMode, Parts, ReadView, Store, StoreConfig,
+    cut_parts, tables,
 };
 
 /// A small deterministic generator (xorshift64*), so the suite needs no dependencies.
@@ -68,6 +69,7 @@ pub fn run_all<S: Store>(mut make: impl FnMut() -> S) {
         ("put_get_delete", check_put_get_delete),
         ("keys_and_values", check_keys_and_values),
         ("multi_get", check_multi_get),
+        ("get_parts", check_get_parts),
         ("table_isolation", check_table_isolation),
         ("errors", check_errors),
         ("ordered_scans", check_ordered_scans),
@@ -357,6 +359,64 @@ fn check_multi_get(s: &dyn Store) {
     ];
     assert_eq!(got, want);
     assert_eq!(s.multi_get(t, &[]).unwrap(), vec![]);
+}
+
+/// `get_parts` returns exactly the model's slices (cut to the value's length), from one
+/// version, on the store and on a snapshot, for values of one block and of many.
+// A reversed range must read nothing, and one-range lists are what a caller passes.
+#[allow(clippy::reversed_empty_ranges, clippy::single_range_in_vec_init)]
+fn check_get_parts(s: &dyn Store) {
+    let t = tables::CHUNK_L2;
+    let big: Vec<u8> = (0..300_000u32).map(|i| (i * 7 + i / 4093) as u8).collect();
+    let small = b"0123456789".to_vec();
+    s.put(t, b"big", 3, &big).unwrap();
+    s.put(t, b"small", 4, &small).unwrap();
+    s.put(t, b"empty", 5, b"").unwrap();
+    let ranges: Vec<std::ops::Range<u64>> = vec![
+        0..9,
+        9..9 + 8 * 64,
+        4000..4100,
+        4047..4049,
+        8096..8097,
+        123_456..130_000,
+        299_990..300_010,
+        300_000..300_001,
+        400_000..500_000,
+        50..40,
+        0..u64::MAX,
+    ];
+    let check = |view: &dyn ReadView, what: &str| {
+        for (key, version, value) in
+            [(&b"big"[..], 3, &big), (b"small", 4, &small), (b"empty", 5, &Vec::new())]
+        {
+            let got = view.get_parts(t, key, &ranges).unwrap().expect("present");
+            assert_eq!(got, cut_parts(version, value, &ranges), "{what}: {key:?}");
+            assert_eq!(view.get_parts(t, key, &[]).unwrap().unwrap().len, value.len() as u64);
+        }
+        assert_eq!(view.get_parts(t, b"absent", &ranges).unwrap(), None, "{what}");
+    };
+    check(s, "store");
+    // Two steps: read an "offset" at the start of the value, then the bytes it points at.
+    let steps = |view: &dyn ReadView, key: &[u8], want: &[u8], version: i64| {
+        let mut then = |p: &Parts| {
+            let at = u64::from(p.data[0][0]) * 1000;
+            vec![at..at + 5000, p.len - 3..p.len + 10]
+        };
+        let (a, b) = view.get_parts_then(t, key, &[0..1], &mut then).unwrap().expect("present");
+        assert_eq!(a, cut_parts(version, want, &[0..1]));
+        let at = u64::from(want[0]) * 1000;
+        let len = want.len() as u64;
+        assert_eq!(b, cut_parts(version, want, &[at..at + 5000, len - 3..len + 10]));
+        let mut never = |_: &Parts| -> Vec<std::ops::Range<u64>> { panic!("absent") };
+        assert_eq!(view.get_parts_then(t, b"absent", &[0..1], &mut never).unwrap(), None);
+    };
+    steps(s, b"big", &big, 3);
+    let snap = s.snapshot().unwrap();
+    s.put(t, b"big", 6, b"replaced").unwrap();
+    check(&*snap, "snapshot");
+    steps(&*snap, b"big", &big, 3);
+    let now = s.get_parts(t, b"big", &[0..100]).unwrap().unwrap();
+    assert_eq!((now.version, now.len, &now.data[0][..]), (6, 8, &b"replaced"[..]));
 }
 
 fn check_table_isolation(s: &dyn Store) {

@@ -112,6 +112,23 @@ impl<S: Store> ReadView for FaultyStore<S> {
     fn multi_get(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Object>>> {
         self.inner.multi_get(table, keys)
     }
+    fn get_parts(
+        &self,
+        table: &str,
+        key: &[u8],
+        ranges: &[std::ops::Range<u64>],
+    ) -> Result<Option<crate::Parts>> {
+        self.inner.get_parts(table, key, ranges)
+    }
+    fn get_parts_then(
+        &self,
+        table: &str,
+        key: &[u8],
+        first: &[std::ops::Range<u64>],
+        then: &mut dyn FnMut(&crate::Parts) -> Vec<std::ops::Range<u64>>,
+    ) -> Result<Option<(crate::Parts, crate::Parts)>> {
+        self.inner.get_parts_then(table, key, first, then)
+    }
     fn scan(&self, table: &str, range: KeyRange) -> Result<Scan<'_>> {
         self.inner.scan(table, range)
     }

@@ -142,6 +142,49 @@ impl Object {
     }
 }
 
+/// Parts of a stored value, read without the rest of it where the backend can (see
+/// [`ReadView::get_parts`]).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Parts {
+    /// The object's version.
+    pub version: i64,
+    /// The length of the whole value.
+    pub len: u64,
+    /// The bytes of each range asked for, in order, each cut to the value's length (empty when
+    /// it starts at or past the end).
+    pub data: Vec<Vec<u8>>,
+}
+
+/// Cuts `ranges` of `value` as [`ReadView::get_parts`] returns them.
+pub fn cut_parts(version: i64, value: &[u8], ranges: &[std::ops::Range<u64>]) -> Parts {
+    let len = value.len() as u64;
+    let data = ranges
+        .iter()
+        .map(|r| {
+            let end = r.end.min(len);
+            let start = r.start.min(end);
+            value[start as usize..end as usize].to_vec()
+        })
+        .collect();
+    Parts { version, len, data }
+}
+
+/// The second step of [`ReadView::get_parts_then`]: the ranges to read, from the first
+/// step's parts.
+pub type PartsThen<'a> = dyn FnMut(&Parts) -> Vec<std::ops::Range<u64>> + 'a;
+
+/// Cuts the two steps of [`ReadView::get_parts_then`] from a whole value.
+pub fn cut_parts_then(
+    version: i64,
+    value: &[u8],
+    first: &[std::ops::Range<u64>],
+    then: &mut dyn FnMut(&Parts) -> Vec<std::ops::Range<u64>>,
+) -> (Parts, Parts) {
+    let a = cut_parts(version, value, first);
+    let b = cut_parts(version, value, &then(&a));
+    (a, b)
+}
+
 /// One item of a scan: the key and its object.
 pub type Entry = (Vec<u8>, Object);
 
@@ -277,6 +320,35 @@ pub trait ReadView {
         keys.iter().map(|k| self.get(table, k)).collect()
     }
 
+    /// Byte ranges of the object under `key` in `table`, all from the same version of it,
+    /// with its version and whole length; `None` when absent. Each range is cut to the value's
+    /// length. Backends read and copy only what the ranges cover where they can (the block
+    /// file reads only the blocks they touch, RocksDB slices a pinned value, PostgreSQL sends
+    /// only the ranges); the default reads the whole object. A reader that needs one chunk of
+    /// a cluster reads its offsets, then its bytes.
+    fn get_parts(
+        &self,
+        table: &str,
+        key: &[u8],
+        ranges: &[std::ops::Range<u64>],
+    ) -> Result<Option<Parts>> {
+        Ok(self.get(table, key)?.map(|o| cut_parts(o.version, &o.data, ranges)))
+    }
+
+    /// Two steps of [`get_parts`](Self::get_parts) on one version of the object: the ranges
+    /// `first`, then the ranges `then` computes from them (a cluster's offsets, then the chunk
+    /// they point at). Both steps see the same bytes even when a write comes between them.
+    /// The default reads the whole object once.
+    fn get_parts_then(
+        &self,
+        table: &str,
+        key: &[u8],
+        first: &[std::ops::Range<u64>],
+        then: &mut dyn FnMut(&Parts) -> Vec<std::ops::Range<u64>>,
+    ) -> Result<Option<(Parts, Parts)>> {
+        Ok(self.get(table, key)?.map(|o| cut_parts_then(o.version, &o.data, first, then)))
+    }
+
     /// The entries of `table` whose keys fall in `range`, in ascending key order. The scan
     /// sees one point in time: writes made while it runs are not visible to it.
     fn scan(&self, table: &str, range: KeyRange) -> Result<Scan<'_>>;
@@ -337,6 +409,23 @@ impl<S: ReadView + ?Sized> ReadView for &S {
     fn multi_get(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Object>>> {
         (**self).multi_get(table, keys)
     }
+    fn get_parts(
+        &self,
+        table: &str,
+        key: &[u8],
+        ranges: &[std::ops::Range<u64>],
+    ) -> Result<Option<Parts>> {
+        (**self).get_parts(table, key, ranges)
+    }
+    fn get_parts_then(
+        &self,
+        table: &str,
+        key: &[u8],
+        first: &[std::ops::Range<u64>],
+        then: &mut dyn FnMut(&Parts) -> Vec<std::ops::Range<u64>>,
+    ) -> Result<Option<(Parts, Parts)>> {
+        (**self).get_parts_then(table, key, first, then)
+    }
     fn scan(&self, table: &str, range: KeyRange) -> Result<Scan<'_>> {
         (**self).scan(table, range)
     }
@@ -348,6 +437,23 @@ impl<S: ReadView + ?Sized> ReadView for Box<S> {
     }
     fn multi_get(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Object>>> {
         (**self).multi_get(table, keys)
+    }
+    fn get_parts(
+        &self,
+        table: &str,
+        key: &[u8],
+        ranges: &[std::ops::Range<u64>],
+    ) -> Result<Option<Parts>> {
+        (**self).get_parts(table, key, ranges)
+    }
+    fn get_parts_then(
+        &self,
+        table: &str,
+        key: &[u8],
+        first: &[std::ops::Range<u64>],
+        then: &mut dyn FnMut(&Parts) -> Vec<std::ops::Range<u64>>,
+    ) -> Result<Option<(Parts, Parts)>> {
+        (**self).get_parts_then(table, key, first, then)
     }
     fn scan(&self, table: &str, range: KeyRange) -> Result<Scan<'_>> {
         (**self).scan(table, range)
@@ -402,6 +508,23 @@ impl<S: ReadView + ?Sized> ReadView for std::sync::Arc<S> {
     }
     fn multi_get(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Object>>> {
         (**self).multi_get(table, keys)
+    }
+    fn get_parts(
+        &self,
+        table: &str,
+        key: &[u8],
+        ranges: &[std::ops::Range<u64>],
+    ) -> Result<Option<Parts>> {
+        (**self).get_parts(table, key, ranges)
+    }
+    fn get_parts_then(
+        &self,
+        table: &str,
+        key: &[u8],
+        first: &[std::ops::Range<u64>],
+        then: &mut dyn FnMut(&Parts) -> Vec<std::ops::Range<u64>>,
+    ) -> Result<Option<(Parts, Parts)>> {
+        (**self).get_parts_then(table, key, first, then)
     }
     fn scan(&self, table: &str, range: KeyRange) -> Result<Scan<'_>> {
         (**self).scan(table, range)

@@ -1,11 +1,12 @@
 //! The in-memory backend.
 
 use std::collections::BTreeMap;
-use std::ops::Bound;
+use std::ops::{Bound, Range};
 use std::sync::{Arc, RwLock};
 
 use crate::{
-    Batch, Error, KeyRange, Object, Op, OpenMode, ReadView, Result, Scan, Store, StoreConfig,
+    Batch, Error, KeyRange, Object, Op, OpenMode, Parts, ReadView, Result, Scan, Store,
+    StoreConfig, cut_parts, cut_parts_then,
 };
 
 type Table = Arc<BTreeMap<Vec<u8>, Object>>;
@@ -97,6 +98,22 @@ impl ReadView for MemSnapshot {
         Ok(t.get(key).cloned())
     }
 
+    fn get_parts(&self, table: &str, key: &[u8], ranges: &[Range<u64>]) -> Result<Option<Parts>> {
+        let t = self.tables.get(table).ok_or_else(|| Error::UnknownTable(table.to_string()))?;
+        Ok(t.get(key).map(|o| cut_parts(o.version, &o.data, ranges)))
+    }
+
+    fn get_parts_then(
+        &self,
+        table: &str,
+        key: &[u8],
+        first: &[Range<u64>],
+        then: &mut dyn FnMut(&Parts) -> Vec<Range<u64>>,
+    ) -> Result<Option<(Parts, Parts)>> {
+        let t = self.tables.get(table).ok_or_else(|| Error::UnknownTable(table.to_string()))?;
+        Ok(t.get(key).map(|o| cut_parts_then(o.version, &o.data, first, then)))
+    }
+
     fn scan(&self, table: &str, range: KeyRange) -> Result<Scan<'_>> {
         let t = self.tables.get(table).ok_or_else(|| Error::UnknownTable(table.to_string()))?;
         Ok(scan_table(t.clone(), range))
@@ -109,6 +126,26 @@ impl ReadView for MemStore {
         let g = self.read()?;
         let t = g.get(table).ok_or_else(|| Error::UnknownTable(table.to_string()))?;
         Ok(t.get(key).cloned())
+    }
+
+    /// Slices the stored value: only the ranges are copied.
+    fn get_parts(&self, table: &str, key: &[u8], ranges: &[Range<u64>]) -> Result<Option<Parts>> {
+        crate::check_key(key)?;
+        let t = self.table(table)?;
+        Ok(t.get(key).map(|o| cut_parts(o.version, &o.data, ranges)))
+    }
+
+    /// Both steps slice the same value (the table is a shared immutable map).
+    fn get_parts_then(
+        &self,
+        table: &str,
+        key: &[u8],
+        first: &[Range<u64>],
+        then: &mut dyn FnMut(&Parts) -> Vec<Range<u64>>,
+    ) -> Result<Option<(Parts, Parts)>> {
+        crate::check_key(key)?;
+        let t = self.table(table)?;
+        Ok(t.get(key).map(|o| cut_parts_then(o.version, &o.data, first, then)))
     }
 
     fn multi_get(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Object>>> {
