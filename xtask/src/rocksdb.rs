@@ -95,15 +95,59 @@ pub fn dev_archive() -> Result<PathBuf> {
 
 /// Makes a release-profile cargo command link the dev profile's RocksDB archive instead of
 /// compiling RocksDB's C++ again.
+///
+/// The archive is bundled into the release librocksdb-sys rlib when that is built, and its
+/// build script reruns only when `ROCKSDB_LIB_DIR` changes, not when the archive does. So the
+/// directory passed is named after the archive's size and modification time
+/// (`target/rocksdb-link/<size>-<mtime>/librocksdb.a`, a hard link): a rebuilt archive (new
+/// C++ flags, a new RocksDB) is a new directory, and the release rlib is rebuilt with it.
 pub fn link_dev_archive(cmd: &mut Command) -> Result<&mut Command> {
     let archive = dev_archive()?;
-    let dir = archive.parent().expect("an archive lives in a directory");
+    let dir = versioned_link(&archive, &target_dir()?.join("rocksdb-link"))?;
     Ok(cmd.env("ROCKSDB_LIB_DIR", dir).env("ROCKSDB_STATIC", "1"))
+}
+
+/// A directory under `root` named after `archive`'s size and modification time, holding a
+/// hard link to it (a copy where links fail).
+fn versioned_link(archive: &Path, root: &Path) -> Result<PathBuf> {
+    let meta = fs::metadata(archive).map_err(|e| format!("{}: {e}", archive.display()))?;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    let dir = root.join(format!("{}-{mtime}", meta.len()));
+    let linked = dir.join("librocksdb.a");
+    if !linked.exists() {
+        fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        if fs::hard_link(archive, &linked).is_err() {
+            fs::copy(archive, &linked).map_err(|e| format!("{}: {e}", linked.display()))?;
+        }
+    }
+    Ok(dir)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A rebuilt archive gets a new link directory (so the release rlib that bundles it is
+    /// rebuilt); the same archive keeps its directory.
+    #[test]
+    fn a_rebuilt_archive_is_linked_from_a_new_directory() {
+        let root = std::env::temp_dir().join(format!("xtask-link-{}", std::process::id()));
+        fs::create_dir_all(&root).unwrap();
+        let archive = root.join("librocksdb.a");
+        fs::write(&archive, b"!<arch>\none").unwrap();
+        let a = versioned_link(&archive, &root.join("links")).unwrap();
+        assert_eq!(versioned_link(&archive, &root.join("links")).unwrap(), a);
+        assert_eq!(fs::read(a.join("librocksdb.a")).unwrap(), b"!<arch>\none");
+        fs::write(&archive, b"!<arch>\nthe second").unwrap();
+        let b = versioned_link(&archive, &root.join("links")).unwrap();
+        assert_ne!(a, b);
+        assert_eq!(fs::read(b.join("librocksdb.a")).unwrap(), b"!<arch>\nthe second");
+        fs::remove_dir_all(&root).unwrap();
+    }
 
     #[test]
     fn a_second_archive_written_by_one_task_fails_the_check() {

@@ -16,8 +16,10 @@ use terrane_store::Parts;
 
 use crate::container::{FORMAT_VERSION, PREFIX_LEN, Scale};
 
-/// Offsets read after the chunk's own: 511 (with its own, one 4 KiB block).
-const WINDOW: usize = 512;
+/// Offsets read from the chunk's own: 128 (1 KiB, which seldom crosses a block of the block
+/// file: an L2 read took 3.85 µs, against 4.22 µs with 512). A chunk followed by 127 absent
+/// ones is left to a whole read.
+const WINDOW: usize = 128;
 
 /// Where the chunk's bytes are, as far as the first parts tell.
 enum Located {
