@@ -29,6 +29,8 @@ struct Peers {
     _dir: tempfile::TempDir,
     mem: MemStore,
     blockfile: BlockFile,
+    /// The same without its read cache: every read goes to the file.
+    blockfile_uncached: BlockFile,
     #[cfg(feature = "rocksdb")]
     rocks: RocksStore,
     #[cfg(feature = "postgres")]
@@ -49,6 +51,12 @@ fn setup() -> Peers {
     let config = StoreConfig::new("terrane bench");
     let mem = MemStore::open(&config).unwrap();
     let blockfile = BlockFile::open(dir.path().join("world.tbf"), &config).unwrap();
+    let blockfile_uncached = BlockFile::open_with(
+        dir.path().join("uncached.tbf"),
+        &config,
+        &terrane_blockfile::BlockFileOptions::new().cache_bytes(0),
+    )
+    .unwrap();
     #[cfg(feature = "rocksdb")]
     let rocks = RocksStore::open(dir.path().join("rocks"), &config).unwrap();
     #[cfg(feature = "postgres")]
@@ -83,6 +91,7 @@ fn setup() -> Peers {
     }
     mem.write(&batch).unwrap();
     blockfile.write(&batch).unwrap();
+    blockfile_uncached.write(&batch).unwrap();
     #[cfg(feature = "rocksdb")]
     {
         rocks.write(&batch).unwrap();
@@ -99,6 +108,7 @@ fn setup() -> Peers {
         _dir: dir,
         mem,
         blockfile,
+        blockfile_uncached,
         #[cfg(feature = "rocksdb")]
         rocks,
         #[cfg(feature = "postgres")]
@@ -118,6 +128,7 @@ fn terrane_stores(p: &Peers) -> Vec<(&'static str, &dyn Store)> {
     #[allow(unused_mut)]
     let mut v: Vec<(&'static str, &dyn Store)> =
         vec![("memory", &p.mem), ("blockfile", &p.blockfile)];
+    v.push(("blockfile_uncached", &p.blockfile_uncached));
     #[cfg(feature = "rocksdb")]
     v.push(("rocksdb", &p.rocks));
     #[cfg(feature = "postgres")]

@@ -15,6 +15,9 @@
 //!   flush → free the old blocks*; when the index is torn or damaged, or names a batch whose
 //!   blocks a power loss kept from the disk, [`BlockFile::open`] rebuilds the state by
 //!   scanning every block (see [`Recovery`]);
+//! - objects read recently are kept in memory with the transaction that wrote them
+//!   ([`BlockFileOptions::cache_bytes`], 32 MiB by default) and serve a read only while the
+//!   index names that transaction;
 //! - freed blocks are reused (lowest first) and free blocks at the end of the file are cut
 //!   off, so a file that is overwritten again and again stays bounded. Blocks freed by an
 //!   unsynced batch are reused only after the next `fdatasync` (a synced batch,
@@ -102,6 +105,7 @@
 #![forbid(unsafe_code)]
 
 mod blocks;
+mod cache;
 mod format;
 mod index;
 mod open;
@@ -232,6 +236,8 @@ pub struct BlockFile {
     crash_budget: std::sync::atomic::AtomicI64,
     /// `fdatasync` calls made through this handle (see [`Stats::syncs`]).
     syncs: std::sync::atomic::AtomicU64,
+    /// Objects read recently ([`BlockFileOptions::cache_bytes`]).
+    cache: cache::ReadCache,
 }
 
 /// Reads the format signature of a block file: the application's part of its first line.
@@ -709,6 +715,23 @@ impl Drop for BlockFile {
     }
 }
 
+/// An object through the read cache: the cached bytes when the cache holds the version the
+/// entry names, else read (and checked) from the file and kept.
+fn read_cached(
+    file: &File,
+    cache: &cache::ReadCache,
+    table: &str,
+    key: &[u8],
+    e: &Entry,
+) -> Result<Object> {
+    if let Some(data) = cache.get(table, key, e.txn) {
+        return Ok(Object { version: e.version, data: data.to_vec() });
+    }
+    let data = read_entry(file, table, key, e)?;
+    cache.insert(table, key, e.txn, &data);
+    Ok(Object { version: e.version, data })
+}
+
 /// An ordered scan over a table captured at one point in time, holding a pin so that the
 /// blocks it will read are not reused.
 struct BlockScan<'a> {
@@ -745,6 +768,7 @@ impl Iterator for BlockScan<'_> {
 /// A snapshot: the tables as they were, and a pin on their blocks.
 struct Snapshot<'a> {
     file: &'a File,
+    cache: &'a cache::ReadCache,
     tables: BTreeMap<String, Table>,
     pin: Arc<()>,
 }
@@ -753,12 +777,7 @@ impl ReadView for Snapshot<'_> {
     fn get(&self, table: &str, key: &[u8]) -> Result<Option<Object>> {
         check_key(key)?;
         let t = self.tables.get(table).ok_or_else(|| Error::UnknownTable(table.into()))?;
-        match t.get(key) {
-            Some(e) => {
-                Ok(Some(Object { version: e.version, data: read_entry(self.file, table, key, e)? }))
-            }
-            None => Ok(None),
-        }
+        t.get(key).map(|e| read_cached(self.file, self.cache, table, key, e)).transpose()
     }
 
     fn get_parts(
@@ -802,13 +821,7 @@ impl ReadView for BlockFile {
         check_key(key)?;
         let st = self.read_state()?;
         let t = st.tables.get(table).ok_or_else(|| Error::UnknownTable(table.into()))?;
-        match t.get(key) {
-            Some(e) => Ok(Some(Object {
-                version: e.version,
-                data: read_entry(&self.file, table, key, e)?,
-            })),
-            None => Ok(None),
-        }
+        t.get(key).map(|e| read_cached(&self.file, &self.cache, table, key, e)).transpose()
     }
 
     /// Reads only the blocks the ranges touch.
@@ -852,10 +865,7 @@ impl ReadView for BlockFile {
         order.sort_by_key(|(_, e)| e.runs[0].0);
         let mut out = vec![None; keys.len()];
         for (i, e) in order {
-            out[i] = Some(Object {
-                version: e.version,
-                data: read_entry(&self.file, table, keys[i], e)?,
-            });
+            out[i] = Some(read_cached(&self.file, &self.cache, table, keys[i], e)?);
         }
         Ok(out)
     }
@@ -916,6 +926,7 @@ impl Store for BlockFile {
         let st = self.read_state()?;
         Ok(Box::new(Snapshot {
             file: &self.file,
+            cache: &self.cache,
             tables: st.tables.clone(),
             pin: self.pin.clone(),
         }))
@@ -1001,6 +1012,38 @@ mod tests {
         let before = syncs();
         db.sync().unwrap();
         assert_eq!(syncs() - before, 1);
+    }
+
+    /// The read cache serves only the version the index names: overwrites, deletes and
+    /// snapshots read what they would read without it; `verify` never uses it.
+    #[test]
+    fn the_read_cache_never_serves_another_version() {
+        use terrane_store::tables::CHUNK_L0 as T;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.tbf");
+        let db = BlockFile::open(&path, &config()).unwrap();
+        db.put(T, b"k", 1, &[1; 9000]).unwrap();
+        assert_eq!(db.get(T, b"k").unwrap().unwrap().data, vec![1; 9000]); // now cached
+        let snap = db.snapshot().unwrap();
+        db.put(T, b"k", 1, &[2; 9000]).unwrap(); // same version, other bytes
+        assert_eq!(db.get(T, b"k").unwrap().unwrap().data, vec![2; 9000]);
+        assert_eq!(snap.get(T, b"k").unwrap().unwrap().data, vec![1; 9000]);
+        drop(snap);
+        db.delete(T, b"k").unwrap();
+        assert_eq!(db.get(T, b"k").unwrap(), None);
+        db.put(T, b"k", 1, &[1; 9000]).unwrap();
+        db.sync().unwrap(); // durable: the damage below is not taken for a torn flush
+        assert_eq!(db.multi_get(T, &[b"k"]).unwrap()[0].as_ref().unwrap().data, vec![1; 9000]);
+        // Damage after a read: the cached copy still answers, `verify` reads the file.
+        let e = db.read_state().unwrap().tables[T][&b"k"[..]].clone();
+        let at = e.runs[0].0 as u64 * BLOCK as u64 + 100;
+        db.file.write_all_at(&[0xee], at).unwrap();
+        assert_eq!(db.get(T, b"k").unwrap().unwrap().data, vec![1; 9000]);
+        assert_eq!(db.verify().unwrap().len(), 1);
+        drop(db);
+        let cold = BlockFile::open_with(&path, &config(), &BlockFileOptions::new().cache_bytes(0))
+            .unwrap();
+        assert!(matches!(cold.get(T, b"k"), Err(Error::Corrupt(_))));
     }
 
     #[test]

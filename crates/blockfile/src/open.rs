@@ -10,6 +10,7 @@ use std::sync::{Arc, RwLock};
 use terrane_store::lock::{LockMode, lock_file};
 use terrane_store::{OpenMode, StoreConfig};
 
+use crate::cache::ReadCache;
 use crate::format::{BLOCK, KIND_INDEX, capacity, parse_block, to_runs};
 use crate::index::{load_index, reconcile};
 use crate::{
@@ -18,7 +19,7 @@ use crate::{
 };
 
 /// Options of [`BlockFile::open_with`], with defaults.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BlockFileOptions {
     /// Open a damaged file anyway (default `false`).
@@ -31,12 +32,33 @@ pub struct BlockFileOptions {
     /// then writes the repaired index, which makes the loss permanent. A read-only repair
     /// shows what a repair would keep, without writing.
     pub repair: bool,
+    /// Memory for the read cache, in bytes of object values (default 32 MiB; 0 turns it off).
+    ///
+    /// Objects read are kept with the transaction that wrote them, and serve a later read of
+    /// the same key only while the index still names that transaction, so the cache never
+    /// returns an older version and writes do not invalidate it. An object is checked
+    /// (checksums, trailers) when it is read from the file; a cached copy is not read again,
+    /// so damage that happens to the file afterwards is found by the next read that misses
+    /// the cache, or by [`BlockFile::verify`], which never uses it.
+    pub cache_bytes: usize,
+}
+
+impl Default for BlockFileOptions {
+    fn default() -> Self {
+        BlockFileOptions { repair: false, cache_bytes: 32 << 20 }
+    }
 }
 
 impl BlockFileOptions {
     /// The defaults.
     pub fn new() -> Self {
         BlockFileOptions::default()
+    }
+
+    /// Sets [`cache_bytes`](Self::cache_bytes).
+    pub fn cache_bytes(mut self, bytes: usize) -> Self {
+        self.cache_bytes = bytes;
+        self
     }
 
     /// Sets [`repair`](Self::repair).
@@ -290,6 +312,7 @@ impl BlockFile {
             recovery,
             crash_budget: std::sync::atomic::AtomicI64::new(-1),
             syncs: std::sync::atomic::AtomicU64::new(0),
+            cache: ReadCache::new(options.cache_bytes),
         };
         if !db.read_only {
             db.recovery.erased = db.settle()?;
