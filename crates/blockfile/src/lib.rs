@@ -83,8 +83,11 @@
 //! - Batches that were not synced may be lost on power loss, and the file may then need a
 //!   recovery scan; their objects may then read as [`Error::Corrupt`] or be reported in
 //!   [`Recovery::damaged`] (a default open then refuses with [`Error::Damaged`]: open in repair
-//!   mode to keep the rest), and a scan may keep a later unsynced batch while losing an earlier
-//!   one, or drop (and report) a key whose newer unsynced version was partly written. Checksums
+//!   mode to keep the rest), or drop (and report) a key whose newer unsynced version was
+//!   partly written. When the index still names its last durable transaction, the batches
+//!   kept after it are a whole prefix of those written (each commit record names the batch it
+//!   follows); when no index part can be read, a scan may keep a later unsynced batch while
+//!   losing an earlier one. Checksums
 //!   still keep torn objects from being returned, and the blocks of synced batches are never
 //!   erased or reused while the durable index names them.
 //! - Data damaged on disk is reported ([`Error::Corrupt`] on read, [`Error::Damaged`] at
@@ -654,6 +657,9 @@ impl BlockFile {
             }
         }
         record.u64(objects);
+        // Format 2: the transaction this batch follows, so that a recovery scan keeps only a
+        // whole prefix of the batches after the durable one.
+        record.u64(st.txn);
         let record = record.0;
         let rec_chain = st.alloc(blocks_for(record.len(), 0, 0))?;
         blocks.chain(KIND_COMMIT, &[], &[], &record, 0, txn, &rec_chain);

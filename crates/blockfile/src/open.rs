@@ -190,7 +190,8 @@ fn read_state(
         }
         Err(reason) => reason,
     };
-    let mut rec = recover::scan(file, file_blocks)?;
+    let durable = listing.as_ref().map(|l| l.durable);
+    let mut rec = recover::scan(file, file_blocks, version, durable)?;
     recovery.scanned = true;
     recovery.reason = Some(reason);
     recovery.commit_verified = rec.commit_verified;

@@ -47,6 +47,8 @@ pub(crate) struct Recovered {
 
 struct Record {
     txn: u64,
+    /// The transaction the batch followed (format 2; `None` in a format 1 record).
+    prev: Option<u64>,
     tables: Vec<String>,
     puts: Vec<RecordPut>,
     graveyard: Vec<(String, Vec<u8>, u64)>,
@@ -122,11 +124,20 @@ fn parse_record(payload: &[u8], txn: u64, chain: Vec<u32>) -> Option<Record> {
         graveyard.push((t, k, r.u64("txn").ok()?));
     }
     let objects = r.u64("objects").ok()?;
-    r.is_done().then_some(Record { txn, tables, puts, graveyard, objects, chain })
+    // Format 2 records end with the batch they follow; format 1 records end here.
+    let prev = if r.is_done() { None } else { Some(r.u64("previous txn").ok()?) };
+    r.is_done().then_some(Record { txn, prev, tables, puts, graveyard, objects, chain })
 }
 
-/// Scans every block of the file and rebuilds the state.
-pub(crate) fn scan(file: &File, file_blocks: u32) -> Result<Recovered> {
+/// Scans every block of the file and rebuilds the state. `durable`: the last transaction an
+/// index of the file says was durable, when one can be read; then the batches kept after it
+/// are a whole prefix of those written (format 2 records name the batch they follow).
+pub(crate) fn scan(
+    file: &File,
+    file_blocks: u32,
+    version: u8,
+    durable: Option<u64>,
+) -> Result<Recovered> {
     let mut infos: Vec<Option<Info>> = vec![None; file_blocks as usize];
     let mut max_seen = 0u64;
     let mut s = 0u32;
@@ -173,6 +184,8 @@ pub(crate) fn scan(file: &File, file_blocks: u32) -> Result<Recovered> {
     // batch was interrupted, but with no verified record left (damage) its object count and
     // puts still say what the store held.
     let mut newest: Option<Record> = None;
+    // Every record that parses, newest first, with whether its batch is all there.
+    let mut parsed: Vec<(Record, bool)> = Vec::new();
     for (txn, first) in heads {
         let Some(chain) = walk(&infos, first) else { continue };
         let mut payload = Vec::new();
@@ -198,11 +211,46 @@ pub(crate) fn scan(file: &File, file_blocks: u32) -> Result<Recovered> {
             }
             walk(&infos, *first).is_some_and(|c| c == blocks && complete_len(&c) == *len)
         });
-        if all_present {
+        parsed.push((rec, all_present));
+    }
+    // A batch after the durable one counts only when every batch between them is there too
+    // (each names the one it follows): a power loss may keep a later unsynced batch and lose
+    // an earlier one, and the later one alone is not a state the store was ever in.
+    let whole_prefix = |r: &Record| -> bool {
+        let Some(durable) = durable.filter(|_| version >= 2) else { return true };
+        let mut cur = r;
+        loop {
+            if cur.txn <= durable {
+                return cur.txn == durable;
+            }
+            let Some(prev) = cur.prev else { return false };
+            if prev == durable {
+                return true;
+            }
+            match parsed.iter().find(|(p, _)| p.txn == prev) {
+                Some((p, true)) => cur = p,
+                _ => return false,
+            }
+        }
+    };
+    let mut chosen_at = None;
+    for (i, (rec, all_present)) in parsed.iter().enumerate() {
+        if *all_present && whole_prefix(rec) {
+            chosen_at = Some(i);
+            break;
+        }
+    }
+    if chosen_at.is_none() && durable.is_some() {
+        // No record reaches the durable one by whole batches (it may predate the records
+        // left): the newest whole batch, as in format 1.
+        chosen_at = parsed.iter().position(|(_, all)| *all);
+    }
+    for (i, (rec, all_present)) in parsed.into_iter().enumerate() {
+        if Some(i) == chosen_at {
             record = Some(rec);
             break;
         }
-        if newest.is_none() {
+        if !all_present && newest.is_none() {
             newest = Some(rec);
         }
     }

@@ -7,40 +7,9 @@
 mod common;
 
 use common::{build, config, state};
-use terrane_blockfile::{BLOCK_SIZE, BlockFile};
-use terrane_store::conformance::Rng;
+use terrane_blockfile::BlockFile;
+use terrane_store::conformance::{Rng, lose_power};
 use terrane_store::{Batch, Object, ReadView, Store, StoreConfig, tables};
-
-const SECTOR: usize = 512;
-
-/// The file as the disk may hold it after a power loss during the flush that turned `before`
-/// into `after`: each 4 KiB block that differs is new, or with odds `lost` in 64 old or torn
-/// by sector.
-fn lose_power(before: &[u8], after: &[u8], lost: u64, rng: &mut Rng) -> Vec<u8> {
-    let mut out = after.to_vec();
-    let mut old = before.to_vec();
-    old.resize(after.len(), 0); // blocks past the old end: never written = zeros (a hole)
-    for b in 0..after.len() / BLOCK_SIZE {
-        let range = b * BLOCK_SIZE..(b + 1) * BLOCK_SIZE;
-        if out[range.clone()] == old[range.clone()] {
-            continue;
-        }
-        if rng.below(64) >= lost {
-            continue;
-        }
-        match rng.below(4) {
-            0..=2 => out[range.clone()].copy_from_slice(&old[range.clone()]),
-            _ => {
-                for s in (range.start..range.end).step_by(SECTOR) {
-                    if rng.below(2) == 0 {
-                        out[s..s + SECTOR].copy_from_slice(&old[s..s + SECTOR]);
-                    }
-                }
-            }
-        }
-    }
-    out
-}
 
 #[test]
 fn a_power_loss_during_a_synced_flush_keeps_the_state_before_or_after() {

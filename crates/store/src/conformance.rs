@@ -229,6 +229,35 @@ pub fn run_persistent<S: Store>(mut open: impl FnMut(&Path, &StoreConfig) -> cra
     }
 }
 
+/// The bytes a file may hold after a power loss during the flush that turned `before` into
+/// `after` (everything before that flush durable): each 4 KiB page that differs is new, or,
+/// with odds `lost_in_64` in 64, old or torn at 512-byte sectors (pages past `before`'s end
+/// are zeros until written). A simulation of the power loss at the page level, for backends
+/// with one file.
+pub fn lose_power(before: &[u8], after: &[u8], lost_in_64: u64, rng: &mut Rng) -> Vec<u8> {
+    const PAGE: usize = 4096;
+    const SECTOR: usize = 512;
+    let mut out = after.to_vec();
+    let mut old = before.to_vec();
+    old.resize(after.len(), 0);
+    for p in 0..after.len() / PAGE {
+        let range = p * PAGE..(p + 1) * PAGE;
+        if out[range.clone()] == old[range.clone()] || rng.below(64) >= lost_in_64 {
+            continue;
+        }
+        if rng.below(4) < 3 {
+            out[range.clone()].copy_from_slice(&old[range]);
+        } else {
+            for s in range.step_by(SECTOR) {
+                if rng.below(2) == 0 {
+                    out[s..s + SECTOR].copy_from_slice(&old[s..s + SECTOR]);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Every file under `dir` with its bytes: compare two of these to prove that something (a
 /// read-only open, a read command) wrote nothing.
 pub fn files(dir: &Path) -> BTreeMap<std::path::PathBuf, Vec<u8>> {
