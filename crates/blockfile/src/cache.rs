@@ -113,6 +113,9 @@ mod tests {
         drop(g);
         // The most recent insertions are still there.
         assert!(c.get("t", &999u32.to_le_bytes(), 1).is_some());
+        // A value over an eighth of the budget would evict most of it: never kept.
+        c.insert("t", b"big", 1, &vec![0; 64 * 1024 / 8 + 1]);
+        assert_eq!(c.get("t", b"big", 1), None);
         let off = ReadCache::new(0);
         off.insert("t", b"k", 1, b"x");
         assert_eq!(off.get("t", b"k", 1), None);

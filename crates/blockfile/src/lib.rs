@@ -721,6 +721,18 @@ impl Drop for BlockFile {
     }
 }
 
+/// The index entry of (`table`, `key`), `None` when absent; [`Error::UnknownTable`] for a
+/// table the store does not have.
+fn entry<'t>(
+    tables: &'t BTreeMap<String, Table>,
+    table: &str,
+    key: &[u8],
+) -> Result<Option<&'t Entry>> {
+    check_key(key)?;
+    let t = tables.get(table).ok_or_else(|| Error::UnknownTable(table.into()))?;
+    Ok(t.get(key))
+}
+
 /// An object through the read cache: the cached bytes when the cache holds the version the
 /// entry names, else read (and checked) from the file and kept.
 fn read_cached(
@@ -781,9 +793,9 @@ struct Snapshot<'a> {
 
 impl ReadView for Snapshot<'_> {
     fn get(&self, table: &str, key: &[u8]) -> Result<Option<Object>> {
-        check_key(key)?;
-        let t = self.tables.get(table).ok_or_else(|| Error::UnknownTable(table.into()))?;
-        t.get(key).map(|e| read_cached(self.file, self.cache, table, key, e)).transpose()
+        entry(&self.tables, table, key)?
+            .map(|e| read_cached(self.file, self.cache, table, key, e))
+            .transpose()
     }
 
     fn get_parts(
@@ -792,9 +804,9 @@ impl ReadView for Snapshot<'_> {
         key: &[u8],
         ranges: &[std::ops::Range<u64>],
     ) -> Result<Option<Parts>> {
-        check_key(key)?;
-        let t = self.tables.get(table).ok_or_else(|| Error::UnknownTable(table.into()))?;
-        t.get(key).map(|e| read_parts(self.file, table, key, e, ranges)).transpose()
+        entry(&self.tables, table, key)?
+            .map(|e| read_parts(self.file, table, key, e, ranges))
+            .transpose()
     }
 
     fn get_parts_then(
@@ -804,9 +816,9 @@ impl ReadView for Snapshot<'_> {
         first: &[std::ops::Range<u64>],
         then: &mut dyn FnMut(&Parts) -> Vec<std::ops::Range<u64>>,
     ) -> Result<Option<(Parts, Parts)>> {
-        check_key(key)?;
-        let t = self.tables.get(table).ok_or_else(|| Error::UnknownTable(table.into()))?;
-        t.get(key).map(|e| read_parts_then(self.file, table, key, e, first, then)).transpose()
+        entry(&self.tables, table, key)?
+            .map(|e| read_parts_then(self.file, table, key, e, first, then))
+            .transpose()
     }
 
     fn scan(&self, table: &str, range: KeyRange) -> Result<Scan<'_>> {
@@ -824,10 +836,10 @@ impl ReadView for Snapshot<'_> {
 
 impl ReadView for BlockFile {
     fn get(&self, table: &str, key: &[u8]) -> Result<Option<Object>> {
-        check_key(key)?;
         let st = self.read_state()?;
-        let t = st.tables.get(table).ok_or_else(|| Error::UnknownTable(table.into()))?;
-        t.get(key).map(|e| read_cached(&self.file, &self.cache, table, key, e)).transpose()
+        entry(&st.tables, table, key)?
+            .map(|e| read_cached(&self.file, &self.cache, table, key, e))
+            .transpose()
     }
 
     /// Reads only the blocks the ranges touch.
@@ -837,10 +849,10 @@ impl ReadView for BlockFile {
         key: &[u8],
         ranges: &[std::ops::Range<u64>],
     ) -> Result<Option<Parts>> {
-        check_key(key)?;
         let st = self.read_state()?;
-        let t = st.tables.get(table).ok_or_else(|| Error::UnknownTable(table.into()))?;
-        t.get(key).map(|e| read_parts(&self.file, table, key, e, ranges)).transpose()
+        entry(&st.tables, table, key)?
+            .map(|e| read_parts(&self.file, table, key, e, ranges))
+            .transpose()
     }
 
     /// Both steps read the blocks of the same index entry, under the read lock.
@@ -851,10 +863,10 @@ impl ReadView for BlockFile {
         first: &[std::ops::Range<u64>],
         then: &mut dyn FnMut(&Parts) -> Vec<std::ops::Range<u64>>,
     ) -> Result<Option<(Parts, Parts)>> {
-        check_key(key)?;
         let st = self.read_state()?;
-        let t = st.tables.get(table).ok_or_else(|| Error::UnknownTable(table.into()))?;
-        t.get(key).map(|e| read_parts_then(&self.file, table, key, e, first, then)).transpose()
+        entry(&st.tables, table, key)?
+            .map(|e| read_parts_then(&self.file, table, key, e, first, then))
+            .transpose()
     }
 
     fn multi_get(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Object>>> {

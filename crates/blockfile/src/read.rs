@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
-use terrane_store::Parts;
+use terrane_store::{Parts, cut_range};
 
 use crate::format::{BLOCK, KIND_COMMIT, KIND_OBJECT, Trailer, capacity, parse_block};
 use crate::{Entry, Error, Result};
@@ -118,10 +118,9 @@ pub(crate) fn read_parts(
     // The chain blocks the ranges touch, in chain order.
     let mut wanted: Vec<usize> = Vec::new();
     for r in ranges {
-        let end = r.end.min(e.len);
-        let start = r.start.min(end);
-        if start < end {
-            wanted.extend((start / cap) as usize..=((end - 1) / cap) as usize);
+        let r = cut_range(r, e.len);
+        if !r.is_empty() {
+            wanted.extend((r.start / cap) as usize..=((r.end - 1) / cap) as usize);
         }
     }
     wanted.sort_unstable();
@@ -168,14 +167,13 @@ pub(crate) fn read_parts(
     let data = ranges
         .iter()
         .map(|r| {
-            let end = r.end.min(e.len);
-            let start = r.start.min(end);
-            if start == end {
+            let r = cut_range(r, e.len);
+            if r.is_empty() {
                 return Vec::new();
             }
             // A range spans blocks read back to back only when they are consecutive in the
             // chain, which `wanted` guarantees for the blocks of one range.
-            let (a, b) = (at(start), at(end - 1) + 1);
+            let (a, b) = (at(r.start), at(r.end - 1) + 1);
             value[a..b].to_vec()
         })
         .collect();

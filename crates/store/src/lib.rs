@@ -161,12 +161,18 @@ pub fn cut_parts(version: i64, value: &[u8], ranges: &[std::ops::Range<u64>]) ->
     let data = ranges
         .iter()
         .map(|r| {
-            let end = r.end.min(len);
-            let start = r.start.min(end);
-            value[start as usize..end as usize].to_vec()
+            let r = cut_range(r, len);
+            value[r.start as usize..r.end as usize].to_vec()
         })
         .collect();
     Parts { version, len, data }
+}
+
+/// `range` cut to a value of `len` bytes, as [`ReadView::get_parts`] cuts it (empty when it
+/// starts at or past the end, or is reversed).
+pub fn cut_range(range: &std::ops::Range<u64>, len: u64) -> std::ops::Range<u64> {
+    let end = range.end.min(len);
+    range.start.min(end)..end
 }
 
 /// The second step of [`ReadView::get_parts_then`]: the ranges to read, from the first
