@@ -190,8 +190,9 @@ fn read_state(
         }
         Err(reason) => reason,
     };
-    let durable = listing.as_ref().map(|l| l.durable);
-    let mut rec = recover::scan(file, file_blocks, version, durable)?;
+    // A version 1 index names no durable transaction of its own (it counts as its `txn`).
+    let durable = listing.as_ref().filter(|_| version >= 2).map(|l| l.durable);
+    let mut rec = recover::scan(file, file_blocks, durable)?;
     recovery.scanned = true;
     recovery.reason = Some(reason);
     recovery.commit_verified = rec.commit_verified;
@@ -209,13 +210,7 @@ fn read_state(
         kept.entries.retain(|_, etxn| *etxn <= upto);
         reconcile(&mut rec, &kept, &mut recovery.damaged);
         recovery.objects_found = rec.state.objects();
-        if kept.txn > upto {
-            if upto >= kept.durable {
-                recovery.rolled_back = Some(kept.txn);
-            } else {
-                recovery.txn_expected = Some(kept.txn);
-            }
-        }
+        note_missing_batches(recovery, kept.txn, Some(kept.durable), upto);
         return Ok(rec.state);
     }
     if listing.complete {
@@ -224,16 +219,9 @@ fn read_state(
         recovery.objects_expected = Some(listing.entries.len() as u64);
         recovery.blocks_expected = Some(listing.blocks_needed);
     }
-    if listing.txn > rec.state.txn {
-        // Batches after the index's durable transaction were written in the flush that a
-        // crash interrupted (the first index block is the new one): none was acknowledged as
-        // durable, so they are dropped whole.
-        if !listing.complete && rec.state.txn >= listing.durable {
-            recovery.rolled_back = Some(listing.txn);
-        } else {
-            recovery.txn_expected = Some(listing.txn);
-        }
-    }
+    // A truncated file's missing batches are damage, whatever the index says was durable.
+    let durable = (!listing.complete).then_some(listing.durable);
+    note_missing_batches(recovery, listing.txn, durable, rec.state.txn);
     recovery.objects_found = rec.state.objects();
     // The readable part of a torn or damaged index names what it lists, when the scan came
     // short of what the file's records say and that index is not older than what the scan
@@ -243,6 +231,21 @@ fn read_state(
         recovery.objects_found = rec.state.objects();
     }
     Ok(rec.state)
+}
+
+/// The index names transaction `named`; the scan recovered `found`. When only batches after
+/// the index's `durable` transaction are missing, they were written in the flush a crash cut
+/// short and never acknowledged as durable: they are rolled back whole (a clean open).
+/// Anything more is missing committed work.
+fn note_missing_batches(recovery: &mut Recovery, named: u64, durable: Option<u64>, found: u64) {
+    if named <= found {
+        return;
+    }
+    if durable.is_some_and(|d| found >= d) {
+        recovery.rolled_back = Some(named);
+    } else {
+        recovery.txn_expected = Some(named);
+    }
 }
 
 impl BlockFile {

@@ -2,7 +2,8 @@
 //!
 //! The rules (argued in `docs/format/blockfile.md`):
 //! 1. The last committed transaction `T` is the newest one whose commit record is intact and
-//!    whose every put is a complete chain of that transaction.
+//!    whose every put is a complete chain of that transaction; when an index names a durable
+//!    transaction, also one whose chain of `prev` links reaches it through such records.
 //! 2. Per key, the object is the complete chain with the highest transaction `<= T`; chains of
 //!    later transactions are an interrupted batch and are ignored.
 //! 3. A key named in `T`'s graveyard at transaction `g` is deleted when its chain is `<= g`.
@@ -132,12 +133,7 @@ fn parse_record(payload: &[u8], txn: u64, chain: Vec<u32>) -> Option<Record> {
 /// Scans every block of the file and rebuilds the state. `durable`: the last transaction an
 /// index of the file says was durable, when one can be read; then the batches kept after it
 /// are a whole prefix of those written (format 2 records name the batch they follow).
-pub(crate) fn scan(
-    file: &File,
-    file_blocks: u32,
-    version: u8,
-    durable: Option<u64>,
-) -> Result<Recovered> {
+pub(crate) fn scan(file: &File, file_blocks: u32, durable: Option<u64>) -> Result<Recovered> {
     let mut infos: Vec<Option<Info>> = vec![None; file_blocks as usize];
     let mut max_seen = 0u64;
     let mut s = 0u32;
@@ -217,7 +213,7 @@ pub(crate) fn scan(
     // (each names the one it follows): a power loss may keep a later unsynced batch and lose
     // an earlier one, and the later one alone is not a state the store was ever in.
     let whole_prefix = |r: &Record| -> bool {
-        let Some(durable) = durable.filter(|_| version >= 2) else { return true };
+        let Some(durable) = durable else { return true };
         let mut cur = r;
         loop {
             if cur.txn <= durable {
