@@ -180,11 +180,16 @@ pub fn unpack(data: &[i64], bits: u32, padded: bool) -> Option<Vec<u16>> {
     let mask = (1u64 << bits) - 1;
     let mut out = Vec::with_capacity(CELLS);
     if padded {
+        // Whole entries per long, low bits first; the last long's spare entries are dropped.
         let per = (64 / bits) as usize;
-        for i in 0..CELLS {
-            let w = data[i / per] as u64;
-            out.push(((w >> ((i % per) as u32 * bits)) & mask) as u16);
+        for &w in &data[..CELLS.div_ceil(per)] {
+            let mut w = w as u64;
+            for _ in 0..per {
+                out.push((w & mask) as u16);
+                w >>= bits;
+            }
         }
+        out.truncate(CELLS);
     } else {
         for i in 0..CELLS {
             let bit = i * bits as usize;

@@ -181,36 +181,15 @@ impl ColumnRecord {
     /// [`encode`](Self::encode), plus `EntitiesDataVersion` when the column's entities came
     /// from the 1.17+ `entities/` folder (read back by [`terrane_to_column`]).
     fn encode_with(&self, entities_data_version: Option<i32>) -> Vec<u8> {
-        let mut m = HashMap::new();
-        m.insert("Rest".to_string(), Value::Compound(self.rest.clone()));
-        let layout = match self.layout {
-            Layout::Legacy => 0,
-            Layout::Wrapped => 1,
-            Layout::Flat => 2,
-        };
-        m.insert("Layout".to_string(), Value::Byte(layout));
-        if let Some(v) = self.data_version {
-            m.insert("DataVersion".to_string(), Value::Int(v));
-        }
-        m.insert("Timestamp".to_string(), Value::Long(self.timestamp as i64));
-        m.insert(
-            "ExtraBlockEntities".to_string(),
-            Value::List(self.extra_block_entities.iter().cloned().map(Value::Compound).collect()),
-        );
-        let orphans: Vec<i32> = self.orphan_entities.iter().flat_map(uuid_ints).collect();
-        m.insert("OrphanEntities".to_string(), Value::IntArray(fastnbt::IntArray::new(orphans)));
-        if let Some(v) = entities_data_version {
-            m.insert("EntitiesDataVersion".to_string(), Value::Int(v));
-        }
-        let raw = nbt::write_root(&m);
-        // Level 1: records are mostly light and heightmap arrays, which compress well fast.
-        let mut e = flate2::write::ZlibEncoder::new(
-            Vec::with_capacity(raw.len() / 3),
-            flate2::Compression::fast(),
-        );
-        // Writing to a Vec cannot fail.
-        let _ = std::io::Write::write_all(&mut e, &raw);
-        e.finish().unwrap_or_default()
+        encode_record(&RecordParts {
+            rest: &self.rest,
+            layout: self.layout,
+            data_version: self.data_version,
+            timestamp: self.timestamp,
+            extra_block_entities: &self.extra_block_entities,
+            orphan_entities: &self.orphan_entities,
+            entities_data_version,
+        })
     }
 
     /// Decodes [`encode`](Self::encode)'s output (`EntitiesDataVersion`, when present, is
@@ -269,6 +248,56 @@ impl ColumnRecord {
         };
         Ok((record, entities_data_version))
     }
+}
+
+/// The fields of a [`ColumnRecord`], borrowed: the import encodes a record from the column it
+/// converts without copying the column's NBT.
+struct RecordParts<'a> {
+    rest: &'a HashMap<String, Value>,
+    layout: Layout,
+    data_version: Option<i32>,
+    timestamp: u32,
+    extra_block_entities: &'a [HashMap<String, Value>],
+    orphan_entities: &'a [Uuid],
+    entities_data_version: Option<i32>,
+}
+
+/// Encodes a column record (`docs/format/anvil.md`): the root compound written key by key in
+/// sorted order (as [`nbt::write_root`] orders keys), then zlib at level 1, since records are
+/// mostly light and heightmap arrays, which compress well fast.
+fn encode_record(r: &RecordParts<'_>) -> Vec<u8> {
+    let mut raw = Vec::with_capacity(16 * 1024);
+    raw.push(10);
+    nbt::put_str(&mut raw, "");
+    // Keys in byte order: DataVersion, EntitiesDataVersion, ExtraBlockEntities, Layout,
+    // OrphanEntities, Rest, Timestamp.
+    if let Some(v) = r.data_version {
+        nbt::put_named(&mut raw, "DataVersion", &Value::Int(v));
+    }
+    if let Some(v) = r.entities_data_version {
+        nbt::put_named(&mut raw, "EntitiesDataVersion", &Value::Int(v));
+    }
+    raw.push(9);
+    nbt::put_str(&mut raw, "ExtraBlockEntities");
+    raw.push(if r.extra_block_entities.is_empty() { 0 } else { 10 });
+    raw.extend_from_slice(&(r.extra_block_entities.len() as i32).to_be_bytes());
+    for e in r.extra_block_entities {
+        nbt::put_compound(&mut raw, e);
+    }
+    let layout = match r.layout {
+        Layout::Legacy => 0,
+        Layout::Wrapped => 1,
+        Layout::Flat => 2,
+    };
+    nbt::put_named(&mut raw, "Layout", &Value::Byte(layout));
+    let orphans: Vec<i32> = r.orphan_entities.iter().flat_map(uuid_ints).collect();
+    nbt::put_named(&mut raw, "OrphanEntities", &Value::IntArray(fastnbt::IntArray::new(orphans)));
+    raw.push(10);
+    nbt::put_str(&mut raw, "Rest");
+    nbt::put_compound(&mut raw, r.rest);
+    nbt::put_named(&mut raw, "Timestamp", &Value::Long(r.timestamp as i64));
+    raw.push(0);
+    crate::region::zlib_fast(&raw)
 }
 
 /// The id of the block-entity component in `schema`, registering it when missing.
@@ -376,14 +405,15 @@ pub fn column_to_terrane(
         }
         let fill = (0..ids.len()).max_by_key(|&i| counts[i]).unwrap_or(0);
         let mut chunk = Chunk::new(ids[fill]);
-        let uniform = counts[fill] as usize == CELLS;
-        if !uniform {
-            for (mc, &b) in s.blocks.iter().enumerate() {
-                if b as usize != fill {
-                    let (y, z, x) = ((mc >> 8) as u32, ((mc >> 4) & 15) as u32, (mc & 15) as u32);
-                    chunk.set_index(cell_index(x, y, z), ids[b as usize]);
-                }
+        if counts[fill] as usize != CELLS {
+            // One bulk write, in terrane's cell order (x << 8 | y << 4 | z) from Minecraft's
+            // (y << 8 | z << 4 | x).
+            let mut indices = [0u16; CELLS];
+            for (i, cell) in indices.iter_mut().enumerate() {
+                let (x, y, z) = (i >> 8, (i >> 4) & 15, i & 15);
+                *cell = s.blocks[(y << 8) | (z << 4) | x];
             }
+            chunk.set_blocks_paletted(&ids, &indices);
         }
         for (i, n) in counts.iter().enumerate() {
             if !is_air(&s.palette[i]) {
@@ -437,19 +467,17 @@ pub fn column_to_terrane(
         chunks[k].1.add_entity(uuid);
     }
     stats.chunks = chunks.len() as u64;
-    let record = ColumnRecord {
-        rest: col.rest.clone(),
+    let record = encode_record(&RecordParts {
+        rest: &col.rest,
         layout: col.layout,
         data_version: col.data_version,
         timestamp,
-        extra_block_entities: extra,
-        orphan_entities: orphans,
-    };
+        extra_block_entities: &extra,
+        orphan_entities: &orphans,
+        entities_data_version: col.external_entities,
+    });
     let chunks = chunks.into_iter().map(|(y, c)| (y, c.encode(schema))).collect();
-    Ok((
-        ImportedColumn { pos, chunks, entities, record: record.encode_with(col.external_entities) },
-        stats,
-    ))
+    Ok((ImportedColumn { pos, chunks, entities, record }, stats))
 }
 
 /// Rebuilds a decoded column (and its timestamp) from an imported column.

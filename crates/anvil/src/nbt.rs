@@ -1,6 +1,6 @@
-//! NBT glue: parsing through fastnbt (which decodes Java's modified UTF-8) after a bounded
-//! structural pre-check, and a deterministic writer (compound keys sorted, strings in modified
-//! UTF-8) so that equal values always encode to equal bytes.
+//! NBT glue: a bounded one-pass parser into fastnbt's [`Value`] tree (Java's modified UTF-8
+//! decoded), and a deterministic writer (compound keys sorted, strings in modified UTF-8) so
+//! that equal values always encode to equal bytes.
 
 use std::collections::HashMap;
 
@@ -13,95 +13,147 @@ pub const MAX_DEPTH: usize = 512;
 
 /// Parses a root compound (named root, as in region chunks).
 ///
-/// A bounded walker checks the structure first (depth ≤ [`MAX_DEPTH`], list and array
-/// lengths within the input, valid tag ids), so no input can exhaust the stack or memory
-/// inside the parser.
+/// One pass validates while it builds: depth ≤ [`MAX_DEPTH`], valid tag ids, every list and
+/// array length within the bytes left (so no declared length allocates more than the input
+/// can fill), strings in modified UTF-8. Trailing bytes after the root are ignored.
 pub fn parse(bytes: &[u8]) -> Result<HashMap<String, Value>, ChunkError> {
-    check(bytes).map_err(|m| ChunkError::Nbt(m.into()))?;
-    match fastnbt::from_bytes::<Value>(bytes) {
-        Ok(Value::Compound(m)) => Ok(m),
-        Ok(_) => Err(ChunkError::Nbt("root tag is not a compound".into())),
-        Err(e) => Err(ChunkError::Nbt(e.to_string())),
+    let err = |m: &str| ChunkError::Nbt(m.into());
+    let mut r = Reader { b: bytes, at: 0 };
+    match r.take(1).map_err(err)?[0] {
+        10 => {}
+        _ => return Err(err("root tag is not a compound")),
     }
+    r.string().map_err(err)?;
+    r.compound(0).map_err(err)
 }
 
-/// Validates the structure of a named root compound without allocating.
-fn check(b: &[u8]) -> Result<(), &'static str> {
-    let mut at = 0usize;
-    let id = *b.first().ok_or("empty input")?;
-    if id != 10 {
-        return Err("root tag is not a compound");
+/// The parser's cursor.
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], &'static str> {
+        let end = self.at.checked_add(n).ok_or("length overflow")?;
+        let s = self.b.get(self.at..end).ok_or("unexpected end of NBT")?;
+        self.at = end;
+        Ok(s)
     }
-    at += 1;
-    skip_string(b, &mut at)?;
-    walk(b, &mut at, 10, 0)
-}
 
-fn take<'a>(b: &'a [u8], at: &mut usize, n: usize) -> Result<&'a [u8], &'static str> {
-    let end = at.checked_add(n).ok_or("length overflow")?;
-    let s = b.get(*at..end).ok_or("unexpected end of NBT")?;
-    *at = end;
-    Ok(s)
-}
-
-fn skip_string(b: &[u8], at: &mut usize) -> Result<(), &'static str> {
-    let l = take(b, at, 2)?;
-    let n = u16::from_be_bytes([l[0], l[1]]) as usize;
-    take(b, at, n).map(|_| ())
-}
-
-fn len_i32(b: &[u8], at: &mut usize) -> Result<usize, &'static str> {
-    let l = take(b, at, 4)?;
-    let n = i32::from_be_bytes([l[0], l[1], l[2], l[3]]);
-    usize::try_from(n).map_err(|_| "negative length")
-}
-
-fn walk(b: &[u8], at: &mut usize, id: u8, depth: usize) -> Result<(), &'static str> {
-    if depth > MAX_DEPTH {
-        return Err("NBT nested deeper than 512");
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], &'static str> {
+        let s = self.take(N)?;
+        let mut a = [0u8; N];
+        a.copy_from_slice(s);
+        Ok(a)
     }
-    match id {
-        1 => take(b, at, 1).map(|_| ()),
-        2 => take(b, at, 2).map(|_| ()),
-        3 | 5 => take(b, at, 4).map(|_| ()),
-        4 | 6 => take(b, at, 8).map(|_| ()),
-        7 => {
-            let n = len_i32(b, at)?;
-            take(b, at, n).map(|_| ())
+
+    fn string(&mut self) -> Result<String, &'static str> {
+        let n = u16::from_be_bytes(self.array()?) as usize;
+        decode_mutf8(self.take(n)?).ok_or("string is not valid modified UTF-8")
+    }
+
+    /// A list or array length: non-negative, and at most the bytes left divided by `unit`.
+    fn len(&mut self, unit: usize) -> Result<usize, &'static str> {
+        let n = i32::from_be_bytes(self.array()?);
+        let n = usize::try_from(n).map_err(|_| "negative length")?;
+        if n > (self.b.len() - self.at) / unit {
+            return Err("length longer than the input");
         }
-        11 => {
-            let n = len_i32(b, at)?;
-            take(b, at, n.checked_mul(4).ok_or("length overflow")?).map(|_| ())
+        Ok(n)
+    }
+
+    fn compound(&mut self, depth: usize) -> Result<HashMap<String, Value>, &'static str> {
+        if depth > MAX_DEPTH {
+            return Err("NBT nested deeper than 512");
         }
-        12 => {
-            let n = len_i32(b, at)?;
-            take(b, at, n.checked_mul(8).ok_or("length overflow")?).map(|_| ())
-        }
-        8 => skip_string(b, at),
-        9 => {
-            let elem = take(b, at, 1)?[0];
-            let n = len_i32(b, at)?;
-            if elem == 0 && n != 0 {
-                return Err("list of TAG_End with elements");
-            }
-            if n > b.len() - *at {
-                return Err("list longer than the input");
-            }
-            for _ in 0..n {
-                walk(b, at, elem, depth + 1)?;
-            }
-            Ok(())
-        }
-        10 => loop {
-            let t = take(b, at, 1)?[0];
+        let mut m = HashMap::new();
+        loop {
+            let t = self.take(1)?[0];
             if t == 0 {
-                return Ok(());
+                return Ok(m);
             }
-            skip_string(b, at)?;
-            walk(b, at, t, depth + 1)?;
-        },
-        _ => Err("invalid tag id"),
+            let k = self.string()?;
+            let v = self.value(t, depth + 1)?;
+            m.insert(k, v);
+        }
     }
+
+    fn value(&mut self, id: u8, depth: usize) -> Result<Value, &'static str> {
+        if depth > MAX_DEPTH {
+            return Err("NBT nested deeper than 512");
+        }
+        Ok(match id {
+            1 => Value::Byte(self.take(1)?[0] as i8),
+            2 => Value::Short(i16::from_be_bytes(self.array()?)),
+            3 => Value::Int(i32::from_be_bytes(self.array()?)),
+            4 => Value::Long(i64::from_be_bytes(self.array()?)),
+            5 => Value::Float(f32::from_be_bytes(self.array()?)),
+            6 => Value::Double(f64::from_be_bytes(self.array()?)),
+            7 => {
+                let n = self.len(1)?;
+                let v = self.take(n)?.iter().map(|&x| x as i8).collect();
+                Value::ByteArray(fastnbt::ByteArray::new(v))
+            }
+            11 => {
+                let n = self.len(4)?;
+                let v = self.take(n * 4)?.chunks_exact(4);
+                let v = v.map(|c| i32::from_be_bytes([c[0], c[1], c[2], c[3]])).collect();
+                Value::IntArray(fastnbt::IntArray::new(v))
+            }
+            12 => {
+                let n = self.len(8)?;
+                let v = self.take(n * 8)?.chunks_exact(8);
+                let v = v.map(|c| i64::from_be_bytes(c.try_into().unwrap_or([0; 8]))).collect();
+                Value::LongArray(fastnbt::LongArray::new(v))
+            }
+            8 => Value::String(self.string()?),
+            9 => {
+                let elem = self.take(1)?[0];
+                let n = self.len(1)?;
+                if elem == 0 && n != 0 {
+                    return Err("list of TAG_End with elements");
+                }
+                // Elements are at least one byte each, but a tree node is larger than a byte:
+                // reserve no more than a page's worth up front.
+                let mut l = Vec::with_capacity(n.min(256));
+                for _ in 0..n {
+                    l.push(self.value(elem, depth + 1)?);
+                }
+                Value::List(l)
+            }
+            10 => Value::Compound(self.compound(depth)?),
+            _ => return Err("invalid tag id"),
+        })
+    }
+}
+
+/// Decodes Java's modified UTF-8 (NUL as `C0 80`, supplementary characters as surrogate
+/// pairs). Plain UTF-8 without those forms is the common case and is taken as it is.
+fn decode_mutf8(b: &[u8]) -> Option<String> {
+    if let Ok(s) = std::str::from_utf8(b) {
+        return Some(s.to_owned());
+    }
+    let mut units: Vec<u16> = Vec::with_capacity(b.len());
+    let mut i = 0;
+    let cont = |x: Option<&u8>| x.filter(|&&c| c & 0xC0 == 0x80).map(|&c| (c & 0x3F) as u16);
+    while i < b.len() {
+        let c = b[i];
+        if c < 0x80 && c != 0 {
+            units.push(c as u16);
+            i += 1;
+        } else if c & 0xE0 == 0xC0 {
+            units.push(((c & 0x1F) as u16) << 6 | cont(b.get(i + 1))?);
+            i += 2;
+        } else if c & 0xF0 == 0xE0 {
+            let u = ((c & 0x0F) as u16) << 12 | cont(b.get(i + 1))? << 6 | cont(b.get(i + 2))?;
+            units.push(u);
+            i += 3;
+        } else {
+            return None;
+        }
+    }
+    String::from_utf16(&units).ok()
 }
 
 /// Encodes a root compound with an empty name. Compound keys are written in sorted order, so
@@ -132,7 +184,7 @@ fn tag_id(v: &Value) -> u8 {
 }
 
 /// Java modified UTF-8: NUL as `C0 80`, supplementary characters as surrogate pairs.
-fn put_str(out: &mut Vec<u8>, s: &str) {
+pub(crate) fn put_str(out: &mut Vec<u8>, s: &str) {
     let mut buf = Vec::with_capacity(s.len());
     for c in s.chars() {
         let c = c as u32;
@@ -163,16 +215,20 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(&buf[..n]);
 }
 
-fn put_compound(out: &mut Vec<u8>, m: &HashMap<String, Value>) {
+pub(crate) fn put_compound(out: &mut Vec<u8>, m: &HashMap<String, Value>) {
     let mut keys: Vec<&String> = m.keys().collect();
     keys.sort();
     for k in keys {
-        let v = &m[k];
-        out.push(tag_id(v));
-        put_str(out, k);
-        put_payload(out, v);
+        put_named(out, k, &m[k]);
     }
     out.push(0);
+}
+
+/// Writes one named tag of a compound: tag id, name, payload.
+pub(crate) fn put_named(out: &mut Vec<u8>, name: &str, v: &Value) {
+    out.push(tag_id(v));
+    put_str(out, name);
+    put_payload(out, v);
 }
 
 fn put_payload(out: &mut Vec<u8>, v: &Value) {

@@ -365,3 +365,19 @@ fn a_failed_export_leaves_nothing_behind() {
     assert_eq!(written.iter().filter(|f| f.ends_with(".mca")).count(), 3, "{written:?}");
     assert!(!written.iter().any(|f| f.contains("tmp")), "{written:?}");
 }
+
+/// The workspace's NBT parser against fastnbt's, as an oracle: every chunk of every fixture
+/// region (every layout since 1.12) parses to the same tree.
+#[test]
+fn nbt_parser_matches_fastnbt_on_every_fixture_chunk() {
+    let mut n = 0;
+    for f in common::region_files() {
+        for (i, raw) in common::oracle_chunks(&f) {
+            let ours = terrane_anvil::nbt::parse(&raw).unwrap();
+            let theirs: fastnbt::Value = fastnbt::from_bytes(&raw).unwrap();
+            assert_eq!(fastnbt::Value::Compound(ours), theirs, "{} chunk {i}", f.display());
+            n += 1;
+        }
+    }
+    assert!(n >= 600, "only {n} chunks in the fixtures");
+}

@@ -183,21 +183,84 @@ impl Chunk {
             counts[l as usize] += 1;
             *slot = l;
         }
-        let bits = bits_for(palette.len() as u64);
-        let mut bytes = Vec::with_capacity(512 * bits as usize);
-        let mut w = BitWriter::new(&mut bytes);
-        for &l in &locals {
-            w.push(u64::from(l), bits);
+        self.set_canonical(&palette, &counts, locals.iter().copied());
+    }
+
+    /// Sets all 4096 layer-0 blocks from a palette and one index into it per cell, in cell
+    /// index order: the bulk write for callers that hold their blocks paletted already (a
+    /// Minecraft section, a schematic), with no hashing per cell. The palette may hold
+    /// duplicates and unused entries. Component values and extra layers are handled as by
+    /// [`set_blocks`](Self::set_blocks).
+    ///
+    /// ```
+    /// # use terrane_chunk::{BlockId, Chunk};
+    /// let mut indices = [0u16; 4096];
+    /// indices[7] = 1;
+    /// let mut chunk = Chunk::new(BlockId(0));
+    /// chunk.set_blocks_paletted(&[BlockId(9), BlockId(3)], &indices);
+    /// assert_eq!((chunk.get_index(0), chunk.get_index(7)), (BlockId(9), BlockId(3)));
+    /// ```
+    ///
+    /// # Panics
+    /// If an index is outside the palette (a caller bug: validate outside data first).
+    pub fn set_blocks_paletted(&mut self, palette: &[BlockId], indices: &[u16; CELLS]) {
+        if !self.components.is_empty() || self.layered > 0 {
+            for (i, &l) in indices.iter().enumerate() {
+                self.set_index(i as u16, palette[l as usize]);
+            }
+            return;
         }
-        w.finish();
-        self.live = palette.len() as u32;
-        self.palette = palette;
-        self.counts = counts;
+        let mut counts = vec![0u32; palette.len()];
+        for &l in indices {
+            counts[l as usize] += 1;
+        }
+        self.set_canonical(palette, &counts, indices.iter().map(|&l| u32::from(l)));
+    }
+
+    /// Replaces layer 0 (no components, no extra layers) with `locals`, indices into
+    /// `palette` (used `counts` times each; duplicates and unused entries allowed), straight
+    /// into the canonical form: palette sorted, every entry used, packed at `bits_for(len)`,
+    /// so that encoding copies the words instead of re-packing them.
+    fn set_canonical(
+        &mut self,
+        palette: &[BlockId],
+        counts: &[u32],
+        locals: impl Iterator<Item = u32>,
+    ) {
+        let mut canon: Vec<BlockId> =
+            palette.iter().zip(counts).filter(|&(_, &c)| c > 0).map(|(&b, _)| b).collect();
+        canon.sort_unstable();
+        canon.dedup();
+        let remap: Vec<u32> =
+            palette.iter().map(|b| canon.binary_search(b).unwrap_or(0) as u32).collect();
+        let mut canon_counts = vec![0u32; canon.len()];
+        for (l, &c) in counts.iter().enumerate() {
+            canon_counts[remap[l] as usize] += c;
+        }
+        let bits = bits_for(canon.len() as u64);
+        // 4096 entries of `bits` bits fill exactly 64 * bits words; packed LSB first across
+        // word boundaries, as the byte stream of `BitWriter` read as little-endian words.
+        let mut words = vec![0u64; 64 * bits as usize];
+        if bits > 0 {
+            let mut bit = 0usize;
+            for l in locals {
+                let v = u64::from(remap[l as usize]);
+                let (w, off) = (bit >> 6, (bit & 63) as u32);
+                words[w] |= v << off;
+                if off + bits > 64 {
+                    words[w + 1] |= v >> (64 - off);
+                }
+                bit += bits as usize;
+            }
+        }
+        self.live = canon.len() as u32;
+        self.counts = canon_counts;
+        self.palette = canon;
         self.free.clear();
         self.bits = bits;
-        self.words = le_words(&bytes).collect();
+        self.words = words;
         self.index = None;
-        self.canonical = false;
+        self.canonical = true;
     }
 
     /// The local id for `block`, adding it to the palette (and widening the packing) if needed.

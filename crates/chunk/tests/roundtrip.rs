@@ -219,6 +219,25 @@ proptest! {
         prop_assert_eq!(&bulk, &one);
         let s = schema();
         prop_assert_eq!(bulk.encode(&s.schema), one.encode(&s.schema));
+        // The paletted bulk write, from a palette in reverse order with a duplicate of the
+        // first id (used by every other cell holding it) and an entry no cell uses.
+        let mut palette: Vec<BlockId> = (0..n).rev().map(b).collect();
+        palette.push(b(n - 1));
+        palette.push(b(n + 7));
+        let mut seen = 0u32;
+        let indices: [u16; 4096] = std::array::from_fn(|i| {
+            let id = blocks[i].0;
+            if id == n - 1 {
+                seen += 1;
+                if seen.is_multiple_of(2) { return n as u16 }
+            }
+            (n - 1 - id) as u16
+        });
+        let mut paletted = start.clone();
+        paletted.set_blocks_paletted(&palette, &indices);
+        prop_assert_eq!(&paletted, &one);
+        prop_assert_eq!(paletted.encode(&s.schema), one.encode(&s.schema));
+        check_round_trip(&paletted);
         let bytes = bulk.encode(&s.schema);
         let mut read = [b(0); 4096];
         ChunkView::parse(&bytes).unwrap().read_blocks(&mut read);
