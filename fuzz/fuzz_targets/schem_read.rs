@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(bytes) = s.write() else { return };
     let back = Schematic::read(&bytes).expect("a written schematic reads back");
     assert_eq!((back.width(), back.height(), back.length()), (s.width(), s.height(), s.length()));
-    for (&a, &b) in s.ids().iter().zip(back.ids()) {
+    for (a, b) in s.ids().iter().zip(back.ids().iter()) {
         assert_eq!(canonical_state(&s.palette()[a as usize]), back.palette()[b as usize]);
     }
     // Debug text, so that NaN floats compare equal to themselves.

@@ -423,7 +423,7 @@ pub fn schem(c: SchemCmd) -> Result<(), Fail> {
         SchemCmd::Info { file, json, limits } => {
             let s = read_schem(&file, &limits)?;
             let mut counts = vec![0u64; s.palette().len()];
-            for &id in s.ids() {
+            for id in s.ids().iter() {
                 counts[id as usize] += 1;
             }
             let mut per_state: Vec<(&str, u64)> =

@@ -113,6 +113,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod block_ids;
 #[cfg(feature = "chunk")]
 mod chunk_world;
 mod error;
@@ -122,6 +123,7 @@ mod schematic;
 mod snapshot;
 mod world;
 
+pub use block_ids::BlockIds;
 #[cfg(feature = "chunk")]
 pub use chunk_world::ChunkWorld;
 pub use error::Error;

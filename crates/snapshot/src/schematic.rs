@@ -10,6 +10,7 @@ use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
 
 use crate::Error;
+use crate::block_ids::{BlockIds, IdStore, narrow_varints};
 use crate::nbt::{Compound, Reader, Tag, Writer};
 
 /// The `DataVersion` written for schematics that carried none (Sponge v1 files): 1631,
@@ -125,7 +126,7 @@ pub struct Schematic {
     height: u16,
     length: u16,
     palette: Vec<String>,
-    blocks: Vec<u32>,
+    blocks: IdStore,
 }
 
 fn check_dims(w: u64, h: u64, l: u64) -> Result<usize, Error> {
@@ -152,7 +153,7 @@ impl Schematic {
             height,
             length,
             palette: vec!["minecraft:air".to_owned()],
-            blocks: vec![0; n],
+            blocks: IdStore::zeros(n),
         })
     }
 
@@ -181,7 +182,7 @@ impl Schematic {
         }
         let mut s = Self::new(width, height, length, FALLBACK_DATA_VERSION)?;
         s.palette = palette;
-        s.blocks = blocks;
+        s.blocks = IdStore::Wide(blocks);
         Ok(s)
     }
 
@@ -199,15 +200,16 @@ impl Schematic {
     }
     /// Number of blocks, W·H·L.
     pub fn volume(&self) -> usize {
-        self.blocks.len()
+        self.blocks.view().len()
     }
     /// The palette: block state strings by id.
     pub fn palette(&self) -> &[String] {
         &self.palette
     }
-    /// One palette id per block, index `x + z*W + y*W*L`.
-    pub fn ids(&self) -> &[u32] {
-        &self.blocks
+    /// One palette id per block, index `x + z*W + y*W*L`, in the width they are stored in
+    /// (one byte each when every id is below 128; see [`BlockIds`]).
+    pub fn ids(&self) -> BlockIds<'_> {
+        self.blocks.view()
     }
 
     /// The index of `(x, y, z)` in [`ids`](Self::ids), or `None` outside the volume.
@@ -220,7 +222,7 @@ impl Schematic {
     /// The block state at `(x, y, z)`, or `None` outside the volume.
     pub fn block(&self, x: u32, y: u32, z: u32) -> Option<&str> {
         let i = self.index(x, y, z)?;
-        Some(&self.palette[self.blocks[i] as usize])
+        Some(&self.palette[self.blocks.view().get(i)? as usize])
     }
 
     /// Sets the block state at `(x, y, z)`, adding it to the palette if new.
@@ -235,7 +237,7 @@ impl Schematic {
                 self.palette.len() - 1
             }
         };
-        self.blocks[i] = id as u32;
+        self.blocks.set(i, id as u32);
         Ok(())
     }
 
@@ -288,10 +290,17 @@ impl Schematic {
     }
 
     /// [`read`](Self::read) with options.
+    ///
+    /// When every block id is a one-byte varint, the schematic keeps the inflated bytes and
+    /// reads its ids from them in place (see [`BlockIds`]).
     pub fn read_with(bytes: &[u8], opts: &ReadOptions) -> Result<Self, Error> {
         if bytes.starts_with(&[0x1f, 0x8b]) {
             let raw = inflate(bytes, opts.max_inflated)?;
-            Self::from_nbt_with(&raw, opts)
+            let (mut s, narrow) = Self::parse(&raw, opts)?;
+            if let Some((start, len)) = narrow {
+                s.blocks = IdStore::Narrow { bytes: raw, start, len };
+            }
+            Ok(s)
         } else {
             Self::from_nbt_with(bytes, opts)
         }
@@ -309,6 +318,17 @@ impl Schematic {
 
     /// [`from_nbt`](Self::from_nbt) with options.
     pub fn from_nbt_with(nbt: &[u8], opts: &ReadOptions) -> Result<Self, Error> {
+        let (mut s, narrow) = Self::parse(nbt, opts)?;
+        if let Some((start, len)) = narrow {
+            s.blocks = IdStore::Narrow { bytes: nbt[start..start + len].to_vec(), start: 0, len };
+        }
+        Ok(s)
+    }
+
+    /// Parses schematic NBT. When the block ids are one-byte varints (`narrow_varints`),
+    /// they are left in `nbt` and their range returned: the caller stores them, copied or
+    /// with the buffer that holds them.
+    fn parse(nbt: &[u8], opts: &ReadOptions) -> Result<(Self, Option<(usize, usize)>), Error> {
         let mut r = Reader::new(nbt);
         if r.u8()? != 10 {
             return Err(Error::WrongType { field: "root", expected: "a compound" });
@@ -316,7 +336,7 @@ impl Schematic {
         r.raw_string()?;
         let mut raw = Raw::default();
         walk_body(&mut r, &mut raw, 1, true)?;
-        raw.finish(opts)
+        raw.finish(opts, nbt)
     }
 
     /// Writes Sponge v3, gzip-compressed (see the crate docs for the choices made).
@@ -337,7 +357,7 @@ impl Schematic {
     pub fn to_nbt(&self) -> Result<Vec<u8>, Error> {
         check_dims(self.width as u64, self.height as u64, self.length as u64)?;
         let mut w = Writer::new();
-        w.out.reserve(self.blocks.len() + 1024);
+        w.out.reserve(self.volume() + 1024);
         w.head(10, "")?;
         w.head(10, "Schematic")?;
         w.named("Version", &Tag::Int(3))?;
@@ -349,7 +369,7 @@ impl Schematic {
         w.named("Offset", &Tag::IntArray(self.offset.to_vec()))?;
 
         // Blocks: ids from 0 in order of first use, canonical state strings.
-        let (palette, data) = encode_ids(&self.palette, &self.blocks, "blocks", canonical_state)?;
+        let (palette, data) = encode_ids(&self.palette, self.ids(), "blocks", canonical_state)?;
         w.head(10, "Blocks")?;
         write_palette(&mut w, &palette)?;
         w.head(7, "Data")?;
@@ -368,7 +388,7 @@ impl Schematic {
 
         if let Some(b) = &self.biomes {
             let plane = self.width as usize * self.length as usize;
-            let expected = if b.flat { plane } else { self.blocks.len() };
+            let expected = if b.flat { plane } else { self.volume() };
             if b.ids.len() != expected {
                 return Err(Error::Invalid(format!(
                     "{} biome ids, expected {expected}",
@@ -380,7 +400,8 @@ impl Schematic {
             } else {
                 b.ids.clone()
             };
-            let (palette, data) = encode_ids(&b.palette, &ids, "biomes", namespaced)?;
+            let (palette, data) =
+                encode_ids(&b.palette, BlockIds::Wide(&ids), "biomes", namespaced)?;
             w.head(10, "Biomes")?;
             write_palette(&mut w, &palette)?;
             w.head(7, "Data")?;
@@ -419,7 +440,7 @@ fn write_palette(w: &mut Writer, palette: &[String]) -> Result<(), Error> {
 /// string) and encodes them as LEB128 varints.
 fn encode_ids(
     palette: &[String],
-    ids: &[u32],
+    ids: BlockIds<'_>,
     field: &'static str,
     canon: fn(&str) -> String,
 ) -> Result<(Vec<String>, Vec<u8>), Error> {
@@ -427,7 +448,7 @@ fn encode_ids(
     let mut by_name: HashMap<String, u32> = HashMap::new();
     let mut out_palette: Vec<String> = Vec::new();
     let mut data = Vec::with_capacity(ids.len());
-    for (i, &id) in ids.iter().enumerate() {
+    for (i, id) in ids.iter().enumerate() {
         let slot = remap.get_mut(id as usize).ok_or(Error::IdOutOfPalette {
             field,
             index: i as u64,
@@ -797,7 +818,13 @@ fn split_entry(t: Tag, field: &'static str) -> Result<(Compound, Tag, String), E
 }
 
 impl Raw<'_> {
-    fn finish(self, opts: &ReadOptions) -> Result<Schematic, Error> {
+    /// The schematic, and the range in `input` of block ids left there in their one-byte
+    /// form (the schematic's ids are then a placeholder the caller replaces).
+    fn finish(
+        self,
+        opts: &ReadOptions,
+        input: &[u8],
+    ) -> Result<(Schematic, Option<(usize, usize)>), Error> {
         let version = self.version.unwrap_or(1);
         if !(1..=3).contains(&version) {
             return Err(Error::UnsupportedVersion(version));
@@ -819,14 +846,24 @@ impl Raw<'_> {
                 flag: "max-blocks",
             });
         }
+        let mut narrow = None;
         let (palette, blocks) = match (self.palette, self.data) {
             (Some(p), Some(d)) => {
                 check_palette(&p, opts)?;
                 let palette = palette_by_id(p)?;
-                let blocks = decode_varints(d, count, palette.len(), "BlockData")?;
-                (palette, blocks)
+                if narrow_varints(d, count, palette.len()).is_some() {
+                    // `d` is a sub-slice of `input`: its offset there.
+                    let start = d.as_ptr() as usize - input.as_ptr() as usize;
+                    narrow = Some((start, count));
+                    (palette, IdStore::Wide(Vec::new()))
+                } else {
+                    let blocks = decode_varints(d, count, palette.len(), "BlockData")?;
+                    (palette, IdStore::Wide(blocks))
+                }
             }
-            (None, None) if version == 3 => (vec!["minecraft:air".to_owned()], vec![0; count]),
+            (None, None) if version == 3 => {
+                (vec!["minecraft:air".to_owned()], IdStore::zeros(count))
+            }
             (None, _) => return Err(Error::MissingField("Palette")),
             (_, None) => return Err(Error::MissingField("BlockData")),
         };
@@ -859,7 +896,7 @@ impl Raw<'_> {
             (None, _) => return Err(Error::MissingField("BiomePalette")),
             (_, None) => return Err(Error::MissingField("BiomeData")),
         };
-        Ok(Schematic {
+        let s = Schematic {
             version,
             data_version: self.data_version,
             offset: self.offset.unwrap_or([0; 3]),
@@ -872,7 +909,8 @@ impl Raw<'_> {
             length: l as u16,
             palette,
             blocks,
-        })
+        };
+        Ok((s, narrow))
     }
 }
 

@@ -424,7 +424,7 @@ impl Snapshot {
                 let p = r.pos(c);
                 let (x, y, z) = ((p.x - min.x) as u32, (p.y - min.y) as u32, (p.z - min.z) as u32);
                 let i = s.index(x, y, z).expect("sub-regions lie inside the box");
-                rb.push(ids[i]);
+                rb.push(ids.get(i).expect("sub-regions lie inside the box"));
             }
             regions.push(rb.finish(r));
         }
