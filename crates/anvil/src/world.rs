@@ -192,6 +192,8 @@ pub struct ImportSummary {
     pub bytes_out: u64,
     /// Damaged chunks and files, skipped.
     pub damaged: Vec<DamagedChunk>,
+    /// The newest `DataVersion` among the columns imported (`None` when none had one).
+    pub data_version: Option<i32>,
 }
 
 /// Import options (builder; defaults in [`ImportOptions::new`]).
@@ -375,6 +377,7 @@ pub fn import_region_dir_with<S: ImportSink>(
             let out = imp.encoded_len() as u64;
             sink.put_column(imp).map_err(sink_err)?;
             summary.columns += 1;
+            summary.data_version = summary.data_version.max(col.data_version);
             summary.chunks += stats.chunks;
             summary.blocks += stats.blocks;
             summary.block_entities += stats.block_entities;

@@ -8,9 +8,7 @@ use std::time::Instant;
 
 use serde_json::json;
 use terrane::regionizer::replay::{self, ReplayOptions};
-use terrane::{
-    BlockBox, BlockPos, Chunk, ChunkPos, ChunkView, Schematic, Snapshot, TickSave, World,
-};
+use terrane::{BlockBox, BlockPos, Chunk, ChunkPos, ChunkView, Schematic, TickSave, World};
 
 use crate::Fail;
 
@@ -107,9 +105,10 @@ pub enum SchemCmd {
         to: BlockPos,
         /// The .schem file to write.
         out: PathBuf,
-        /// Minecraft DataVersion to record.
-        #[arg(long, default_value_t = 3955)]
-        data_version: i32,
+        /// Minecraft DataVersion to record (default: the newest the world's blocks were
+        /// imported at, else 3955, Minecraft 1.21.1).
+        #[arg(long)]
+        data_version: Option<i32>,
     },
 }
 
@@ -189,23 +188,25 @@ pub fn info(a: &WorldArgs) -> Result<(), Fail> {
             "disk_bytes": i.disk_bytes,
             "regions_log": a.world.join("regions.log").exists(),
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
-    println!("world      {}", a.world.display());
-    println!("backend    {}", i.backend);
-    println!("game tick  {}", i.tick);
-    println!("registries {} block states, {} components", i.block_states, i.components);
-    println!("entities   {}", i.entities);
-    println!("generated  {} columns (distance graph)", i.generated_columns);
-    println!("level   chunks       keys        bytes");
+    outln!("world      {}", a.world.display());
+    outln!("backend    {}", i.backend);
+    outln!("game tick  {}", i.tick);
+    outln!("registries {} block states, {} components", i.block_states, i.components);
+    outln!("entities   {}", i.entities);
+    outln!("generated  {} columns (distance graph)", i.generated_columns);
+    outln!("level   chunks       keys        bytes");
     for (l, name) in ["L0", "L1", "L2"].iter().enumerate() {
-        println!(
+        outln!(
             "{name:5} {:8} {:10} {:12}",
-            i.levels.chunks[l], i.levels.keys[l], i.levels.bytes[l]
+            i.levels.chunks[l],
+            i.levels.keys[l],
+            i.levels.bytes[l]
         );
     }
-    println!("on disk    {} bytes", i.disk_bytes);
+    outln!("on disk    {} bytes", i.disk_bytes);
     Ok(())
 }
 
@@ -215,7 +216,7 @@ pub fn verify(a: &WorldArgs) -> Result<(), Fail> {
         Ok(r) => r,
         Err(e) => {
             if a.json {
-                println!("{}", json!({"ok": false, "error": e.to_string()}));
+                outln!("{}", json!({"ok": false, "error": e.to_string()}));
             }
             return Err(
                 Fail::from(e).context(format_args!("{}: verification failed", a.world.display()))
@@ -233,9 +234,9 @@ pub fn verify(a: &WorldArgs) -> Result<(), Fail> {
             "objects_checked": r.objects_checked,
             "seconds": t.elapsed().as_secs_f64(),
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        println!(
+        outln!(
             "ok: {chunks} chunks decode against the registries, each at one level (L0 {}, L1 {}, L2 {}); \
              {} entity references resolve to {} entities; distance graph of {} columns decodes{} ({:.2} s)",
             r.levels.chunks[0],
@@ -268,11 +269,11 @@ pub fn repair(a: &WorldArgs) -> Result<(), Fail> {
             "ok": verified.is_ok(),
             "error": verified.as_ref().err().map(ToString::to_string),
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         match &report {
-            Some(r) => println!("repaired {}: {r}", a.world.display()),
-            None => println!("{}: nothing was damaged, nothing lost", a.world.display()),
+            Some(r) => outln!("repaired {}: {r}", a.world.display()),
+            None => outln!("{}: nothing was damaged, nothing lost", a.world.display()),
         }
     }
     match verified {
@@ -303,7 +304,7 @@ pub fn copy(src: &Path, dst: &Path, backend: Option<terrane::Backend>) -> Result
     let verified = World::open_read_only(dst)?.verify().map_err(|e| {
         Fail::from(e).context(format_args!("{}: the copy does not verify", dst.display()))
     })?;
-    println!(
+    outln!(
         "copied {} objects ({:.1} MiB) from {} to {} in {:.2} s; the copy verifies ({} chunks)",
         report.objects,
         report.bytes as f64 / (1 << 20) as f64,
@@ -315,11 +316,55 @@ pub fn copy(src: &Path, dst: &Path, backend: Option<terrane::Backend>) -> Result
     Ok(())
 }
 
+pub fn create(
+    world: &Path,
+    backend: Option<terrane::Backend>,
+    blocks: Option<&Path>,
+    json: bool,
+) -> Result<(), Fail> {
+    // Everything that can be refused is checked before anything is created.
+    let mut schema = terrane::default_schema();
+    if let Some(f) = blocks {
+        let text =
+            fs::read_to_string(f).map_err(|e| Fail::usage(format!("{}: {e}", f.display())))?;
+        let mut states = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            terrane::anvil::column::parse_state(line).map_err(|_| {
+                Fail::usage(format!(
+                    "{}:{}: {line:?} is not a block state (namespace:name[key=value,...])",
+                    f.display(),
+                    n + 1
+                ))
+            })?;
+            states.push(line);
+        }
+        terrane::schem::register_states(&mut schema, states)?;
+    }
+    let mut b = World::builder().schema(schema);
+    if let Some(backend) = backend {
+        b = b.backend(backend);
+    }
+    let w = b.create(world)?;
+    let (backend, states) = (w.backend(), w.schema().blocks().len());
+    w.close()?;
+    if json {
+        let v = json!({ "world": world.display().to_string(), "backend": backend.name(), "block_states": states });
+        outln!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        outln!("created {} ({backend} backend, {states} block states)", world.display());
+    }
+    Ok(())
+}
+
 pub fn backup(world: &Path, dest: &Path) -> Result<(), Fail> {
     let t = Instant::now();
     let w = World::open_read_only(world)?;
     w.backup(dest)?;
-    println!(
+    outln!(
         "backed up {} to {} in {:.2} s",
         world.display(),
         dest.display(),
@@ -340,18 +385,17 @@ pub fn chunk(c: ChunkCmd) -> Result<(), Fail> {
                 )));
             };
             if raw {
-                std::io::stdout()
-                    .write_all(&bytes)
-                    .map_err(|e| Fail::other(format!("stdout: {e}")))?;
-                return Ok(());
+                match std::io::stdout().write_all(&bytes) {
+                    // A closed pipe ends the command quietly (see `write_stdout`).
+                    Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                        return Err(Fail::other(format!("stdout: {e}")));
+                    }
+                    _ => return Ok(()),
+                }
             }
             if let Some(out) = out {
                 write_atomic(&out, &bytes)?;
-                println!(
-                    "wrote {} bytes of chunk ({x}, {y}, {z}) to {}",
-                    bytes.len(),
-                    out.display()
-                );
+                outln!("wrote {} bytes of chunk ({x}, {y}, {z}) to {}", bytes.len(), out.display());
                 return Ok(());
             }
             let view = ChunkView::parse(&bytes)?;
@@ -371,17 +415,17 @@ pub fn chunk(c: ChunkCmd) -> Result<(), Fail> {
                     "layered_blocks": view.layered_block_count(),
                     "entities": view.entities().len(),
                 });
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                outln!("{}", serde_json::to_string_pretty(&v)?);
             } else {
-                println!(
+                outln!(
                     "chunk ({x}, {y}, {z}) at {level:?}: {} bytes, {} bits per block",
                     bytes.len(),
                     view.bits_per_block()
                 );
                 for (name, n) in counts {
-                    println!("  {n:5}  {name}");
+                    outln!("  {n:5}  {name}");
                 }
-                println!(
+                outln!(
                     "  {} extra-layer blocks, {} entities",
                     view.layered_block_count(),
                     view.entities().len()
@@ -401,7 +445,7 @@ pub fn chunk(c: ChunkCmd) -> Result<(), Fail> {
             let tick = w.tick();
             w.save_tick(tick, save)?;
             w.close()?;
-            println!("wrote chunk ({x}, {y}, {z}): {} bytes, one atomic save", bytes.len());
+            outln!("wrote chunk ({x}, {y}, {z}): {} bytes, one atomic save", bytes.len());
             Ok(())
         }
     }
@@ -445,28 +489,28 @@ pub fn schem(c: SchemCmd) -> Result<(), Fail> {
                     "entities": s.entities.len(),
                     "biomes": s.biomes.is_some(),
                 });
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                outln!("{}", serde_json::to_string_pretty(&v)?);
             } else {
-                println!("{}", file.display());
-                println!(
+                outln!("{}", file.display());
+                outln!(
                     "  Sponge v{}, DataVersion {}",
                     s.version,
                     s.data_version.map_or("none".to_string(), |d| d.to_string())
                 );
-                println!(
+                outln!(
                     "  size     {} x {} x {} (w x h x l) = {} blocks",
                     s.width(),
                     s.height(),
                     s.length(),
                     s.volume()
                 );
-                println!(
-                    "  offset   {:?}   origin {:?}   world min {:?}",
-                    s.offset,
-                    s.origin(),
-                    s.world_min()
+                outln!(
+                    "  offset   {}   origin {}   world min {}",
+                    crate::xyz(s.offset),
+                    s.origin().map_or_else(|| "none".to_string(), crate::xyz),
+                    crate::xyz(s.world_min())
                 );
-                println!(
+                outln!(
                     "  palette  {} states; {} block entities, {} entities, biomes {}",
                     s.palette().len(),
                     s.block_entities.len(),
@@ -474,69 +518,52 @@ pub fn schem(c: SchemCmd) -> Result<(), Fail> {
                     if s.biomes.is_some() { "yes" } else { "no" }
                 );
                 for (name, n) in per_state {
-                    println!("  {n:9}  {name}");
+                    outln!("  {n:9}  {name}");
                 }
             }
             Ok(())
         }
         SchemCmd::Import { world, file, at, limits } => {
             let s = read_schem(&file, &limits)?;
-            let [x, y, z] = s.world_min();
-            let min = at.unwrap_or(BlockPos::new(x.into(), y.into(), z.into()));
-            let snap = Snapshot::from_schematic(&s, min)?;
-            // Register the schematic's states the world does not know as the Anvil importer
-            // does: block-entity blocks with the block-entity component (registries only grow).
-            let mut schema = World::open_read_only(&world)?.schema().clone();
-            terrane::schem::register_states(&mut schema, snap.states().iter().map(String::as_str))?;
-            let mut w = World::builder().schema(schema).open(&world)?;
-            let mut arena = w.arena(snap.bbox())?;
-            let stats = snap.restore(&mut arena, false)?;
-            let bes =
-                terrane::schem::place_block_entities(&mut arena, snap.bbox(), &s.block_entities)?;
-            let tick = w.tick();
-            w.save_arena(tick, &arena)?;
+            let mut w = World::open(&world)?;
+            let p = terrane::schem::paste(&mut w, &s, at)?;
             w.close()?;
-            let b = snap.bbox();
-            println!(
-                "pasted {} blocks and {} block entities of {} at {:?}..{:?} ({} chunks, one atomic save)",
-                stats.written,
-                bes.placed,
+            outln!(
+                "pasted {} blocks and {} block entities of {} at {}..{} ({} chunks, one atomic save)",
+                p.blocks,
+                p.block_entities.placed,
                 file.display(),
-                b.min(),
-                b.max(),
-                arena.chunks.len()
+                p.bbox.min(),
+                p.bbox.max(),
+                p.chunks
             );
-            if !bes.skipped.is_empty() {
-                println!("skipped {} block entities:", bes.skipped.len());
-                for k in &bes.skipped {
-                    let p = k.pos;
-                    println!("  {} at {},{},{}: {}", k.id, p.x, p.y, p.z, k.reason);
+            if !p.block_entities.skipped.is_empty() {
+                outln!("skipped {} block entities:", p.block_entities.skipped.len());
+                for k in &p.block_entities.skipped {
+                    outln!("  {} at {}: {}", k.id, k.pos, k.reason);
                 }
             }
             Ok(())
         }
         SchemCmd::Export { world, from, to, out, data_version } => {
             let bbox = BlockBox::new(from, to);
-            let size = bbox.size();
-            if size.iter().any(|&d| d > 65535) || bbox.volume() > i32::MAX as u128 {
-                return Err(Fail::usage(format!(
-                    "box {size:?} is too big for a schematic (65535 per axis)"
-                )));
-            }
             let w = World::open_read_only(&world)?;
-            let arena = w.arena(bbox)?;
-            let snap = Snapshot::capture(&arena, bbox)?;
-            let mut schem = snap.to_schematic(data_version)?;
-            schem.block_entities = terrane::schem::block_entities(&arena, bbox)?;
+            let schem = terrane::schem::export_box(&w, bbox, data_version)?;
             let bytes = schem.write()?;
             write_atomic(&out, &bytes)?;
-            println!(
-                "wrote {} ({} x {} x {} blocks, {} states, {} block entities, {} bytes)",
+            let dv = schem.data_version.unwrap_or(terrane::java::NATIVE_DATA_VERSION);
+            let why = match data_version {
+                Some(_) => "as asked",
+                None if terrane::java::data_version(&w)?.is_some() => {
+                    "the newest the world's blocks were imported at"
+                }
+                None => "terrane's default, Minecraft 1.21.1",
+            };
+            let [sx, sy, sz] = bbox.size();
+            outln!(
+                "wrote {} ({sx} x {sy} x {sz} blocks, {} states, {} block entities, {} bytes, DataVersion {dv}: {why})",
                 out.display(),
-                size[0],
-                size[1],
-                size[2],
-                snap.states().len(),
+                schem.palette().len(),
                 schem.block_entities.len(),
                 bytes.len()
             );
@@ -560,9 +587,15 @@ pub fn regionizer(c: RegionizerCmd) -> Result<(), Fail> {
                 }
                 None => replay::replay(std::io::stdin().lock(), out, &opts),
             }
-            .map_err(|e| match e {
-                terrane::regionizer::Error::ReplayParse { .. } => Fail::usage(e.to_string()),
-                e => Fail::other(e.to_string()),
+            .or_else(|e| match e {
+                terrane::regionizer::Error::ReplayParse { .. } => Err(Fail::usage(e.to_string())),
+                // A closed pipe ends the command quietly (see `write_stdout`).
+                terrane::regionizer::Error::Io(io)
+                    if io.kind() == std::io::ErrorKind::BrokenPipe =>
+                {
+                    std::process::exit(0)
+                }
+                e => Err(Fail::other(e.to_string())),
             })?;
             tracing::info!(ops = stats.ops, errors = stats.errors, "replayed");
             if let Some(line) = replay::time_line(&stats) {
@@ -591,6 +624,6 @@ pub fn bench(package: Option<&str>) -> Result<(), Fail> {
     if !status.success() {
         return Err(Fail::other(format!("cargo xtask bench failed ({status})")));
     }
-    println!("figures and ratios: {}", root.join("docs/BENCHMARKS.md").display());
+    outln!("figures and ratios: {}", root.join("docs/BENCHMARKS.md").display());
     Ok(())
 }

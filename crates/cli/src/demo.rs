@@ -866,12 +866,12 @@ fn arena_positions(b: BlockBox) -> impl Iterator<Item = BlockPos> {
 /// Prints the summary for people.
 pub fn print_human(s: &Summary) {
     let mb = |b: u64| b as f64 / (1024.0 * 1024.0);
-    println!();
-    println!("terrane demo: {} ({} backend, seed {})", s.dir, s.backend, s.seed);
-    println!("  ran {} ticks in {:.1} s", s.ticks, s.wall_seconds);
-    println!();
-    println!("generation");
-    println!(
+    outln!();
+    outln!("terrane demo: {} ({} backend, seed {})", s.dir, s.backend, s.seed);
+    outln!("  ran {} ticks in {:.1} s", s.ticks, s.wall_seconds);
+    outln!();
+    outln!("generation");
+    outln!(
         "  {} chunks in {} columns, {:.0} chunks/s per thread; pre-generator filled {} columns nearest-first in {:.2} s",
         s.chunks_generated,
         s.columns_generated,
@@ -879,33 +879,40 @@ pub fn print_human(s: &Summary) {
         s.pregen_columns,
         s.pregen_seconds
     );
-    println!("players");
-    println!(
+    outln!("players");
+    outln!(
         "  {} chunk loads, {} unloads (each one a regionizer add/remove)",
-        s.player_chunk_loads, s.player_chunk_unloads
+        s.player_chunk_loads,
+        s.player_chunk_unloads
     );
-    println!("regions");
+    outln!("regions");
     let counts: Vec<usize> = s.regions_over_time.iter().map(|r| r.1).collect();
-    println!(
+    outln!(
         "  over time: {}  (min {}, max {}, final {})",
         sparkline(&counts),
         counts.iter().min().unwrap_or(&0),
         counts.iter().max().unwrap_or(&0),
         counts.last().unwrap_or(&0)
     );
-    println!(
+    outln!(
         "  {} region ticks on the scheduler's workers, up to {} at the same time; {} block edits by region ticks",
-        s.region_ticks, s.max_parallel_region_ticks, s.region_edits
+        s.region_ticks,
+        s.max_parallel_region_ticks,
+        s.region_edits
     );
-    println!("saves");
-    println!(
+    outln!("saves");
+    outln!(
         "  {} tick saves (one atomic batch each): mean {:.2} ms, max {:.2} ms = {:.0} saves/s",
-        s.tick_saves, s.save_mean_ms, s.save_max_ms, s.saves_per_sec
+        s.tick_saves,
+        s.save_mean_ms,
+        s.save_max_ms,
+        s.saves_per_sec
     );
-    println!("tiers");
-    println!(
+    outln!("tiers");
+    outln!(
         "  maintenance moved {} chunks L0 -> L1 and {} clusters L1 -> L2",
-        s.maintenance_l0_to_l1, s.maintenance_l1_to_l2
+        s.maintenance_l0_to_l1,
+        s.maintenance_l1_to_l2
     );
     for (i, name) in ["L0 hot", "L1 warm", "L2 cold"].iter().enumerate() {
         let per = if s.level_chunks[i] > 0 {
@@ -913,20 +920,20 @@ pub fn print_human(s: &Summary) {
         } else {
             0.0
         };
-        println!(
+        outln!(
             "  {name:8} {:7} chunks {:9.2} MiB  {:7.0} bytes/chunk",
             s.level_chunks[i],
             mb(s.level_bytes[i]),
             per
         );
     }
-    println!(
+    outln!(
         "  on disk: {:.2} MiB for {:.2} MiB of chunk values (plus the backend's own files and compression)",
         mb(s.disk_bytes),
         mb(s.level_bytes.iter().sum())
     );
-    println!("arena");
-    println!(
+    outln!("arena");
+    outln!(
         "  {} blocks captured in {:.2} ms; {} damaged; restored in {:.2} ms over {} tick(s) (max {:.2} ms per tick, budget {:.0} ms): {}",
         s.arena_blocks,
         s.arena_capture_ms,
@@ -937,8 +944,8 @@ pub fn print_human(s: &Summary) {
         s.restore_budget_ms,
         if s.restore_exact { "identical to the snapshot" } else { "NOT identical" }
     );
-    println!();
-    println!(
+    outln!();
+    outln!(
         "next: terrane info {0} | terrane verify {0} | terrane render --world {0} --regions map.png",
         s.dir
     );

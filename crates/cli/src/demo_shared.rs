@@ -669,7 +669,7 @@ pub fn run(args: &DemoArgs, n: usize) -> Result<SharedSummary, Fail> {
                 srv.s.saves_refused,
             );
             last_saves = srv.s.saves_acknowledged;
-            if args.json { eprintln!("{line}") } else { println!("{line}") }
+            if args.json { eprintln!("{line}") } else { outln!("{line}") }
         }
         if let Some(rest) = period.checked_sub(t0.elapsed()) {
             std::thread::sleep(rest);
@@ -705,7 +705,7 @@ fn percentile(v: &mut [f64], q: f64) -> f64 {
 
 /// Prints the summary for people.
 pub fn print_human(s: &SharedSummary) {
-    println!(
+    outln!(
         "{}: {:.1} s, {} ticks; saves {} acknowledged ({:.1}/s, p50 {:.2} ms, p99 {:.2} ms), {} refused, {} failed",
         s.server,
         s.seconds,
@@ -717,7 +717,7 @@ pub fn print_human(s: &SharedSummary) {
         s.saves_refused,
         s.saves_failed
     );
-    println!(
+    outln!(
         "hand-offs: {} out (p50 {:.2} ms), {} in; areas: {} acquired, {} handed over, {} lost",
         s.hand_offs_out,
         s.hand_off_p50_ms,

@@ -7,6 +7,12 @@
 //! failure exits with status 1.
 #![forbid(unsafe_code)]
 
+/// `println!` for results on stdout (see [`write_stdout`]).
+macro_rules! outln {
+    () => { $crate::write_stdout(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::write_stdout(format_args!("{}\n", format_args!($($t)*))) };
+}
+
 mod anvil;
 mod commands;
 mod demo;
@@ -62,6 +68,7 @@ impl From<terrane::Error> for Fail {
             }
             terrane::Error::NotAWorld(_)
             | terrane::Error::AlreadyExists(_)
+            | terrane::Error::Refused(_)
             | terrane::Error::Backend(_)
             | terrane::Error::Store(
                 terrane::store::Error::NotFound(_)
@@ -91,6 +98,27 @@ fail_from!(
     terrane::snapshot::Error,
     serde_json::Error
 );
+
+/// Writes results to stdout. A closed pipe (`terrane schem info f.schem | head -2`) ends the
+/// command quietly with status 0, as other Unix tools end; any other write error ends it with
+/// a one-line message and status 1 (never a panic, which `println!` would be).
+pub fn write_stdout(args: fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to standard output: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// A position or size as users type them on the command line: `x,y,z`.
+pub fn xyz<T: fmt::Display>(v: [T; 3]) -> String {
+    let [x, y, z] = v;
+    format!("{x},{y},{z}")
+}
 
 /// Parses a backend name for clap.
 pub fn backend_arg(s: &str) -> Result<Backend, String> {
@@ -126,6 +154,25 @@ enum Command {
     /// regions ticking in parallel, nearest-first pre-generation, atomic tick saves, an arena
     /// snapshot damaged and restored. Prints what it measured.
     Demo(demo::DemoArgs),
+    /// Create an empty world: a directory (RocksDB by default, or the block file) or a
+    /// PostgreSQL connection string. It holds only `minecraft:air` unless --blocks names more
+    /// block states; registries grow later as blocks are imported or saved.
+    Create {
+        /// The new world (a directory that must not exist or be empty, or a connection string
+        /// whose schema holds no world).
+        world: PathBuf,
+        /// Backend of a directory world: rocksdb (default) or blockfile.
+        #[arg(long, value_parser = backend_arg)]
+        backend: Option<Backend>,
+        /// A text file of block states to register, one per line as Minecraft writes them
+        /// (`minecraft:oak_stairs[facing=east,half=top]`); blank lines and `#` comments are
+        /// skipped.
+        #[arg(long, value_name = "FILE")]
+        blocks: Option<PathBuf>,
+        /// Print JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Summary of a world: backend, tick, registries, chunks and bytes per level.
     Info(commands::WorldArgs),
     /// Full consistency check: every chunk decodes, one level per chunk, registries, entity
@@ -162,10 +209,12 @@ enum Command {
     /// The regionizer's tools.
     #[command(subcommand)]
     Regionizer(commands::RegionizerCmd),
-    /// Import a Minecraft Java world's region folder into a new or existing world.
+    /// Import a Minecraft Java world (its folder, or one region folder) into a new or
+    /// existing world.
     #[command(subcommand)]
     Import(anvil::ImportCmd),
-    /// Export a world to a Minecraft Java region folder.
+    /// Export a world to a Minecraft Java region folder or, with --world-folder, a whole Java
+    /// world folder.
     #[command(subcommand)]
     Export(anvil::ExportCmd),
     /// Write a PNG: a top-down map of a world, or the regions of a replayed history.
@@ -201,7 +250,7 @@ fn run(cli: Cli) -> Result<(), Fail> {
         Command::Demo(args) if args.server.is_some() => {
             let s = demo_shared::run(&args, args.server.unwrap_or(0))?;
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&s)?);
+                outln!("{}", serde_json::to_string_pretty(&s)?);
             } else {
                 demo_shared::print_human(&s);
             }
@@ -210,7 +259,7 @@ fn run(cli: Cli) -> Result<(), Fail> {
         Command::Demo(args) => {
             let s = demo::run(&args)?;
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&s)?);
+                outln!("{}", serde_json::to_string_pretty(&s)?);
             } else {
                 demo::print_human(&s);
             }
@@ -220,6 +269,9 @@ fn run(cli: Cli) -> Result<(), Fail> {
                 ));
             }
             Ok(())
+        }
+        Command::Create { world, backend, blocks, json } => {
+            commands::create(&world, backend, blocks.as_deref(), json)
         }
         Command::Info(a) => commands::info(&a),
         Command::Verify(a) => commands::verify(&a),

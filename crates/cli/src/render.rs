@@ -271,7 +271,7 @@ pub fn run(a: &RenderArgs) -> Result<(), Fail> {
         wr.finish().map_err(|e| Fail::other(format!("png: {e}")))?;
     }
     crate::commands::write_atomic(&a.out, &bytes)?;
-    println!(
+    outln!(
         "wrote {} ({pw} x {ph} px; blocks x {x0}..={x1}, z {z0}..={z1}{})",
         a.out.display(),
         regions.map_or(String::new(), |(r, _)| format!("; {} regions", r.len()))

@@ -711,3 +711,123 @@ fn demo_takes_over_an_unfinished_creation() {
     assert_eq!(json(&["info", s(&world), "--json"])["backend"], "blockfile");
     assert!(!world.join("terrane-world.creating").exists());
 }
+
+/// `terrane create` makes an empty world that every other command opens; `--blocks`
+/// registers states up front and refuses a line that is not a block state, creating nothing.
+#[test]
+#[cfg(feature = "blockfile")]
+fn create_an_empty_world() {
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path().join("w");
+    let out = ok(&["create", s(&w), "--backend", "blockfile"]);
+    assert!(out.contains("blockfile backend, 1 block states"), "{out}");
+    let info = json(&["info", s(&w), "--json"]);
+    assert_eq!(info["backend"], "blockfile");
+    ok(&["verify", s(&w)]);
+    // A second create over it is refused.
+    fails(&["create", s(&w), "--backend", "blockfile"], 2);
+
+    let list = t.path().join("blocks.txt");
+    std::fs::write(&list, "# states\nminecraft:stone\n\nminecraft:chest[facing=north]\n").unwrap();
+    let w2 = t.path().join("w2");
+    let v = json(&["create", s(&w2), "--backend", "blockfile", "--blocks", s(&list), "--json"]);
+    assert_eq!(v["block_states"], 3, "{v}");
+    ok(&["verify", s(&w2)]);
+
+    std::fs::write(&list, "minecraft:stone\nstone\n").unwrap();
+    let w3 = t.path().join("w3");
+    let err = fails(&["create", s(&w3), "--blocks", s(&list)], 2);
+    assert!(err.contains(":2:") && err.contains("\"stone\""), "{err}");
+    assert!(!w3.exists(), "a refused create leaves nothing behind");
+}
+
+/// A closed pipe ends a command quietly: status 0 and nothing on stderr (`| head`).
+#[test]
+fn a_closed_pipe_ends_a_command_quietly() {
+    use std::io::Read as _;
+    use std::process::Stdio;
+    let house = fixture("schem/smallhouse1.schem");
+    for args in [&["schem", "info", s(&house)][..], &["schem", "info", s(&house), "--json"]] {
+        let mut child =
+            bin().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        // The reading end closes before the command writes its first line (it reads and
+        // parses the file first), so every write meets a closed pipe.
+        drop(child.stdout.take());
+        let mut err = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        let status = child.wait().unwrap();
+        assert!(status.success(), "{args:?}: {status}: {err}");
+        assert!(err.is_empty(), "{args:?}: {err}");
+    }
+}
+
+/// Positions print as users type them (`224,4,-127`), not as Rust debug forms.
+#[test]
+fn positions_print_as_users_type_them() {
+    let out = ok(&["schem", "info", s(&fixture("schem/smallhouse1.schem"))]);
+    assert!(out.contains("offset   224,4,-127"), "{out}");
+    assert!(!out.contains("Some(") && !out.contains("[224"), "{out}");
+}
+
+/// A whole Java world folder as players have it: `level.dat`, the Overworld's `region/`, the
+/// Nether's `DIM-1/region` and the End's `DIM1/region` become three dimensions; imported
+/// columns count as generated; `export anvil --world-folder` writes the same folder back
+/// (level.dat byte for byte) and it imports to the same blocks. A folder without region files
+/// is refused with nothing written.
+#[test]
+#[cfg(feature = "blockfile")]
+fn anvil_whole_java_world_in_and_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let java = tmp.path().join("My World");
+    for (dir, src) in [
+        ("region", "anvil/1.21.1/r.0.0.mca"),
+        ("DIM-1/region", "anvil/1.18.2/r.0.0.mca"),
+        ("DIM1/region", "anvil/1.17.1/r.-3.-2.mca"),
+    ] {
+        std::fs::create_dir_all(java.join(dir)).unwrap();
+        let name = std::path::Path::new(src).file_name().unwrap();
+        std::fs::copy(fixture(src), java.join(dir).join(name)).unwrap();
+    }
+    let level_dat = b"\x1f\x8b level.dat bytes, kept as they are".to_vec();
+    std::fs::write(java.join("level.dat"), &level_dat).unwrap();
+
+    let a = tmp.path().join("a");
+    let v = json(&["import", "anvil", s(&java), s(&a), "--backend", "blockfile", "--json"]);
+    let dims = &v["dimensions"];
+    assert_eq!(dims["overworld"]["columns"], 225, "{v}");
+    assert_eq!(dims["the_nether"]["columns"], 280, "{v}");
+    assert!(dims["the_end"]["columns"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(v["level_dat"], true);
+    let info = json(&["info", s(&a), "--json"]);
+    assert_eq!(info["generated_columns"], 225, "imported Overworld columns are generated");
+    ok(&["verify", s(&a)]);
+    // Resumed: nothing imported twice, in any dimension.
+    let again = json(&["import", "anvil", s(&java), s(&a), "--json"]);
+    assert_eq!(again["columns"], 0);
+    assert_eq!(again["columns_skipped"], v["columns"]);
+
+    let out = tmp.path().join("Back Again");
+    let e = json(&["export", "anvil", s(&a), s(&out), "--world-folder", "--json"]);
+    assert_eq!(e["columns"], v["columns"]);
+    assert_eq!(std::fs::read(out.join("level.dat")).unwrap(), level_dat);
+    for f in ["region/r.0.0.mca", "DIM-1/region/r.0.0.mca", "DIM1/region/r.-3.-2.mca"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    let b = tmp.path().join("b");
+    let w = json(&["import", "anvil", s(&out), s(&b), "--backend", "blockfile", "--json"]);
+    for d in ["overworld", "the_nether", "the_end"] {
+        assert_eq!(w["dimensions"][d]["blocks"], dims[d]["blocks"], "{d}");
+        assert_eq!(w["dimensions"][d]["chunks"], dims[d]["chunks"], "{d}");
+    }
+
+    // A folder with no region files at all: refused, no world created.
+    let empty = tmp.path().join("empty-java");
+    std::fs::create_dir_all(empty.join("region")).unwrap();
+    std::fs::write(empty.join("level.dat"), b"x").unwrap();
+    let c = tmp.path().join("c");
+    let err = fails(&["import", "anvil", s(&empty), s(&c)], 2);
+    assert!(err.contains("no region files"), "{err}");
+    assert!(!c.exists(), "nothing written");
+    let err = fails(&["import", "anvil", s(&tmp.path().join("empty-java/region")), s(&c)], 2);
+    assert!(err.contains("no region files"), "{err}");
+}

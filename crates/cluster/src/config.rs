@@ -82,47 +82,67 @@ impl fmt::Debug for TierConfig {
 /// Builds a [`TieredStore`]: the world's schema, then the tuning; every setting has a
 /// documented default (see [`TierConfig`]).
 ///
-/// Minutes are game minutes: `ticks_per_minute` ticks each. Set
-/// [`ticks_per_minute`](TieredStoreBuilder::ticks_per_minute) before the minute-based
-/// settings.
+/// Minutes are game minutes: `ticks_per_minute` ticks each. An idle time given in minutes
+/// (or left at its default, which is in minutes) follows
+/// [`ticks_per_minute`](TieredStoreBuilder::ticks_per_minute) whenever it is set, before or
+/// after; one given in ticks stays as given.
 #[derive(Clone, Debug)]
 pub struct TieredStoreBuilder {
     pub(crate) schema: Schema,
     pub(crate) config: TierConfig,
+    /// `x` and `y` when they were given in minutes (or are the defaults): rescaled by
+    /// `ticks_per_minute`.
+    idle_minutes: [Option<u64>; 2],
 }
 
 impl TieredStoreBuilder {
     /// A builder for a world with `schema` (checked against the stored one on open).
     pub fn new(schema: Schema) -> Self {
-        Self { schema, config: TierConfig::default() }
+        Self { schema, config: TierConfig::default(), idle_minutes: [Some(5), Some(30)] }
     }
 
-    /// Game ticks per minute (default 1200).
+    /// Game ticks per minute (default 1200). Idle times in minutes follow it.
     pub fn ticks_per_minute(mut self, ticks: u64) -> Self {
         self.config.ticks_per_minute = ticks.max(1);
+        self.rescale();
         self
+    }
+
+    /// The idle times given in minutes, in ticks at the current rate.
+    fn rescale(&mut self) {
+        let tpm = self.config.ticks_per_minute;
+        if let Some(m) = self.idle_minutes[0] {
+            self.config.l0_idle_ticks = m.saturating_mul(tpm);
+        }
+        if let Some(m) = self.idle_minutes[1] {
+            self.config.l1_idle_ticks = m.saturating_mul(tpm);
+        }
     }
 
     /// `x`: minutes unloaded before an L0 chunk moves to L1 (default 5).
     pub fn l0_idle_minutes(mut self, minutes: u64) -> Self {
-        self.config.l0_idle_ticks = minutes.saturating_mul(self.config.ticks_per_minute);
+        self.idle_minutes[0] = Some(minutes);
+        self.rescale();
         self
     }
 
     /// `x` in ticks.
     pub fn l0_idle_ticks(mut self, ticks: u64) -> Self {
+        self.idle_minutes[0] = None;
         self.config.l0_idle_ticks = ticks;
         self
     }
 
     /// `y`: minutes without a load before an L1 cluster moves to L2 (default 30).
     pub fn l1_idle_minutes(mut self, minutes: u64) -> Self {
-        self.config.l1_idle_ticks = minutes.saturating_mul(self.config.ticks_per_minute);
+        self.idle_minutes[1] = Some(minutes);
+        self.rescale();
         self
     }
 
     /// `y` in ticks.
     pub fn l1_idle_ticks(mut self, ticks: u64) -> Self {
+        self.idle_minutes[1] = None;
         self.config.l1_idle_ticks = ticks;
         self
     }
@@ -173,5 +193,24 @@ impl TieredStoreBuilder {
     /// last saved tick.
     pub fn open<S: Store>(self, store: S) -> Result<TieredStore<S>> {
         TieredStore::open_with(store, self.schema, self.config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_minutes_follow_ticks_per_minute_in_any_order() {
+        let b = || TieredStoreBuilder::new(Schema::new());
+        // The defaults are minutes: a server at 40 ticks per second keeps 5 and 30 minutes.
+        let c = b().ticks_per_minute(2400).config().clone();
+        assert_eq!((c.l0_idle_ticks, c.l1_idle_ticks), (5 * 2400, 30 * 2400));
+        // Minutes given before the rate follow it; ticks stay as given.
+        let c = b().l0_idle_minutes(2).l1_idle_ticks(77).ticks_per_minute(600).config().clone();
+        assert_eq!((c.l0_idle_ticks, c.l1_idle_ticks), (2 * 600, 77));
+        // And minutes given after the rate use it.
+        let c = b().ticks_per_minute(10).l1_idle_minutes(3).config().clone();
+        assert_eq!((c.l0_idle_ticks, c.l1_idle_ticks), (50, 30));
     }
 }

@@ -73,8 +73,10 @@ pub(crate) struct RegionRec<P, D> {
     pub(crate) dead: BTreeSet<P>,
     pub(crate) mil: BTreeSet<RegionId>,
     pub(crate) emf: BTreeSet<RegionId>,
-    /// Section set changed since the last `try_mark_ticking` (invariant 7).
-    pub(crate) modified: bool,
+    /// The section set when the current tick began (debug builds): invariant 7 compares it
+    /// with the set as it is, so a change by any path is caught, not only the ones that say so.
+    #[cfg(debug_assertions)]
+    pub(crate) ticking_sections: Option<BTreeSet<P>>,
 }
 
 pub(crate) struct Inner<P, D> {
@@ -419,7 +421,6 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
 
     fn give_sections(&self, inner: &mut Inner<P, D>, to: RegionId, secs: Vec<P>) {
         let rec = inner.regions.get_mut(&to).expect("live");
-        rec.modified = true;
         for p in secs {
             let s = self.sec(p).expect("section exists");
             s.owner.store(to.0, Ordering::Release);
@@ -448,7 +449,8 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
                 dead: BTreeSet::new(),
                 mil: BTreeSet::new(),
                 emf: BTreeSet::new(),
-                modified: true,
+                #[cfg(debug_assertions)]
+                ticking_sections: None,
             },
         );
         self.live.insert(id, shared);
@@ -501,7 +503,6 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
         let dead = std::mem::take(&mut y.dead);
         let mil = std::mem::take(&mut y.mil);
         debug_assert!(y.emf.is_empty(), "a non-ticking region expects no merges");
-        y.modified = true;
         let ydata = y.shared.data.lock().take();
         for &z in &mil {
             if z == into {
@@ -512,7 +513,6 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
             zr.emf.insert(into);
         }
         let t = inner.regions.get_mut(&into).expect("live");
-        t.modified = true;
         for p in secs {
             if let Some(s) = self.sec(p) {
                 s.owner.store(into.0, Ordering::Release);
@@ -561,7 +561,10 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
         if rec.state != RegionState::Ready {
             return Ok(false);
         }
-        rec.modified = false;
+        #[cfg(debug_assertions)]
+        {
+            rec.ticking_sections = Some(rec.sections.clone());
+        }
         self.set_state(inner, id, RegionState::Ticking);
         Ok(true)
     }
@@ -618,7 +621,6 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
             self.set_state(inner, id, RegionState::Ready);
             return Ok(true);
         }
-        rec.modified = true;
         for p in std::mem::take(&mut rec.dead) {
             rec.sections.remove(&p);
             if let Some((_, s)) = self.sections.remove(&p) {

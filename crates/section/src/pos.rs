@@ -352,3 +352,36 @@ impl BlockPos {
         cell_index(x, y, z)
     }
 }
+
+/// As users write a column on a command line: `x,z`.
+impl std::fmt::Display for ColumnPos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{},{}", self.x, self.z)
+    }
+}
+
+/// As users write a chunk position on a command line: `x,y,z`.
+impl std::fmt::Display for ChunkPos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{},{},{}", self.x, self.y, self.z)
+    }
+}
+
+/// As users write a block position on a command line: `x,y,z` (`32,-64,-208`).
+impl std::fmt::Display for BlockPos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{},{},{}", self.x, self.y, self.z)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_print_as_users_type_them() {
+        assert_eq!(BlockPos::new(32, -64, -208).to_string(), "32,-64,-208");
+        assert_eq!(ChunkPos::new(2, -4, -13).to_string(), "2,-4,-13");
+        assert_eq!(ColumnPos::new(-1, 7).to_string(), "-1,7");
+    }
+}

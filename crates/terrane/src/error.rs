@@ -38,7 +38,7 @@ pub enum Error {
     },
     /// The directory holds no terrane world (no `terrane-world` marker file).
     #[error(
-        "{0} is not a terrane world (no terrane-world file); create one with `terrane demo` or World::builder().create"
+        "{0} is not a terrane world (no terrane-world file); create one with `terrane create` or World::builder().create"
     )]
     NotAWorld(PathBuf),
     /// `create` was asked for a directory that already holds a world or other files.
@@ -48,6 +48,11 @@ pub enum Error {
     /// asked for a different backend than the world's.
     #[error("backend: {0}")]
     Backend(String),
+    /// An import or export was refused before anything was written: a folder without
+    /// region files, an import over chunks of the world's own, coordinates Minecraft cannot
+    /// hold. The message says what to do.
+    #[error("{0}")]
+    Refused(String),
     /// The world's files contradict each other (found by [`World::verify`](crate::World::verify)).
     #[error("inconsistent world: {0}")]
     Inconsistent(String),

@@ -26,8 +26,10 @@
 //! [snapshots](snapshot::Snapshot) of boxes, and the atomic save of a tick. [`WorldBuilder`]
 //! configures it; every setting has a documented default.
 //!
-//! [`schem`] carries Sponge schematic block entities in and out of chunks by terrane-anvil's
-//! block-entity component convention.
+//! [`java`] brings whole Minecraft Java worlds (`level.dat`, the Overworld, the Nether and the
+//! End) or single region folders in and out of a [`World`], through terrane-anvil's
+//! converter. [`schem`] carries Sponge schematic block entities in and out of chunks by
+//! terrane-anvil's block-entity component convention.
 //!
 //! The World is thin glue: the logic lives in the member crates, and everything it holds is
 //! reachable ([`World::tiered`], [`World::regionizer`], [`World::distance`], [`World::store`])
@@ -113,6 +115,7 @@
 
 pub mod copy;
 mod error;
+pub mod java;
 pub mod schem;
 pub mod shared;
 mod world;
@@ -121,7 +124,7 @@ mod world_dir;
 pub use error::{Error, Result};
 pub use world::{
     Backend, DISTANCE_KEY, SIGNATURE, VerifyReport, World, WorldBuilder, WorldInfo,
-    connection_string, distance_key, world_distance,
+    connection_string, default_schema, distance_key, world_distance,
 };
 
 /// terrane-anvil: Minecraft Java Edition worlds in and out.

@@ -9,6 +9,9 @@
 //! registries only grow: a state registered earlier without the component never gets it, and
 //! a block entity at such a cell cannot be stored (it is reported, see [`Skipped`]).
 //!
+//! - [`paste`]: a schematic into a [`World`](crate::World), blocks and block entities, one
+//!   atomic save; [`export_box`]: a box of a world as a schematic. These are what `terrane
+//!   schem import` / `schem export` run.
 //! - [`register_states`]: schematic states into a [`Schema`], as the Anvil importer does.
 //! - [`place_block_entities`]: a schematic's block entities into an arena's chunks (after the
 //!   blocks were restored there).
@@ -46,7 +49,96 @@ use terrane_section::{BlockPos, cell_coords};
 use terrane_snapshot::nbt::{self, Compound, Tag};
 use terrane_snapshot::{BlockBox, BlockEntity, ChunkWorld};
 
-use crate::{Error, Result};
+use crate::{Error, Result, World};
+
+/// What [`paste`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pasted {
+    /// The box the schematic now fills.
+    pub bbox: BlockBox,
+    /// Blocks written.
+    pub blocks: u64,
+    /// Chunks of the one atomic save.
+    pub chunks: usize,
+    /// The block entities placed, cleared and skipped.
+    pub block_entities: PlacedBlockEntities,
+}
+
+/// Pastes `schematic` into `world` with its minimum corner at `min` (default: where the
+/// schematic says, [`Schematic::world_min`](terrane_snapshot::Schematic::world_min)): its
+/// block states are registered ([`register_states`]), its blocks restored over the box, its
+/// block entities placed ([`place_block_entities`]), all in one atomic save; its
+/// `DataVersion` is recorded ([`java::note_data_version`](crate::java::note_data_version)).
+///
+/// ```
+/// use terrane::{Backend, BlockPos, Schematic, World, schem};
+///
+/// let dir = tempfile::tempdir()?;
+/// let mut world = World::builder().backend(Backend::Memory).create(dir.path())?;
+/// let mut s = Schematic::new(3, 2, 1, 3955)?;
+/// s.set_block(1, 0, 0, "minecraft:stone")?;
+/// let pasted = schem::paste(&mut world, &s, Some(BlockPos::new(10, 64, 10)))?;
+/// assert_eq!((pasted.blocks, pasted.chunks), (6, 1));
+/// let back = schem::export_box(&world, pasted.bbox, None)?;
+/// assert_eq!(back.block(1, 0, 0), Some("minecraft:stone"));
+/// assert_eq!(back.data_version, Some(3955));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn paste(
+    world: &mut World,
+    schematic: &terrane_snapshot::Schematic,
+    min: Option<BlockPos>,
+) -> Result<Pasted> {
+    let [x, y, z] = schematic.world_min();
+    let min = min.unwrap_or(BlockPos::new(x.into(), y.into(), z.into()));
+    let snap = terrane_snapshot::Snapshot::from_schematic(schematic, min)?;
+    let mut schema = world.schema().clone();
+    register_states(&mut schema, snap.states().iter().map(String::as_str))?;
+    world.extend_schema(schema)?;
+    let mut arena = world.arena(snap.bbox())?;
+    let stats = snap.restore(&mut arena, false)?;
+    let block_entities = place_block_entities(&mut arena, snap.bbox(), &schematic.block_entities)?;
+    let tick = world.tick();
+    world.save_arena(tick, &arena)?;
+    if let Some(v) = schematic.data_version {
+        crate::java::note_data_version(world, v)?;
+    }
+    Ok(Pasted {
+        bbox: snap.bbox(),
+        blocks: stats.written,
+        chunks: arena.chunks.len(),
+        block_entities,
+    })
+}
+
+/// A box of `world` as a Sponge v3 schematic, block entities included ([`block_entities`]),
+/// recording `data_version`, by default the newest one the world's blocks were imported at
+/// ([`java::data_version`](crate::java::data_version)), else 1.21.1's. Placement: `Offset` 0
+/// and `Metadata.WorldEdit.Origin` at the box's minimum corner, so a paste without a
+/// position puts it back in place.
+pub fn export_box(
+    world: &World,
+    bbox: BlockBox,
+    data_version: Option<i32>,
+) -> Result<terrane_snapshot::Schematic> {
+    let size = bbox.size();
+    if size.iter().any(|&d| d > 65535) || bbox.volume() > i32::MAX as u128 {
+        return Err(Error::Refused(format!(
+            "a box of {} x {} x {} blocks is too big for a schematic (65535 per axis, 2^31 \
+             blocks in all)",
+            size[0], size[1], size[2]
+        )));
+    }
+    let data_version = match data_version {
+        Some(v) => v,
+        None => crate::java::data_version(world)?.unwrap_or(crate::java::NATIVE_DATA_VERSION),
+    };
+    let arena = world.arena(bbox)?;
+    let snap = terrane_snapshot::Snapshot::capture(&arena, bbox)?;
+    let mut schem = snap.to_schematic(data_version)?;
+    schem.block_entities = block_entities(&arena, bbox)?;
+    Ok(schem)
+}
 
 /// Registers the block states `schema` does not know the way terrane-anvil's importer does:
 /// the [`BLOCK_ENTITY_COMPONENT`] is registered when missing, and new states of

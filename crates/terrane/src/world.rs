@@ -536,8 +536,11 @@ fn open_backend_with(
     }
 }
 
-/// A schema holding only `minecraft:air` (id 0), for worlds created without one.
-fn default_schema() -> Schema {
+/// The schema of a world created without one: only `minecraft:air` (id 0). A server that
+/// knows its block states up front extends it (`terrane create --blocks`,
+/// [`schem::register_states`](crate::schem::register_states)) and passes it to
+/// [`WorldBuilder::schema`].
+pub fn default_schema() -> Schema {
     let mut s = Schema::new();
     s.add_block("minecraft:air", &[]).expect("a fresh schema accepts air");
     s

@@ -1,0 +1,537 @@
+//! Minecraft Java Edition worlds in and out of a [`World`], through terrane-anvil's converter:
+//! whole Java world folders as players have them, or single region folders.
+//!
+//! A Java world folder holds `level.dat`, the Overworld's `region/` (and, since 1.17,
+//! `entities/`), the Nether's `DIM-1/region` and the End's `DIM1/region`. Each of the three
+//! becomes its own terrane dimension ([`DIMENSIONS`]: 0, 1 and 2, the first part of every
+//! chunk key). What terrane keeps besides the chunks (`docs/format/world-dir.md`, "Keys the
+//! facade and the CLI add"):
+//! - each column's record (everything a Java column holds besides its blocks, block entities
+//!   and entities: light, heightmaps, biomes, ticks...) under [`record_key`];
+//! - `level.dat`, byte for byte, under [`LEVEL_DAT_KEY`], written back on export;
+//! - the newest `DataVersion` imported, under [`DATA_VERSION_KEY`] ([`data_version`]), which
+//!   `terrane schem export` records by default;
+//! - imported Overworld columns count as generated in the world's distance graph.
+//!
+//! Each column is one atomic save (chunks, entities, record), and an import skips the columns
+//! the world already has, so an interrupted import resumes where it stopped.
+//!
+//! ```no_run
+//! # fn main() -> terrane::Result<()> {
+//! use terrane::{World, java};
+//!
+//! let mut world = World::builder().sync_saves(false).create("imported-world")?;
+//! java::refuse_overwrite(&world)?;
+//! let summary = java::import_java_world(&mut world, "saves/My World".as_ref(), &mut |dim, p| {
+//!     eprintln!("{}: {}/{} columns", dim.name, p.columns_done, p.columns_total);
+//! })?;
+//! println!("{} columns", summary.columns());
+//! world.close()?;
+//!
+//! let world = World::open_read_only("imported-world")?;
+//! java::export_java_world(&world, "saves/Back Again".as_ref(), &mut |_, _| {})?;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use terrane_anvil::convert::ColumnRecord;
+use terrane_anvil::{
+    ExportOptions, ExportSource, ExportSummary, ImportOptions, ImportSink, ImportSummary,
+    ImportedColumn, Progress,
+};
+use terrane_chunk::{Chunk, ChunkView, Schema};
+use terrane_section::{ChunkPos, ColumnPos, morton};
+use terrane_store::{KeyRange, tables};
+
+use crate::error::io;
+use crate::{Error, Result, TickSave, World};
+
+/// One of a Java world's dimensions and where its files live in a Java world folder.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Dimension {
+    /// The terrane dimension (first part of every chunk key).
+    pub id: u64,
+    /// Minecraft's name (`minecraft:` omitted).
+    pub name: &'static str,
+    /// The region folder, relative to the Java world folder.
+    pub region: &'static str,
+    /// The 1.17+ entity region folder, relative to the Java world folder.
+    pub entities: &'static str,
+}
+
+/// The Overworld, the Nether and the End, as terrane dimensions 0, 1 and 2.
+pub const DIMENSIONS: [Dimension; 3] = [
+    Dimension { id: 0, name: "overworld", region: "region", entities: "entities" },
+    Dimension { id: 1, name: "the_nether", region: "DIM-1/region", entities: "DIM-1/entities" },
+    Dimension { id: 2, name: "the_end", region: "DIM1/region", entities: "DIM1/entities" },
+];
+
+/// The `worldProperties` key prefix of imported column records.
+pub const RECORD_PREFIX: &[u8] = b"anvil:column:";
+
+/// The `worldProperties` key of the Java world's `level.dat`, kept byte for byte.
+pub const LEVEL_DAT_KEY: &[u8] = b"anvil:level.dat";
+
+/// The `worldProperties` key of the newest Minecraft `DataVersion` the world's blocks were
+/// imported at (Java columns, schematics): `i32` big-endian. Exports default to it.
+pub const DATA_VERSION_KEY: &[u8] = b"minecraft:dataVersion";
+
+/// The newest `DataVersion` the world's blocks were imported at ([`DATA_VERSION_KEY`]), if
+/// any import recorded one.
+pub fn data_version(world: &World) -> Result<Option<i32>> {
+    let Some(o) = world.store().get(tables::WORLD_PROPERTIES, DATA_VERSION_KEY)? else {
+        return Ok(None);
+    };
+    match <[u8; 4]>::try_from(o.data.as_slice()) {
+        Ok(b) => Ok(Some(i32::from_be_bytes(b))),
+        Err(_) => Err(Error::Inconsistent(format!(
+            "worldProperties {:?} holds {} bytes, not a 4-byte DataVersion",
+            String::from_utf8_lossy(DATA_VERSION_KEY),
+            o.data.len()
+        ))),
+    }
+}
+
+/// Records that blocks of `DataVersion` `v` were imported: [`data_version`] becomes the
+/// newer of `v` and what it was, saved at once.
+pub fn note_data_version(world: &mut World, v: i32) -> Result<()> {
+    if data_version(world)?.is_some_and(|old| old >= v) {
+        return Ok(());
+    }
+    let mut save = TickSave::new();
+    save.put_object(tables::WORLD_PROPERTIES, DATA_VERSION_KEY.to_vec(), v.to_be_bytes().to_vec());
+    let tick = world.tick();
+    world.save_tick(tick, save)
+}
+
+/// DataVersion written for columns that never came from Minecraft (1.21.1).
+pub const NATIVE_DATA_VERSION: i32 = terrane_anvil::convert::DATA_VERSION_1_21_1;
+
+/// The key of a column's record: [`RECORD_PREFIX`], then for dimensions other than 0 the
+/// dimension (`u64` big-endian), then the 2D Morton key of the column (16 bytes, keys.md).
+/// Overworld keys have no dimension part, as before dimensions were imported.
+pub fn record_key(dim: u64, pos: ColumnPos) -> Vec<u8> {
+    let morton = morton::encode2(i64::from(pos.x), i64::from(pos.z));
+    if dim == 0 {
+        [RECORD_PREFIX, &morton].concat()
+    } else {
+        [RECORD_PREFIX, &dim.to_be_bytes(), &morton].concat()
+    }
+}
+
+/// Splits a record key into dimension and column; `None` for another key.
+pub fn parse_record_key(key: &[u8]) -> Option<(u64, ColumnPos)> {
+    let rest = key.strip_prefix(RECORD_PREFIX)?;
+    let (dim, m) = match rest.len() {
+        16 => (0, rest),
+        24 => (u64::from_be_bytes(rest[..8].try_into().ok()?), &rest[8..]),
+        _ => return None,
+    };
+    let (x, z) = morton::decode2(m.try_into().ok()?);
+    Some((dim, ColumnPos::new(i32::try_from(x).ok()?, i32::try_from(z).ok()?)))
+}
+
+/// Whether `dir` is a Java world folder (it holds `level.dat` or a `region` folder), as
+/// opposed to a region folder.
+pub fn is_java_world(dir: &Path) -> bool {
+    dir.join("level.dat").is_file() || dir.join("region").is_dir()
+}
+
+/// Whether `dir` holds region files (`r.X.Z.mca`).
+pub fn has_region_files(dir: &Path) -> bool {
+    terrane_anvil::region::list_regions(dir).is_ok_and(|r| !r.is_empty())
+}
+
+/// Refuses an import into a world that holds chunks of its own: the import would write its
+/// columns over them without a word. A world whose chunks came from an import (it holds
+/// column records) is a resumed import: allowed.
+pub fn refuse_overwrite(world: &World) -> Result<()> {
+    let store = world.store();
+    let mut has_chunks = false;
+    for t in [tables::CHUNK_L0, tables::CHUNK_L1, tables::CHUNK_L2] {
+        if store.scan(t, KeyRange::all())?.next().is_some() {
+            has_chunks = true;
+            break;
+        }
+    }
+    if !has_chunks || store.scan_prefix(tables::WORLD_PROPERTIES, RECORD_PREFIX)?.next().is_some() {
+        return Ok(());
+    }
+    Err(Error::Refused(
+        "the world already holds chunks that did not come from an import: importing would \
+         write the Java world's columns over them; import into a new world, or merge \
+         explicitly (`terrane import anvil --merge`)"
+            .into(),
+    ))
+}
+
+/// Imports into a [`World`]: one atomic save per column (chunks, entities, column record).
+struct WorldSink<'a> {
+    world: &'a mut World,
+    dim: u64,
+    schema: Schema,
+    error: Option<Error>,
+}
+
+/// A sink or source failure, as text for terrane-anvil's error.
+#[derive(Debug)]
+struct SinkError(String);
+
+impl std::fmt::Display for SinkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SinkError {}
+
+impl WorldSink<'_> {
+    fn fail(&mut self, e: Error) -> SinkError {
+        let s = SinkError(e.to_string());
+        self.error = Some(e);
+        s
+    }
+}
+
+impl ImportSink for WorldSink<'_> {
+    type Error = SinkError;
+    fn schema(&mut self) -> &mut Schema {
+        &mut self.schema
+    }
+    fn has_column(&mut self, pos: ColumnPos) -> Result<bool, SinkError> {
+        match self.world.store().get(tables::WORLD_PROPERTIES, &record_key(self.dim, pos)) {
+            Ok(o) => Ok(o.is_some()),
+            Err(e) => Err(self.fail(e.into())),
+        }
+    }
+    fn put_column(&mut self, c: ImportedColumn) -> Result<(), SinkError> {
+        if self.schema.blocks().len() != self.world.schema().blocks().len()
+            || self.schema.components().len() != self.world.schema().components().len()
+        {
+            // New block states: the registries are stored before the first chunk using them.
+            if let Err(e) = self.world.extend_schema(self.schema.clone()) {
+                return Err(self.fail(e));
+            }
+        }
+        let mut save = TickSave::new();
+        for (y, bytes) in c.chunks {
+            let pos = ChunkPos::new(i64::from(c.pos.x), y, i64::from(c.pos.z));
+            save.put_chunk(self.dim, pos, bytes);
+        }
+        for (uuid, bytes) in c.entities {
+            save.put_entity(uuid, bytes);
+        }
+        save.put_object(tables::WORLD_PROPERTIES, record_key(self.dim, c.pos), c.record);
+        if self.dim == 0 {
+            // Imported columns are generated columns (saved in this column's batch).
+            if let Err(e) = self.world.mark_generated(c.pos) {
+                return Err(self.fail(e));
+            }
+        }
+        let tick = self.world.tick();
+        self.world.save_tick(tick, save).map_err(|e| self.fail(e))
+    }
+    fn region_done(&mut self, _: i32, _: i32) -> Result<(), SinkError> {
+        self.world.sync().map_err(|e| self.fail(e))
+    }
+}
+
+/// Imports one region folder into dimension `dim` of `world` (see the module docs). Damaged
+/// chunks are reported in the summary and skipped; the world's own errors end the import.
+pub fn import_region_dir(
+    world: &mut World,
+    dim: u64,
+    region_dir: &Path,
+    options: &ImportOptions,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<ImportSummary> {
+    let schema = world.schema().clone();
+    let mut sink = WorldSink { world, dim, schema, error: None };
+    let summary = terrane_anvil::import_region_dir_with(region_dir, &mut sink, options, progress);
+    let summary = match (summary, sink.error) {
+        (Ok(s), _) => s,
+        (Err(_), Some(e)) => return Err(e),
+        (Err(e), None) => return Err(e.into()),
+    };
+    if let Some(v) = summary.data_version {
+        note_data_version(world, v)?;
+    }
+    Ok(summary)
+}
+
+/// What [`import_java_world`] did, per dimension.
+#[derive(Clone, Debug, Default)]
+pub struct JavaImportSummary {
+    /// Each dimension found in the folder, with its import's summary.
+    pub dimensions: Vec<(Dimension, ImportSummary)>,
+    /// Whether `level.dat` was there and kept.
+    pub level_dat: bool,
+}
+
+impl JavaImportSummary {
+    /// Columns imported in all dimensions.
+    pub fn columns(&self) -> u64 {
+        self.dimensions.iter().map(|(_, s)| s.columns).sum()
+    }
+}
+
+/// Imports a whole Java world folder into `world`: every dimension that has region files,
+/// with its `entities/` folder, and `level.dat`. A folder without a single region file is
+/// refused ([`Error::Refused`]) before anything is written.
+pub fn import_java_world(
+    world: &mut World,
+    java_dir: &Path,
+    progress: &mut dyn FnMut(&Dimension, &Progress),
+) -> Result<JavaImportSummary> {
+    let found: Vec<Dimension> =
+        DIMENSIONS.into_iter().filter(|d| has_region_files(&java_dir.join(d.region))).collect();
+    if found.is_empty() {
+        return Err(Error::Refused(format!(
+            "{} holds no region files (a Java world keeps them in region/, DIM-1/region and \
+             DIM1/region)",
+            java_dir.display()
+        )));
+    }
+    let mut summary = JavaImportSummary::default();
+    let level_dat = java_dir.join("level.dat");
+    if level_dat.is_file() {
+        let bytes = fs::read(&level_dat).map_err(io(&level_dat))?;
+        let mut save = TickSave::new();
+        save.put_object(tables::WORLD_PROPERTIES, LEVEL_DAT_KEY.to_vec(), bytes);
+        let tick = world.tick();
+        world.save_tick(tick, save)?;
+        summary.level_dat = true;
+    }
+    for d in found {
+        let mut options = ImportOptions::new();
+        let entities = java_dir.join(d.entities);
+        if entities.is_dir() {
+            options = options.entities_dir(entities);
+        }
+        let s = import_region_dir(world, d.id, &java_dir.join(d.region), &options, &mut |p| {
+            progress(&d, p)
+        })?;
+        summary.dimensions.push((d, s));
+    }
+    Ok(summary)
+}
+
+/// Exports one dimension of a [`World`]: its columns grouped from every stored chunk, with the
+/// imported column records where there are some and a plain 1.21 record otherwise.
+struct WorldSource {
+    schema: Schema,
+    columns: DimColumns,
+    records: HashMap<ColumnPos, Vec<u8>>,
+    entities: HashMap<[u8; 16], Vec<u8>>,
+}
+
+impl ExportSource for WorldSource {
+    type Error = SinkError;
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+    fn columns(&self) -> Result<Vec<ColumnPos>, SinkError> {
+        let mut all: Vec<ColumnPos> =
+            self.columns.keys().chain(self.records.keys()).copied().collect();
+        all.sort();
+        all.dedup();
+        Ok(all)
+    }
+    fn column(&self, pos: ColumnPos) -> Result<Option<ImportedColumn>, SinkError> {
+        let mut chunks = self.columns.get(&pos).cloned().unwrap_or_default();
+        let record = match self.records.get(&pos) {
+            Some(r) => r.clone(),
+            None => {
+                // A native column: its entities are the game's own records, not Minecraft
+                // NBT, so they stay behind; the chunks go without their references.
+                for (_, bytes) in &mut chunks {
+                    let mut c =
+                        Chunk::decode(bytes, &self.schema).map_err(|e| SinkError(e.to_string()))?;
+                    if !c.entities().is_empty() {
+                        for u in c.entities().to_vec() {
+                            c.remove_entity(&u);
+                        }
+                        *bytes = c.encode(&self.schema);
+                    }
+                }
+                // A fresh record (`Status: minecraft:full`): Minecraft regenerates a chunk
+                // that has no status over whatever blocks it holds.
+                ColumnRecord::fresh(NATIVE_DATA_VERSION).encode()
+            }
+        };
+        let mut uuids: Vec<[u8; 16]> = Vec::new();
+        for (_, bytes) in &chunks {
+            if let Ok(v) = ChunkView::parse(bytes) {
+                uuids.extend_from_slice(v.entities());
+            }
+        }
+        if let Ok(r) = ColumnRecord::decode(&record) {
+            uuids.extend(r.orphan_entities);
+        }
+        let entities = uuids
+            .into_iter()
+            .filter_map(|u| self.entities.get(&u).map(|b| (u, b.clone())))
+            .collect();
+        Ok(Some(ImportedColumn { pos, chunks, entities, record }))
+    }
+}
+
+/// One dimension's chunks: column → `(y, bytes)` of each stored chunk.
+type DimColumns = BTreeMap<ColumnPos, Vec<(i64, Vec<u8>)>>;
+
+/// What an export reads, once: every chunk by dimension and column (`(y, bytes)`), the
+/// column records by dimension, and the entity records by UUID.
+struct WorldContents {
+    columns: BTreeMap<u64, DimColumns>,
+    records: BTreeMap<u64, HashMap<ColumnPos, Vec<u8>>>,
+    entities: HashMap<[u8; 16], Vec<u8>>,
+}
+
+impl WorldContents {
+    fn load(world: &World) -> Result<Self> {
+        let mut columns: BTreeMap<u64, DimColumns> = BTreeMap::new();
+        for ((dim, pos), (_, bytes)) in world.tiered().all_chunks()? {
+            let (Ok(x), Ok(z)) = (i32::try_from(pos.x), i32::try_from(pos.z)) else {
+                return Err(Error::Refused(format!(
+                    "chunk {pos} of dimension {dim} is beyond Minecraft's coordinates"
+                )));
+            };
+            let column = columns.entry(dim).or_default().entry(ColumnPos::new(x, z));
+            column.or_default().push((pos.y, bytes));
+        }
+        let mut records: BTreeMap<u64, HashMap<ColumnPos, Vec<u8>>> = BTreeMap::new();
+        for e in world.store().scan_prefix(tables::WORLD_PROPERTIES, RECORD_PREFIX)? {
+            let (k, o) = e?;
+            if let Some((dim, pos)) = parse_record_key(&k) {
+                records.entry(dim).or_default().insert(pos, o.data);
+            }
+        }
+        let mut entities = HashMap::new();
+        for e in world.store().scan(tables::ENTITY, KeyRange::all())? {
+            let (k, o) = e?;
+            if let Ok(u) = <[u8; 16]>::try_from(k.as_slice()) {
+                entities.insert(u, o.data);
+            }
+        }
+        Ok(Self { columns, records, entities })
+    }
+
+    /// The export source of dimension `dim`.
+    fn source(&mut self, schema: &Schema, dim: u64) -> WorldSource {
+        WorldSource {
+            schema: schema.clone(),
+            columns: self.columns.remove(&dim).unwrap_or_default(),
+            records: self.records.remove(&dim).unwrap_or_default(),
+            entities: self.entities.clone(),
+        }
+    }
+}
+
+/// Exports dimension `dim` of `world` into the region folder `region_dir` (created when
+/// missing), 1.17+ entities into `options`' entities folder. Each region file is written
+/// whole, then renamed into place (terrane-anvil's `export_region_dir_with`).
+pub fn export_region_dir(
+    world: &World,
+    dim: u64,
+    region_dir: &Path,
+    options: &ExportOptions,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<ExportSummary> {
+    let source = WorldContents::load(world)?.source(world.schema(), dim);
+    Ok(terrane_anvil::export_region_dir_with(&source, region_dir, options, progress)?)
+}
+
+/// What [`export_java_world`] did, per dimension.
+#[derive(Clone, Debug, Default)]
+pub struct JavaExportSummary {
+    /// Each dimension written, with its export's summary.
+    pub dimensions: Vec<(Dimension, ExportSummary)>,
+    /// Whether a kept `level.dat` was written back.
+    pub level_dat: bool,
+    /// Dimensions of the world that are not Minecraft's three, left out.
+    pub skipped_dimensions: Vec<u64>,
+}
+
+impl JavaExportSummary {
+    /// Columns written in all dimensions.
+    pub fn columns(&self) -> u64 {
+        self.dimensions.iter().map(|(_, s)| s.columns).sum()
+    }
+}
+
+/// Exports `world` as a Java world folder at `java_dir`: each dimension that holds columns
+/// into its region (and entities) folder, and the `level.dat` kept at import. A world that
+/// never came from Minecraft has no `level.dat`: Minecraft lists such a folder only once one
+/// is added.
+pub fn export_java_world(
+    world: &World,
+    java_dir: &Path,
+    progress: &mut dyn FnMut(&Dimension, &Progress),
+) -> Result<JavaExportSummary> {
+    let mut contents = WorldContents::load(world)?;
+    let mut summary = JavaExportSummary::default();
+    let mut dims: Vec<u64> =
+        contents.columns.keys().chain(contents.records.keys()).copied().collect();
+    dims.sort_unstable();
+    dims.dedup();
+    summary.skipped_dimensions = dims.iter().copied().filter(|&d| d > 2).collect();
+    for d in DIMENSIONS {
+        if !dims.contains(&d.id) {
+            continue;
+        }
+        let source = contents.source(world.schema(), d.id);
+        let options = ExportOptions::new().entities_dir(java_dir.join(d.entities));
+        let s = terrane_anvil::export_region_dir_with(
+            &source,
+            &java_dir.join(d.region),
+            &options,
+            &mut |p| progress(&d, p),
+        )?;
+        summary.dimensions.push((d, s));
+    }
+    if let Some(o) = world.store().get(tables::WORLD_PROPERTIES, LEVEL_DAT_KEY)? {
+        let path = java_dir.join("level.dat");
+        fs::create_dir_all(java_dir).map_err(io(java_dir))?;
+        write_whole(&path, &o.data)?;
+        summary.level_dat = true;
+    }
+    Ok(summary)
+}
+
+/// Writes `path` under a temporary name, syncs it, and renames it into place.
+fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp: PathBuf = path.with_extension("dat.tmp");
+    let write = || -> std::io::Result<()> {
+        use std::io::Write as _;
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    };
+    write().map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        io(path)(e)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_keys_carry_the_dimension_except_the_overworld() {
+        let p = ColumnPos::new(-3, 70);
+        let k0 = record_key(0, p);
+        assert_eq!(k0.len(), RECORD_PREFIX.len() + 16, "Overworld keys as before dimensions");
+        assert_eq!(parse_record_key(&k0), Some((0, p)));
+        let k2 = record_key(2, p);
+        assert_eq!(k2.len(), RECORD_PREFIX.len() + 24);
+        assert_eq!(parse_record_key(&k2), Some((2, p)));
+        assert_eq!(parse_record_key(b"anvil:column:short"), None);
+        assert_eq!(parse_record_key(LEVEL_DAT_KEY), None);
+    }
+}
