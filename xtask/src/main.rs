@@ -11,6 +11,7 @@ use std::time::Instant;
 mod bench;
 mod fuzz;
 mod rocksdb;
+mod tidy;
 
 const HELP: &str = "\
 cargo xtask <TASK>

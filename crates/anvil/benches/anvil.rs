@@ -3,7 +3,7 @@
 
 use std::hint::black_box;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -11,14 +11,7 @@ use fastanvil::{Chunk as _, JavaChunk, Region};
 use terrane_anvil::{ExportSource, MemWorld};
 use terrane_chunk::ChunkView;
 
-fn testdata() -> PathBuf {
-    let p = match std::env::var_os("TERRANE_TESTDATA") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata"),
-    };
-    assert!(p.is_dir(), "test data folder missing: {}", p.display());
-    p
-}
+use terrane_section::testdata::dir as testdata;
 
 const DIRS: [&str; 2] = ["anvil/1.18.2", "anvil/1.21.1"];
 

@@ -15,7 +15,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
@@ -233,12 +232,7 @@ fn unpack_mc(data: &[i64], n: usize) -> Option<Vec<u32>> {
     )
 }
 
-fn testdata() -> PathBuf {
-    std::env::var_os("TERRANE_TESTDATA").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata"),
-        PathBuf::from,
-    )
-}
+use terrane_section::testdata::dir as testdata;
 
 /// Real sections (1.16+ no-straddle layouts): global block-state ids per cell, in terrane's
 /// cell order (x << 8 | y << 4 | z) converted from Minecraft's (y << 8 | z << 4 | x).

@@ -2,7 +2,7 @@
 //! opens its world; bad input exits non-zero with a clear message; `schem info` on the
 //! fixtures.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn bin() -> Command {
@@ -45,18 +45,7 @@ fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&ok(args)).expect("JSON output")
 }
 
-fn testdata() -> PathBuf {
-    match std::env::var_os("TERRANE_TESTDATA") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata"),
-    }
-}
-
-fn fixture(rel: &str) -> PathBuf {
-    let p = testdata().join(rel);
-    assert!(p.exists(), "fixture {} is missing (set TERRANE_TESTDATA)", p.display());
-    p
-}
+use terrane_section::testdata::fixture;
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")

@@ -32,7 +32,8 @@
 //!
 //! # Features
 //!
-//! None; no dependencies.
+//! No dependencies. `testdata` (off by default, for dev-dependencies) adds the `testdata` module: where
+//! the workspace's tests and benches find the real files other tools wrote.
 //!
 //! # What it does not guarantee
 //!
@@ -49,6 +50,8 @@ mod pos;
 
 pub mod keys;
 pub mod morton;
+#[cfg(feature = "testdata")]
+pub mod testdata;
 
 pub use area::AreaId;
 pub use pos::{BlockPos, ChunkPos, ColumnPos, GridPos, cell_coords, cell_index};

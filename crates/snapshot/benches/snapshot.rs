@@ -366,13 +366,7 @@ fn schematic_benches(c: &mut Criterion) {
     let big = Snapshot::capture(&src, bbox).unwrap().to_schematic(3955).unwrap();
     drop(src);
     let big_gz = big.write().unwrap();
-    let dir =
-        std::env::var_os("TERRANE_TESTDATA").map(std::path::PathBuf::from).unwrap_or_else(|| {
-            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata")
-        });
-    let house_path = dir.join("schem/smallhouse1.schem");
-    let house_gz = std::fs::read(&house_path)
-        .unwrap_or_else(|e| panic!("fixture {}: {e}", house_path.display()));
+    let house_gz = terrane_section::testdata::read("schem/smallhouse1.schem");
 
     for (name, gz) in [("arena_6x6_columns", &big_gz), ("smallhouse1", &house_gz)] {
         let s = Schematic::read(gz).unwrap();

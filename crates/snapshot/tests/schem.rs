@@ -1,23 +1,13 @@
 //! Sponge schematic fixtures (../shared/testdata/schem, facts from SOURCES.md), round trips
 //! and hostile inputs.
 
-use std::path::PathBuf;
+use terrane_section::testdata::dir as testdata;
 
 use terrane_snapshot::nbt::{self, Compound, Tag};
 use terrane_snapshot::{Error, Schematic, canonical_state};
 
-fn testdata() -> PathBuf {
-    match std::env::var_os("TERRANE_TESTDATA") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata"),
-    }
-}
-
 fn read(name: &str) -> Schematic {
-    let path = testdata().join("schem").join(name);
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| {
-        panic!("missing fixture {}: {e} (set TERRANE_TESTDATA)", path.display())
-    });
+    let bytes = terrane_section::testdata::read(&format!("schem/{name}"));
     Schematic::read(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 

@@ -352,10 +352,7 @@ fn snapshot_schematic_round_trip() {
         assert_eq!(snap2.block(p), snap.block(p));
     }
     // A fixture placed anywhere restores to the same blocks.
-    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/testdata/schem/smallhouse1.schem");
-    let path = std::env::var_os("TERRANE_TESTDATA")
-        .map_or(path, |d| std::path::PathBuf::from(d).join("schem/smallhouse1.schem"));
+    let path = terrane_section::testdata::fixture("schem/smallhouse1.schem");
     let house =
         Schematic::read_file(&path).unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()));
     let at = BlockPos::new(-7, -64, 1000);

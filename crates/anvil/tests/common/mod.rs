@@ -6,15 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-/// `${TERRANE_TESTDATA:-<workspace>/../shared/testdata}`.
-pub fn testdata() -> PathBuf {
-    let p = match std::env::var_os("TERRANE_TESTDATA") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata"),
-    };
-    assert!(p.is_dir(), "test data folder missing: {} (set TERRANE_TESTDATA)", p.display());
-    p
-}
+pub use terrane_section::testdata::dir as testdata;
 
 /// Every region folder under `anvil/` (one per Minecraft version), sorted.
 pub fn region_dirs() -> Vec<PathBuf> {

@@ -4,7 +4,6 @@
 #![allow(missing_docs)]
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use fastanvil::{Chunk as _, JavaChunk, Region};
 use terrane_chunk::{BlockId, Chunk, Schema};
@@ -12,12 +11,7 @@ use terrane_section::ChunkPos;
 
 pub const REGION: &str = "anvil/1.18.2/r.0.0.mca";
 
-pub fn testdata() -> PathBuf {
-    match std::env::var_os("TERRANE_TESTDATA") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata"),
-    }
-}
+pub use terrane_section::testdata::dir as testdata;
 
 pub struct Terrain {
     pub schema: Schema,

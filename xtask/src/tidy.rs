@@ -1,0 +1,155 @@
+//! Tidy checks: the map in `docs/ARCHITECTURE.md` and the workspace agree. They run as this
+//! crate's tests, so `cargo xtask test` fails when a crate depends upward against the layer
+//! list, a `lib.rs` loses its opening sections or lints, or a published package would ship
+//! without its licence files.
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::fs;
+    use std::path::PathBuf;
+
+    use crate::root;
+
+    /// Every package directory under `crates/`, by package name.
+    fn packages() -> BTreeMap<String, PathBuf> {
+        let mut out = BTreeMap::new();
+        for e in fs::read_dir(root().join("crates")).expect("crates/") {
+            let dir = e.expect("crates/ entry").path();
+            let toml = fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml");
+            let name = toml
+                .lines()
+                .find_map(|l| l.strip_prefix("name = \""))
+                .and_then(|l| l.strip_suffix('"'))
+                .expect("package name");
+            out.insert(name.to_string(), dir);
+        }
+        out
+    }
+
+    /// The layer of each crate, read from the diagram under "Layers: who may depend on whom":
+    /// every `terrane-…` name (and `terrane (facade)`) on a `layer N` line or the lines that
+    /// continue it.
+    fn layers() -> BTreeMap<String, u32> {
+        let doc = fs::read_to_string(root().join("docs/ARCHITECTURE.md")).expect("ARCHITECTURE");
+        let start = doc.find("## Layers: who may depend on whom").expect("the layers section");
+        let block = doc[start..].split("```").nth(1).expect("the layer diagram");
+        let mut out = BTreeMap::new();
+        let mut layer = None;
+        for line in block.lines() {
+            if let Some(rest) = line.trim_start().strip_prefix("layer ") {
+                layer = rest.split_whitespace().next().and_then(|n| n.parse::<u32>().ok());
+            }
+            let Some(n) = layer else { continue };
+            // Names outside parentheses: inside them are the crates a crate depends on.
+            let mut depth = 0;
+            let mut outside = String::new();
+            for c in line.chars() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    _ if depth == 0 => outside.push(c),
+                    _ => {}
+                }
+            }
+            if line.contains("terrane (facade)") {
+                out.insert("terrane".to_string(), n);
+            }
+            for word in outside.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {
+                if word.starts_with("terrane-") {
+                    out.insert(word.to_string(), n);
+                }
+            }
+        }
+        out
+    }
+
+    /// The `terrane` / `terrane-…` packages in a manifest's `[dependencies]`.
+    fn internal_dependencies(toml: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut in_deps = false;
+        for line in toml.lines() {
+            let line = line.trim();
+            if line.starts_with('[') {
+                in_deps = line == "[dependencies]";
+                continue;
+            }
+            if !in_deps {
+                continue;
+            }
+            let key = line.split(['=', '.', ' ']).next().unwrap_or("");
+            if key == "terrane" || key.starts_with("terrane-") {
+                out.push(key.to_string());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn no_crate_depends_upward_against_the_layer_list() {
+        let layers = layers();
+        let packages = packages();
+        for name in packages.keys() {
+            assert!(layers.contains_key(name), "{name} is missing from ARCHITECTURE.md's layers");
+        }
+        // Sideways within a layer only as drawn: the command over the facade.
+        let drawn = [("terrane-cli", "terrane")];
+        for (name, dir) in &packages {
+            let toml = fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml");
+            for dep in internal_dependencies(&toml) {
+                let (l, d) = (layers[name], layers[dep.as_str()]);
+                assert!(
+                    d < l || drawn.contains(&(name.as_str(), dep.as_str())),
+                    "{name} (layer {l}) depends on {dep} (layer {d}): not below it in \
+                     ARCHITECTURE.md's layer list"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_lib_rs_opens_as_the_house_style_asks() {
+        for (name, dir) in packages() {
+            let lib = dir.join("src/lib.rs");
+            let Ok(text) = fs::read_to_string(&lib) else { continue }; // the command: main.rs
+            for section in ["# Overview", "# Example", "# Features", "# What it does not guarantee"]
+            {
+                // `# Example` or a titled `# Example: …`.
+                let heading = |l: &str| {
+                    let rest = l.trim().strip_prefix("//! ").and_then(|r| r.strip_prefix(section));
+                    rest.is_some_and(|r| r.is_empty() || r.starts_with(':'))
+                };
+                assert!(text.lines().any(heading), "{name}: lib.rs has no `{section}` section");
+            }
+            for lint in ["#![deny(missing_docs)]", "#![forbid(unsafe_code)]"] {
+                assert!(text.contains(lint), "{name}: lib.rs lacks {lint}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_package_carries_both_licence_files() {
+        for (name, dir) in packages() {
+            for f in ["LICENSE-MIT", "LICENSE-APACHE"] {
+                let text = fs::read_to_string(dir.join(f)).unwrap_or_default();
+                assert!(text.len() > 100, "{name}: {f} missing beside its Cargo.toml");
+            }
+        }
+    }
+
+    #[test]
+    fn the_layer_list_reads_as_drawn() {
+        let l = layers();
+        assert_eq!(l["terrane-section"], 0);
+        assert_eq!(l["terrane-store"], 1);
+        assert_eq!(l["terrane-chunk"], 1);
+        assert_eq!(l["terrane-cluster"], 2);
+        assert_eq!(l["terrane-postgres"], 2);
+        assert_eq!(l["terrane"], 3);
+        assert_eq!(l["terrane-cli"], 3);
+        let deps = internal_dependencies(
+            "[dependencies]\nterrane-chunk.workspace = true\nterrane = { path = \"x\" }\n[dev-dependencies]\nterrane-rocksdb = \"1\"\n",
+        );
+        assert_eq!(deps, ["terrane-chunk", "terrane"]);
+    }
+}
