@@ -8,15 +8,15 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use fastanvil::{Chunk as _, JavaChunk, Region};
-use terrane_anvil::{ExportSource, MemWorld};
+use terrane_anvil::{ExportSource, MemColumns};
 use terrane_chunk::ChunkView;
 
 use terrane_section::testdata::dir as testdata;
 
 const DIRS: [&str; 2] = ["anvil/1.18.2", "anvil/1.21.1"];
 
-fn import(dir: &Path) -> (MemWorld, terrane_anvil::ImportSummary) {
-    let mut w = MemWorld::new();
+fn import(dir: &Path) -> (MemColumns, terrane_anvil::ImportSummary) {
+    let mut w = MemColumns::new();
     let s = terrane_anvil::import_region_dir(dir, &mut w, &mut |_| {}).unwrap();
     (w, s)
 }

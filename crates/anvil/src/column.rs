@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::error::{AnvilError, ChunkError};
+use crate::error::{ChunkError, Error};
 use crate::nbt::{self, Value};
 
 /// First DataVersion (20w17a, 1.16 snapshot) whose block-state longs are padded (entries
@@ -123,8 +123,8 @@ pub fn canonical_state(entry: &HashMap<String, Value>) -> Result<String, ChunkEr
 pub type StateParts<'a> = (&'a str, Vec<(&'a str, &'a str)>);
 
 /// Splits a canonical block-state string into its name and properties.
-pub fn parse_state(s: &str) -> Result<StateParts<'_>, AnvilError> {
-    let bad = || AnvilError::InvalidBlockState(s.to_string());
+pub fn parse_state(s: &str) -> Result<StateParts<'_>, Error> {
+    let bad = || Error::InvalidBlockState(s.to_string());
     let (name, props) = match s.find('[') {
         Some(i) => {
             let inner = s[i + 1..].strip_suffix(']').ok_or_else(bad)?;
@@ -145,7 +145,7 @@ pub fn parse_state(s: &str) -> Result<StateParts<'_>, AnvilError> {
     Ok((name, kv))
 }
 
-fn state_entry(s: &str) -> Result<Value, AnvilError> {
+fn state_entry(s: &str) -> Result<Value, Error> {
     let (name, kv) = parse_state(s)?;
     let mut m = HashMap::new();
     m.insert("Name".to_string(), Value::String(name.to_string()));
@@ -499,17 +499,17 @@ impl Column {
     /// Rebuilds the chunk NBT (uncompressed, deterministic bytes).
     ///
     /// Refuses pre-1.13 columns and columns holding legacy numeric blocks
-    /// ([`AnvilError::LegacyExport`]). The
+    /// ([`Error::LegacyExport`]). The
     /// block-state packing follows the DataVersion (padded from 2527), the key names follow
     /// the layout; `xPos`/`zPos` are set to the column's position.
-    pub fn to_nbt(&self) -> Result<Vec<u8>, AnvilError> {
+    pub fn to_nbt(&self) -> Result<Vec<u8>, Error> {
         if let Some(name) = self.first_legacy_state() {
-            return Err(AnvilError::LegacyExport { x: self.x, z: self.z, name: name.to_string() });
+            return Err(Error::LegacyExport { x: self.x, z: self.z, name: name.to_string() });
         }
         if self.layout == Layout::Legacy {
             // A pre-1.13 chunk whose remaining blocks happen to be air: its DataVersion still
             // tells Minecraft to read numeric `Blocks`, which cannot be written.
-            return Err(AnvilError::LegacyExport { x: self.x, z: self.z, name: AIR.to_string() });
+            return Err(Error::LegacyExport { x: self.x, z: self.z, name: AIR.to_string() });
         }
         let mut root = self.rest.clone();
         let wrapped = self.layout != Layout::Flat;
@@ -681,11 +681,11 @@ mod tests {
         assert_eq!(c.sections[0].get(0, 1, 0), "legacy:254:0");
         assert_eq!(c.sections[0].get(0, 0, 0), AIR);
         let e = c.to_nbt().unwrap_err();
-        assert!(matches!(e, AnvilError::LegacyExport { ref name, .. } if name == "legacy:1:3"));
+        assert!(matches!(e, Error::LegacyExport { ref name, .. } if name == "legacy:1:3"));
         // Only air left: still refused (the chunk would claim numeric blocks).
         let air = Column::from_nbt(&legacy_chunk(vec![0; CELLS], None), (0, 0)).unwrap();
         assert_eq!(air.sections[0].palette, [AIR]);
-        assert!(matches!(air.to_nbt(), Err(AnvilError::LegacyExport { .. })));
+        assert!(matches!(air.to_nbt(), Err(Error::LegacyExport { .. })));
     }
 
     #[test]

@@ -18,7 +18,7 @@ use terrane_chunk::{BlockId, Chunk, ChunkView, ComponentId, ComponentKind, Schem
 use terrane_section::{ColumnPos, cell_index};
 
 use crate::column::{CELLS, Column, Layout, Section};
-use crate::error::{AnvilError, ChunkError};
+use crate::error::{ChunkError, Error};
 use crate::nbt::{self, Value};
 
 /// Name of the variable-size component that carries a block entity's NBT.
@@ -301,23 +301,23 @@ fn encode_record(r: &RecordParts<'_>) -> Vec<u8> {
 }
 
 /// The id of the block-entity component in `schema`, registering it when missing.
-pub fn block_entity_component(schema: &mut Schema) -> Result<ComponentId, AnvilError> {
+pub fn block_entity_component(schema: &mut Schema) -> Result<ComponentId, Error> {
     match schema.components().find(BLOCK_ENTITY_COMPONENT) {
         Some(i) => Ok(ComponentId::variable(i)),
         None => schema
             .add_component(BLOCK_ENTITY_COMPONENT, ComponentKind::Variable)
-            .map_err(|e| AnvilError::Convert(e.to_string())),
+            .map_err(|e| Error::Convert(e.to_string())),
     }
 }
 
 /// The block id of a canonical state, registering it (with the block-entity component for
 /// [`is_block_entity_block`] names) when missing.
-pub fn block_id(schema: &mut Schema, be: ComponentId, state: &str) -> Result<BlockId, AnvilError> {
+pub fn block_id(schema: &mut Schema, be: ComponentId, state: &str) -> Result<BlockId, Error> {
     if let Some(id) = schema.blocks().find(state) {
         return Ok(BlockId(id));
     }
     let comps: &[ComponentId] = if is_block_entity_block(state) { &[be] } else { &[] };
-    schema.add_block(state, comps).map_err(|e| AnvilError::Convert(e.to_string()))
+    schema.add_block(state, comps).map_err(|e| Error::Convert(e.to_string()))
 }
 
 fn entity_uuid(e: &HashMap<String, Value>) -> Option<Uuid> {
@@ -387,7 +387,7 @@ pub fn column_to_terrane(
     col: &Column,
     timestamp: u32,
     schema: &mut Schema,
-) -> Result<(ImportedColumn, ColumnStats), AnvilError> {
+) -> Result<(ImportedColumn, ColumnStats), Error> {
     let pos = ColumnPos::new(col.x, col.z);
     let be = block_entity_component(schema)?;
     let mut stats = ColumnStats::default();
@@ -484,12 +484,8 @@ pub fn column_to_terrane(
 ///
 /// Errors on chunks that do not decode with `schema`, on extra block layers (Minecraft has
 /// none), and on entity references without a record.
-pub fn terrane_to_column(
-    imp: &ImportedColumn,
-    schema: &Schema,
-) -> Result<(Column, u32), AnvilError> {
-    let conv =
-        |m: String| AnvilError::Convert(format!("column ({}, {}): {m}", imp.pos.x, imp.pos.z));
+pub fn terrane_to_column(imp: &ImportedColumn, schema: &Schema) -> Result<(Column, u32), Error> {
+    let conv = |m: String| Error::Convert(format!("column ({}, {}): {m}", imp.pos.x, imp.pos.z));
     let (record, entities_data_version) =
         ColumnRecord::decode_with(&imp.record).map_err(|e| conv(e.to_string()))?;
     let be = schema.components().find(BLOCK_ENTITY_COMPONENT).map(ComponentId::variable);

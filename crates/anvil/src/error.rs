@@ -77,7 +77,7 @@ pub enum ChunkError {
 /// a [`ChunkError`] reported in the summary).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum AnvilError {
+pub enum Error {
     /// A file or directory could not be read or written.
     #[error("I/O error on {path}: {source}")]
     Io {
@@ -124,11 +124,11 @@ pub enum AnvilError {
     Sink(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
-impl AnvilError {
+impl Error {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        AnvilError::Io { path: path.into(), source }
+        Error::Io { path: path.into(), source }
     }
 }
 
-/// Result alias for [`AnvilError`].
-pub type Result<T, E = AnvilError> = std::result::Result<T, E>;
+/// Result alias for [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -20,7 +20,7 @@
 //!   chunk, everything else (biomes included) in the [`ColumnRecord`] side-table entry.
 //! - [`import_region_dir`] / [`export_region_dir`]: whole region folders, with a progress
 //!   callback, resumption (columns the [`ImportSink`] already has are skipped) and an
-//!   [`ImportSummary`] / [`ExportSummary`]; [`MemWorld`] is an in-memory sink and source.
+//!   [`ImportSummary`] / [`ExportSummary`]; [`MemColumns`] is an in-memory sink and source.
 //!
 //! The file layouts and the mapping are specified in `docs/format/anvil.md`.
 //!
@@ -28,7 +28,7 @@
 //!
 //! ```
 //! use terrane_anvil::region::{RegionFile, RegionWriter};
-//! use terrane_anvil::{Column, MemWorld};
+//! use terrane_anvil::{Column, MemColumns};
 //!
 //! // A 1.21 chunk with one section: stone everywhere.
 //! let mut col = Column::from_nbt(&minimal_chunk(), (3, -2))?;
@@ -40,7 +40,7 @@
 //! w.insert(3 + 32 * 30, col.to_nbt()?, 1_700_000_000);
 //! let (bytes, _side_files) = w.finish()?;
 //! std::fs::write(dir.path().join("r.0.-1.mca"), bytes).unwrap();
-//! let mut world = MemWorld::new();
+//! let mut world = MemColumns::new();
 //! let summary = terrane_anvil::import_region_dir(dir.path(), &mut world, &mut |p| {
 //!     eprintln!("{}/{} columns", p.columns_done, p.columns_total);
 //! })?;
@@ -68,7 +68,7 @@
 //! #     ].into();
 //! #     write_root(&root)
 //! # }
-//! # Ok::<(), terrane_anvil::AnvilError>(())
+//! # Ok::<(), terrane_anvil::Error>(())
 //! ```
 //!
 //! # Features
@@ -103,9 +103,9 @@ mod world;
 
 pub use column::{Column, Layout, Section};
 pub use convert::{ColumnRecord, ImportedColumn};
-pub use error::{AnvilError, ChunkError, Result};
+pub use error::{ChunkError, Error, Result};
 pub use world::{
     DamagedChunk, ExportOptions, ExportSource, ExportSummary, ImportOptions, ImportSink,
-    ImportSummary, MemWorld, MissingEntity, Progress, StoredColumn, export_region_dir,
+    ImportSummary, MemColumns, MissingEntity, Progress, StoredColumn, export_region_dir,
     export_region_dir_with, import_region_dir, import_region_dir_with,
 };

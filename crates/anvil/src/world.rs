@@ -9,10 +9,10 @@ use terrane_section::ColumnPos;
 
 use crate::column::{Column, Layout};
 use crate::convert::{ImportedColumn, column_to_terrane, terrane_to_column};
-use crate::error::{AnvilError, ChunkError, Result};
+use crate::error::{ChunkError, Error, Result};
 use crate::region::{self, RegionFile, RegionWriter};
 
-/// Where an import writes: any store (an in-memory one is [`MemWorld`]).
+/// Where an import writes: any store (an in-memory one is [`MemColumns`]).
 ///
 /// The importer calls [`has_column`](Self::has_column) before decompressing a chunk (so a
 /// re-run skips finished columns: imports are resumable), grows [`schema`](Self::schema)'s
@@ -50,7 +50,7 @@ pub trait ExportSource {
 /// An in-memory world: schema, columns, entity table. Implements both [`ImportSink`] and
 /// [`ExportSource`].
 #[derive(Clone, Debug, Default)]
-pub struct MemWorld {
+pub struct MemColumns {
     /// The schema.
     pub schema: Schema,
     /// Columns.
@@ -59,7 +59,7 @@ pub struct MemWorld {
     pub entities: HashMap<Uuid, Vec<u8>>,
 }
 
-/// One column of a [`MemWorld`].
+/// One column of a [`MemColumns`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StoredColumn {
     /// Encoded chunks by y, ascending.
@@ -68,14 +68,14 @@ pub struct StoredColumn {
     pub record: Vec<u8>,
 }
 
-impl MemWorld {
+impl MemColumns {
     /// An empty world.
     pub fn new() -> Self {
         Self::default()
     }
 }
 
-impl ImportSink for MemWorld {
+impl ImportSink for MemColumns {
     type Error = std::convert::Infallible;
     fn schema(&mut self) -> &mut Schema {
         &mut self.schema
@@ -92,13 +92,13 @@ impl ImportSink for MemWorld {
     }
 }
 
-/// Returned by [`MemWorld`]'s [`ExportSource::column`] when a chunk references an entity
+/// Returned by [`MemColumns`]'s [`ExportSource::column`] when a chunk references an entity
 /// missing from the entity table.
 #[derive(Debug, thiserror::Error)]
 #[error("entity {0:02x?} referenced by a chunk is missing from the entity table")]
 pub struct MissingEntity(pub Uuid);
 
-impl ExportSource for MemWorld {
+impl ExportSource for MemColumns {
     type Error = MissingEntity;
     fn schema(&self) -> &Schema {
         &self.schema
@@ -228,8 +228,8 @@ impl ImportOptions {
     }
 }
 
-fn sink_err<E: std::error::Error + Send + Sync + 'static>(e: E) -> AnvilError {
-    AnvilError::Sink(Box::new(e))
+fn sink_err<E: std::error::Error + Send + Sync + 'static>(e: E) -> Error {
+    Error::Sink(Box::new(e))
 }
 
 /// Imports every `r.X.Z.mca` of `dir` into `sink` with default options. See
@@ -254,7 +254,7 @@ pub fn import_region_dir_with<S: ImportSink>(
     options: &ImportOptions,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<ImportSummary> {
-    let regions = region::list_regions(dir).map_err(|e| AnvilError::io(dir, e))?;
+    let regions = region::list_regions(dir).map_err(|e| Error::io(dir, e))?;
     let mut summary = ImportSummary::default();
     let mut p = Progress { regions_total: regions.len(), ..Progress::default() };
     // First pass: only the location tables, for the totals.
@@ -281,7 +281,7 @@ pub fn import_region_dir_with<S: ImportSink>(
             progress(&p);
             continue;
         }
-        let bytes = std::fs::read(&path).map_err(|e| AnvilError::io(&path, e))?;
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
         let r = match RegionFile::new(bytes) {
             Ok(r) => r,
             Err(e) => {
@@ -305,7 +305,7 @@ pub fn import_region_dir_with<S: ImportSink>(
         if let Some(edir) = &options.entities_dir {
             let epath = edir.join(format!("r.{rx}.{rz}.mca"));
             if epath.is_file() {
-                let b = std::fs::read(&epath).map_err(|e| AnvilError::io(&epath, e))?;
+                let b = std::fs::read(&epath).map_err(|e| Error::io(&epath, e))?;
                 summary.bytes_in += b.len() as u64;
                 p.bytes_in += b.len() as u64;
                 match RegionFile::new(b) {
@@ -448,14 +448,14 @@ pub fn export_region_dir<S: ExportSource>(
 /// Minecraft cannot store, a full disk) therefore leaves no new file behind, only the
 /// folder's previous contents; a crash during the final renames leaves each file either old
 /// or new. Columns holding pre-1.13 numeric blocks are refused with
-/// [`AnvilError::LegacyExport`] before anything is written.
+/// [`Error::LegacyExport`] before anything is written.
 pub fn export_region_dir_with<S: ExportSource>(
     source: &S,
     dir: &Path,
     options: &ExportOptions,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<ExportSummary> {
-    std::fs::create_dir_all(dir).map_err(|e| AnvilError::io(dir, e))?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let cols = source.columns().map_err(sink_err)?;
     let mut by_region: BTreeMap<(i32, i32), Vec<ColumnPos>> = BTreeMap::new();
     for c in cols {
@@ -508,13 +508,13 @@ impl Staged {
             f.write_all(bytes)?;
             f.sync_all()
         })();
-        res.map_err(|e| AnvilError::io(path, e))
+        res.map_err(|e| Error::io(path, e))
     }
 
     fn commit(self) -> Result<()> {
         let mut dirs = std::collections::BTreeSet::new();
         for (tmp, path) in &self.0 {
-            std::fs::rename(tmp, path).map_err(|e| AnvilError::io(path, e))?;
+            std::fs::rename(tmp, path).map_err(|e| Error::io(path, e))?;
             if let Some(d) = path.parent() {
                 dirs.insert(d.to_path_buf());
             }
@@ -565,7 +565,7 @@ fn export_staged<S: ExportSource>(
                     if col.entities.is_empty() {
                         // Nothing would be lost.
                     } else {
-                        return Err(AnvilError::Convert(format!(
+                        return Err(Error::Convert(format!(
                             "column ({}, {}) has 1.17+ entities: set ExportOptions::entities_dir",
                             pos.x, pos.z
                         )));
@@ -585,7 +585,7 @@ fn export_staged<S: ExportSource>(
         if let Some(edir) = &options.entities_dir
             && !ew.is_empty()
         {
-            std::fs::create_dir_all(edir).map_err(|e| AnvilError::io(edir, e))?;
+            std::fs::create_dir_all(edir).map_err(|e| Error::io(edir, e))?;
             summary.bytes_out += write_region(staged, edir, rx, rz, ew, &mut summary.side_files)?;
         }
         summary.bytes_out += write_region(staged, dir, rx, rz, w, &mut summary.side_files)?;
@@ -619,13 +619,13 @@ fn write_region(
 
 fn present_entries(path: &Path) -> Result<Vec<usize>> {
     use std::io::Read;
-    let f = std::fs::File::open(path).map_err(|e| AnvilError::io(path, e))?;
-    let len = f.metadata().map_err(|e| AnvilError::io(path, e))?.len();
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
     if len < region::HEADER as u64 {
         return Ok(Vec::new());
     }
     let mut table = vec![0u8; region::SECTOR];
-    f.take(region::SECTOR as u64).read_exact(&mut table).map_err(|e| AnvilError::io(path, e))?;
+    f.take(region::SECTOR as u64).read_exact(&mut table).map_err(|e| Error::io(path, e))?;
     Ok(table.chunks(4).enumerate().filter(|(_, c)| c != &[0, 0, 0, 0]).map(|(i, _)| i).collect())
 }
 

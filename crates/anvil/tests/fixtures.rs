@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use terrane_anvil::convert::terrane_to_column;
-use terrane_anvil::{AnvilError, Column, ImportSummary, Layout, MemWorld, Progress};
+use terrane_anvil::{Column, Error, ImportSummary, Layout, MemColumns, Progress};
 
 type Counts = HashMap<String, u64>;
-type Imported = (MemWorld, ImportSummary, Vec<Column>);
+type Imported = (MemColumns, ImportSummary, Vec<Column>);
 
 /// The oracle's counts per region folder.
 static ORACLE: LazyLock<BTreeMap<PathBuf, (usize, Counts)>> = LazyLock::new(|| {
@@ -35,7 +35,7 @@ static IMPORTED: LazyLock<BTreeMap<PathBuf, Imported>> = LazyLock::new(|| {
     common::region_dirs()
         .into_iter()
         .map(|d| {
-            let mut w = MemWorld::new();
+            let mut w = MemColumns::new();
             let mut last = Progress::default();
             let s = terrane_anvil::import_region_dir(&d, &mut w, &mut |p| {
                 assert!(p.columns_done >= last.columns_done && p.columns_done <= p.columns_total);
@@ -64,7 +64,7 @@ static EXPORTED: LazyLock<BTreeMap<PathBuf, (tempfile::TempDir, terrane_anvil::E
             .collect()
     });
 
-fn columns(w: &MemWorld) -> Vec<Column> {
+fn columns(w: &MemColumns) -> Vec<Column> {
     w.columns
         .keys()
         .map(|&p| {
@@ -118,7 +118,7 @@ fn legacy_chunks_use_legacy_names_and_refuse_export() {
         assert!(names.contains(&"legacy:1:0") && names.contains(&"legacy:2:0"));
         let out = tempfile::tempdir().unwrap();
         let err = terrane_anvil::export_region_dir(w, out.path(), &mut |_| {}).unwrap_err();
-        assert!(matches!(err, AnvilError::LegacyExport { .. }), "{err}");
+        assert!(matches!(err, Error::LegacyExport { .. }), "{err}");
         let msg = err.to_string();
         assert!(msg.contains("legacy") && msg.contains("1.13"), "{msg}");
         assert!(
@@ -134,7 +134,7 @@ fn import_export_import_is_block_for_block_equal() {
         let (out, es) = &EXPORTED[dir];
         assert_eq!(es.columns, s.columns);
         assert_eq!(es.chunks, s.chunks);
-        let mut w2 = MemWorld::new();
+        let mut w2 = MemColumns::new();
         let s2 = terrane_anvil::import_region_dir(out.path(), &mut w2, &mut |_| {}).unwrap();
         assert!(s2.damaged.is_empty());
         assert_eq!((s2.columns, s2.chunks, s2.blocks), (s.columns, s.chunks, s.blocks));
@@ -308,7 +308,7 @@ fn a_failed_export_leaves_nothing_behind() {
     use terrane_section::ColumnPos;
     /// A fixture's first region repeated three times along x, failing at `fail_at`.
     struct Repeated<'a> {
-        world: &'a MemWorld,
+        world: &'a MemColumns,
         rx0: i32,
         cols: Vec<ColumnPos>,
         fail_at: Option<ColumnPos>,

@@ -5,7 +5,7 @@ mod common;
 
 use terrane_anvil::nbt::Value;
 use terrane_anvil::region::{Compression, RegionFile, RegionWriter, SECTOR, lz4_block_encode};
-use terrane_anvil::{ChunkError, Column, ExportSource, MemWorld, convert};
+use terrane_anvil::{ChunkError, Column, ExportSource, MemColumns, convert};
 
 fn be32(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
@@ -47,7 +47,7 @@ fn damaged_chunks_are_reported_and_skipped() {
     // And a region file shorter than its header.
     std::fs::write(dir.path().join("r.5.5.mca"), [1u8; 100]).unwrap();
 
-    let mut w = MemWorld::new();
+    let mut w = MemColumns::new();
     let s = terrane_anvil::import_region_dir(dir.path(), &mut w, &mut |_| {}).unwrap();
     assert_eq!(s.columns, 220);
     assert_eq!(w.columns.len(), 220);
@@ -69,7 +69,7 @@ fn damaged_chunks_are_reported_and_skipped() {
 #[test]
 fn import_resumes_and_skips_present_columns() {
     let dir = common::fixture("anvil/1.18-21w44a/r.15.-9.mca").parent().unwrap().to_path_buf();
-    let mut w = MemWorld::new();
+    let mut w = MemColumns::new();
     let first = terrane_anvil::import_region_dir(&dir, &mut w, &mut |_| {}).unwrap();
     assert_eq!((first.columns, first.columns_skipped), (2, 0));
     let full = w.clone();
@@ -107,12 +107,12 @@ fn off_by_one_fixtures_import() {
             let raw = r.read(e).unwrap();
             Column::from_nbt(&raw.nbt, (64, 64)).unwrap();
         }
-        let mut w = MemWorld::new();
+        let mut w = MemColumns::new();
         let s = terrane_anvil::import_region_dir(p.parent().unwrap(), &mut w, &mut |_| {}).unwrap();
         assert_eq!((s.columns, s.damaged.len()), (3, 0), "{rel}");
     }
     // DataVersion 1628 is palette-based; the mixed file is all numeric.
-    let mut w = MemWorld::new();
+    let mut w = MemColumns::new();
     let p = common::fixture("anvil/1.13.1-offbyone/r.2.2.mca");
     terrane_anvil::import_region_dir(p.parent().unwrap(), &mut w, &mut |_| {}).unwrap();
     assert!(w.schema.blocks().names().all(|n| n.starts_with("minecraft:")));
@@ -165,7 +165,7 @@ fn every_compression_and_oversize_side_files_roundtrip() {
     std::fs::write(dir.path().join("r.0.0.mca"), bytes).unwrap();
     std::fs::write(dir.path().join(&side[0].name), &side[0].bytes).unwrap();
 
-    let mut world = MemWorld::new();
+    let mut world = MemColumns::new();
     let s = terrane_anvil::import_region_dir(dir.path(), &mut world, &mut |_| {}).unwrap();
     assert!(s.damaged.is_empty(), "{:?}", s.damaged);
     assert_eq!(s.columns, 9);
@@ -183,7 +183,7 @@ fn every_compression_and_oversize_side_files_roundtrip() {
     let es = terrane_anvil::export_region_dir(&world, out.path(), &mut |_| {}).unwrap();
     assert_eq!((es.columns, es.side_files), (9, 1));
     assert!(out.path().join("c.8.31.mcc").is_file());
-    let mut again = MemWorld::new();
+    let mut again = MemColumns::new();
     let s2 = terrane_anvil::import_region_dir(out.path(), &mut again, &mut |_| {}).unwrap();
     assert_eq!((s2.columns, s2.blocks), (s.columns, s.blocks));
     let big = terrane_section::ColumnPos::new(8, 31);
@@ -230,7 +230,7 @@ fn block_entities_become_components() {
 fn entities_become_entity_records() {
     // The 1.12.2 region holds 60 entities (before 1.17 they live in the chunk).
     let p = common::fixture("anvil/1.12.2/r.0.-1.mca");
-    let mut w = MemWorld::new();
+    let mut w = MemColumns::new();
     let s = terrane_anvil::import_region_dir(p.parent().unwrap(), &mut w, &mut |_| {}).unwrap();
     assert_eq!(s.entities, 60);
     assert_eq!(w.entities.len(), 60, "one record per UUID");
@@ -296,7 +296,7 @@ fn entities_folder_of_modern_worlds_roundtrips() {
     std::fs::write(entities.join("r.0.0.mca"), bytes).unwrap();
 
     let opts = terrane_anvil::ImportOptions::new().entities_dir(&entities);
-    let mut w = MemWorld::new();
+    let mut w = MemColumns::new();
     let s = terrane_anvil::import_region_dir_with(&region, &mut w, &opts, &mut |_| {}).unwrap();
     assert!(s.damaged.is_empty(), "{:?}", s.damaged);
     assert_eq!((s.columns, s.entities), (225, 3));
@@ -327,7 +327,7 @@ fn entities_folder_of_modern_worlds_roundtrips() {
     assert!(matches!(m.get("Entities"), Some(Value::List(l)) if l.len() == 2));
 
     let opts2 = terrane_anvil::ImportOptions::new().entities_dir(out.path().join("entities"));
-    let mut w2 = MemWorld::new();
+    let mut w2 = MemColumns::new();
     let s2 = terrane_anvil::import_region_dir_with(
         &out.path().join("region"),
         &mut w2,
@@ -342,7 +342,7 @@ fn entities_folder_of_modern_worlds_roundtrips() {
 #[test]
 fn columns_built_in_terrane_export_with_a_fresh_record() {
     use terrane_anvil::{ColumnRecord, ImportedColumn, convert::DATA_VERSION_1_21_1};
-    let mut w = MemWorld::new();
+    let mut w = MemColumns::new();
     let be = convert::block_entity_component(&mut w.schema).unwrap();
     let air = convert::block_id(&mut w.schema, be, "minecraft:air").unwrap();
     let stone = convert::block_id(&mut w.schema, be, "minecraft:stone").unwrap();

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use terrane::cluster::TieredStoreBuilder;
-use terrane::snapshot::World as _;
+use terrane::snapshot::ChunkAccess as _;
 use terrane::{
     Backend, BlockBox, BlockPos, Chunk, ChunkPos, ColumnPos, PlayerPos, QueueConfig,
     RegionizerConfig, RestoreQueue, SchedulerConfig, SharedDistanceGraph, TickContext, TickSave,

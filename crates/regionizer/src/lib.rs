@@ -121,5 +121,5 @@ pub use error::{Error, Result};
 pub use region::{
     Callbacks, NoCallbacks, Region, RegionData, RegionId, RegionState, SplitRoute, TickStats,
 };
-pub use regionizer::{RegionSnapshot, Regionizer, SectionSnapshot, Snapshot};
+pub use regionizer::{RegionSnapshot, Regionizer, RegionizerSnapshot, SectionSnapshot};
 pub use scheduler::{Scheduler, SchedulerConfig, TickContext};

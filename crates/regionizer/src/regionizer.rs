@@ -799,7 +799,7 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
     ///
     /// # Errors
     /// [`Error::Reentrant`]; [`Error::Poisoned`].
-    pub fn snapshot(&self) -> Result<Snapshot<P>> {
+    pub fn snapshot(&self) -> Result<RegionizerSnapshot<P>> {
         let w = self.write()?;
         let mut regions: Vec<RegionSnapshot<P>> = w
             .regions
@@ -828,7 +828,7 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
             })
             .collect();
         sections.sort_by_key(|s| s.pos);
-        Ok(Snapshot { regions, sections })
+        Ok(RegionizerSnapshot { regions, sections })
     }
 }
 
@@ -889,14 +889,14 @@ pub(crate) fn components<P: GridPos>(secs: &BTreeSet<P>, radius: u32) -> Vec<Vec
 
 /// A copy of the regionizer's state ([`Regionizer::snapshot`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Snapshot<P> {
+pub struct RegionizerSnapshot<P> {
     /// Live regions, ordered by their smallest section.
     pub regions: Vec<RegionSnapshot<P>>,
     /// Every section, ascending.
     pub sections: Vec<SectionSnapshot<P>>,
 }
 
-/// One region in a [`Snapshot`].
+/// One region in a [`RegionizerSnapshot`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RegionSnapshot<P> {
     /// Its id.
@@ -913,7 +913,7 @@ pub struct RegionSnapshot<P> {
     pub expecting_merge_from: Vec<RegionId>,
 }
 
-/// One section in a [`Snapshot`].
+/// One section in a [`RegionizerSnapshot`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SectionSnapshot<P> {
     /// Section position.

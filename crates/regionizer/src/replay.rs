@@ -5,7 +5,7 @@ use std::io::{BufRead, Write};
 
 use terrane_section::{ChunkPos, ColumnPos, GridPos};
 
-use crate::{Error, NoCallbacks, Regionizer, RegionizerConfig, Result, Snapshot};
+use crate::{Error, NoCallbacks, Regionizer, RegionizerConfig, RegionizerSnapshot, Result};
 
 /// Options of a replay: the regionizer parameters, the dimension and the output mode.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -327,7 +327,7 @@ fn push_list<T: Copy>(out: &mut String, items: &[T], mut f: impl FnMut(&mut Stri
     out.push(']');
 }
 
-fn write_state<P: GridPos>(out: &mut String, op: u64, ret: Ret, s: &Snapshot<P>) {
+fn write_state<P: GridPos>(out: &mut String, op: u64, ret: Ret, s: &RegionizerSnapshot<P>) {
     use std::fmt::Write as _;
     let ret = match ret {
         Ret::Null => "null",

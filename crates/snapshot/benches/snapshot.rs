@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use terrane_section::BlockPos;
 use terrane_snapshot::{
-    BlockBox, ChunkRead, ChunkWrite, Clock, MemoryWorld, QueueConfig, RestoreQueue, Schematic,
-    Snapshot, SubRegion, World,
+    BlockBox, ChunkAccess, ChunkRead, ChunkWrite, Clock, MemChunks, QueueConfig, RestoreQueue,
+    Schematic, Snapshot, SubRegion,
 };
 
 const COLS: i64 = 24;
@@ -38,9 +38,9 @@ fn hash(x: i64, y: i64, z: i64) -> u64 {
 
 /// A minigame-like arena: deepslate and stone with ores and pockets, dirt, grass, water at
 /// sea level, a few builds of varied states above, air up to the top.
-fn arena() -> MemoryWorld {
-    let mut w = MemoryWorld::new();
-    let reg = |w: &mut MemoryWorld, s: &str| w.register(s);
+fn arena() -> MemChunks {
+    let mut w = MemChunks::new();
+    let reg = |w: &mut MemChunks, s: &str| w.register(s);
     let air = 0u16;
     let deepslate = reg(&mut w, "minecraft:deepslate[axis=y]");
     let stone = reg(&mut w, "minecraft:stone");
@@ -123,7 +123,7 @@ fn clip_index(size: [usize; 3], x: usize, y: usize, z: usize) -> usize {
     (y * size[2] + z) * size[0] + x
 }
 
-fn clipboard_capture(w: &MemoryWorld, bbox: BlockBox, states: &[Arc<State>]) -> Clipboard {
+fn clipboard_capture(w: &MemChunks, bbox: BlockBox, states: &[Arc<State>]) -> Clipboard {
     let s = bbox.size();
     let size = [s[0] as usize, s[1] as usize, s[2] as usize];
     let mut blocks = vec![states[0].clone(); size[0] * size[1] * size[2]];
@@ -145,7 +145,7 @@ fn clipboard_capture(w: &MemoryWorld, bbox: BlockBox, states: &[Arc<State>]) -> 
     Clipboard { size, blocks }
 }
 
-fn clipboard_restore(clip: &Clipboard, w: &mut MemoryWorld, bbox: BlockBox) {
+fn clipboard_restore(clip: &Clipboard, w: &mut MemChunks, bbox: BlockBox) {
     let min = bbox.min();
     let regions: Vec<SubRegion> = bbox.sub_regions().collect();
     for r in regions {
@@ -210,7 +210,7 @@ fn arena_benches(c: &mut Criterion) {
     });
     g.finish();
 
-    let mut dst = MemoryWorld::new();
+    let mut dst = MemChunks::new();
     for s in snap.states() {
         dst.register(s);
     }

@@ -1,4 +1,4 @@
-//! The [`World`] adapter for terrane-chunk cubic chunks (feature `chunk`, on by default).
+//! The [`ChunkAccess`] adapter for terrane-chunk cubic chunks (feature `chunk`, on by default).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use terrane_chunk::{BlockId, Chunk, Schema};
 use terrane_section::ChunkPos;
 
-use crate::world::{ChunkRead, ChunkWrite, World};
+use crate::world::{ChunkAccess, ChunkRead, ChunkWrite};
 
 impl ChunkRead<BlockId> for &Chunk {
     #[inline]
@@ -56,7 +56,7 @@ impl ChunkWorld {
     }
 }
 
-impl World for ChunkWorld {
+impl ChunkAccess for ChunkWorld {
     type Block = BlockId;
     type Chunk<'a> = &'a Chunk;
     type ChunkMut<'a> = &'a mut Chunk;

@@ -3,8 +3,8 @@
 //!
 //! # Overview
 //!
-//! - [`World`]: the small interface a world implements (chunk-at-a-time read/write access,
-//!   block get/set by position, state names). [`MemoryWorld`] is an in-memory implementation
+//! - [`ChunkAccess`]: the small interface a world implements (chunk-at-a-time read/write access,
+//!   block get/set by position, state names). [`MemChunks`] is an in-memory implementation
 //!   and `ChunkWorld` (feature `chunk`) the adapter for terrane-chunk chunks.
 //! - [`BlockBox`] and [`SubRegion`]: a box (not necessarily chunk-aligned) split into the parts
 //!   that fall inside each 16³ chunk.
@@ -27,9 +27,9 @@
 //! ```
 //! use std::sync::Arc;
 //! use terrane_section::BlockPos;
-//! use terrane_snapshot::{BlockBox, MemoryWorld, QueueConfig, RestoreQueue, Snapshot, World};
+//! use terrane_snapshot::{BlockBox, MemChunks, QueueConfig, RestoreQueue, Snapshot, ChunkAccess};
 //!
-//! let mut world = MemoryWorld::new();
+//! let mut world = MemChunks::new();
 //! let bbox = BlockBox::new(BlockPos::new(-3, 0, 5), BlockPos::new(20, 9, 17));
 //! for p in [BlockPos::new(-3, 0, 5), BlockPos::new(20, 9, 17)] {
 //!     world.set_named(p, "minecraft:oak_stairs[facing=east,half=top,shape=straight,waterlogged=false]");
@@ -97,7 +97,7 @@
 //!
 //! # Features
 //!
-//! - `chunk` (default): [`ChunkWorld`], the [`World`] adapter for `terrane-chunk` cubic
+//! - `chunk` (default): [`ChunkWorld`], the [`ChunkAccess`] adapter for `terrane-chunk` cubic
 //!   chunks named by their `Schema`.
 //!
 //! Other dependencies: `terrane-section`, `flate2`, `ahash`, `thiserror`.
@@ -134,4 +134,4 @@ pub use schematic::{
     Biomes, BlockEntity, Entity, FALLBACK_DATA_VERSION, ReadOptions, Schematic, canonical_state,
 };
 pub use snapshot::{BlockBox, CapturedBlocks, RestoreCursor, RestoreStats, Snapshot, SubRegion};
-pub use world::{ChunkRead, ChunkWrite, MemoryChunk, MemoryChunkMut, MemoryWorld, World};
+pub use world::{ChunkAccess, ChunkRead, ChunkWrite, MemChunk, MemChunkMut, MemChunks};

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::Error;
 use crate::snapshot::{RestoreCursor, RestoreStats, Snapshot};
-use crate::world::World;
+use crate::world::ChunkAccess;
 
 /// A monotonic clock; injectable so tests can drive the budget deterministically.
 pub trait Clock {
@@ -144,7 +144,7 @@ type CompleteFn = Box<dyn FnMut(OpId, Result<RestoreStats, Error>) + Send>;
 /// [`max_chunks_in_flight`](QueueConfig::max_chunks_in_flight) chunks requested, and stops
 /// mid-chunk if need be; the next tick resumes at the exact block. The queue is `Send` when
 /// the world's block type and the clock are (callbacks must be `Send`).
-pub struct RestoreQueue<W: World, C: Clock = StdClock> {
+pub struct RestoreQueue<W: ChunkAccess, C: Clock = StdClock> {
     ops: VecDeque<Op<W::Block>>,
     config: QueueConfig,
     clock: C,
@@ -154,7 +154,7 @@ pub struct RestoreQueue<W: World, C: Clock = StdClock> {
     on_complete: Option<CompleteFn>,
 }
 
-impl<W: World, C: Clock> fmt::Debug for RestoreQueue<W, C> {
+impl<W: ChunkAccess, C: Clock> fmt::Debug for RestoreQueue<W, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RestoreQueue")
             .field("ops", &self.ops.len())
@@ -164,14 +164,14 @@ impl<W: World, C: Clock> fmt::Debug for RestoreQueue<W, C> {
     }
 }
 
-impl<W: World> RestoreQueue<W, StdClock> {
+impl<W: ChunkAccess> RestoreQueue<W, StdClock> {
     /// A queue with the real clock.
     pub fn new(config: QueueConfig) -> Self {
         Self::with_clock(config, StdClock::default())
     }
 }
 
-impl<W: World, C: Clock> RestoreQueue<W, C> {
+impl<W: ChunkAccess, C: Clock> RestoreQueue<W, C> {
     /// A queue with an injected clock.
     pub fn with_clock(config: QueueConfig, clock: C) -> Self {
         Self {

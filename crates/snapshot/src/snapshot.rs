@@ -7,7 +7,7 @@ use terrane_section::{BlockPos, ChunkPos};
 
 use crate::Error;
 use crate::schematic::Schematic;
-use crate::world::{ChunkRead, ChunkWrite, World};
+use crate::world::{ChunkAccess, ChunkRead, ChunkWrite};
 
 type Fast<K, V> = HashMap<K, V, BuildHasherDefault<ahash::AHasher>>;
 
@@ -232,13 +232,13 @@ pub struct Snapshot {
 }
 
 /// Maps world blocks to snapshot state ids while capturing (names asked once per block).
-struct Interner<'w, W: World> {
+struct Interner<'w, W: ChunkAccess> {
     world: &'w W,
     ids: Fast<W::Block, u32>,
     states: Vec<String>,
 }
 
-impl<W: World> Interner<'_, W> {
+impl<W: ChunkAccess> Interner<'_, W> {
     #[inline]
     fn id(&mut self, b: W::Block) -> u32 {
         if let Some(&g) = self.ids.get(&b) {
@@ -363,7 +363,7 @@ pub struct RestoreStats {
 impl Snapshot {
     /// Captures `bbox` from `world`, one chunk at a time. Every chunk the box touches must be
     /// available ([`Error::ChunkUnavailable`] otherwise).
-    pub fn capture<W: World>(world: &W, bbox: BlockBox) -> Result<Self, Error> {
+    pub fn capture<W: ChunkAccess>(world: &W, bbox: BlockBox) -> Result<Self, Error> {
         let mut int = Interner { world, ids: Fast::default(), states: Vec::new() };
         let mut rb = RegionBuilder::new();
         let mut regions = Vec::new();
@@ -393,7 +393,10 @@ impl Snapshot {
     /// The hot half of a two-phase capture: copies the box's blocks out of `world` (one
     /// plain array per sub-region, no hashing, no packing) so that the world can move on;
     /// [`CapturedBlocks::encode`] then builds the snapshot, on any thread.
-    pub fn copy<W: World>(world: &W, bbox: BlockBox) -> Result<CapturedBlocks<W::Block>, Error> {
+    pub fn copy<W: ChunkAccess>(
+        world: &W,
+        bbox: BlockBox,
+    ) -> Result<CapturedBlocks<W::Block>, Error> {
         let mut regions = Vec::new();
         for r in bbox.sub_regions() {
             let chunk = world.chunk(r.chunk).ok_or(Error::ChunkUnavailable(r.chunk))?;
@@ -507,7 +510,11 @@ impl Snapshot {
 
     /// Restores the whole snapshot into `world` now (no budget). With `diff`, only blocks that
     /// differ are written.
-    pub fn restore<W: World>(&self, world: &mut W, diff: bool) -> Result<RestoreStats, Error> {
+    pub fn restore<W: ChunkAccess>(
+        &self,
+        world: &mut W,
+        diff: bool,
+    ) -> Result<RestoreStats, Error> {
         let mut cur = RestoreCursor::new(diff);
         cur.run(self, world, u64::MAX, &mut || false)?;
         Ok(cur.stats)
@@ -564,7 +571,7 @@ impl<B: Copy + Eq> RestoreCursor<B> {
 
     /// Restores the current sub-region from the current block on, visiting at most `max`
     /// blocks (never crossing into the next sub-region). Returns blocks visited.
-    fn region_slice<W: World<Block = B>>(
+    fn region_slice<W: ChunkAccess<Block = B>>(
         &mut self,
         s: &Snapshot,
         world: &mut W,
@@ -646,7 +653,7 @@ impl<B: Copy + Eq> RestoreCursor<B> {
     /// Runs until done, until `limit` blocks were visited, or until `stop()` says so; `stop`
     /// is asked before every slice of blocks (a slice ends at a region end or after
     /// `slice` blocks). Used by [`Snapshot::restore`] and the restore queue.
-    pub(crate) fn run<W: World<Block = B>>(
+    pub(crate) fn run<W: ChunkAccess<Block = B>>(
         &mut self,
         s: &Snapshot,
         world: &mut W,
@@ -663,7 +670,7 @@ impl<B: Copy + Eq> RestoreCursor<B> {
 
     /// Restores at most `max` blocks of the current sub-region (never crossing into the
     /// next); returns how many were visited.
-    pub fn step<W: World<Block = B>>(
+    pub fn step<W: ChunkAccess<Block = B>>(
         &mut self,
         s: &Snapshot,
         world: &mut W,

@@ -21,7 +21,7 @@ pub trait ChunkWrite<B>: ChunkRead<B> {
 /// A world made of 16³ cubic chunks (a column world exposes each 16-block slice of a column
 /// as one chunk). Snapshots read and write it one chunk at a time; block states cross worlds
 /// by name (`minecraft:oak_stairs[facing=east,...]`), resolved once per palette entry.
-pub trait World {
+pub trait ChunkAccess {
     /// The world's own block state handle (a registry id, usually).
     type Block: Copy + Eq + Hash;
     /// A read handle on a loaded chunk.
@@ -72,51 +72,51 @@ pub trait World {
 }
 
 /// A simple in-memory world: `u16` block ids over a name registry, one flat 4096-entry array
-/// per cubic chunk. Missing chunks read as unavailable; [`World::chunk_mut`] creates them
+/// per cubic chunk. Missing chunks read as unavailable; [`ChunkAccess::chunk_mut`] creates them
 /// (filled with id 0, `minecraft:air`). Useful for tests, tools and benchmarks.
 #[derive(Clone, Debug)]
-pub struct MemoryWorld {
+pub struct MemChunks {
     chunks: HashMap<ChunkPos, Box<[u16; 4096]>>,
     names: Vec<String>,
     ids: HashMap<String, u16>,
 }
 
-impl Default for MemoryWorld {
+impl Default for MemChunks {
     fn default() -> Self {
         Self::new()
     }
 }
 
-/// A chunk of a [`MemoryWorld`].
+/// A chunk of a [`MemChunks`].
 #[derive(Debug)]
-pub struct MemoryChunk<'a>(&'a [u16; 4096]);
+pub struct MemChunk<'a>(&'a [u16; 4096]);
 
-/// A mutable chunk of a [`MemoryWorld`].
+/// A mutable chunk of a [`MemChunks`].
 #[derive(Debug)]
-pub struct MemoryChunkMut<'a>(&'a mut [u16; 4096]);
+pub struct MemChunkMut<'a>(&'a mut [u16; 4096]);
 
-impl ChunkRead<u16> for MemoryChunk<'_> {
+impl ChunkRead<u16> for MemChunk<'_> {
     #[inline]
     fn get(&self, x: u32, y: u32, z: u32) -> u16 {
         self.0[cell_index(x, y, z) as usize]
     }
 }
 
-impl ChunkRead<u16> for MemoryChunkMut<'_> {
+impl ChunkRead<u16> for MemChunkMut<'_> {
     #[inline]
     fn get(&self, x: u32, y: u32, z: u32) -> u16 {
         self.0[cell_index(x, y, z) as usize]
     }
 }
 
-impl ChunkWrite<u16> for MemoryChunkMut<'_> {
+impl ChunkWrite<u16> for MemChunkMut<'_> {
     #[inline]
     fn set(&mut self, x: u32, y: u32, z: u32, block: u16) {
         self.0[cell_index(x, y, z) as usize] = block;
     }
 }
 
-impl MemoryWorld {
+impl MemChunks {
     /// An empty world whose registry holds `minecraft:air` as id 0.
     pub fn new() -> Self {
         let mut w = Self { chunks: HashMap::new(), names: Vec::new(), ids: HashMap::new() };
@@ -129,7 +129,7 @@ impl MemoryWorld {
         if let Some(&id) = self.ids.get(name) {
             return id;
         }
-        let id = u16::try_from(self.names.len()).expect("MemoryWorld holds at most 65536 states");
+        let id = u16::try_from(self.names.len()).expect("MemChunks holds at most 65536 states");
         self.names.push(name.to_owned());
         self.ids.insert(name.to_owned(), id);
         id
@@ -162,17 +162,17 @@ impl MemoryWorld {
     }
 }
 
-impl World for MemoryWorld {
+impl ChunkAccess for MemChunks {
     type Block = u16;
-    type Chunk<'a> = MemoryChunk<'a>;
-    type ChunkMut<'a> = MemoryChunkMut<'a>;
+    type Chunk<'a> = MemChunk<'a>;
+    type ChunkMut<'a> = MemChunkMut<'a>;
 
-    fn chunk(&self, pos: ChunkPos) -> Option<MemoryChunk<'_>> {
-        self.chunks.get(&pos).map(|c| MemoryChunk(c))
+    fn chunk(&self, pos: ChunkPos) -> Option<MemChunk<'_>> {
+        self.chunks.get(&pos).map(|c| MemChunk(c))
     }
 
-    fn chunk_mut(&mut self, pos: ChunkPos) -> Option<MemoryChunkMut<'_>> {
-        Some(MemoryChunkMut(self.chunks.entry(pos).or_insert_with(|| Box::new([0; 4096]))))
+    fn chunk_mut(&mut self, pos: ChunkPos) -> Option<MemChunkMut<'_>> {
+        Some(MemChunkMut(self.chunks.entry(pos).or_insert_with(|| Box::new([0; 4096]))))
     }
 
     fn state_name(&self, block: u16) -> Cow<'_, str> {

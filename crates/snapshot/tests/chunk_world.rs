@@ -6,7 +6,7 @@ use std::sync::Arc;
 use terrane_chunk::{BlockId, Chunk, Schema};
 use terrane_section::{BlockPos, ChunkPos};
 use terrane_snapshot::{
-    BlockBox, ChunkWorld, Error, MemoryWorld, QueueConfig, RestoreQueue, Snapshot, World,
+    BlockBox, ChunkAccess, ChunkWorld, Error, MemChunks, QueueConfig, RestoreQueue, Snapshot,
 };
 
 fn name_at(w: &ChunkWorld, p: BlockPos) -> Option<String> {
@@ -65,7 +65,7 @@ fn capture_from_chunks_restore_into_other_schema() {
 
 #[test]
 fn memory_world_to_chunks_and_missing_chunks() {
-    let mut mem = MemoryWorld::new();
+    let mut mem = MemChunks::new();
     let bbox = BlockBox::new(BlockPos::new(0, 0, 0), BlockPos::new(20, 3, 3));
     for r in bbox.sub_regions() {
         mem.ensure_chunk(r.chunk);

@@ -7,8 +7,8 @@ use std::time::Duration;
 use proptest::prelude::*;
 use terrane_section::{BlockPos, ChunkPos};
 use terrane_snapshot::{
-    BlockBox, Error, FakeClock, MemoryWorld, Progress, QueueConfig, RestoreCursor, RestoreQueue,
-    Schematic, Snapshot, World,
+    BlockBox, ChunkAccess, Error, FakeClock, MemChunks, Progress, QueueConfig, RestoreCursor,
+    RestoreQueue, Schematic, Snapshot,
 };
 
 /// A deterministic mess of states: `n` distinct, varied per position.
@@ -18,7 +18,7 @@ fn state_at(p: BlockPos, n: u64) -> String {
     format!("test:s{}", h.wrapping_mul(0x9E3779B97F4A7C15) % n)
 }
 
-fn fill(world: &mut MemoryWorld, bbox: BlockBox, n: u64) {
+fn fill(world: &mut MemChunks, bbox: BlockBox, n: u64) {
     for r in bbox.sub_regions() {
         world.ensure_chunk(r.chunk);
     }
@@ -62,7 +62,7 @@ fn capture_and_restore_round_trip_with_big_palettes() {
     // 600 states over a 2×2×2-chunk box: local palettes well past 128 and 256 entries, which a
     // byte-offset reader (the Gaia bug) would misplace.
     let bbox = BlockBox::new(BlockPos::new(-9, 3, -20), BlockPos::new(12, 30, 2));
-    let mut src = MemoryWorld::new();
+    let mut src = MemChunks::new();
     fill(&mut src, bbox, 600);
     let snap = Snapshot::capture(&src, bbox).unwrap();
     assert!(snap.states().len() > 500);
@@ -72,7 +72,7 @@ fn capture_and_restore_round_trip_with_big_palettes() {
     assert_eq!(snap.block(BlockPos::new(13, 3, -20)), None);
 
     // Into a different world whose ids differ (registration order reversed).
-    let mut dst = MemoryWorld::new();
+    let mut dst = MemChunks::new();
     for s in snap.states().iter().rev() {
         dst.register(s);
     }
@@ -97,7 +97,7 @@ fn capture_and_restore_round_trip_with_big_palettes() {
 #[test]
 fn uniform_chunks_cost_no_index_bits() {
     let bbox = BlockBox::new(BlockPos::new(0, 0, 0), BlockPos::new(63, 63, 63));
-    let mut w = MemoryWorld::new();
+    let mut w = MemChunks::new();
     for r in bbox.sub_regions() {
         w.ensure_chunk(r.chunk);
     }
@@ -111,18 +111,18 @@ fn uniform_chunks_cost_no_index_bits() {
 
 #[test]
 fn capture_needs_loaded_chunks_and_restore_needs_known_states() {
-    let w = MemoryWorld::new();
+    let w = MemChunks::new();
     let bbox = BlockBox::new(BlockPos::new(0, 0, 0), BlockPos::new(3, 3, 3));
     assert!(
         matches!(Snapshot::capture(&w, bbox), Err(Error::ChunkUnavailable(c)) if c == ChunkPos::new(0, 0, 0))
     );
 
     /// A world that knows no states at all.
-    struct Picky(MemoryWorld);
-    impl World for Picky {
+    struct Picky(MemChunks);
+    impl ChunkAccess for Picky {
         type Block = u16;
-        type Chunk<'a> = terrane_snapshot::MemoryChunk<'a>;
-        type ChunkMut<'a> = terrane_snapshot::MemoryChunkMut<'a>;
+        type Chunk<'a> = terrane_snapshot::MemChunk<'a>;
+        type ChunkMut<'a> = terrane_snapshot::MemChunkMut<'a>;
         fn chunk(&self, p: ChunkPos) -> Option<Self::Chunk<'_>> {
             self.0.chunk(p)
         }
@@ -136,7 +136,7 @@ fn capture_needs_loaded_chunks_and_restore_needs_known_states() {
             None
         }
     }
-    let mut w = MemoryWorld::new();
+    let mut w = MemChunks::new();
     w.ensure_chunk(ChunkPos::new(0, 0, 0));
     let snap = Snapshot::capture(&w, bbox).unwrap();
     let e = snap.restore(&mut Picky(w), false).unwrap_err();
@@ -156,14 +156,14 @@ fn restore_order(s: &Snapshot) -> Vec<BlockPos> {
 #[test]
 fn queue_stops_when_the_budget_is_spent_and_resumes_at_the_exact_block() {
     let bbox = BlockBox::new(BlockPos::new(-5, 0, -5), BlockPos::new(20, 20, 7));
-    let mut src = MemoryWorld::new();
+    let mut src = MemChunks::new();
     fill(&mut src, bbox, 40);
     let snap = Arc::new(Snapshot::capture(&src, bbox).unwrap());
     let order = restore_order(&snap);
     let total = order.len();
 
     // Target: the same chunks, all air.
-    let mut dst = MemoryWorld::new();
+    let mut dst = MemChunks::new();
     for r in bbox.sub_regions() {
         dst.ensure_chunk(r.chunk);
     }
@@ -174,7 +174,7 @@ fn queue_stops_when_the_budget_is_spent_and_resumes_at_the_exact_block() {
         max_chunks_in_flight: 4,
         check_every: 100,
     };
-    let mut q: RestoreQueue<MemoryWorld, FakeClock> = RestoreQueue::with_clock(cfg, clock.clone());
+    let mut q: RestoreQueue<MemChunks, FakeClock> = RestoreQueue::with_clock(cfg, clock.clone());
     let progress: Arc<Mutex<Vec<Progress>>> = Arc::default();
     let done: Arc<Mutex<Vec<u64>>> = Arc::default();
     {
@@ -228,16 +228,16 @@ fn queue_stops_when_the_budget_is_spent_and_resumes_at_the_exact_block() {
 
 /// A world whose chunks become ready one tick after being requested, counting tickets.
 struct Slow {
-    inner: MemoryWorld,
+    inner: MemChunks,
     requested: Vec<ChunkPos>,
     ready: Vec<ChunkPos>,
     max_held: usize,
 }
 
-impl World for Slow {
+impl ChunkAccess for Slow {
     type Block = u16;
-    type Chunk<'a> = terrane_snapshot::MemoryChunk<'a>;
-    type ChunkMut<'a> = terrane_snapshot::MemoryChunkMut<'a>;
+    type Chunk<'a> = terrane_snapshot::MemChunk<'a>;
+    type ChunkMut<'a> = terrane_snapshot::MemChunkMut<'a>;
     fn chunk(&self, p: ChunkPos) -> Option<Self::Chunk<'_>> {
         self.inner.chunk(p)
     }
@@ -268,12 +268,12 @@ impl World for Slow {
 fn queue_respects_chunks_in_flight_and_runs_ops_in_turn() {
     let a = BlockBox::new(BlockPos::new(0, 0, 0), BlockPos::new(47, 15, 15));
     let b = BlockBox::new(BlockPos::new(100, 0, 0), BlockPos::new(131, 15, 15));
-    let mut src = MemoryWorld::new();
+    let mut src = MemChunks::new();
     fill(&mut src, a, 5);
     fill(&mut src, b, 5);
     let sa = Arc::new(Snapshot::capture(&src, a).unwrap());
     let sb = Arc::new(Snapshot::capture(&src, b).unwrap());
-    let mut w = Slow { inner: MemoryWorld::new(), requested: vec![], ready: vec![], max_held: 0 };
+    let mut w = Slow { inner: MemChunks::new(), requested: vec![], ready: vec![], max_held: 0 };
     let mut q =
         RestoreQueue::new(QueueConfig { max_chunks_in_flight: 2, ..QueueConfig::default() });
     let done: Arc<Mutex<Vec<u64>>> = Arc::default();
@@ -301,14 +301,14 @@ fn queue_respects_chunks_in_flight_and_runs_ops_in_turn() {
 #[test]
 fn queue_reports_failures_through_completion() {
     let bbox = BlockBox::new(BlockPos::new(0, 0, 0), BlockPos::new(3, 3, 3));
-    let mut w = MemoryWorld::new();
+    let mut w = MemChunks::new();
     w.set_named(BlockPos::new(0, 0, 0), "minecraft:stone");
     let snap = Arc::new(Snapshot::capture(&w, bbox).unwrap());
-    struct NoChunks(MemoryWorld);
-    impl World for NoChunks {
+    struct NoChunks(MemChunks);
+    impl ChunkAccess for NoChunks {
         type Block = u16;
-        type Chunk<'a> = terrane_snapshot::MemoryChunk<'a>;
-        type ChunkMut<'a> = terrane_snapshot::MemoryChunkMut<'a>;
+        type Chunk<'a> = terrane_snapshot::MemChunk<'a>;
+        type ChunkMut<'a> = terrane_snapshot::MemChunkMut<'a>;
         fn chunk(&self, p: ChunkPos) -> Option<Self::Chunk<'_>> {
             self.0.chunk(p)
         }
@@ -327,7 +327,7 @@ fn queue_reports_failures_through_completion() {
     let g = got.clone();
     q.on_complete(move |_, r| *g.lock().unwrap() = Some(r.unwrap_err().to_string()));
     q.push(snap, false);
-    let mut nw = NoChunks(MemoryWorld::new());
+    let mut nw = NoChunks(MemChunks::new());
     q.tick(&mut nw);
     assert!(q.is_empty());
     assert_eq!(q.chunks_in_flight(), 0);
@@ -337,7 +337,7 @@ fn queue_reports_failures_through_completion() {
 #[test]
 fn snapshot_schematic_round_trip() {
     let bbox = BlockBox::new(BlockPos::new(-20, 60, 7), BlockPos::new(3, 75, 40));
-    let mut src = MemoryWorld::new();
+    let mut src = MemChunks::new();
     fill(&mut src, bbox, 200);
     let snap = Snapshot::capture(&src, bbox).unwrap();
     let schem = snap.to_schematic(3955).unwrap();
@@ -357,7 +357,7 @@ fn snapshot_schematic_round_trip() {
         Schematic::read_file(&path).unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()));
     let at = BlockPos::new(-7, -64, 1000);
     let s = Snapshot::from_schematic(&house, at).unwrap();
-    let mut w = MemoryWorld::new();
+    let mut w = MemChunks::new();
     s.restore(&mut w, false).unwrap();
     assert_eq!(
         w.get_named(BlockPos::new(at.x + 7, at.y + 7, at.z + 13)),
@@ -379,10 +379,10 @@ proptest! {
         n in 1u64..700, slice in 1u32..5000,
     ) {
         let bbox = BlockBox::from_size(BlockPos::new(x, y, z), [sx, sy, sz]).unwrap();
-        let mut src = MemoryWorld::new();
+        let mut src = MemChunks::new();
         fill(&mut src, bbox, n);
         let snap = Snapshot::capture(&src, bbox).unwrap();
-        let mut dst = MemoryWorld::new();
+        let mut dst = MemChunks::new();
         let mut cur = RestoreCursor::new(false);
         let mut guard = 0;
         while !cur.done(&snap) {
@@ -402,18 +402,18 @@ proptest! {
 fn queue_and_snapshot_cross_threads() {
     fn send<T: Send>() {}
     fn sync<T: Send + Sync>() {}
-    send::<RestoreQueue<MemoryWorld>>();
-    send::<RestoreQueue<MemoryWorld, FakeClock>>();
+    send::<RestoreQueue<MemChunks>>();
+    send::<RestoreQueue<MemChunks, FakeClock>>();
     sync::<Snapshot>();
     sync::<Schematic>();
     // A snapshot captured on one thread restores on another.
     let bbox = BlockBox::new(BlockPos::new(0, 0, 0), BlockPos::new(5, 5, 5));
-    let mut w = MemoryWorld::new();
+    let mut w = MemChunks::new();
     fill(&mut w, bbox, 9);
     let snap = Arc::new(Snapshot::capture(&w, bbox).unwrap());
     let s2 = snap.clone();
     let restored = std::thread::spawn(move || {
-        let mut dst = MemoryWorld::new();
+        let mut dst = MemChunks::new();
         s2.restore(&mut dst, false).unwrap();
         dst
     })
@@ -427,7 +427,7 @@ fn queue_and_snapshot_cross_threads() {
 #[test]
 fn two_phase_capture_equals_capture() {
     let bbox = BlockBox::new(BlockPos::new(-9, 3, -20), BlockPos::new(12, 30, 2));
-    let mut src = MemoryWorld::new();
+    let mut src = MemChunks::new();
     fill(&mut src, bbox, 300);
     let direct = Snapshot::capture(&src, bbox).unwrap();
     let copied = Snapshot::copy(&src, bbox).unwrap();
@@ -437,5 +437,5 @@ fn two_phase_capture_equals_capture() {
     let snap =
         std::thread::spawn(move || copied.encode(|b| names[b as usize].clone())).join().unwrap();
     assert_eq!(snap, direct);
-    assert!(matches!(Snapshot::copy(&MemoryWorld::new(), bbox), Err(Error::ChunkUnavailable(_))));
+    assert!(matches!(Snapshot::copy(&MemChunks::new(), bbox), Err(Error::ChunkUnavailable(_))));
 }

@@ -27,7 +27,7 @@ pub enum Error {
     Snapshot(#[from] terrane_snapshot::Error),
     /// A Minecraft conversion failed (registering block states, block entity values).
     #[error("anvil: {0}")]
-    Anvil(#[from] terrane_anvil::AnvilError),
+    Anvil(#[from] terrane_anvil::Error),
     /// File system access to the world directory failed.
     #[error("{path}: {source}")]
     Io {

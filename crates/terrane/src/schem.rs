@@ -9,7 +9,7 @@
 //! registries only grow: a state registered earlier without the component never gets it, and
 //! a block entity at such a cell cannot be stored (it is reported, see [`Skipped`]).
 //!
-//! - [`paste`]: a schematic into a [`World`](crate::World), blocks and block entities, one
+//! - [`paste`]: a schematic into a [`World`], blocks and block entities, one
 //!   atomic save; [`export_box`]: a box of a world as a schematic. These are what `terrane
 //!   schem import` / `schem export` run.
 //! - [`register_states`]: schematic states into a [`Schema`], as the Anvil importer does.
