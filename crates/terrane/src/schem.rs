@@ -49,7 +49,9 @@ use terrane_section::{BlockPos, cell_coords};
 use terrane_snapshot::nbt::{self, Compound, Tag};
 use terrane_snapshot::{BlockBox, BlockEntity, ChunkWorld};
 
-use crate::{Error, Result, World};
+use terrane_store::tables;
+
+use crate::{Error, Result, TickSave, World};
 
 /// What [`paste`] did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -100,6 +102,28 @@ pub fn paste(
     let block_entities = place_block_entities(&mut arena, snap.bbox(), &schematic.block_entities)?;
     let tick = world.tick();
     world.save_arena(tick, &arena)?;
+    // The schematic's Metadata (Name, Author, Date, ...) is kept for the box it filled, in its
+    // own small save right after the blocks: an export of that box carries it again.
+    let mut meta = schematic.metadata.clone();
+    if let Some(Tag::Compound(we)) = meta.get_mut("WorldEdit") {
+        we.remove("Origin"); // placement, recomputed by every export
+    }
+    let mut save = TickSave::new();
+    let key = metadata_key(snap.bbox());
+    if meta.is_empty()
+        || meta
+            .iter()
+            .all(|(k, v)| k == "WorldEdit" && v.as_compound().is_some_and(Compound::is_empty))
+    {
+        save.delete_object(tables::WORLD_PROPERTIES, key);
+    } else {
+        save.put_object(
+            tables::WORLD_PROPERTIES,
+            key,
+            nbt::to_bytes("Metadata", &Tag::Compound(meta))?,
+        );
+    }
+    world.save_tick(tick, save)?;
     if let Some(v) = schematic.data_version {
         crate::java::note_data_version(world, v)?;
     }
@@ -109,6 +133,17 @@ pub fn paste(
         chunks: arena.chunks.len(),
         block_entities,
     })
+}
+
+/// The `worldProperties` key of the Metadata kept for a pasted box: `schem:metadata:`, then
+/// the box's minimum and maximum corners (six `i64` big-endian).
+pub fn metadata_key(bbox: BlockBox) -> Vec<u8> {
+    let (a, b) = (bbox.min(), bbox.max());
+    let mut k = b"schem:metadata:".to_vec();
+    for v in [a.x, a.y, a.z, b.x, b.y, b.z] {
+        k.extend_from_slice(&v.to_be_bytes());
+    }
+    k
 }
 
 /// A box of `world` as a Sponge v3 schematic, block entities included ([`block_entities`]),
@@ -137,6 +172,23 @@ pub fn export_box(
     let snap = terrane_snapshot::Snapshot::capture(&arena, bbox)?;
     let mut schem = snap.to_schematic(data_version)?;
     schem.block_entities = block_entities(&arena, bbox)?;
+    // The Metadata a paste of exactly this box brought, around the placement just written.
+    if let Some(o) = world.store().get(tables::WORLD_PROPERTIES, &metadata_key(bbox))? {
+        let (_, tag) = nbt::from_bytes(&o.data)?;
+        if let Tag::Compound(kept) = tag {
+            for (k, v) in kept.0 {
+                if let (Tag::Compound(we), Some(Tag::Compound(ours))) =
+                    (&v, schem.metadata.get_mut(&k).filter(|_| k == "WorldEdit"))
+                {
+                    for (wk, wv) in we.iter().filter(|(wk, _)| *wk != "Origin") {
+                        ours.insert(wk, wv.clone());
+                    }
+                    continue;
+                }
+                schem.metadata.insert(k, v);
+            }
+        }
+    }
     Ok(schem)
 }
 
@@ -356,6 +408,36 @@ pub fn block_entities(arena: &ChunkWorld, bbox: BlockBox) -> Result<Vec<BlockEnt
 mod tests {
     use super::*;
     use terrane_chunk::{BlockId, Chunk};
+
+    /// A schematic's Metadata survives a paste and an export of the same box (Name, Author,
+    /// Date, WorldEdit's own fields), around the Origin the export writes; another box
+    /// exports without it.
+    #[test]
+    fn metadata_survives_paste_then_export_of_the_box() {
+        use crate::{Backend, Schematic};
+        let dir = tempfile::tempdir().unwrap();
+        let mut world = World::builder().backend(Backend::Memory).create(dir.path()).unwrap();
+        let mut s = Schematic::new(2, 2, 2, 3700).unwrap();
+        s.set_block(0, 0, 0, "minecraft:stone").unwrap();
+        s.metadata.insert("Name", Tag::String("House".into()));
+        s.metadata.insert("Author", Tag::String("Ann".into()));
+        s.metadata.insert("Date", Tag::Long(1_700_000_000_000));
+        let mut we = Compound::new();
+        we.insert("Version", Tag::String("7.3".into()));
+        we.insert("Origin", Tag::IntArray(vec![1, 2, 3]));
+        s.metadata.insert("WorldEdit", Tag::Compound(we));
+        let p = paste(&mut world, &s, Some(BlockPos::new(40, 70, -8))).unwrap();
+        let back = export_box(&world, p.bbox, None).unwrap();
+        assert_eq!(back.metadata.get("Name").and_then(Tag::as_str), Some("House"));
+        assert_eq!(back.metadata.get("Author").and_then(Tag::as_str), Some("Ann"));
+        assert!(matches!(back.metadata.get("Date"), Some(Tag::Long(1_700_000_000_000))));
+        let we = back.metadata.get("WorldEdit").and_then(Tag::as_compound).unwrap();
+        assert_eq!(we.get("Version").and_then(Tag::as_str), Some("7.3"));
+        assert_eq!(back.origin(), Some([40, 70, -8]), "the export's own placement");
+        assert_eq!(back.data_version, Some(3700), "the DataVersion the blocks came with");
+        let other = BlockBox::new(BlockPos::new(40, 70, -8), BlockPos::new(40, 70, -8));
+        assert!(export_box(&world, other, None).unwrap().metadata.get("Name").is_none());
+    }
 
     fn chest(pos: [i32; 3]) -> BlockEntity {
         let mut data = Compound::new();
