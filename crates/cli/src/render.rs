@@ -90,10 +90,9 @@ type Partition = (Vec<Vec<(i64, i64)>>, u32);
 
 fn top_blocks(world: &World) -> Result<(Tops, Vec<[u8; 3]>), Fail> {
     let names = world.schema().blocks();
-    let air: Vec<bool> = names
-        .names()
-        .map(|n| n.rsplit(':').next().unwrap_or(n).starts_with("air") || n.ends_with("air"))
-        .collect();
+    // See-through blocks by the world's own opacity rule (the one its opacity map uses).
+    let air: Vec<bool> =
+        (0..names.len() as u32).map(|i| !world.tiered().is_opaque(terrane::BlockId(i))).collect();
     let colours: Vec<[u8; 3]> = names.names().map(colour).collect();
     let mut top: Tops = HashMap::new();
     for ((_, pos), (_, bytes)) in world.tiered().all_chunks()? {
@@ -138,24 +137,14 @@ fn replay_regions(log: &Path, flags: Option<&str>) -> Result<Partition, Fail> {
     args.push("--final-only".into());
     let opts = ReplayOptions::from_args(args)
         .map_err(|e| Fail::usage(format!("replay flags {flags:?}: {e}")))?;
-    let mut out = Vec::new();
     let file = fs::File::open(log).map_err(|e| Fail::io(log, e))?;
-    replay::replay(BufReader::new(file), &mut out, &opts)
+    let regions = replay::final_regions(BufReader::new(file), &opts)
         .map_err(|e| Fail::usage(format!("{}: {e}", log.display())))?;
-    let state: serde_json::Value = serde_json::from_slice(&out)?;
-    let dims = usize::from(opts.dims);
-    let mut regions = Vec::new();
-    for r in state["regions"].as_array().into_iter().flatten() {
-        let mut secs = Vec::new();
-        for s in r["sections"].as_array().into_iter().flatten() {
-            let c: Vec<i64> =
-                s.as_array().into_iter().flatten().filter_map(serde_json::Value::as_i64).collect();
-            if c.len() == dims {
-                secs.push((c[0], c[dims - 1]));
-            }
-        }
-        regions.push(secs);
-    }
+    // Top-down: x and z, whatever the log's dimensions.
+    let regions = regions
+        .into_iter()
+        .map(|secs| secs.into_iter().map(|c| (c[0], c[c.len() - 1])).collect())
+        .collect();
     Ok((regions, opts.config.shift()))
 }
 

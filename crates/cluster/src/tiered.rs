@@ -872,6 +872,13 @@ impl<S: Store> TieredStore<S> {
         Ok(())
     }
 
+    /// Whether `block` counts as opaque for the opacity map (the configured
+    /// [`TieredStoreBuilder::opaque`](crate::TieredStoreBuilder::opaque) rule, decided once per
+    /// registered block). Blocks the schema does not know are opaque.
+    pub fn is_opaque(&self, block: terrane_chunk::BlockId) -> bool {
+        self.opaque.get(block.0 as usize).copied().unwrap_or(true)
+    }
+
     /// The highest opaque block y of block column `(x, z)` in `dim`, as last saved (`None`
     /// when no saved chunk of the column has an opaque block).
     pub fn opacity_at(&self, dim: u64, x: i64, z: i64) -> Result<Option<i64>> {

@@ -185,6 +185,37 @@ pub fn replay<R: BufRead, W: Write>(
     }
 }
 
+/// The final state of a replayed log, typed: each live region's sections as coordinates
+/// (`[x, z]` for 2D logs, `[x, y, z]` for 3D ones), regions in the order of the JSON state
+/// (by smallest section), sections ascending. What `--final-only` prints, without the text:
+/// for tools that draw or check a partition.
+///
+/// # Errors
+/// As [`replay`].
+pub fn final_regions<R: BufRead>(reader: R, options: &ReplayOptions) -> Result<Vec<Vec<Vec<i64>>>> {
+    match options.dims {
+        3 => final_regions_of::<ChunkPos, R>(reader, options),
+        _ => final_regions_of::<ColumnPos, R>(reader, options),
+    }
+}
+
+fn final_regions_of<P: GridPos, R: BufRead>(
+    reader: R,
+    o: &ReplayOptions,
+) -> Result<Vec<Vec<Vec<i64>>>> {
+    let rz: Regionizer<P, ()> = Regionizer::new(o.config, NoCallbacks);
+    for (lineno, line) in reader.lines().enumerate() {
+        if let Some(op) = parse_line::<P>(lineno, &line?)? {
+            apply(&rz, op)?;
+        }
+    }
+    let regions = rz.snapshot()?.regions;
+    Ok(regions
+        .into_iter()
+        .map(|r| r.sections.into_iter().map(|p| p.coords().as_ref().to_vec()).collect())
+        .collect())
+}
+
 fn run<P: GridPos, R: BufRead, W: Write>(
     reader: R,
     mut w: W,

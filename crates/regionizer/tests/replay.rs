@@ -6,7 +6,7 @@ use std::io::Cursor;
 use std::process::{Command, Stdio};
 
 use terrane_regionizer::Error;
-use terrane_regionizer::replay::{ReplayOptions, replay};
+use terrane_regionizer::replay::{ReplayOptions, final_regions, replay};
 
 fn dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/replay")
@@ -186,4 +186,41 @@ fn time_mode_ends_in_the_final_state_and_reports_the_call_time() {
     }
     let bad = replay(Cursor::new(&b"add 1 1\nadd x 1\n"[..]), Vec::new(), &opts("--time"));
     assert!(matches!(bad, Err(Error::ReplayParse { line: 2, .. })), "{bad:?}");
+}
+
+/// `final_regions` is the `--final-only` state, typed: the same regions in the same order,
+/// each with the same sections.
+#[test]
+fn final_regions_is_the_final_state_typed() {
+    let cubic =
+        "--dim 3 --shift 1 --create-radius 1 --merge-radius 1 --recalc-count 2 --max-dead 0.1";
+    let mut walk = String::new();
+    let mut s = 11u64;
+    for _ in 0..2000 {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        let (x, z) = ((s % 40) as i64 - 20, ((s >> 20) % 40) as i64 - 20);
+        let op = ["add", "add", "add", "remove", "tick", "release"][(s >> 40) as usize % 6];
+        let (x, z) = if op == "tick" || op == "release" { (x >> 2, z >> 2) } else { (x, z) };
+        walk.push_str(&format!("{op} {x} {z}\n"));
+    }
+    for (log, args) in [(read("cubic.txt"), cubic), (read("split.txt"), SMALL), (walk, "--shift 2")]
+    {
+        let json = run(&log, &opts(&format!("{args} --final-only")));
+        let typed = final_regions(Cursor::new(log.as_bytes()), &opts(args)).unwrap();
+        assert!(!typed.is_empty(), "{args}");
+        let mut at = 0;
+        for r in &typed {
+            let coords = |c: &Vec<i64>| {
+                format!("[{}]", c.iter().map(i64::to_string).collect::<Vec<_>>().join(","))
+            };
+            let needle =
+                format!("\"sections\":[{}]", r.iter().map(coords).collect::<Vec<_>>().join(","));
+            let i =
+                json[at..].find(&needle).unwrap_or_else(|| panic!("{args}: {needle} not in order"));
+            at += i + needle.len();
+        }
+        assert_eq!(json.matches("\"state\":").count(), typed.len(), "{args}");
+    }
 }
