@@ -109,40 +109,40 @@
 
 mod blocks;
 mod cache;
+mod commit;
+mod faults;
 mod format;
 mod index;
 mod open;
 mod read;
 mod recover;
 mod report;
+mod signature;
+mod store_impl;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
-use std::io::Read;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use terrane_store::{Batch, KeyRange, Object, Op, Parts, ReadView, Scan, Store, check_key};
+#[cfg(doc)]
+use terrane_store::{Batch, Store};
 pub use terrane_store::{Error, Result};
 
 pub use open::BlockFileOptions;
 pub use report::Recovery;
+pub use signature::read_signature;
 
 use blocks::Blocks;
-use format::{
-    BLOCK, FIXED, FIXED_AT, KIND_COMMIT, KIND_INDEX, KIND_OBJECT, MAX_VALUE, SIGNATURE_PREFIX,
-    SIGNATURE_PREFIX_V1, Writer, blocks_for, capacity, from_runs, to_runs,
-};
+use commit::encode_index;
+use faults::erase_trailer;
+use format::{BLOCK, MAX_VALUE, from_runs};
 pub(crate) use read::read_blocks;
-use read::{read_chain, read_entry, read_parts, read_parts_then};
+use read::{read_chain, read_entry};
+use signature::{parse_signature_line, signature_line};
 
 /// The block size of the format, in bytes.
 pub const BLOCK_SIZE: usize = BLOCK;
-
-/// A write calls `fdatasync` itself (to make blocks freed by unsynced batches reusable) when
-/// more than this many blocks, and more than a quarter of the file, wait for one.
-const PENDING_SYNC_MIN: usize = 64;
 
 /// The largest value a block file stores (1 GiB).
 pub const MAX_VALUE_LEN: usize = MAX_VALUE;
@@ -197,6 +197,12 @@ pub(crate) struct State {
     poisoned: Option<String>,
 }
 
+impl State {
+    fn objects(&self) -> u64 {
+        self.tables.values().map(|t| t.len() as u64).sum()
+    }
+}
+
 /// Counts of a block file's blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stats {
@@ -241,129 +247,6 @@ pub struct BlockFile {
     syncs: std::sync::atomic::AtomicU64,
     /// Objects read recently ([`BlockFileOptions::cache_bytes`]).
     cache: cache::ReadCache,
-}
-
-/// Reads the format signature of a block file: the application's part of its first line.
-/// Reads at most the first 4 KiB and nothing else (the SeaOfMemes `getFormat`).
-pub fn read_signature(path: impl AsRef<Path>) -> Result<String> {
-    let path = path.as_ref();
-    let mut f = File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::NotFound(path.into()),
-        _ => Error::Io(e),
-    })?;
-    let mut head = Vec::with_capacity(BLOCK);
-    Read::by_ref(&mut f).take(BLOCK as u64).read_to_end(&mut head)?;
-    parse_signature_line(&head).map(|(s, ..)| s)
-}
-
-/// Parses `terrane-blockfile/<version> <sig>\n` at the start of `head`: the signature, the
-/// line's length and the format version (1 or 2).
-fn parse_signature_line(head: &[u8]) -> Result<(String, usize, u8)> {
-    let not_ours =
-        |detail: &str| Error::NotAStore { backend: "terrane-blockfile", detail: detail.into() };
-    let limit = head.len().min(SIGNATURE_PREFIX.len() + terrane_store::MAX_SIGNATURE_LEN + 1);
-    let nl = head[..limit]
-        .iter()
-        .position(|b| *b == b'\n')
-        .ok_or_else(|| not_ours("no signature line in the first bytes"))?;
-    let line = &head[..nl];
-    let (sig, version) = match line.strip_prefix(SIGNATURE_PREFIX.as_bytes()) {
-        Some(sig) => (sig, 2),
-        None => match line.strip_prefix(SIGNATURE_PREFIX_V1.as_bytes()) {
-            Some(sig) => (sig, 1),
-            None => {
-                return Err(not_ours(
-                    "the first line does not start with `terrane-blockfile/2 ` (or `/1 `)",
-                ));
-            }
-        },
-    };
-    let sig = std::str::from_utf8(sig).map_err(|_| not_ours("the signature is not UTF-8"))?;
-    terrane_store::check_signature(sig)
-        .map_err(|_| not_ours("the signature is not printable ASCII"))?;
-    Ok((sig.to_string(), nl + 1, version))
-}
-
-fn signature_line(sig: &str) -> Vec<u8> {
-    format!("{SIGNATURE_PREFIX}{sig}\n").into_bytes()
-}
-
-/// Erases a block's trailer (48 zero bytes): the block no longer parses, so a recovery scan
-/// ignores it and its chain.
-fn erase_trailer(file: &File, block: u32) -> std::io::Result<()> {
-    file.write_all_at(&[0u8; FIXED], block as u64 * BLOCK as u64 + FIXED_AT as u64)
-}
-
-impl State {
-    /// Takes `n` blocks: free ones lowest first, then new ones at the end of the file.
-    fn alloc(&mut self, n: usize) -> Result<Vec<u32>> {
-        let mut out = Vec::with_capacity(n);
-        while out.len() < n {
-            match self.free.pop_first() {
-                Some(b) => out.push(b),
-                None => {
-                    let b = self.file_blocks;
-                    self.file_blocks = b
-                        .checked_add(1)
-                        .ok_or_else(|| Error::Backend("block file full (16 TiB)".into()))?;
-                    out.push(b);
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    fn objects(&self) -> u64 {
-        self.tables.values().map(|t| t.len() as u64).sum()
-    }
-
-    /// Takes the next transaction or index write number.
-    fn take_number(&mut self) -> Result<u64> {
-        let n = self.next_txn;
-        self.next_txn = n
-            .checked_add(1)
-            .ok_or_else(|| Error::Corrupt("transaction numbers exhausted (u64::MAX)".into()))?;
-        Ok(n)
-    }
-
-    /// Blocks freed by batches whose index is not durable yet.
-    fn pending_blocks(&self) -> usize {
-        self.deferred.iter().filter(|(t, _)| *t > self.durable_txn).map(|(_, c)| c.len()).sum()
-    }
-
-    /// Records a completed `fdatasync`: every index written and every block erased so far is
-    /// durable, so the graveyard forgets the keys whose blocks are durably erased.
-    fn synced(&mut self) {
-        self.durable_txn = self.txn;
-        let erased = self.erased_txn;
-        self.graveyard.retain(|(_, _, g)| *g > erased);
-    }
-}
-
-/// The index payload (after the signature line). `write_no` is below `u64::MAX` (it was
-/// taken with [`State::take_number`], which leaves a next number).
-fn encode_index(st: &State, write_no: u64) -> Vec<u8> {
-    let mut w = Writer::default();
-    w.u64(st.txn);
-    w.u64(write_no.saturating_add(1));
-    w.u64(st.index_durable);
-    w.u32(st.file_blocks);
-    w.runs(&to_runs(&st.commit_chain));
-    w.u32(st.tables.len() as u32);
-    for (name, t) in &st.tables {
-        w.table(name);
-        w.u64(t.len() as u64);
-        for (k, e) in t.iter() {
-            w.key(k);
-            w.i64(e.version);
-            w.u64(e.txn);
-            w.u64(e.len);
-            w.runs(&e.runs);
-        }
-    }
-    let free: Vec<u32> = st.free.iter().copied().collect();
-    w.runs(&to_runs(&free));
-    w.0
 }
 
 impl BlockFile {
@@ -444,257 +327,8 @@ impl BlockFile {
         self.state.write().map_err(|_| Error::Poisoned("a thread panicked while writing".into()))
     }
 
-    /// Testing only: simulates a crash at the `n`th write, erase, truncation or sync from
-    /// now (0-based): that operation fails (a multi-block write first writes half of its
-    /// blocks, a torn write) and so does everything after it. `None` turns it off.
-    #[doc(hidden)]
-    pub fn simulate_crash_after(&self, n: Option<u64>) {
-        let v = n.map_or(-1, |n| n as i64);
-        self.crash_budget.store(v, std::sync::atomic::Ordering::SeqCst);
-    }
-
-    /// Counts an I/O operation against the simulated crash budget: `Err` once exhausted,
-    /// `Ok(true)` for the operation that exhausts it.
-    fn io_budget(&self) -> Result<bool> {
-        use std::sync::atomic::Ordering;
-        let left = self.crash_budget.load(Ordering::SeqCst);
-        match left {
-            -1 => Ok(false),
-            0 => {
-                self.crash_budget.store(i64::MIN, Ordering::SeqCst);
-                Ok(true)
-            }
-            i64::MIN => Err(Error::Io(std::io::Error::other("simulated crash"))),
-            _ => {
-                self.crash_budget.store(left - 1, Ordering::SeqCst);
-                Ok(false)
-            }
-        }
-    }
-
-    fn io_tick(&self) -> Result<()> {
-        if self.io_budget()? {
-            return Err(Error::Io(std::io::Error::other("simulated crash")));
-        }
-        Ok(())
-    }
-
-    fn io_write_blocks(&self, blocks: &Blocks<'_>) -> Result<()> {
-        if self.io_budget()? {
-            blocks.write(&self.file, Some(blocks.len() / 2))?;
-            return Err(Error::Io(std::io::Error::other("simulated crash")));
-        }
-        Ok(blocks.write(&self.file, None)?)
-    }
-
-    fn io_erase(&self, block: u32) -> Result<()> {
-        self.io_tick()?;
-        Ok(erase_trailer(&self.file, block)?)
-    }
-
-    fn io_sync(&self) -> Result<()> {
-        self.io_tick()?;
-        Ok(self.fdatasync()?)
-    }
-
-    /// `fdatasync`, counted.
-    fn fdatasync(&self) -> std::io::Result<()> {
-        self.syncs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.file.sync_data()
-    }
-
     fn pinned(&self) -> bool {
         Arc::strong_count(&self.pin) > 1
-    }
-
-    /// Rewrites the index in place over its chain (growing it with free blocks, or freeing
-    /// its tail), under a fresh write number.
-    fn write_index(&self, st: &mut State) -> Result<()> {
-        let write_no = st.take_number()?;
-        st.index_durable = st.durable_txn.min(st.txn);
-        let mut payload = signature_line(&self.signature);
-        // Chain growth takes blocks before the free list is encoded.
-        let body_guess = encode_index(st, write_no);
-        let need = (payload.len() + body_guess.len()).div_ceil(capacity(0, 0)) + 1;
-        while st.index_chain.len() < need {
-            let b = st.alloc(1)?[0];
-            st.index_chain.push(b);
-        }
-        let body = encode_index(st, write_no);
-        payload.extend_from_slice(&body);
-        let need = payload.len().div_ceil(capacity(0, 0)).max(1);
-        let spare = st.index_chain.split_off(need);
-        let mut blocks = Blocks::with_capacity(st.index_chain.len());
-        blocks.chain(KIND_INDEX, &[], &[], &payload, 0, write_no, &st.index_chain);
-        self.io_write_blocks(&blocks)?;
-        // Spare index blocks carry an older write number (recovery ignores index blocks), but
-        // the durable index may still be the one that used them: they wait like freed chains.
-        if !spare.is_empty() {
-            st.deferred.push((st.txn, spare));
-        }
-        Ok(())
-    }
-
-    /// Cuts free blocks off the end of the file.
-    fn truncate_tail(&self, st: &mut State) -> Result<()> {
-        let before = st.file_blocks;
-        while st.file_blocks > 1 && st.free.contains(&(st.file_blocks - 1)) {
-            st.file_blocks -= 1;
-            st.free.remove(&st.file_blocks);
-        }
-        if st.file_blocks != before {
-            self.io_tick()?;
-            self.file.set_len(st.file_blocks as u64 * BLOCK as u64)?;
-        }
-        Ok(())
-    }
-
-    /// Erases and frees the deferred chains whose dropping index is durable. Only while no
-    /// snapshot or scan is alive.
-    fn release_deferred(&self, st: &mut State) -> Result<()> {
-        let durable = st.durable_txn;
-        let (ready, waiting): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut st.deferred).into_iter().partition(|(t, _)| *t <= durable);
-        st.deferred = waiting;
-        for (_, chain) in ready {
-            if let Some(first) = chain.first() {
-                self.io_erase(*first)?;
-            }
-            st.free.extend(chain);
-        }
-        st.erased_txn = st.erased_txn.max(durable);
-        Ok(())
-    }
-
-    fn commit(&self, st: &mut State, batch: &Batch) -> Result<()> {
-        // A batch takes two numbers (its own and its index write's): refuse before writing.
-        if st.next_txn.checked_add(2).is_none() {
-            return Err(Error::Corrupt("transaction numbers exhausted (u64::MAX)".into()));
-        }
-        let pinned = self.pinned();
-        if !pinned {
-            // Blocks freed by unsynced batches are reused only after a sync: when too many
-            // wait, sync now rather than let the file grow.
-            let pending = st.pending_blocks();
-            if pending > PENDING_SYNC_MIN && pending > st.file_blocks as usize / 4 {
-                self.io_sync()?;
-                st.synced();
-            }
-            self.release_deferred(st)?;
-        }
-        let txn = st.take_number()?;
-        // The last operation on each key wins.
-        type Final<'b> = Option<(i64, &'b [u8])>;
-        let mut finals: BTreeMap<(&str, &[u8]), Final<'_>> = BTreeMap::new();
-        for op in batch.ops() {
-            match op {
-                Op::Put { table, key, version, data } => {
-                    finals.insert((table, key), Some((*version, data)));
-                }
-                Op::Delete { table, key } => {
-                    finals.insert((table, key), None);
-                }
-            }
-        }
-        // 1. New blocks: objects, then the commit record naming them.
-        let nblocks: usize = finals
-            .iter()
-            .map(|((t, k), v)| v.map_or(0, |(_, d)| blocks_for(d.len(), t.len(), k.len())))
-            .sum();
-        let mut blocks = Blocks::with_capacity(nblocks + 2);
-        let mut record = Writer::default();
-        record.u64(txn);
-        record.u32(st.tables.len() as u32);
-        for name in st.tables.keys() {
-            record.table(name);
-        }
-        record.u32(finals.len() as u32);
-        let mut new_entries = Vec::with_capacity(finals.len());
-        for ((table, key), v) in &finals {
-            match v {
-                Some((version, data)) => {
-                    let n = blocks_for(data.len(), table.len(), key.len());
-                    let chain = st.alloc(n)?;
-                    blocks.chain(KIND_OBJECT, table.as_bytes(), key, data, *version, txn, &chain);
-                    let runs = to_runs(&chain);
-                    record.u8(0);
-                    record.table(table);
-                    record.key(key);
-                    record.i64(*version);
-                    record.u64(data.len() as u64);
-                    record.runs(&runs);
-                    let e =
-                        Entry { version: *version, txn, len: data.len() as u64, runs: runs.into() };
-                    new_entries.push((*table, *key, Some(e)));
-                }
-                None => {
-                    record.u8(1);
-                    record.table(table);
-                    record.key(key);
-                    new_entries.push((*table, *key, None));
-                }
-            }
-        }
-        for (table, key, e) in &new_entries {
-            if e.is_none() {
-                st.graveyard.push((table.to_string(), key.to_vec(), txn));
-            }
-        }
-        record.u32(st.graveyard.len() as u32);
-        for (t, k, gtxn) in &st.graveyard {
-            record.table(t);
-            record.key(k);
-            record.u64(*gtxn);
-        }
-        // The number of objects after this batch: a recovery scan checks it.
-        let mut objects = st.objects();
-        for ((table, key), v) in &finals {
-            let exists = st.tables.get(*table).is_some_and(|t| t.contains_key(*key));
-            match (exists, v.is_some()) {
-                (false, true) => objects += 1,
-                (true, false) => objects -= 1,
-                _ => {}
-            }
-        }
-        record.u64(objects);
-        // Format 2: the transaction this batch follows, so that a recovery scan keeps only a
-        // whole prefix of the batches after the durable one.
-        record.u64(st.txn);
-        let record = record.0;
-        let rec_chain = st.alloc(blocks_for(record.len(), 0, 0))?;
-        blocks.chain(KIND_COMMIT, &[], &[], &record, 0, txn, &rec_chain);
-        // Apply the batch in memory.
-        let mut freed: Vec<Vec<u32>> = Vec::new();
-        for (table, key, e) in new_entries {
-            let t = Arc::make_mut(st.tables.get_mut(table).expect("validated"));
-            let old = match e {
-                Some(e) => t.insert(key.to_vec(), e),
-                None => t.remove(key),
-            };
-            if let Some(old) = old {
-                freed.push(old.blocks().collect());
-            }
-        }
-        freed.push(std::mem::replace(&mut st.commit_chain, rec_chain));
-        st.txn = txn;
-        // 2. The index, in place, written after the new blocks (a process crash never
-        // leaves a whole index over a partial batch); 3. one flush for both.
-        self.io_write_blocks(&blocks)?;
-        self.write_index(st)?;
-        if batch.is_synced() {
-            self.io_sync()?;
-            st.synced();
-        }
-        // 4. Free the old blocks: erase each old chain's first trailer, then reuse. Only once
-        // this batch's index is durable (else an older durable index may still name them,
-        // and a power loss would show it pointing at erased or reused blocks) and no
-        // snapshot reads them: until then they wait in `deferred`.
-        st.deferred.extend(freed.into_iter().filter(|c| !c.is_empty()).map(|c| (txn, c)));
-        if !pinned {
-            self.release_deferred(st)?;
-            self.truncate_tail(st)?;
-        }
-        Ok(())
     }
 }
 
@@ -721,260 +355,12 @@ impl Drop for BlockFile {
     }
 }
 
-/// The index entry of (`table`, `key`), `None` when absent; [`Error::UnknownTable`] for a
-/// table the store does not have.
-fn entry<'t>(
-    tables: &'t BTreeMap<String, Table>,
-    table: &str,
-    key: &[u8],
-) -> Result<Option<&'t Entry>> {
-    check_key(key)?;
-    let t = tables.get(table).ok_or_else(|| Error::UnknownTable(table.into()))?;
-    Ok(t.get(key))
-}
-
-/// An object through the read cache: the cached bytes when the cache holds the version the
-/// entry names, else read (and checked) from the file and kept.
-fn read_cached(
-    file: &File,
-    cache: &cache::ReadCache,
-    table: &str,
-    key: &[u8],
-    e: &Entry,
-) -> Result<Object> {
-    if let Some(data) = cache.get(table, key, e.txn) {
-        return Ok(Object { version: e.version, data: data.to_vec() });
-    }
-    let data = read_entry(file, table, key, e)?;
-    cache.insert(table, key, e.txn, &data);
-    Ok(Object { version: e.version, data })
-}
-
-/// An ordered scan over a table captured at one point in time, holding a pin so that the
-/// blocks it will read are not reused.
-struct BlockScan<'a> {
-    file: &'a File,
-    name: String,
-    table: Table,
-    range: KeyRange,
-    last: Option<Vec<u8>>,
-    _pin: Arc<()>,
-}
-
-impl Iterator for BlockScan<'_> {
-    type Item = Result<(Vec<u8>, Object)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.range.is_empty() {
-            return None;
-        }
-        let (start, end) = self.range.as_bounds();
-        let start = match &self.last {
-            Some(k) => std::ops::Bound::Excluded(k.as_slice()),
-            None => start,
-        };
-        let (k, e) = self.table.range::<[u8], _>((start, end)).next()?;
-        let k = k.clone();
-        self.last = Some(k.clone());
-        Some(
-            read_entry(self.file, &self.name, &k, e)
-                .map(|data| (k, Object { version: e.version, data })),
-        )
-    }
-}
-
-/// A snapshot: the tables as they were, and a pin on their blocks.
-struct Snapshot<'a> {
-    file: &'a File,
-    cache: &'a cache::ReadCache,
-    tables: BTreeMap<String, Table>,
-    pin: Arc<()>,
-}
-
-impl ReadView for Snapshot<'_> {
-    fn get(&self, table: &str, key: &[u8]) -> Result<Option<Object>> {
-        entry(&self.tables, table, key)?
-            .map(|e| read_cached(self.file, self.cache, table, key, e))
-            .transpose()
-    }
-
-    fn get_parts(
-        &self,
-        table: &str,
-        key: &[u8],
-        ranges: &[std::ops::Range<u64>],
-    ) -> Result<Option<Parts>> {
-        entry(&self.tables, table, key)?
-            .map(|e| read_parts(self.file, table, key, e, ranges))
-            .transpose()
-    }
-
-    fn get_parts_then(
-        &self,
-        table: &str,
-        key: &[u8],
-        first: &[std::ops::Range<u64>],
-        then: &mut dyn FnMut(&Parts) -> Vec<std::ops::Range<u64>>,
-    ) -> Result<Option<(Parts, Parts)>> {
-        entry(&self.tables, table, key)?
-            .map(|e| read_parts_then(self.file, table, key, e, first, then))
-            .transpose()
-    }
-
-    fn scan(&self, table: &str, range: KeyRange) -> Result<Scan<'_>> {
-        let t = self.tables.get(table).ok_or_else(|| Error::UnknownTable(table.into()))?;
-        Ok(Box::new(BlockScan {
-            file: self.file,
-            name: table.to_string(),
-            table: t.clone(),
-            range,
-            last: None,
-            _pin: self.pin.clone(),
-        }))
-    }
-}
-
-impl ReadView for BlockFile {
-    fn get(&self, table: &str, key: &[u8]) -> Result<Option<Object>> {
-        let st = self.read_state()?;
-        entry(&st.tables, table, key)?
-            .map(|e| read_cached(&self.file, &self.cache, table, key, e))
-            .transpose()
-    }
-
-    /// Reads only the blocks the ranges touch.
-    fn get_parts(
-        &self,
-        table: &str,
-        key: &[u8],
-        ranges: &[std::ops::Range<u64>],
-    ) -> Result<Option<Parts>> {
-        let st = self.read_state()?;
-        entry(&st.tables, table, key)?
-            .map(|e| read_parts(&self.file, table, key, e, ranges))
-            .transpose()
-    }
-
-    /// Both steps read the blocks of the same index entry, under the read lock.
-    fn get_parts_then(
-        &self,
-        table: &str,
-        key: &[u8],
-        first: &[std::ops::Range<u64>],
-        then: &mut dyn FnMut(&Parts) -> Vec<std::ops::Range<u64>>,
-    ) -> Result<Option<(Parts, Parts)>> {
-        let st = self.read_state()?;
-        entry(&st.tables, table, key)?
-            .map(|e| read_parts_then(&self.file, table, key, e, first, then))
-            .transpose()
-    }
-
-    fn multi_get(&self, table: &str, keys: &[&[u8]]) -> Result<Vec<Option<Object>>> {
-        let st = self.read_state()?;
-        let t = st.tables.get(table).ok_or_else(|| Error::UnknownTable(table.into()))?;
-        // Read in block order (fewer seeks), answer in key order.
-        let mut order: Vec<(usize, &Entry)> = Vec::with_capacity(keys.len());
-        for (i, k) in keys.iter().enumerate() {
-            check_key(k)?;
-            if let Some(e) = t.get(*k) {
-                order.push((i, e));
-            }
-        }
-        order.sort_by_key(|(_, e)| e.runs[0].0);
-        let mut out = vec![None; keys.len()];
-        for (i, e) in order {
-            out[i] = Some(read_cached(&self.file, &self.cache, table, keys[i], e)?);
-        }
-        Ok(out)
-    }
-
-    fn scan(&self, table: &str, range: KeyRange) -> Result<Scan<'_>> {
-        let st = self.read_state()?;
-        let t = st.tables.get(table).ok_or_else(|| Error::UnknownTable(table.into()))?;
-        Ok(Box::new(BlockScan {
-            file: &self.file,
-            name: table.to_string(),
-            table: t.clone(),
-            range,
-            last: None,
-            _pin: self.pin.clone(),
-        }))
-    }
-}
-
-impl Store for BlockFile {
-    fn signature(&self) -> &str {
-        &self.signature
-    }
-
-    fn tables(&self) -> Vec<String> {
-        self.read_state().map(|st| st.tables.keys().cloned().collect()).unwrap_or_default()
-    }
-
-    fn write(&self, batch: &Batch) -> Result<()> {
-        if self.read_only {
-            return Err(Error::ReadOnly(self.path.clone()));
-        }
-        let mut st = self.write_state()?;
-        if let Some(why) = &st.poisoned {
-            return Err(Error::Poisoned(why.clone()));
-        }
-        batch.validate(|t| st.tables.contains_key(t), MAX_VALUE)?;
-        // Under the state lock: no other write can come between the check and the commit.
-        batch.check_preconditions(|t, k| Ok(st.tables[t].get(k).map(|e| e.version)))?;
-        if batch.is_empty() {
-            if batch.is_synced() {
-                self.fdatasync()?;
-                st.synced();
-            }
-            return Ok(());
-        }
-        match self.commit(&mut st, batch) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                // The file may hold half a batch: refuse further writes until a reopen
-                // (which recovers it) rather than risk building on it.
-                st.poisoned = Some(e.to_string());
-                Err(e)
-            }
-        }
-    }
-
-    fn snapshot(&self) -> Result<Box<dyn ReadView + '_>> {
-        let st = self.read_state()?;
-        Ok(Box::new(Snapshot {
-            file: &self.file,
-            cache: &self.cache,
-            tables: st.tables.clone(),
-            pin: self.pin.clone(),
-        }))
-    }
-
-    /// Does nothing: every write goes straight to the operating system.
-    fn flush(&self) -> Result<()> {
-        Ok(())
-    }
-
-    /// `fdatasync`. On a read-only store, does nothing (there is nothing to make durable).
-    fn sync(&self) -> Result<()> {
-        if self.read_only {
-            return Ok(());
-        }
-        let mut st = self.write_state()?;
-        self.fdatasync()?;
-        // The blocks freed so far become reusable (the next write erases and reuses them).
-        if st.poisoned.is_none() {
-            st.synced();
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::build_block;
-    use terrane_store::StoreConfig;
+    use crate::format::{FIXED_AT, KIND_INDEX, KIND_OBJECT, build_block};
+    use std::os::unix::fs::FileExt;
+    use terrane_store::{Batch, ReadView, Store, StoreConfig};
 
     fn config() -> StoreConfig {
         StoreConfig::new("terrane unit test")
