@@ -8,7 +8,7 @@ pub const MAX_SHIFT: u32 = 6;
 /// scanned by a slow-path `add_chunk`.
 pub const MAX_RADIUS_SUM: u32 = 16;
 
-/// The five parameters of the regionizer (spec: `../shared/specs/regionizer.md`).
+/// The five parameters of the regionizer (spec: `docs/spec/regionizer.md`).
 ///
 /// Build one with [`RegionizerConfig::builder`] or take a Folia preset
 /// ([`folia_shift4`](Self::folia_shift4), the default, or [`folia_shift2`](Self::folia_shift2)).

@@ -4,7 +4,7 @@
 //! # Overview
 //!
 //! - [`Regionizer`]: the state machine of Folia's regionizer (spec:
-//!   `../shared/specs/regionizer.md`, which corrects Folia where its code and design differ),
+//!   `docs/spec/regionizer.md`, which corrects Folia where its code and design differ),
 //!   generic over [`GridPos`](terrane_section::GridPos): [`ColumnPos`](terrane_section::ColumnPos)
 //!   for column worlds, [`ChunkPos`](terrane_section::ChunkPos) for cubic worlds. Chunks are
 //!   grouped into sections of `2^shift` chunks per axis; regions own sections and are

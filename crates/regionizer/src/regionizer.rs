@@ -1,4 +1,4 @@
-//! The regionizer state machine (spec: `../shared/specs/regionizer.md`).
+//! The regionizer state machine (spec: `docs/spec/regionizer.md`).
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
