@@ -241,6 +241,48 @@ fn batch_writes(c: &mut Criterion, p: &mut Peers, synced: bool) {
             }
         })
     });
+    if synced {
+        // The limit rows: the batch's bytes in one write, then one fdatasync, into a file
+        // (on the same filesystem as the stores) that is either overwritten in place (what
+        // Anvil's fixed sectors get) or grows (what any append-only log gets: RocksDB's
+        // write-ahead log). On ext4 the second also journals the new size and blocks.
+        let all: Vec<u8> = values.iter().flat_map(|v| v.3.iter().copied()).collect();
+        let dir = tempfile::tempdir().expect("temporary directory");
+        for (name, grow) in [("limit_overwrite_fdatasync", false), ("limit_append_fdatasync", true)]
+        {
+            let f = File::options()
+                .create(true)
+                .truncate(true)
+                .read(true)
+                .write(true)
+                .open(dir.path().join(name))
+                .unwrap();
+            g.bench_function(name, |b| {
+                let mut at = 0u64;
+                b.iter_custom(|iters| {
+                    use std::os::unix::fs::FileExt as _;
+                    let mut spent = Duration::ZERO;
+                    for _ in 0..iters {
+                        if !grow || at > 256 << 20 {
+                            at = 0;
+                            if grow {
+                                f.set_len(0).unwrap();
+                                f.sync_all().unwrap();
+                            }
+                        }
+                        let t = std::time::Instant::now();
+                        f.write_all_at(&all, at).unwrap();
+                        f.sync_data().unwrap();
+                        spent += t.elapsed();
+                        if grow {
+                            at += all.len() as u64;
+                        }
+                    }
+                    spent
+                })
+            });
+        }
+    }
     g.finish();
 }
 
