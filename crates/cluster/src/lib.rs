@@ -109,6 +109,7 @@ mod config;
 mod container;
 mod error;
 mod opacity;
+mod schema_meta;
 mod tiered;
 mod txn;
 
@@ -116,6 +117,7 @@ pub use config::{OpacityFn, TierConfig, TieredStoreBuilder, default_opacity};
 pub use container::{ClusterBuilder, ClusterView, FORMAT_VERSION, Iter, Scale};
 pub use error::{Error, Result};
 pub use opacity::{ColumnTops, OpacityTile, TILE_BYTES, TILE_EDGE, column_tops};
+pub use schema_meta::stored_schema;
 pub use terrane_section::keys::Level;
 pub use tiered::{
     ChunkAddr, LevelStats, META_TICK, MaintenanceReport, PlayerPos, TickSave, TieredStore,

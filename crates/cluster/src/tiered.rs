@@ -311,33 +311,11 @@ impl<S: Store> TieredStore<S> {
     }
 
     pub(crate) fn open_with(store: S, schema: Schema, config: TierConfig) -> Result<Self> {
-        let mut stored = Vec::new();
-        let mut versions = Vec::new();
-        for k in SchemaBytes::KEYS {
-            let o = store.get(tables::WORLD_META, k.as_bytes())?;
-            versions.push(o.as_ref().map(|o| o.version));
-            stored.push(o.map(|o| o.data));
-        }
-        let present = stored.iter().filter(|s| s.is_some()).count();
+        let (stored, versions) = crate::schema_meta::read_with_versions(&store)?;
         let mut write = true;
-        if present == SchemaBytes::KEYS.len() {
-            let mut it = stored.into_iter().map(Option::unwrap_or_default);
-            let mut next = || it.next().unwrap_or_default();
-            let old = SchemaBytes {
-                blocks: next(),
-                components: next(),
-                entities: next(),
-                structures: next(),
-                layout: next(),
-            };
-            let old = Schema::decode(&old)?;
+        if let Some(old) = stored {
             schema.check_extends(&old)?;
             write = old != schema;
-        } else if present != 0 {
-            return Err(Error::CorruptMeta(format!(
-                "worldMeta holds {present} of the {} schema properties",
-                SchemaBytes::KEYS.len()
-            )));
         }
         if write {
             // Compare-and-set on the versions read: two servers of a shared world extending

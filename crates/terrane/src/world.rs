@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use terrane_chunk::{BlockId, Chunk, ChunkView, Schema, SchemaBytes};
+use terrane_chunk::{BlockId, Chunk, ChunkView, Schema};
 use terrane_cluster::{
     LevelStats, MaintenanceReport, PlayerPos, TickSave, TieredStore, TieredStoreBuilder,
 };
@@ -382,7 +382,7 @@ impl WorldBuilder {
         let store = handle.store();
         let schema = match self.schema {
             Some(s) => s,
-            None => match stored_schema(&*store)? {
+            None => match terrane_cluster::stored_schema(&*store)? {
                 Some(s) => s,
                 None => default_schema(),
             },
@@ -544,31 +544,6 @@ pub fn default_schema() -> Schema {
     let mut s = Schema::new();
     s.add_block("minecraft:air", &[]).expect("a fresh schema accepts air");
     s
-}
-
-/// Reads the schema a world stored in `worldMeta` (the keys of [`SchemaBytes::KEYS`]);
-/// `None` for a store that has none yet.
-pub(crate) fn stored_schema(store: &dyn Store) -> Result<Option<Schema>> {
-    let mut parts = Vec::with_capacity(SchemaBytes::KEYS.len());
-    for k in SchemaBytes::KEYS {
-        parts.push(store.get(tables::WORLD_META, k.as_bytes())?.map(|o| o.data));
-    }
-    if parts.iter().all(Option::is_none) {
-        return Ok(None);
-    }
-    if parts.iter().any(Option::is_none) {
-        return Err(Error::Inconsistent("worldMeta holds only part of the schema".into()));
-    }
-    let mut it = parts.into_iter().map(Option::unwrap_or_default);
-    let mut next = || it.next().unwrap_or_default();
-    let bytes = SchemaBytes {
-        blocks: next(),
-        components: next(),
-        entities: next(),
-        structures: next(),
-        layout: next(),
-    };
-    Ok(Some(Schema::decode(&bytes)?))
 }
 
 /// A summary of a world, from [`World::info`].
