@@ -11,20 +11,16 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::*;
 use terrane_cluster::{PlayerPos, TickSave, TieredStore, TieredStoreBuilder};
 use terrane_section::ChunkPos;
 use terrane_store::conformance::Rng;
+use terrane_store::conformance::crash::{CHILD_ENV, KILLS_ENV, kill_round};
 use terrane_store::{Store, StoreConfig, tables};
-
-const CHILD_ENV: &str = "TERRANE_CLUSTER_CRASH_CHILD";
-const KILLS_ENV: &str = "TERRANE_CRASH_KILLS";
 
 fn builder() -> TieredStoreBuilder {
     TieredStore::builder(schema()).l0_idle_ticks(3).l1_idle_ticks(9).l1_distance_blocks(200)
@@ -146,7 +142,6 @@ fn run_with_env<S: Store>(
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
     std::fs::create_dir_all(&dir).unwrap();
-    let exe = std::env::current_exe().unwrap();
     let mut rng = Rng::new(
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
             as u64,
@@ -155,44 +150,11 @@ fn run_with_env<S: Store>(
     let mut moves = 0usize;
     let started = Instant::now();
     for round in 0..kills {
-        let mut c = Command::new(&exe)
-            .args([name, "--exact", "--nocapture", "--test-threads", "1"])
-            .env(CHILD_ENV, &dir)
-            .envs(child_env.iter().map(|(k, v)| (k, v)))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let out = c.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                // libtest prints `test crash_x ... ` before the first line, on the same line.
-                let ack = line.find("ACK ").map(|at| &line[at + 4..]);
-                if let Some(t) = ack.and_then(|s| s.trim().parse::<u64>().ok())
-                    && tx.send(t).is_err()
-                {
-                    break;
-                }
-            }
-        });
         // Wait for a few acknowledgements, then kill at a random moment.
         let want = rng.below(4);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let mut got = 0;
-        while got < want && Instant::now() < deadline {
-            if let Ok(t) = rx.recv_timeout(Duration::from_millis(50)) {
-                acked = acked.max(t);
-                got += 1;
-            }
-        }
-        std::thread::sleep(Duration::from_micros(rng.below(6000)));
-        c.kill().unwrap();
-        c.wait().unwrap();
-        reader.join().unwrap();
-        for t in rx.try_iter() {
-            acked = acked.max(t);
+        let delay = Duration::from_micros(rng.below(6000));
+        for t in kill_round(name, &dir, child_env, want, delay).acks {
+            acked = acked.max(u64::try_from(t).unwrap_or(0));
         }
         // Reopen (recovery) and check.
         let t = builder().open(open(&dir)).unwrap_or_else(|e| panic!("round {round}: reopen: {e}"));

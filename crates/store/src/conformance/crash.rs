@@ -155,6 +155,60 @@ pub(crate) fn spawn_child(
         .expect("spawn the child")
 }
 
+/// What one round of a kill loop saw: the numbers the child acknowledged (`ACK <n>` lines on
+/// its stdout) before and while it was killed, and whether it exited on its own before that.
+#[derive(Clone, Debug, Default)]
+pub struct KillRound {
+    /// Acknowledged numbers, in the order printed.
+    pub acks: Vec<i64>,
+    /// The child ended by itself (a failed open, most often), not by the SIGKILL.
+    pub exited_on_its_own: bool,
+}
+
+/// One round of a kill loop, the part every crash harness shares: starts the child role (this
+/// test binary running only `test_name`, [`CHILD_ENV`] = `dir`), waits for `wait_acks`
+/// acknowledgements (at most 10 s), sleeps `delay`, SIGKILLs the child and collects every
+/// acknowledgement it printed. `wait_acks = 0` kills during the child's open and recovery.
+pub fn kill_round(
+    test_name: &str,
+    dir: &Path,
+    child_env: &[(String, String)],
+    wait_acks: u64,
+    delay: Duration,
+) -> KillRound {
+    let mut child = spawn_child(test_name, dir, child_env);
+    let out = child.stdout.take().expect("child stdout");
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            // libtest prints `test crash ... ` before the first line, on the same line.
+            let ack = line.find("ACK ").map(|at| &line[at + 4..]);
+            if let Some(id) = ack.and_then(|s| s.trim().parse::<i64>().ok())
+                && tx.send(id).is_err()
+            {
+                break;
+            }
+        }
+    });
+    let mut round = KillRound::default();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (round.acks.len() as u64) < wait_acks && Instant::now() < deadline {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(id) => round.acks.push(id),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    std::thread::sleep(delay);
+    child.kill().expect("SIGKILL the child");
+    let status = child.wait().expect("reap the child");
+    reader.join().expect("reader thread");
+    round.acks.extend(rx.try_iter());
+    round.exited_on_its_own = status.success();
+    round
+}
+
 /// Checks that `store` holds exactly the state after save batches `0..=b` ([`save_batch`])
 /// for some `b` in `at_least..=at_most` (`-1`: no batch), and returns `b`. A state between
 /// two batches (a partial batch), a torn object or a lost acknowledged batch is an `Err`
@@ -251,56 +305,21 @@ pub fn run_with_env<S: Store>(
     let mut report = CrashReport { committed: -1, acknowledged: -1, ..CrashReport::default() };
     let mut history: Vec<String> = Vec::new();
     for round in 0..kills {
-        let mut child = spawn_child(test_name, &dir, child_env);
-        let out = child.stdout.take().expect("child stdout");
-        let (tx, rx) = mpsc::channel();
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                // libtest prints `test crash ... ` before the first line, on the same line.
-                let ack = line.find("ACK ").map(|at| &line[at + 4..]);
-                if let Some(id) = ack.and_then(|s| s.trim().parse::<i64>().ok())
-                    && tx.send(id).is_err()
-                {
-                    break;
-                }
-            }
-        });
         // Kill after a random number of acknowledgements and a random delay, or early (while
         // the child opens and recovers).
         let wait_acks = rng.below(4);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let mut acks = 0;
-        let mut seen: Vec<i64> = Vec::new();
-        if wait_acks > 0 {
-            while acks < wait_acks && Instant::now() < deadline {
-                match rx.recv_timeout(Duration::from_millis(100)) {
-                    Ok(id) => {
-                        acks += 1;
-                        seen.push(id);
-                        report.acknowledged = report.acknowledged.max(id);
-                    }
-                    Err(mpsc::RecvTimeoutError::Timeout) => {}
-                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                }
-            }
-            std::thread::sleep(Duration::from_micros(rng.below(4000)));
-        } else {
-            std::thread::sleep(Duration::from_micros(rng.below(25_000)));
-        }
-        child.kill().expect("SIGKILL the child");
-        let status = child.wait().expect("reap the child");
-        reader.join().expect("reader thread");
-        for id in rx.try_iter() {
-            acks += 1;
-            seen.push(id);
+        let delay = if wait_acks > 0 { rng.below(4000) } else { rng.below(25_000) };
+        let killed =
+            kill_round(test_name, &dir, child_env, wait_acks, Duration::from_micros(delay));
+        let (acks, seen) = (killed.acks.len(), killed.acks);
+        for &id in &seen {
             report.acknowledged = report.acknowledged.max(id);
         }
         if acks == 0 {
             report.early_kills += 1;
         }
         assert!(
-            !status.success() || acks > 0,
+            !killed.exited_on_its_own || acks > 0,
             "round {round}: the child exited on its own before acknowledging anything (it \
              probably failed to open the store: run the test with {CHILD_ENV}={} to see why)",
             dir.display()
