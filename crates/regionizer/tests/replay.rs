@@ -27,6 +27,23 @@ fn run(log: &str, o: &ReplayOptions) -> String {
     String::from_utf8(out).unwrap()
 }
 
+/// A 2D log of `n` random operations (adds, removes, ticks and releases of sections at shift
+/// 2) within 20 chunks of the origin, from `seed`.
+fn random_walk(seed: u64, n: usize) -> String {
+    let mut log = String::new();
+    let mut s = seed;
+    for _ in 0..n {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        let (x, z) = ((s % 40) as i64 - 20, ((s >> 20) % 40) as i64 - 20);
+        let op = ["add", "add", "add", "remove", "tick", "release"][(s >> 40) as usize % 6];
+        let (x, z) = if op == "tick" || op == "release" { (x >> 2, z >> 2) } else { (x, z) };
+        log.push_str(&format!("{op} {x} {z}\n"));
+    }
+    log
+}
+
 const SMALL: &str = "--shift 0 --create-radius 1 --merge-radius 1 --recalc-count 4 --max-dead 1/6";
 
 #[test]
@@ -70,17 +87,7 @@ fn cubic_positions() {
 #[test]
 fn final_only_is_the_last_line() {
     // A longer random walk: final-only prints exactly the last full line.
-    let mut log = String::new();
-    let mut s = 7u64;
-    for _ in 0..3000 {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        let (x, z) = ((s % 40) as i64 - 20, ((s >> 20) % 40) as i64 - 20);
-        let op = ["add", "add", "add", "remove", "tick", "release"][(s >> 40) as usize % 6];
-        let (x, z) = if op == "tick" || op == "release" { (x >> 2, z >> 2) } else { (x, z) };
-        log.push_str(&format!("{op} {x} {z}\n"));
-    }
+    let log = random_walk(7, 3000);
     let full = run(&log, &opts("--shift 2"));
     let last = run(&log, &opts("--shift 2 --final-only"));
     assert_eq!(full.lines().count(), 3000);
@@ -194,17 +201,7 @@ fn time_mode_ends_in_the_final_state_and_reports_the_call_time() {
 fn final_regions_is_the_final_state_typed() {
     let cubic =
         "--dim 3 --shift 1 --create-radius 1 --merge-radius 1 --recalc-count 2 --max-dead 0.1";
-    let mut walk = String::new();
-    let mut s = 11u64;
-    for _ in 0..2000 {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        let (x, z) = ((s % 40) as i64 - 20, ((s >> 20) % 40) as i64 - 20);
-        let op = ["add", "add", "add", "remove", "tick", "release"][(s >> 40) as usize % 6];
-        let (x, z) = if op == "tick" || op == "release" { (x >> 2, z >> 2) } else { (x, z) };
-        walk.push_str(&format!("{op} {x} {z}\n"));
-    }
+    let walk = random_walk(11, 2000);
     for (log, args) in [(read("cubic.txt"), cubic), (read("split.txt"), SMALL), (walk, "--shift 2")]
     {
         let json = run(&log, &opts(&format!("{args} --final-only")));
