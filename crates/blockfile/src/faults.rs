@@ -15,11 +15,12 @@ pub(crate) fn erase_trailer(file: &File, block: u32) -> std::io::Result<()> {
 
 impl BlockFile {
     /// Testing only: simulates a crash at the `n`th write, erase, truncation or sync from
-    /// now (0-based): that operation fails (a multi-block write first writes half of its
-    /// blocks, a torn write) and so does everything after it. `None` turns it off.
+    /// now, counted from 1 as `terrane_store::FaultPlan` counts calls (`Some(0)` is taken as
+    /// 1): that operation fails (a multi-block write first writes half of its blocks, a torn
+    /// write) and so does everything after it. `None` turns it off.
     #[doc(hidden)]
-    pub fn simulate_crash_after(&self, n: Option<u64>) {
-        let v = n.map_or(-1, |n| n as i64);
+    pub fn simulate_crash_at(&self, n: Option<u64>) {
+        let v = n.map_or(-1, |n| n.saturating_sub(1) as i64);
         self.crash_budget.store(v, std::sync::atomic::Ordering::SeqCst);
     }
 

@@ -49,11 +49,11 @@ fn a_read_only_open_of_a_torn_index_recovers_in_memory_only() {
     }
     let work = dir.path().join("w.tbf");
     let mut torn = 0;
-    for n in 0..8 {
+    for n in 1..=8 {
         std::fs::copy(&pristine, &work).unwrap();
         {
             let s = BlockFile::open(&work, &config()).unwrap();
-            s.simulate_crash_after(Some(n));
+            s.simulate_crash_at(Some(n));
             let _ = s.write(&b);
         }
         let bytes = std::fs::read(&work).unwrap();

@@ -83,14 +83,14 @@ fn every_crash_point_recovers_a_whole_state() {
     }
     let work = dir.path().join("work.tbf");
     let (mut scanned, mut seen) = (0, vec![0usize; states.len()]);
-    let mut n = 0u64;
+    let mut n = 1u64;
     loop {
         std::fs::copy(&pristine, &work).unwrap();
         let mut acked = 0;
         let finished;
         {
             let s = BlockFile::open(&work, &config()).unwrap();
-            s.simulate_crash_after(Some(n));
+            s.simulate_crash_at(Some(n));
             let mut snap = Some(s.snapshot().unwrap());
             let mut ok = true;
             for (i, b) in batches.iter().enumerate() {
