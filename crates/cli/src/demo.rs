@@ -266,10 +266,28 @@ pub struct Summary {
 type Generated = (ColumnPos, Vec<(ChunkPos, Vec<u8>)>);
 
 struct Pregen {
-    rx: mpsc::Receiver<Generated>,
+    /// Generated columns; `None` once shut down.
+    rx: Option<mpsc::Receiver<Generated>>,
     stop: Arc<AtomicBool>,
     gen_nanos: Arc<AtomicU64>,
     threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Pregen {
+    /// A generated column, if one is waiting.
+    fn try_recv(&self) -> Option<Generated> {
+        self.rx.as_ref()?.try_recv().ok()
+    }
+
+    /// Stops the threads and waits for them (dropping the receiver first frees those blocked
+    /// on a full channel).
+    fn shut_down(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.rx = None;
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
 }
 
 fn start_pregen(
@@ -322,7 +340,7 @@ fn start_pregen(
                 .expect("spawn pre-generator")
         })
         .collect();
-    Pregen { rx, stop, gen_nanos, threads }
+    Pregen { rx: Some(rx), stop, gen_nanos, threads }
 }
 
 fn columns_around(p: BlockPos, view: i64) -> impl Iterator<Item = ColumnPos> {
@@ -448,6 +466,7 @@ fn prepare_dir(dir: &Path, force: bool) -> Result<(), Fail> {
     })
 }
 
+/// Runs the demo on `world`: set-up, the main tick loop, shut-down; returns the summary.
 fn simulate(
     args: &DemoArgs,
     world: &mut World,
@@ -455,18 +474,105 @@ fn simulate(
     palette: Palette,
     started: Instant,
 ) -> Result<Summary, Fail> {
-    let seed = args.seed;
-    let quiet = args.json;
-    let mut s = Summary {
-        dir: args.dir.display().to_string(),
-        backend: args.backend.unwrap_or_default().name().to_string(),
-        seed,
-        restore_budget_ms: args.restore_budget_ms,
-        ..Summary::default()
-    };
-    let graph = world.distance().clone();
-    let period =
-        if args.tps > 0.0 { Duration::from_secs_f64(1.0 / args.tps) } else { Duration::ZERO };
+    let mut sim = Sim::new(args, world, shared, palette)?;
+    sim.run_ticks()?;
+    sim.pregen.shut_down();
+    sim.tally_ticks();
+    sim.log_out()?;
+    sim.finish(started)
+}
+
+/// A demo run: the state its set-up, ticks and shut-down share, and the summary it fills in.
+struct Sim<'a> {
+    args: &'a DemoArgs,
+    world: &'a mut World,
+    shared: &'a Shared,
+    palette: Palette,
+    /// The world's distance graph: which columns are generated.
+    graph: Arc<SharedDistanceGraph>,
+    /// Target duration of a tick (zero: no pacing).
+    period: Duration,
+    /// The regionizer history: a line per chunk added or removed.
+    region_log: Box<dyn Write>,
+    /// Players stay within this many blocks of spawn.
+    walk: f64,
+    players: Vec<Player>,
+    arena: Arena,
+    pregen: Pregen,
+    pregen_start: Instant,
+    /// Columns in the disc the pre-generator fills.
+    disc: u64,
+    pregen_bar: ProgressBar,
+    tick_bar: ProgressBar,
+    /// How long after its start the pre-generator's disc was complete.
+    pregen_done_at: Option<Duration>,
+    /// How long each tick's save took.
+    save_nanos: Vec<u64>,
+    /// The current game tick, and the first one this run simulates.
+    tick: u64,
+    first_tick: u64,
+    /// Loaded columns and their chunks.
+    loaded_cols: HashMap<ColumnPos, Vec<ChunkPos>>,
+    /// The chunk each player's entity is listed in.
+    entity_chunk: HashMap<Uuid, ChunkPos>,
+    /// State of the players' random turns.
+    rng: u64,
+    summary: Summary,
+}
+
+/// The arena: captured, damaged, then restored through the queue under the tick budget.
+struct Arena {
+    bounds: BlockBox,
+    /// Edge in blocks (x and z).
+    edge: i64,
+    /// Ticks after the first at which the arena is captured, and damaged.
+    capture_tick: u64,
+    damage_tick: u64,
+    /// The arena's chunks and their snapshot, once captured.
+    world: Option<terrane::ChunkWorld>,
+    snapshot: Option<Arc<terrane::Snapshot>>,
+    queue: RestoreQueue<terrane::ChunkWorld>,
+    /// Set by the queue when the restore completes, with the blocks it wrote.
+    restore_done: Arc<AtomicBool>,
+    restore_written: Arc<AtomicU64>,
+    /// Whether a restore is under way, and the tick it started.
+    restore_pending: bool,
+    restore_first_tick: u64,
+}
+
+impl Arena {
+    /// Places the arena and sets its capture and damage ticks; nothing is loaded yet.
+    fn new(args: &DemoArgs, walk: f64) -> Arena {
+        // Arena: east of the walking area, inside the pre-generated disc when it is big enough.
+        let edge = i64::from(args.arena.max(4));
+        let ax = (walk as i64 + args.view * 16 + 32).max(64);
+        let bounds = BlockBox::new(
+            BlockPos::new(ax, 56, -edge / 2),
+            BlockPos::new(ax + edge - 1, 79, edge / 2 - 1),
+        );
+        let capture_tick = (args.ticks / 5).max(2);
+        Arena {
+            bounds,
+            edge,
+            capture_tick,
+            damage_tick: capture_tick + 10,
+            world: None,
+            snapshot: None,
+            queue: RestoreQueue::new(QueueConfig {
+                budget: Duration::from_secs_f64(args.restore_budget_ms / 1000.0),
+                ..QueueConfig::default()
+            }),
+            restore_done: Arc::new(AtomicBool::new(false)),
+            restore_written: Arc::new(AtomicU64::new(0)),
+            restore_pending: false,
+            restore_first_tick: 0,
+        }
+    }
+}
+
+/// Creates the region history beside the world (a sink for a PostgreSQL world) and writes
+/// its header.
+fn open_region_log(args: &DemoArgs) -> Result<Box<dyn Write>, Fail> {
     // The region history goes beside the world; a PostgreSQL world has no directory.
     let mut region_log: Box<dyn Write> = if terrane::connection_string(&args.dir).is_some() {
         Box::new(std::io::sink())
@@ -481,16 +587,19 @@ fn simulate(
         args.region_shift
     )
     .map_err(|e| Fail::io(&args.dir, e))?;
+    Ok(region_log)
+}
 
-    // Players: spread around spawn, walking; they stay within `walk` blocks of it.
-    let walk = args.walk.max(16.0);
-    let mut players: Vec<Player> = (0..args.players)
+/// The players, spread evenly on a circle of 0.8 times `walk` around spawn, each heading
+/// across it.
+fn spawn_players(args: &DemoArgs, walk: f64) -> Vec<Player> {
+    (0..args.players)
         .map(|i| {
             let a = i as f64 / args.players.max(1) as f64 * std::f64::consts::TAU;
             let (x, z) = (a.cos() * walk * 0.8, a.sin() * walk * 0.8);
             let mut uuid = [0u8; 16];
             uuid[..8].copy_from_slice(&(0xdead_0000 + i as u64).to_be_bytes());
-            uuid[8..].copy_from_slice(&seed.to_be_bytes());
+            uuid[8..].copy_from_slice(&args.seed.to_be_bytes());
             Player {
                 uuid,
                 x,
@@ -499,141 +608,236 @@ fn simulate(
                 chunk: ChunkPos::new(i64::MIN, 0, 0),
             }
         })
-        .collect();
+        .collect()
+}
 
-    // Arena: east of the walking area, inside the pre-generated disc when it is big enough.
-    let arena_edge = i64::from(args.arena.max(4));
-    let ax = (walk as i64 + args.view * 16 + 32).max(64);
-    let arena = BlockBox::new(
-        BlockPos::new(ax, 56, -arena_edge / 2),
-        BlockPos::new(ax + arena_edge - 1, 79, arena_edge / 2 - 1),
-    );
-    s.arena_blocks = arena.volume() as u64;
-    let arena_tick = (args.ticks / 5).max(2);
-    let damage_tick = arena_tick + 10;
-    let mut arena_world = None;
-    let mut snapshot = None;
-    let mut queue: RestoreQueue<terrane::ChunkWorld> = RestoreQueue::new(QueueConfig {
-        budget: Duration::from_secs_f64(args.restore_budget_ms / 1000.0),
-        ..QueueConfig::default()
-    });
-    let restore_done = Arc::new(AtomicBool::new(false));
-    let restore_written = Arc::new(AtomicU64::new(0));
-    let mut restore_pending = false;
-    let mut restore_first_tick = 0;
+impl<'a> Sim<'a> {
+    /// Sets the run up: summary, region log, players, arena and restore queue, the
+    /// pre-generator's threads and the progress bars.
+    fn new(
+        args: &'a DemoArgs,
+        world: &'a mut World,
+        shared: &'a Shared,
+        palette: Palette,
+    ) -> Result<Sim<'a>, Fail> {
+        let quiet = args.json;
+        let mut summary = Summary {
+            dir: args.dir.display().to_string(),
+            backend: args.backend.unwrap_or_default().name().to_string(),
+            seed: args.seed,
+            restore_budget_ms: args.restore_budget_ms,
+            ..Summary::default()
+        };
+        let graph = world.distance().clone();
+        let period =
+            if args.tps > 0.0 { Duration::from_secs_f64(1.0 / args.tps) } else { Duration::ZERO };
+        let region_log = open_region_log(args)?;
 
-    let pregen = start_pregen(graph.clone(), world.schema(), args, palette);
-    let pregen_start = Instant::now();
-    let disc = terrane::DistanceGraph::disc_size(ColumnPos::new(0, 0), args.pregen_radius)?;
-    let pb = bar(disc, "pre-generate", quiet);
-    let tick_bar = bar(args.ticks, "ticks", quiet);
-    let mut pregen_done_at = None;
-    let mut save_nanos: Vec<u64> = Vec::new();
-    let mut tick: u64 = world.tick();
-    let mut loaded_cols: HashMap<ColumnPos, Vec<ChunkPos>> = HashMap::new();
-    let mut entity_chunk: HashMap<Uuid, ChunkPos> = HashMap::new();
-    let first_tick = tick + 1;
-    let mut rng = seed;
+        // Players: spread around spawn, walking; they stay within `walk` blocks of it.
+        let walk = args.walk.max(16.0);
+        let players = spawn_players(args, walk);
 
-    loop {
-        tick += 1;
-        let t0 = Instant::now();
-        let mut save = TickSave::new();
-        let mut written: HashSet<ChunkPos> = HashSet::new();
+        let arena = Arena::new(args, walk);
+        summary.arena_blocks = arena.bounds.volume() as u64;
 
-        // 1. Players walk.
-        for p in &mut players {
-            rng = mix(rng, tick as i64, 7);
-            if rng.is_multiple_of(40) {
-                p.heading += ((rng >> 16) as f64 / (u64::MAX >> 16) as f64 - 0.5) * 0.6;
+        let pregen = start_pregen(graph.clone(), world.schema(), args, palette);
+        let pregen_start = Instant::now();
+        let disc = terrane::DistanceGraph::disc_size(ColumnPos::new(0, 0), args.pregen_radius)?;
+        let pregen_bar = bar(disc, "pre-generate", quiet);
+        let tick_bar = bar(args.ticks, "ticks", quiet);
+        let tick = world.tick();
+        Ok(Sim {
+            args,
+            world,
+            shared,
+            palette,
+            graph,
+            period,
+            region_log,
+            walk,
+            players,
+            arena,
+            pregen,
+            pregen_start,
+            disc,
+            pregen_bar,
+            tick_bar,
+            pregen_done_at: None,
+            save_nanos: Vec::new(),
+            tick,
+            first_tick: tick + 1,
+            loaded_cols: HashMap::new(),
+            entity_chunk: HashMap::new(),
+            rng: args.seed,
+            summary,
+        })
+    }
+
+    /// The main loop, paced to --tps: tick after tick until the ticks asked for have run, the
+    /// pre-generator has filled its disc and the arena is restored.
+    fn run_ticks(&mut self) -> Result<(), Fail> {
+        loop {
+            self.tick += 1;
+            let t0 = Instant::now();
+            let mut save = TickSave::new();
+            let mut written: HashSet<ChunkPos> = HashSet::new();
+
+            // 1. Players walk.
+            let blocks = self.walk_players();
+
+            // 2. Chunks load and unload at the edges of the view distance.
+            let want: HashSet<ColumnPos> =
+                blocks.iter().flat_map(|b| columns_around(*b, self.args.view)).collect();
+            self.unload_columns(&want, &mut save, &mut written)?;
+            self.load_columns(&want, &mut save, &mut written)?;
+
+            // 3. Players are entities: the chunk they stand in lists them; saved every tick.
+            self.record_players(&mut save);
+
+            // 4. Pre-generated columns arrive; those generated meanwhile by a load are dropped.
+            self.receive_pregen(&mut save, &written)?;
+
+            // 5. The arena: captured, damaged, restored under the tick budget.
+            self.tick_arena(&mut save)?;
+
+            // 6. Chunks the region ticks changed.
+            self.save_dirty(&mut save);
+
+            // 7. The tick's save: one atomic batch.
+            self.save_tick(save)?;
+
+            self.sample_and_maintain()?;
+            if self.progress()? {
+                break;
             }
-            p.x += p.heading.cos() * args.speed;
-            p.z += p.heading.sin() * args.speed;
-            if p.x.hypot(p.z) > walk {
+            if let Some(rest) = self.period.checked_sub(t0.elapsed()) {
+                std::thread::sleep(rest);
+            }
+        }
+        self.tick_bar.finish();
+        Ok(())
+    }
+
+    /// Moves each player a step (turning now and then, back towards spawn at the edge) and
+    /// tells the region ticks and the world where they stand; returns their blocks.
+    fn walk_players(&mut self) -> Vec<BlockPos> {
+        let (seed, tick) = (self.args.seed, self.tick);
+        for p in &mut self.players {
+            self.rng = mix(self.rng, tick as i64, 7);
+            if self.rng.is_multiple_of(40) {
+                p.heading += ((self.rng >> 16) as f64 / (u64::MAX >> 16) as f64 - 0.5) * 0.6;
+            }
+            p.x += p.heading.cos() * self.args.speed;
+            p.z += p.heading.sin() * self.args.speed;
+            if p.x.hypot(p.z) > self.walk {
                 p.heading = p.z.atan2(p.x) + std::f64::consts::PI + 0.3;
             }
         }
-        let blocks: Vec<BlockPos> = players.iter().map(|p| p.block(seed)).collect();
-        *shared.players.write().expect("players lock") = blocks.clone();
-        world.set_players(
+        let blocks: Vec<BlockPos> = self.players.iter().map(|p| p.block(seed)).collect();
+        *self.shared.players.write().expect("players lock") = blocks.clone();
+        self.world.set_players(
             &blocks.iter().map(|b| PlayerPos::new(0, b.x, b.y, b.z)).collect::<Vec<_>>(),
         );
+        blocks
+    }
 
-        // 2. Chunks load and unload at the edges of the view distance.
-        let want: HashSet<ColumnPos> =
-            blocks.iter().flat_map(|b| columns_around(*b, args.view)).collect();
+    /// Unloads the loaded columns outside `want`, putting their changed chunks in `save`.
+    fn unload_columns(
+        &mut self,
+        want: &HashSet<ColumnPos>,
+        save: &mut TickSave,
+        written: &mut HashSet<ChunkPos>,
+    ) -> Result<(), Fail> {
+        let shared = self.shared;
         let mut leaving: Vec<ColumnPos> =
-            loaded_cols.keys().filter(|c| !want.contains(c)).copied().collect();
+            self.loaded_cols.keys().filter(|c| !want.contains(c)).copied().collect();
         leaving.sort();
         for col in leaving {
-            let chunks = loaded_cols.remove(&col).unwrap_or_default();
+            let chunks = self.loaded_cols.remove(&col).unwrap_or_default();
             for pos in chunks {
                 // Save it if it changed since the last save, then let it go.
                 if shared.dirty.lock().expect("dirty").remove(&pos)
                     && let Some(c) = shared.loaded.read().expect("loaded").get(&pos)
                 {
-                    save.put_chunk(0, pos, c.lock().expect("chunk").encode(world.schema()));
+                    save.put_chunk(0, pos, c.lock().expect("chunk").encode(self.world.schema()));
                     written.insert(pos);
                 }
                 shared.loaded.write().expect("loaded").remove(&pos);
-                world.unload_chunk(pos)?;
-                writeln!(region_log, "remove {} {} {}", pos.x, pos.y, pos.z)
-                    .map_err(|e| Fail::io(&args.dir, e))?;
-                s.player_chunk_unloads += 1;
+                self.world.unload_chunk(pos)?;
+                writeln!(self.region_log, "remove {} {} {}", pos.x, pos.y, pos.z)
+                    .map_err(|e| Fail::io(&self.args.dir, e))?;
+                self.summary.player_chunk_unloads += 1;
             }
         }
+        Ok(())
+    }
+
+    /// Loads the columns of `want` not loaded yet, generating those not generated (their new
+    /// chunks go in `save`).
+    fn load_columns(
+        &mut self,
+        want: &HashSet<ColumnPos>,
+        save: &mut TickSave,
+        written: &mut HashSet<ChunkPos>,
+    ) -> Result<(), Fail> {
+        let (seed, palette) = (self.args.seed, self.palette);
         let mut arriving: Vec<ColumnPos> =
-            want.iter().filter(|c| !loaded_cols.contains_key(c)).copied().collect();
+            want.iter().filter(|c| !self.loaded_cols.contains_key(c)).copied().collect();
         arriving.sort();
         for col in arriving {
             let mut fresh: HashMap<ChunkPos, Chunk> = HashMap::new();
-            if !graph.contains(col) {
+            if !self.graph.contains(col) {
                 // Not generated yet (or generated but not saved): generate it now.
                 let t = Instant::now();
                 for (p, c) in terrain::column(seed, col, &palette) {
                     fresh.insert(p, c);
                 }
-                pregen.gen_nanos.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                s.chunks_generated += fresh.len() as u64;
-                s.columns_generated += 1;
-                world.mark_generated(col)?;
+                self.pregen.gen_nanos.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                self.summary.chunks_generated += fresh.len() as u64;
+                self.summary.columns_generated += 1;
+                self.world.mark_generated(col)?;
             }
             let top = terrain::top_layer(seed, col);
             let mut positions = Vec::new();
             for cy in 0..=top {
                 let pos = ChunkPos::new(i64::from(col.x), cy, i64::from(col.z));
-                let stored = world.load_chunk(pos)?;
-                writeln!(region_log, "add {} {} {}", pos.x, pos.y, pos.z)
-                    .map_err(|e| Fail::io(&args.dir, e))?;
-                s.player_chunk_loads += 1;
+                let stored = self.world.load_chunk(pos)?;
+                writeln!(self.region_log, "add {} {} {}", pos.x, pos.y, pos.z)
+                    .map_err(|e| Fail::io(&self.args.dir, e))?;
+                self.summary.player_chunk_loads += 1;
                 let chunk = match (stored, fresh.remove(&pos)) {
                     (Some(c), _) => c,
                     (None, Some(c)) => {
-                        save.put_chunk(0, pos, c.encode(world.schema()));
+                        save.put_chunk(0, pos, c.encode(self.world.schema()));
                         written.insert(pos);
                         c
                     }
                     (None, None) => Chunk::new(palette.air),
                 };
-                shared.loaded.write().expect("loaded").insert(pos, Mutex::new(chunk));
+                self.shared.loaded.write().expect("loaded").insert(pos, Mutex::new(chunk));
                 positions.push(pos);
             }
-            loaded_cols.insert(col, positions);
+            self.loaded_cols.insert(col, positions);
         }
+        Ok(())
+    }
 
-        // 3. Players are entities: the chunk they stand in lists them; saved every tick.
-        for p in &mut players {
+    /// Lists each player in the chunk it stands in (taking it off the last one) and puts its
+    /// position in `save`, as an entity and as a world property.
+    fn record_players(&mut self, save: &mut TickSave) {
+        let (seed, shared) = (self.args.seed, self.shared);
+        for p in &mut self.players {
             let b = p.block(seed);
             let now = b.chunk();
             let loaded = shared.loaded.read().expect("loaded");
             if now != p.chunk && loaded.contains_key(&now) {
-                if let Some(old) = entity_chunk.get(&p.uuid).and_then(|c| loaded.get(c)) {
+                if let Some(old) = self.entity_chunk.get(&p.uuid).and_then(|c| loaded.get(c)) {
                     old.lock().expect("chunk").remove_entity(&p.uuid);
                     shared.dirty.lock().expect("dirty").insert(p.chunk);
                 }
                 loaded[&now].lock().expect("chunk").add_entity(p.uuid);
                 shared.dirty.lock().expect("dirty").insert(now);
-                entity_chunk.insert(p.uuid, now);
+                self.entity_chunk.insert(p.uuid, now);
                 p.chunk = now;
             }
             let mut record = Vec::with_capacity(24);
@@ -647,213 +851,269 @@ fn simulate(
                 record,
             );
         }
+    }
 
-        // 4. Pre-generated columns arrive; those generated meanwhile by a load are dropped.
+    /// Puts up to 64 pre-generated columns in `save` (except chunks it already holds), marks
+    /// them generated and moves the pre-generation bar on.
+    fn receive_pregen(
+        &mut self,
+        save: &mut TickSave,
+        written: &HashSet<ChunkPos>,
+    ) -> Result<(), Fail> {
         let mut cols = Vec::new();
         while cols.len() < 64 {
-            match pregen.rx.try_recv() {
-                Ok((col, chunks)) => {
-                    if graph.contains(col) {
-                        continue;
-                    }
-                    s.chunks_generated += chunks.len() as u64;
-                    s.columns_generated += 1;
-                    s.pregen_columns += 1;
-                    for (pos, bytes) in chunks {
-                        if !written.contains(&pos) {
-                            save.put_chunk(0, pos, bytes);
-                        }
-                    }
-                    cols.push(col);
-                }
-                Err(_) => break,
+            let Some((col, chunks)) = self.pregen.try_recv() else { break };
+            if self.graph.contains(col) {
+                continue;
             }
+            self.summary.chunks_generated += chunks.len() as u64;
+            self.summary.columns_generated += 1;
+            self.summary.pregen_columns += 1;
+            for (pos, bytes) in chunks {
+                if !written.contains(&pos) {
+                    save.put_chunk(0, pos, bytes);
+                }
+            }
+            cols.push(col);
         }
-        graph.complete_many(cols.iter().copied())?;
-        let completed = graph.count_completed(ColumnPos::new(0, 0), args.pregen_radius)?;
-        pb.set_position(completed);
-        if completed >= disc && pregen_done_at.is_none() {
-            pregen_done_at = Some(pregen_start.elapsed());
-            pb.finish_with_message("pre-generated");
+        self.graph.complete_many(cols.iter().copied())?;
+        let completed =
+            self.graph.count_completed(ColumnPos::new(0, 0), self.args.pregen_radius)?;
+        self.pregen_bar.set_position(completed);
+        if completed >= self.disc && self.pregen_done_at.is_none() {
+            self.pregen_done_at = Some(self.pregen_start.elapsed());
+            self.pregen_bar.finish_with_message("pre-generated");
         }
+        Ok(())
+    }
 
-        // 5. The arena: captured, damaged, restored under the tick budget.
-        if tick == first_tick + arena_tick {
-            let cols: HashSet<ColumnPos> = arena
-                .sub_regions()
-                .map(|r| ColumnPos::new(r.chunk.x as i32, r.chunk.z as i32))
-                .collect();
-            let mut cols: Vec<_> = cols.into_iter().collect();
-            cols.sort();
-            let mut fresh = Vec::new();
-            for col in cols {
-                if !graph.contains(col) {
-                    for (p, c) in terrain::column(seed, col, &palette) {
-                        fresh.push((p, c));
-                    }
-                    s.columns_generated += 1;
-                    world.mark_generated(col)?;
-                }
-            }
-            s.chunks_generated += fresh.len() as u64;
-            let mut aw = world.arena(arena)?;
-            for (p, c) in fresh {
-                if aw.chunks.contains_key(&p) {
-                    aw.chunks.insert(p, c.clone());
-                }
-                save.put_chunk(0, p, c.encode(world.schema()));
-            }
-            let t = Instant::now();
-            let snap = terrane::Snapshot::capture(&aw, arena)?;
-            s.arena_capture_ms = t.elapsed().as_secs_f64() * 1e3;
-            snapshot = Some(Arc::new(snap));
-            arena_world = Some(aw);
+    /// The arena's part of the tick: its capture, its damage, or a slice of its restore.
+    fn tick_arena(&mut self, save: &mut TickSave) -> Result<(), Fail> {
+        if self.tick == self.first_tick + self.arena.capture_tick {
+            self.capture_arena(save)?;
         }
-        if tick == first_tick + damage_tick
-            && let (Some(aw), Some(snap)) = (arena_world.as_mut(), snapshot.as_ref())
-        {
-            // An explosion in the middle and a crater of cobblestone rubble.
-            let c = BlockPos::new(arena.min().x + arena_edge / 2, 68, 0);
-            let r = (arena_edge / 3).max(2);
-            for x in -r..=r {
-                for y in -r..=r {
-                    for z in -r..=r {
-                        let d2 = x * x + y * y + z * z;
-                        let p = BlockPos::new(c.x + x, c.y + y, c.z + z);
-                        if d2 <= r * r && arena.contains(p) {
-                            let b = if d2 > (r - 2) * (r - 2) && (x + z) % 3 == 0 {
-                                palette.cobble
-                            } else {
-                                palette.air
-                            };
-                            if aw.get_block(p) != Some(b) {
-                                aw.set_block(p, b);
-                                s.arena_damaged_blocks += 1;
-                            }
-                        }
-                    }
-                }
-            }
-            for (pos, ch) in &aw.chunks {
-                save.put_chunk(0, *pos, ch.encode(world.schema()));
-            }
-            let (done, written) = (restore_done.clone(), restore_written.clone());
-            queue.on_complete(move |_, r| {
-                if let Ok(stats) = r {
-                    written.store(stats.written, Ordering::Relaxed);
-                    done.store(true, Ordering::Relaxed);
-                }
-            });
-            queue.push(snap.clone(), true);
-            restore_pending = true;
-            restore_first_tick = tick + 1;
-        } else if restore_pending && let Some(aw) = arena_world.as_mut() {
-            let report = queue.tick(aw);
-            let ms = report.elapsed.as_secs_f64() * 1e3;
-            s.restore_ms += ms;
-            s.restore_max_tick_ms = s.restore_max_tick_ms.max(ms);
-            s.restore_ticks += 1;
-            if queue.is_empty() {
-                restore_pending = false;
-                for (pos, ch) in &aw.chunks {
-                    save.put_chunk(0, *pos, ch.encode(world.schema()));
-                }
-                let snap = snapshot.as_ref().expect("captured");
-                let again = terrane::Snapshot::capture(&*aw, arena)?;
-                s.restore_exact = restore_done.load(Ordering::Relaxed)
-                    && arena_positions(arena).all(|p| again.block(p) == snap.block(p));
-                s.restore_blocks_written = restore_written.load(Ordering::Relaxed);
-                tracing::info!(tick, ticks = tick + 1 - restore_first_tick, "arena restored");
-            }
+        let captured = self.arena.world.is_some() && self.arena.snapshot.is_some();
+        if self.tick == self.first_tick + self.arena.damage_tick && captured {
+            self.damage_arena(save);
+        } else if self.arena.restore_pending && self.arena.world.is_some() {
+            self.restore_arena(save)?;
         }
+        Ok(())
+    }
 
-        // 6. Chunks the region ticks changed.
-        let dirty: Vec<ChunkPos> =
-            std::mem::take(&mut *shared.dirty.lock().expect("dirty")).into_iter().collect();
-        {
-            let loaded = shared.loaded.read().expect("loaded");
-            for pos in dirty {
-                if let Some(c) = loaded.get(&pos) {
-                    save.put_chunk(0, pos, c.lock().expect("chunk").encode(world.schema()));
+    /// Generates the arena's missing columns (into `save`), loads its chunks and captures its
+    /// snapshot.
+    fn capture_arena(&mut self, save: &mut TickSave) -> Result<(), Fail> {
+        let (seed, palette, arena) = (self.args.seed, self.palette, self.arena.bounds);
+        let cols: HashSet<ColumnPos> = arena
+            .sub_regions()
+            .map(|r| ColumnPos::new(r.chunk.x as i32, r.chunk.z as i32))
+            .collect();
+        let mut cols: Vec<_> = cols.into_iter().collect();
+        cols.sort();
+        let mut fresh = Vec::new();
+        for col in cols {
+            if !self.graph.contains(col) {
+                for (p, c) in terrain::column(seed, col, &palette) {
+                    fresh.push((p, c));
                 }
+                self.summary.columns_generated += 1;
+                self.world.mark_generated(col)?;
             }
         }
-
-        // 7. The tick's save: one atomic batch.
+        self.summary.chunks_generated += fresh.len() as u64;
+        let mut aw = self.world.arena(arena)?;
+        for (p, c) in fresh {
+            if aw.chunks.contains_key(&p) {
+                aw.chunks.insert(p, c.clone());
+            }
+            save.put_chunk(0, p, c.encode(self.world.schema()));
+        }
         let t = Instant::now();
-        world.save_tick(tick, save)?;
-        save_nanos.push(t.elapsed().as_nanos() as u64);
+        let snap = terrane::Snapshot::capture(&aw, arena)?;
+        self.summary.arena_capture_ms = t.elapsed().as_secs_f64() * 1e3;
+        self.arena.snapshot = Some(Arc::new(snap));
+        self.arena.world = Some(aw);
+        Ok(())
+    }
 
-        if tick.is_multiple_of(10) {
-            s.regions_over_time.push((tick, world.regionizer().region_count()));
+    /// Blows a crater into the captured arena, puts its chunks in `save` and queues its
+    /// restore, which runs from the next tick on.
+    fn damage_arena(&mut self, save: &mut TickSave) {
+        let (arena, arena_edge, palette) = (self.arena.bounds, self.arena.edge, self.palette);
+        let aw = self.arena.world.as_mut().expect("captured");
+        let snap = self.arena.snapshot.as_ref().expect("captured");
+        // An explosion in the middle and a crater of cobblestone rubble.
+        let c = BlockPos::new(arena.min().x + arena_edge / 2, 68, 0);
+        let r = (arena_edge / 3).max(2);
+        for x in -r..=r {
+            for y in -r..=r {
+                for z in -r..=r {
+                    let d2 = x * x + y * y + z * z;
+                    let p = BlockPos::new(c.x + x, c.y + y, c.z + z);
+                    if d2 <= r * r && arena.contains(p) {
+                        let b = if d2 > (r - 2) * (r - 2) && (x + z) % 3 == 0 {
+                            palette.cobble
+                        } else {
+                            palette.air
+                        };
+                        if aw.get_block(p) != Some(b) {
+                            aw.set_block(p, b);
+                            self.summary.arena_damaged_blocks += 1;
+                        }
+                    }
+                }
+            }
         }
-        if tick.is_multiple_of(50) {
-            let m = world.maintain(tick)?;
-            s.maintenance_l0_to_l1 += m.l0_to_l1 as u64;
-            s.maintenance_l1_to_l2 += m.l1_to_l2 as u64;
+        for (pos, ch) in &aw.chunks {
+            save.put_chunk(0, *pos, ch.encode(self.world.schema()));
         }
-        let ran = tick + 1 - first_tick;
-        if ran <= args.ticks {
-            tick_bar.set_position(ran);
+        let (done, written) = (self.arena.restore_done.clone(), self.arena.restore_written.clone());
+        self.arena.queue.on_complete(move |_, r| {
+            if let Ok(stats) = r {
+                written.store(stats.written, Ordering::Relaxed);
+                done.store(true, Ordering::Relaxed);
+            }
+        });
+        self.arena.queue.push(snap.clone(), true);
+        self.arena.restore_pending = true;
+        self.arena.restore_first_tick = self.tick + 1;
+    }
+
+    /// Runs the restore queue within the tick budget; once it is empty, puts the arena's
+    /// chunks in `save` and checks the arena against the snapshot.
+    fn restore_arena(&mut self, save: &mut TickSave) -> Result<(), Fail> {
+        let (tick, s, arena) = (self.tick, &mut self.summary, &mut self.arena);
+        let aw = arena.world.as_mut().expect("captured");
+        let report = arena.queue.tick(aw);
+        let ms = report.elapsed.as_secs_f64() * 1e3;
+        s.restore_ms += ms;
+        s.restore_max_tick_ms = s.restore_max_tick_ms.max(ms);
+        s.restore_ticks += 1;
+        if arena.queue.is_empty() {
+            arena.restore_pending = false;
+            for (pos, ch) in &aw.chunks {
+                save.put_chunk(0, *pos, ch.encode(self.world.schema()));
+            }
+            let snap = arena.snapshot.as_ref().expect("captured");
+            let again = terrane::Snapshot::capture(&*aw, arena.bounds)?;
+            s.restore_exact = arena.restore_done.load(Ordering::Relaxed)
+                && arena_positions(arena.bounds).all(|p| again.block(p) == snap.block(p));
+            s.restore_blocks_written = arena.restore_written.load(Ordering::Relaxed);
+            tracing::info!(tick, ticks = tick + 1 - arena.restore_first_tick, "arena restored");
         }
-        let arena_finished = tick > first_tick + damage_tick && !restore_pending;
-        if ran >= args.ticks && pregen_done_at.is_some() && arena_finished {
-            break;
+        Ok(())
+    }
+
+    /// Puts the chunks the region ticks changed in `save`.
+    fn save_dirty(&self, save: &mut TickSave) {
+        let dirty: Vec<ChunkPos> =
+            std::mem::take(&mut *self.shared.dirty.lock().expect("dirty")).into_iter().collect();
+        let loaded = self.shared.loaded.read().expect("loaded");
+        for pos in dirty {
+            if let Some(c) = loaded.get(&pos) {
+                save.put_chunk(0, pos, c.lock().expect("chunk").encode(self.world.schema()));
+            }
         }
-        if ran > args.ticks.saturating_mul(20).max(20_000) {
+    }
+
+    /// Writes the tick's save and times it.
+    fn save_tick(&mut self, save: TickSave) -> Result<(), Fail> {
+        let t = Instant::now();
+        self.world.save_tick(self.tick, save)?;
+        self.save_nanos.push(t.elapsed().as_nanos() as u64);
+        Ok(())
+    }
+
+    /// Samples the region count every 10 ticks; runs a maintenance pass every 50.
+    fn sample_and_maintain(&mut self) -> Result<(), Fail> {
+        if self.tick.is_multiple_of(10) {
+            self.summary
+                .regions_over_time
+                .push((self.tick, self.world.regionizer().region_count()));
+        }
+        if self.tick.is_multiple_of(50) {
+            let m = self.world.maintain(self.tick)?;
+            self.summary.maintenance_l0_to_l1 += m.l0_to_l1 as u64;
+            self.summary.maintenance_l1_to_l2 += m.l1_to_l2 as u64;
+        }
+        Ok(())
+    }
+
+    /// Moves the tick bar on; returns whether the run is done (its ticks ran, the disc is
+    /// pre-generated, the arena restored), and fails when it runs far too long.
+    fn progress(&self) -> Result<bool, Fail> {
+        let ran = self.tick + 1 - self.first_tick;
+        if ran <= self.args.ticks {
+            self.tick_bar.set_position(ran);
+        }
+        let arena_finished =
+            self.tick > self.first_tick + self.arena.damage_tick && !self.arena.restore_pending;
+        if ran >= self.args.ticks && self.pregen_done_at.is_some() && arena_finished {
+            return Ok(true);
+        }
+        if ran > self.args.ticks.saturating_mul(20).max(20_000) {
             return Err(Fail::other(
                 "the demo did not finish: the pre-generator or the restore is stuck",
             ));
         }
-        if let Some(rest) = period.checked_sub(t0.elapsed()) {
-            std::thread::sleep(rest);
-        }
+        Ok(false)
     }
-    tick_bar.finish();
-    pregen.stop.store(true, Ordering::Relaxed);
-    drop(pregen.rx);
-    for t in pregen.threads {
-        let _ = t.join();
-    }
-    s.pregen_seconds = pregen_done_at.map_or(0.0, |d| d.as_secs_f64());
-    s.ticks = tick + 1 - first_tick;
-    s.region_ticks = world.scheduler().map_or(0, |sc| sc.ticks());
-    s.region_edits = shared.edits.load(Ordering::Relaxed);
-    s.max_parallel_region_ticks = shared.max_running.load(Ordering::SeqCst);
-    let gen_s = pregen.gen_nanos.load(Ordering::Relaxed) as f64 / 1e9;
-    s.generation_chunks_per_sec = if gen_s > 0.0 { s.chunks_generated as f64 / gen_s } else { 0.0 };
-    s.tick_saves = save_nanos.len() as u64;
-    let total: u64 = save_nanos.iter().sum();
-    s.save_mean_ms = total as f64 / save_nanos.len().max(1) as f64 / 1e6;
-    s.save_max_ms = save_nanos.iter().copied().max().unwrap_or(0) as f64 / 1e6;
-    s.saves_per_sec = if total > 0 { save_nanos.len() as f64 / (total as f64 / 1e9) } else { 0.0 };
 
-    // Everyone logs out: the last changes are saved, every chunk unloads, and a maintenance
-    // pass later in game time demotes what is idle or far.
-    let mut save = TickSave::new();
-    let mut cols: Vec<_> = loaded_cols.into_iter().collect();
-    cols.sort_by_key(|(c, _)| *c);
-    let dirty = std::mem::take(&mut *shared.dirty.lock().expect("dirty"));
-    for (_, chunks) in cols {
-        for pos in chunks {
-            if dirty.contains(&pos)
-                && let Some(c) = shared.loaded.read().expect("loaded").get(&pos)
-            {
-                save.put_chunk(0, pos, c.lock().expect("chunk").encode(world.schema()));
-            }
-            // Not logged: regions.log keeps the history up to the last tick, so a replay
-            // shows the partition the players left.
-            world.unload_chunk(pos)?;
-        }
+    /// Fills in the summary's numbers of the main loop: ticks, pre-generation, region ticks,
+    /// generation and save rates.
+    fn tally_ticks(&mut self) {
+        let s = &mut self.summary;
+        let save_nanos = &self.save_nanos;
+        s.pregen_seconds = self.pregen_done_at.map_or(0.0, |d| d.as_secs_f64());
+        s.ticks = self.tick + 1 - self.first_tick;
+        s.region_ticks = self.world.scheduler().map_or(0, |sc| sc.ticks());
+        s.region_edits = self.shared.edits.load(Ordering::Relaxed);
+        s.max_parallel_region_ticks = self.shared.max_running.load(Ordering::SeqCst);
+        let gen_s = self.pregen.gen_nanos.load(Ordering::Relaxed) as f64 / 1e9;
+        s.generation_chunks_per_sec =
+            if gen_s > 0.0 { s.chunks_generated as f64 / gen_s } else { 0.0 };
+        s.tick_saves = save_nanos.len() as u64;
+        let total: u64 = save_nanos.iter().sum();
+        s.save_mean_ms = total as f64 / save_nanos.len().max(1) as f64 / 1e6;
+        s.save_max_ms = save_nanos.iter().copied().max().unwrap_or(0) as f64 / 1e6;
+        s.saves_per_sec =
+            if total > 0 { save_nanos.len() as f64 / (total as f64 / 1e9) } else { 0.0 };
     }
-    tick += 1;
-    world.save_tick(tick, save)?;
-    let m = world.maintain(tick + 100)?;
-    s.maintenance_l0_to_l1 += m.l0_to_l1 as u64;
-    s.maintenance_l1_to_l2 += m.l1_to_l2 as u64;
-    region_log.flush().map_err(|e| Fail::io(&args.dir, e))?;
-    s.wall_seconds = started.elapsed().as_secs_f64();
-    Ok(s)
+
+    /// Everyone logs out: the last changes are saved, every chunk unloads, and a maintenance
+    /// pass later in game time demotes what is idle or far.
+    fn log_out(&mut self) -> Result<(), Fail> {
+        let mut save = TickSave::new();
+        let mut cols: Vec<_> = std::mem::take(&mut self.loaded_cols).into_iter().collect();
+        cols.sort_by_key(|(c, _)| *c);
+        let dirty = std::mem::take(&mut *self.shared.dirty.lock().expect("dirty"));
+        for (_, chunks) in cols {
+            for pos in chunks {
+                if dirty.contains(&pos)
+                    && let Some(c) = self.shared.loaded.read().expect("loaded").get(&pos)
+                {
+                    save.put_chunk(0, pos, c.lock().expect("chunk").encode(self.world.schema()));
+                }
+                // Not logged: regions.log keeps the history up to the last tick, so a replay
+                // shows the partition the players left.
+                self.world.unload_chunk(pos)?;
+            }
+        }
+        self.tick += 1;
+        self.world.save_tick(self.tick, save)?;
+        let m = self.world.maintain(self.tick + 100)?;
+        self.summary.maintenance_l0_to_l1 += m.l0_to_l1 as u64;
+        self.summary.maintenance_l1_to_l2 += m.l1_to_l2 as u64;
+        Ok(())
+    }
+
+    /// Flushes the region history; returns the summary, with the wall time so far.
+    fn finish(mut self, started: Instant) -> Result<Summary, Fail> {
+        self.region_log.flush().map_err(|e| Fail::io(&self.args.dir, e))?;
+        self.summary.wall_seconds = started.elapsed().as_secs_f64();
+        Ok(self.summary)
+    }
 }
 
 fn arena_positions(b: BlockBox) -> impl Iterator<Item = BlockPos> {
