@@ -138,15 +138,15 @@ mod tests {
     /// A prefix of another version or scale, or offsets that do not fit, never locate a chunk.
     #[test]
     fn malformed_parts_leave_it_to_the_view() {
-        let mut b = ClusterBuilder::new(Scale::L1);
+        let mut b = ClusterBuilder::new(Scale::Cube4);
         b.insert(5, vec![1; 10]).unwrap();
         b.insert(6, vec![2; 10]).unwrap();
         let good = b.build().unwrap();
         let read = |bytes: &[u8]| {
-            let first = first_ranges(Scale::L1, 5);
-            let mut then = |p: &Parts| blob_ranges(Scale::L1, 5, p);
+            let first = first_ranges(Scale::Cube4, 5);
+            let mut then = |p: &Parts| blob_ranges(Scale::Cube4, 5, p);
             let (a, b) = cut_parts_then(1, bytes, &first, &mut then);
-            chunk_from_parts(Scale::L1, 5, &a, &b)
+            chunk_from_parts(Scale::Cube4, 5, &a, &b)
         };
         assert_eq!(read(&good), Some(Some(vec![1; 10])));
         for (at, byte) in [(0, 2), (8, 2), (9 + 8 * 5, 0xff), (9 + 8 * 6 + 7, 1)] {

@@ -21,24 +21,26 @@ pub const FORMAT_VERSION: u64 = 1;
 /// Bytes before the offset table: `u64 formatVersion`, `u8 scaleLevel`.
 pub(crate) const PREFIX_LEN: usize = 9;
 
-/// The scale of a cluster: 4³ chunks (level 1, warm) or 16³ chunks (level 2, cold).
+/// The scale of a cluster: a cube of 4³ chunks (stored at [`Level::L1`], warm) or 16³ chunks
+/// ([`Level::L2`], cold). A cluster has no level-0 form, which this type cannot express:
+/// [`Scale::level`] and [`Scale::from_level`] convert.
 #[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub enum Scale {
     /// `scaleLevel = 1`: 4×4×4 = 64 chunks, the `chunkl1` table.
-    L1,
+    Cube4,
     /// `scaleLevel = 2`: 16×16×16 = 4096 chunks, the `chunkl2` table.
-    L2,
+    Cube16,
 }
 
 impl Scale {
     /// Both scales, finer first.
-    pub const ALL: [Scale; 2] = [Scale::L1, Scale::L2];
+    pub const ALL: [Scale; 2] = [Scale::Cube4, Scale::Cube16];
 
     /// The scale with header byte `b` (1 or 2).
     pub const fn from_byte(b: u8) -> Option<Scale> {
         match b {
-            1 => Some(Scale::L1),
-            2 => Some(Scale::L2),
+            1 => Some(Scale::Cube4),
+            2 => Some(Scale::Cube16),
             _ => None,
         }
     }
@@ -46,16 +48,16 @@ impl Scale {
     /// The `scaleLevel` header byte (1 or 2).
     pub const fn byte(self) -> u8 {
         match self {
-            Scale::L1 => 1,
-            Scale::L2 => 2,
+            Scale::Cube4 => 1,
+            Scale::Cube16 => 2,
         }
     }
 
     /// The storage level whose table holds clusters of this scale.
     pub const fn level(self) -> Level {
         match self {
-            Scale::L1 => Level::L1,
-            Scale::L2 => Level::L2,
+            Scale::Cube4 => Level::L1,
+            Scale::Cube16 => Level::L2,
         }
     }
 
@@ -63,8 +65,8 @@ impl Scale {
     pub const fn from_level(level: Level) -> Option<Scale> {
         match level {
             Level::L0 => None,
-            Level::L1 => Some(Scale::L1),
-            Level::L2 => Some(Scale::L2),
+            Level::L1 => Some(Scale::Cube4),
+            Level::L2 => Some(Scale::Cube16),
         }
     }
 
@@ -143,7 +145,7 @@ fn offset_table(bytes: &[u8], scale: Scale) -> Option<&[U64]> {
 /// ```
 /// use terrane_cluster::{ClusterBuilder, ClusterView, Scale};
 ///
-/// let mut b = ClusterBuilder::new(Scale::L1);
+/// let mut b = ClusterBuilder::new(Scale::Cube4);
 /// b.insert(5, b"chunk five".as_slice())?;
 /// b.insert(0, b"chunk zero".as_slice())?;
 /// let bytes = b.build()?;

@@ -28,7 +28,7 @@
 //!
 //! // Chunk (-1, 2, 5) sits in level-1 cluster (-1, 0, 1) at local (3, 2, 1).
 //! let pos = ChunkPos::new(-1, 2, 5);
-//! let scale = Scale::L1;
+//! let scale = Scale::Cube4;
 //! assert_eq!(scale.cluster_of(pos), ChunkPos::new(-1, 0, 1));
 //! let index = scale.local_index(pos);
 //! assert_eq!(scale.local_coords(index), Some((3, 2, 1)));

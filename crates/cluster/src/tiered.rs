@@ -517,10 +517,10 @@ impl<S: Store> TieredStore<S> {
             return Ok(true);
         }
         let k1 = keys::chunk_key(dim, pos, Level::L1);
-        let i1 = Scale::L1.local_index(pos);
+        let i1 = Scale::Cube4.local_index(pos);
         let c1 = txn.get(tables::CHUNK_L1, &k1)?;
         if let Some(c1) = &c1 {
-            let view = ClusterView::with_scale(&c1.data, Scale::L1)?;
+            let view = ClusterView::with_scale(&c1.data, Scale::Cube4)?;
             if let Some(blob) = view.get(i1) {
                 let mut b = ClusterBuilder::from_view(&view);
                 b.remove(i1);
@@ -532,24 +532,24 @@ impl<S: Store> TieredStore<S> {
         }
         let k2 = keys::chunk_key(dim, pos, Level::L2);
         if let Some(c2) = txn.get(tables::CHUNK_L2, &k2)? {
-            let view2 = ClusterView::with_scale(&c2.data, Scale::L2)?;
-            if view2.contains(Scale::L2.local_index(pos)) {
+            let view2 = ClusterView::with_scale(&c2.data, Scale::Cube16)?;
+            if view2.contains(Scale::Cube16.local_index(pos)) {
                 // Split the path: the chunk's L1 cell leaves the L2 cluster for L1, the chunk
                 // itself goes to L0.
-                let cell1 = Scale::L1.cluster_of(pos);
+                let cell1 = Scale::Cube4.cluster_of(pos);
                 let mut b2 = ClusterBuilder::from_view(&view2);
                 let view1 = match &c1 {
-                    Some(c1) => Some(ClusterView::with_scale(&c1.data, Scale::L1)?),
+                    Some(c1) => Some(ClusterView::with_scale(&c1.data, Scale::Cube4)?),
                     None => None,
                 };
                 let mut b1 = match &view1 {
                     Some(v1) => ClusterBuilder::from_view(v1),
-                    None => ClusterBuilder::new(Scale::L1),
+                    None => ClusterBuilder::new(Scale::Cube4),
                 };
                 let mut target = None;
-                for j in 0..Scale::L1.chunk_count() as u16 {
-                    let Some(p) = Scale::L1.chunk_pos(cell1, j) else { continue };
-                    if let Some(blob) = b2.remove(Scale::L2.local_index(p)) {
+                for j in 0..Scale::Cube4.chunk_count() as u16 {
+                    let Some(p) = Scale::Cube4.chunk_pos(cell1, j) else { continue };
+                    if let Some(blob) = b2.remove(Scale::Cube16.local_index(p)) {
                         if j == i1 {
                             target = Some(blob.into_owned());
                         } else {
@@ -932,7 +932,7 @@ impl<S: Store> TieredStore<S> {
                 .max(version_tick(obj.version));
             if tick.saturating_sub(since) >= self.config.l0_idle_ticks {
                 let obj = Object { version: tick_version(since), data: obj.data };
-                groups.entry((dim, Scale::L1.cluster_of(pos))).or_default().push((pos, obj));
+                groups.entry((dim, Scale::Cube4.cluster_of(pos))).or_default().push((pos, obj));
             }
         }
         for ((dim, cell), chunks) in groups {
@@ -940,16 +940,16 @@ impl<S: Store> TieredStore<S> {
             let key = keys::cell_key(dim, cell);
             let c1 = txn.get(tables::CHUNK_L1, &key)?;
             let view = match &c1 {
-                Some(c) => Some(ClusterView::with_scale(&c.data, Scale::L1)?),
+                Some(c) => Some(ClusterView::with_scale(&c.data, Scale::Cube4)?),
                 None => None,
             };
             let mut b = match &view {
                 Some(v) => ClusterBuilder::from_view(v),
-                None => ClusterBuilder::new(Scale::L1),
+                None => ClusterBuilder::new(Scale::Cube4),
             };
             let mut version = c1.as_ref().map_or(i64::MIN, |c| c.version);
             for (pos, obj) in &chunks {
-                b.insert(Scale::L1.local_index(*pos), obj.data.as_slice()).map_err(|_| {
+                b.insert(Scale::Cube4.local_index(*pos), obj.data.as_slice()).map_err(|_| {
                     Error::Inconsistent(format!(
                         "chunk {pos:?} of dimension {dim} is in both L0 and L1"
                     ))
@@ -968,7 +968,7 @@ impl<S: Store> TieredStore<S> {
         // L1 → L2, grouped by destination cluster.
         let mut groups: BTreeMap<(u64, ChunkPos), Vec<(ChunkPos, Object)>> = BTreeMap::new();
         for (dim, cell, obj) in self.scan_level(Level::L1)? {
-            let first = Scale::L1.chunk_pos(cell, 0);
+            let first = Scale::Cube4.chunk_pos(cell, 0);
             if first.is_none_or(|p| !self.in_scope(AreaId::of_chunk(p))) {
                 continue;
             }
@@ -982,25 +982,25 @@ impl<S: Store> TieredStore<S> {
             let key = keys::cell_key(dim, cell2);
             let c2 = txn.get(tables::CHUNK_L2, &key)?;
             let view = match &c2 {
-                Some(c) => Some(ClusterView::with_scale(&c.data, Scale::L2)?),
+                Some(c) => Some(ClusterView::with_scale(&c.data, Scale::Cube16)?),
                 None => None,
             };
             let mut b = match &view {
                 Some(v) => ClusterBuilder::from_view(v),
-                None => ClusterBuilder::new(Scale::L2),
+                None => ClusterBuilder::new(Scale::Cube16),
             };
             let mut version = c2.as_ref().map_or(i64::MIN, |c| c.version);
             let mut views = Vec::with_capacity(clusters.len());
             for (cell, obj) in &clusters {
-                views.push((*cell, ClusterView::with_scale(&obj.data, Scale::L1)?));
+                views.push((*cell, ClusterView::with_scale(&obj.data, Scale::Cube4)?));
                 version = version.max(obj.version);
             }
             for (cell, v1) in &views {
                 for (j, blob) in v1.iter() {
-                    let p = Scale::L1.chunk_pos(*cell, j).ok_or_else(|| {
+                    let p = Scale::Cube4.chunk_pos(*cell, j).ok_or_else(|| {
                         Error::Inconsistent(format!("L1 cluster {cell:?} is outside the world"))
                     })?;
-                    b.insert(Scale::L2.local_index(p), blob).map_err(|_| {
+                    b.insert(Scale::Cube16.local_index(p), blob).map_err(|_| {
                         Error::Inconsistent(format!(
                             "chunk {p:?} of dimension {dim} is in both L1 and L2"
                         ))

@@ -45,7 +45,7 @@ fn hexdump(bytes: &[u8]) -> String {
 #[test]
 fn golden_scale1_three_chunks() {
     let b = ClusterBuilder::from_pairs(
-        Scale::L1,
+        Scale::Cube4,
         [(63u16, b"LAST".as_slice()), (0, b"first".as_slice()), (21, b"mid (1,1,1)".as_slice())],
     )
     .unwrap();
@@ -56,8 +56,8 @@ fn golden_scale1_three_chunks() {
 
 #[test]
 fn golden_scale1_empty() {
-    let bytes = ClusterBuilder::new(Scale::L1).build().unwrap();
-    assert_eq!(bytes.len(), Scale::L1.header_len());
+    let bytes = ClusterBuilder::new(Scale::Cube4).build().unwrap();
+    assert_eq!(bytes.len(), Scale::Cube4.header_len());
     let view = ClusterView::new(&bytes).unwrap();
     assert!(view.is_empty());
     insta::assert_snapshot!(hexdump(&bytes));
@@ -66,7 +66,7 @@ fn golden_scale1_empty() {
 #[test]
 fn golden_scale2_two_chunks() {
     // Chunk (-1, 0, 0) and (0, 0, 0) in L2 cluster (-1,0,0) and (0,0,0): local 15·256 and 0.
-    let s = Scale::L2;
+    let s = Scale::Cube16;
     let a = s.local_index(ChunkPos::new(-1, 0, 0));
     let z = s.local_index(ChunkPos::new(16, 17, 18));
     assert_eq!((a, z), (0xF00, 0x012));
@@ -81,21 +81,21 @@ fn golden_scale2_two_chunks() {
 
 #[test]
 fn header_lengths() {
-    assert_eq!(Scale::L1.header_len(), 9 + 64 * 8);
-    assert_eq!(Scale::L2.header_len(), 9 + 4096 * 8);
-    assert_eq!(Scale::L1.chunk_count(), 64);
-    assert_eq!(Scale::L2.chunk_count(), 4096);
+    assert_eq!(Scale::Cube4.header_len(), 9 + 64 * 8);
+    assert_eq!(Scale::Cube16.header_len(), 9 + 4096 * 8);
+    assert_eq!(Scale::Cube4.chunk_count(), 64);
+    assert_eq!(Scale::Cube16.chunk_count(), 4096);
 }
 
 #[test]
 fn local_index_is_xyz_z_fastest() {
-    let s = Scale::L1;
+    let s = Scale::Cube4;
     assert_eq!(s.local_index(ChunkPos::new(0, 0, 1)), 1);
     assert_eq!(s.local_index(ChunkPos::new(0, 1, 0)), 4);
     assert_eq!(s.local_index(ChunkPos::new(1, 0, 0)), 16);
     assert_eq!(s.local_index(ChunkPos::new(-1, -1, -1)), 63);
     assert_eq!(s.cluster_of(ChunkPos::new(-1, 4, 3)), ChunkPos::new(-1, 1, 0));
-    let s = Scale::L2;
+    let s = Scale::Cube16;
     assert_eq!(s.local_index(ChunkPos::new(1, 2, 3)), (1 << 8) | (2 << 4) | 3);
     assert_eq!(s.local_coords(4096), None);
     assert_eq!(s.chunk_pos(ChunkPos::new(-1, 0, 2), 0xFFF), Some(ChunkPos::new(-1, 15, 47)));
@@ -103,7 +103,7 @@ fn local_index_is_xyz_z_fastest() {
 }
 
 fn sample() -> Vec<u8> {
-    ClusterBuilder::from_pairs(Scale::L1, [(1u16, b"ab".as_slice()), (2, b"cde".as_slice())])
+    ClusterBuilder::from_pairs(Scale::Cube4, [(1u16, b"ab".as_slice()), (2, b"cde".as_slice())])
         .unwrap()
         .build()
         .unwrap()
@@ -131,7 +131,7 @@ fn rejects_malformed() {
         assert!(matches!(ClusterView::new(&b), Err(Error::InvalidScale(x)) if x == s));
     }
     assert!(matches!(
-        ClusterView::with_scale(&good, Scale::L2),
+        ClusterView::with_scale(&good, Scale::Cube16),
         Err(Error::ScaleMismatch { expected: 2, found: 1 })
     ));
 
@@ -157,7 +157,7 @@ fn rejects_malformed() {
     set_offset(&mut b, 2, u64::MAX);
     assert!(matches!(ClusterView::new(&b), Err(Error::OffsetOutOfBounds { index: 2, .. })));
 
-    let mut b = ClusterBuilder::new(Scale::L1).build().unwrap();
+    let mut b = ClusterBuilder::new(Scale::Cube4).build().unwrap();
     b.push(0);
     assert!(matches!(
         ClusterView::new(&b),
@@ -167,7 +167,7 @@ fn rejects_malformed() {
 
 #[test]
 fn builder_rejects() {
-    let mut b = ClusterBuilder::new(Scale::L1);
+    let mut b = ClusterBuilder::new(Scale::Cube4);
     assert!(matches!(
         b.insert(64, b"x".as_slice()),
         Err(Error::IndexOutOfRange { index: 64, count: 64 })
@@ -215,7 +215,7 @@ proptest! {
 
     #[test]
     fn round_trip_and_canonical(
-        (scale, map) in prop_oneof![Just(Scale::L1), Just(Scale::L2)].prop_flat_map(|s| (Just(s), pairs(s)))
+        (scale, map) in prop_oneof![Just(Scale::Cube4), Just(Scale::Cube16)].prop_flat_map(|s| (Just(s), pairs(s)))
     ) {
         // Insert in reverse order: the output does not depend on insertion order.
         let b = ClusterBuilder::from_pairs(scale, map.iter().rev().map(|(&i, v)| (i, v.as_slice()))).unwrap();
@@ -241,7 +241,7 @@ proptest! {
         tail in prop::collection::vec(any::<u8>(), 0..64),
         small in any::<bool>(),
     ) {
-        let mut bytes = ClusterBuilder::new(Scale::L1).build().unwrap();
+        let mut bytes = ClusterBuilder::new(Scale::Cube4).build().unwrap();
         bytes[8] = scale;
         for (i, o) in offsets {
             let o = if small { o % 600 } else { o };

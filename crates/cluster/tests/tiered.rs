@@ -333,7 +333,7 @@ fn access_times_survive_restart() {
         .unwrap()
         .unwrap();
     assert_eq!(o.version, 1000);
-    assert!(ClusterView::with_scale(&o.data, Scale::L1).is_ok());
+    assert!(ClusterView::with_scale(&o.data, Scale::Cube4).is_ok());
 }
 
 #[test]
