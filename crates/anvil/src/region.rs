@@ -462,11 +462,15 @@ pub(crate) fn zlib_fast(raw: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(raw.len() / 3 + 64);
         loop {
             let read = c.total_in() as usize;
-            // Compressing into a Vec only stops for room: grow it and go on.
-            match c.compress_vec(&raw[read..], &mut out, FlushCompress::Finish) {
-                Ok(Status::StreamEnd) => break,
-                Ok(_) | Err(_) => out.reserve(out.capacity().max(4096)),
+            // Compressing into a Vec only stops for room: grow it and go on. Deflating bytes
+            // in memory has no error case (zlib's only one is a stream used wrongly).
+            let status = c
+                .compress_vec(&raw[read..], &mut out, FlushCompress::Finish)
+                .expect("deflating bytes in memory");
+            if status == Status::StreamEnd {
+                break;
             }
+            out.reserve(out.capacity().max(4096));
         }
         out
     })

@@ -196,6 +196,24 @@ pub struct ImportSummary {
     pub data_version: Option<i32>,
 }
 
+impl ImportSummary {
+    /// Adds `other`'s counts and damaged chunks to these (the totals of several folders);
+    /// `data_version` becomes the newer of the two.
+    pub fn add(&mut self, other: &ImportSummary) {
+        self.regions += other.regions;
+        self.columns += other.columns;
+        self.columns_skipped += other.columns_skipped;
+        self.chunks += other.chunks;
+        self.blocks += other.blocks;
+        self.block_entities += other.block_entities;
+        self.entities += other.entities;
+        self.bytes_in += other.bytes_in;
+        self.bytes_out += other.bytes_out;
+        self.damaged.extend(other.damaged.iter().cloned());
+        self.data_version = self.data_version.max(other.data_version);
+    }
+}
+
 /// Import options (builder; defaults in [`ImportOptions::new`]).
 #[derive(Clone, Debug)]
 pub struct ImportOptions {
@@ -409,6 +427,18 @@ pub struct ExportSummary {
     pub bytes_in: u64,
     /// Bytes of region and side files written.
     pub bytes_out: u64,
+}
+
+impl ExportSummary {
+    /// Adds `other`'s counts to these (the totals of several folders).
+    pub fn add(&mut self, other: &ExportSummary) {
+        self.regions += other.regions;
+        self.columns += other.columns;
+        self.chunks += other.chunks;
+        self.side_files += other.side_files;
+        self.bytes_in += other.bytes_in;
+        self.bytes_out += other.bytes_out;
+    }
 }
 
 /// Export options (builder; defaults in [`ExportOptions::new`]).

@@ -130,20 +130,6 @@ fn import_json(s: &ImportSummary) -> serde_json::Value {
     })
 }
 
-/// Adds `b`'s counts to `a` (the whole-world totals).
-fn add_summary(a: &mut ImportSummary, b: &ImportSummary) {
-    a.regions += b.regions;
-    a.columns += b.columns;
-    a.columns_skipped += b.columns_skipped;
-    a.chunks += b.chunks;
-    a.blocks += b.blocks;
-    a.block_entities += b.block_entities;
-    a.entities += b.entities;
-    a.bytes_in += b.bytes_in;
-    a.bytes_out += b.bytes_out;
-    a.damaged.extend(b.damaged.iter().cloned());
-}
-
 pub fn import(c: ImportCmd) -> Result<(), Fail> {
     let ImportCmd::Anvil { source, world, backend, entities, json, merge } = c;
     if !source.is_dir() {
@@ -197,19 +183,15 @@ pub fn import(c: ImportCmd) -> Result<(), Fail> {
         pb.set_position(p.columns_done);
         pb.set_prefix(format!("{:.1} MiB in, {:.1} MiB out", mib(p.bytes_in), mib(p.bytes_out)));
     };
-    let (dims, level_dat) = if whole {
-        let s = java::import_java_world(&mut w, &source, &mut |d, p| show(d.name, p))?;
-        (s.dimensions.into_iter().map(|(d, s)| (d.name, s)).collect::<Vec<_>>(), s.level_dat)
+    let summary = if whole {
+        java::import_java_world(&mut w, &source, &mut |d, p| show(d.name, p))?
     } else {
         let s = java::import_region_dir(&mut w, 0, &source, &options, &mut |p| show("import", p))?;
-        (vec![("overworld", s)], false)
+        java::JavaImportSummary { dimensions: vec![(DIMENSIONS[0], s)], level_dat: false }
     };
     pb.finish();
     w.close()?;
-    let mut total = ImportSummary::default();
-    for (_, s) in &dims {
-        add_summary(&mut total, s);
-    }
+    let (dims, level_dat, total) = (&summary.dimensions, summary.level_dat, summary.total());
     let secs = t.elapsed().as_secs_f64();
     let disk = World::open_read_only(&world)?.info()?.disk_bytes;
     if json {
@@ -217,7 +199,7 @@ pub fn import(c: ImportCmd) -> Result<(), Fail> {
         v["disk_bytes"] = json!(disk);
         v["seconds"] = json!(secs);
         v["level_dat"] = json!(level_dat);
-        v["dimensions"] = dims.iter().map(|(name, s)| (name.to_string(), import_json(s))).collect();
+        v["dimensions"] = dims.iter().map(|(d, s)| (d.name.to_string(), import_json(s))).collect();
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         outln!(
@@ -230,8 +212,8 @@ pub fn import(c: ImportCmd) -> Result<(), Fail> {
             total.columns as f64 / secs.max(1e-9)
         );
         if whole {
-            for (name, s) in &dims {
-                outln!("  {name}: {} columns, {} cubic chunks", s.columns, s.chunks);
+            for (d, s) in dims {
+                outln!("  {}: {} columns, {} cubic chunks", d.name, s.columns, s.chunks);
             }
             if level_dat {
                 outln!("  level.dat kept (written back by `terrane export anvil --world-folder`)");
@@ -285,19 +267,19 @@ pub fn export(c: ExportCmd) -> Result<(), Fail> {
         pb.set_position(p.columns_done);
         pb.set_prefix(format!("{:.1} MiB out", mib(p.bytes_out)));
     };
-    let (dims, level_dat) = if world_folder {
+    let summary = if world_folder {
         let s = java::export_java_world(&w, &dest, &mut |d, p| show(d.name, p))?;
         for d in &s.skipped_dimensions {
             tracing::warn!("dimension {d} is not one of Minecraft's three: left out");
         }
-        (s.dimensions.into_iter().map(|(d, s)| (d.name, s)).collect::<Vec<_>>(), s.level_dat)
+        s
     } else {
         let mut options = anvil::ExportOptions::new();
         if let Some(dir) = entities.or_else(|| beside(&dest, "entities")) {
             options = options.entities_dir(dir);
         }
         let s = java::export_region_dir(&w, 0, &dest, &options, &mut |p| show("export", p))?;
-        (vec![("overworld", s)], false)
+        java::JavaExportSummary { dimensions: vec![(DIMENSIONS[0], s)], ..Default::default() }
     };
     pb.finish();
     if !world_folder
@@ -310,20 +292,12 @@ pub fn export(c: ExportCmd) -> Result<(), Fail> {
         );
     }
     let secs = t.elapsed().as_secs_f64();
-    let mut total = ExportSummary::default();
-    for (_, s) in &dims {
-        total.regions += s.regions;
-        total.columns += s.columns;
-        total.chunks += s.chunks;
-        total.side_files += s.side_files;
-        total.bytes_in += s.bytes_in;
-        total.bytes_out += s.bytes_out;
-    }
+    let (dims, level_dat, total) = (&summary.dimensions, summary.level_dat, summary.total());
     if json {
         let mut v = export_json(&total);
         v["seconds"] = json!(secs);
         v["level_dat"] = json!(level_dat);
-        v["dimensions"] = dims.iter().map(|(name, s)| (name.to_string(), export_json(s))).collect();
+        v["dimensions"] = dims.iter().map(|(d, s)| (d.name.to_string(), export_json(s))).collect();
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         outln!(
@@ -335,8 +309,8 @@ pub fn export(c: ExportCmd) -> Result<(), Fail> {
             secs
         );
         if world_folder {
-            for (name, s) in &dims {
-                outln!("  {name}: {} columns, {} region files", s.columns, s.regions);
+            for (d, s) in dims {
+                outln!("  {}: {} columns, {} region files", d.name, s.columns, s.regions);
             }
             if level_dat {
                 outln!("  level.dat written back");

@@ -548,17 +548,16 @@ pub fn schem(c: SchemCmd) -> Result<(), Fail> {
         SchemCmd::Export { world, from, to, out, data_version } => {
             let bbox = BlockBox::new(from, to);
             let w = World::open_read_only(&world)?;
-            let schem = terrane::schem::export_box(&w, bbox, data_version)?;
+            let (dv, why) = match (data_version, terrane::java::data_version(&w)?) {
+                (Some(v), _) => (v, "as asked"),
+                (None, Some(v)) => (v, "the newest the world's blocks were imported at"),
+                (None, None) => {
+                    (terrane::java::NATIVE_DATA_VERSION, "terrane's default, Minecraft 1.21.1")
+                }
+            };
+            let schem = terrane::schem::export_box(&w, bbox, Some(dv))?;
             let bytes = schem.write()?;
             write_atomic(&out, &bytes)?;
-            let dv = schem.data_version.unwrap_or(terrane::java::NATIVE_DATA_VERSION);
-            let why = match data_version {
-                Some(_) => "as asked",
-                None if terrane::java::data_version(&w)?.is_some() => {
-                    "the newest the world's blocks were imported at"
-                }
-                None => "terrane's default, Minecraft 1.21.1",
-            };
             let [sx, sy, sz] = bbox.size();
             outln!(
                 "wrote {} ({sx} x {sy} x {sz} blocks, {} states, {} block entities, {} bytes, DataVersion {dv}: {why})",

@@ -152,14 +152,14 @@ impl ExactSizeIterator for IdIter<'_> {}
 
 /// The one-byte form of `count` LEB128 varints, when `data` is exactly that: one byte per
 /// block, every byte below `0x80` (so each is a whole varint) and below the palette's `len`.
-/// `None` sends the caller to the general decoder, which also reports what is wrong.
-pub(crate) fn narrow_varints(data: &[u8], count: usize, len: usize) -> Option<()> {
+/// `false` sends the caller to the general decoder, which also reports what is wrong.
+pub(crate) fn narrow_varints(data: &[u8], count: usize, len: usize) -> bool {
     if data.len() != count {
-        return None;
+        return false;
     }
     // The largest byte, in a loop without early exit, which the compiler vectorises.
     let max = data.iter().fold(0u8, |m, &b| m.max(b));
-    (max < 0x80 && (max as usize) < len).then_some(())
+    max < 0x80 && (max as usize) < len
 }
 
 #[cfg(test)]
@@ -168,10 +168,10 @@ mod tests {
 
     #[test]
     fn narrow_only_when_every_byte_is_a_whole_in_palette_varint() {
-        assert_eq!(narrow_varints(&[0, 1, 2], 3, 3), Some(()));
-        assert_eq!(narrow_varints(&[0, 1, 3], 3, 3), None, "id outside the palette");
-        assert_eq!(narrow_varints(&[0, 0x81, 1], 3, 300), None, "a two-byte varint");
-        assert_eq!(narrow_varints(&[0, 1], 3, 3), None, "too few bytes");
+        assert!(narrow_varints(&[0, 1, 2], 3, 3));
+        assert!(!narrow_varints(&[0, 1, 3], 3, 3), "id outside the palette");
+        assert!(!narrow_varints(&[0, 0x81, 1], 3, 300), "a two-byte varint");
+        assert!(!narrow_varints(&[0, 1], 3, 3), "too few bytes");
     }
 
     #[test]

@@ -851,7 +851,7 @@ impl Raw<'_> {
             (Some(p), Some(d)) => {
                 check_palette(&p, opts)?;
                 let palette = palette_by_id(p)?;
-                if narrow_varints(d, count, palette.len()).is_some() {
+                if narrow_varints(d, count, palette.len()) {
                     // `d` is a sub-slice of `input`: its offset there.
                     let start = d.as_ptr() as usize - input.as_ptr() as usize;
                     narrow = Some((start, count));

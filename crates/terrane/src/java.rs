@@ -25,7 +25,7 @@
 //! let summary = java::import_java_world(&mut world, "saves/My World".as_ref(), &mut |dim, p| {
 //!     eprintln!("{}: {}/{} columns", dim.name, p.columns_done, p.columns_total);
 //! })?;
-//! println!("{} columns", summary.columns());
+//! println!("{} columns", summary.total().columns);
 //! world.close()?;
 //!
 //! let world = World::open_read_only("imported-world")?;
@@ -99,13 +99,22 @@ pub fn data_version(world: &World) -> Result<Option<i32>> {
 /// Records that blocks of `DataVersion` `v` were imported: [`data_version`] becomes the
 /// newer of `v` and what it was, saved at once.
 pub fn note_data_version(world: &mut World, v: i32) -> Result<()> {
-    if data_version(world)?.is_some_and(|old| old >= v) {
-        return Ok(());
-    }
     let mut save = TickSave::new();
+    if put_data_version(world, v, &mut save)? {
+        let tick = world.tick();
+        world.save_tick(tick, save)?;
+    }
+    Ok(())
+}
+
+/// [`note_data_version`] into a save the caller makes: adds the new value to `save` when `v`
+/// is newer than the recorded one, and says whether it did.
+pub(crate) fn put_data_version(world: &World, v: i32, save: &mut TickSave) -> Result<bool> {
+    if data_version(world)?.is_some_and(|old| old >= v) {
+        return Ok(false);
+    }
     save.put_object(tables::WORLD_PROPERTIES, DATA_VERSION_KEY.to_vec(), v.to_be_bytes().to_vec());
-    let tick = world.tick();
-    world.save_tick(tick, save)
+    Ok(true)
 }
 
 /// DataVersion written for columns that never came from Minecraft (1.21.1).
@@ -273,9 +282,13 @@ pub struct JavaImportSummary {
 }
 
 impl JavaImportSummary {
-    /// Columns imported in all dimensions.
-    pub fn columns(&self) -> u64 {
-        self.dimensions.iter().map(|(_, s)| s.columns).sum()
+    /// The totals over every dimension.
+    pub fn total(&self) -> ImportSummary {
+        let mut t = ImportSummary::default();
+        for (_, s) in &self.dimensions {
+            t.add(s);
+        }
+        t
     }
 }
 
@@ -322,17 +335,18 @@ pub fn import_java_world(
 
 /// Exports one dimension of a [`World`]: its columns grouped from every stored chunk, with the
 /// imported column records where there are some and a plain 1.21 record otherwise.
-struct WorldSource {
-    schema: Schema,
+struct WorldSource<'a> {
+    schema: &'a Schema,
     columns: DimColumns,
     records: HashMap<ColumnPos, Vec<u8>>,
-    entities: HashMap<[u8; 16], Vec<u8>>,
+    /// Every dimension's entity records, shared by the dimensions' sources.
+    entities: &'a HashMap<[u8; 16], Vec<u8>>,
 }
 
-impl ExportSource for WorldSource {
+impl ExportSource for WorldSource<'_> {
     type Error = SinkError;
     fn schema(&self) -> &Schema {
-        &self.schema
+        self.schema
     }
     fn columns(&self) -> Result<Vec<ColumnPos>, SinkError> {
         let mut all: Vec<ColumnPos> =
@@ -350,12 +364,12 @@ impl ExportSource for WorldSource {
                 // NBT, so they stay behind; the chunks go without their references.
                 for (_, bytes) in &mut chunks {
                     let mut c =
-                        Chunk::decode(bytes, &self.schema).map_err(|e| SinkError(e.to_string()))?;
+                        Chunk::decode(bytes, self.schema).map_err(|e| SinkError(e.to_string()))?;
                     if !c.entities().is_empty() {
                         for u in c.entities().to_vec() {
                             c.remove_entity(&u);
                         }
-                        *bytes = c.encode(&self.schema);
+                        *bytes = c.encode(self.schema);
                     }
                 }
                 // A fresh record (`Status: minecraft:full`): Minecraft regenerates a chunk
@@ -421,12 +435,12 @@ impl WorldContents {
     }
 
     /// The export source of dimension `dim`.
-    fn source(&mut self, schema: &Schema, dim: u64) -> WorldSource {
+    fn source<'a>(&'a mut self, schema: &'a Schema, dim: u64) -> WorldSource<'a> {
         WorldSource {
-            schema: schema.clone(),
+            schema,
             columns: self.columns.remove(&dim).unwrap_or_default(),
             records: self.records.remove(&dim).unwrap_or_default(),
-            entities: self.entities.clone(),
+            entities: &self.entities,
         }
     }
 }
@@ -441,7 +455,8 @@ pub fn export_region_dir(
     options: &ExportOptions,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<ExportSummary> {
-    let source = WorldContents::load(world)?.source(world.schema(), dim);
+    let mut contents = WorldContents::load(world)?;
+    let source = contents.source(world.schema(), dim);
     Ok(terrane_anvil::export_region_dir_with(&source, region_dir, options, progress)?)
 }
 
@@ -457,9 +472,13 @@ pub struct JavaExportSummary {
 }
 
 impl JavaExportSummary {
-    /// Columns written in all dimensions.
-    pub fn columns(&self) -> u64 {
-        self.dimensions.iter().map(|(_, s)| s.columns).sum()
+    /// The totals over every dimension.
+    pub fn total(&self) -> ExportSummary {
+        let mut t = ExportSummary::default();
+        for (_, s) in &self.dimensions {
+            t.add(s);
+        }
+        t
     }
 }
 
@@ -521,6 +540,19 @@ fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The recorded DataVersion is the newest noted: an older import does not lower it.
+    #[test]
+    fn the_recorded_data_version_only_grows() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = World::builder().backend(crate::Backend::Memory).create(dir.path()).unwrap();
+        assert_eq!(data_version(&w).unwrap(), None);
+        note_data_version(&mut w, 3700).unwrap();
+        note_data_version(&mut w, 3465).unwrap();
+        assert_eq!(data_version(&w).unwrap(), Some(3700));
+        note_data_version(&mut w, 3955).unwrap();
+        assert_eq!(data_version(&w).unwrap(), Some(3955));
+    }
 
     #[test]
     fn record_keys_carry_the_dimension_except_the_overworld() {

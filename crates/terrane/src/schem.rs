@@ -102,31 +102,28 @@ pub fn paste(
     let block_entities = place_block_entities(&mut arena, snap.bbox(), &schematic.block_entities)?;
     let tick = world.tick();
     world.save_arena(tick, &arena)?;
-    // The schematic's Metadata (Name, Author, Date, ...) is kept for the box it filled, in its
-    // own small save right after the blocks: an export of that box carries it again.
+    // The schematic's Metadata (Name, Author, Date, ...) is kept for the box it filled, and
+    // its DataVersion noted, in one small save right after the blocks: an export of that box
+    // carries them again.
     let mut meta = schematic.metadata.clone();
     if let Some(Tag::Compound(we)) = meta.get_mut("WorldEdit") {
         we.remove("Origin"); // placement, recomputed by every export
+        if we.is_empty() {
+            meta.remove("WorldEdit");
+        }
     }
     let mut save = TickSave::new();
     let key = metadata_key(snap.bbox());
-    if meta.is_empty()
-        || meta
-            .iter()
-            .all(|(k, v)| k == "WorldEdit" && v.as_compound().is_some_and(Compound::is_empty))
-    {
+    if meta.is_empty() {
         save.delete_object(tables::WORLD_PROPERTIES, key);
     } else {
-        save.put_object(
-            tables::WORLD_PROPERTIES,
-            key,
-            nbt::to_bytes("Metadata", &Tag::Compound(meta))?,
-        );
+        let bytes = nbt::to_bytes("Metadata", &Tag::Compound(meta))?;
+        save.put_object(tables::WORLD_PROPERTIES, key, bytes);
+    }
+    if let Some(v) = schematic.data_version {
+        crate::java::put_data_version(world, v, &mut save)?;
     }
     world.save_tick(tick, save)?;
-    if let Some(v) = schematic.data_version {
-        crate::java::note_data_version(world, v)?;
-    }
     Ok(Pasted {
         bbox: snap.bbox(),
         blocks: stats.written,
