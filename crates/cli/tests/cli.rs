@@ -439,20 +439,12 @@ fn anvil_import_over_existing_chunks_needs_merge() {
     ok(&["verify", s(&world)]);
 }
 
-/// A 1.17+ Java world keeps entities in `entities/` beside `region/`: import picks the folder
-/// up by default, export writes it back beside the region folder, and a re-import finds them.
-#[test]
-#[cfg(feature = "blockfile")]
-fn anvil_entities_folder_beside_the_region_folder() {
+/// An entity region (`entities/r.0.0.mca`) holding one pig in column (0, 0), as 1.17+ worlds
+/// keep entities.
+fn pig_entity_region() -> Vec<u8> {
     use std::collections::HashMap;
     use terrane::anvil::nbt::{self, Value};
     use terrane::anvil::region::RegionWriter;
-
-    let tmp = tempfile::tempdir().unwrap();
-    let (region, entities) = (tmp.path().join("java/region"), tmp.path().join("java/entities"));
-    std::fs::create_dir_all(&region).unwrap();
-    std::fs::create_dir_all(&entities).unwrap();
-    std::fs::copy(fixture("anvil/1.21.1/r.0.0.mca"), region.join("r.0.0.mca")).unwrap();
     let mut pig = HashMap::new();
     pig.insert("id".to_string(), Value::String("minecraft:pig".into()));
     pig.insert("UUID".to_string(), Value::IntArray(fastnbt::IntArray::new(vec![1, 2, 3, 4])));
@@ -463,7 +455,20 @@ fn anvil_entities_folder_beside_the_region_folder() {
     chunk.insert("Entities".to_string(), Value::List(vec![Value::Compound(pig)]));
     let mut ew = RegionWriter::new(0, 0);
     ew.insert(0, nbt::write_root(&chunk), 10);
-    std::fs::write(entities.join("r.0.0.mca"), ew.finish().unwrap().0).unwrap();
+    ew.finish().unwrap().0
+}
+
+/// A 1.17+ Java world keeps entities in `entities/` beside `region/`: import picks the folder
+/// up by default, export writes it back beside the region folder, and a re-import finds them.
+#[test]
+#[cfg(feature = "blockfile")]
+fn anvil_entities_folder_beside_the_region_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (region, entities) = (tmp.path().join("java/region"), tmp.path().join("java/entities"));
+    std::fs::create_dir_all(&region).unwrap();
+    std::fs::create_dir_all(&entities).unwrap();
+    std::fs::copy(fixture("anvil/1.21.1/r.0.0.mca"), region.join("r.0.0.mca")).unwrap();
+    std::fs::write(entities.join("r.0.0.mca"), pig_entity_region()).unwrap();
 
     let a = tmp.path().join("a");
     let first = json(&["import", "anvil", s(&region), s(&a), "--backend", "blockfile", "--json"]);
@@ -777,6 +782,9 @@ fn anvil_whole_java_world_in_and_out() {
         let name = std::path::Path::new(src).file_name().unwrap();
         std::fs::copy(fixture(src), java.join(dir).join(name)).unwrap();
     }
+    // The Overworld's entities, in its own entities folder.
+    std::fs::create_dir_all(java.join("entities")).unwrap();
+    std::fs::write(java.join("entities/r.0.0.mca"), pig_entity_region()).unwrap();
     let level_dat = b"\x1f\x8b level.dat bytes, kept as they are".to_vec();
     std::fs::write(java.join("level.dat"), &level_dat).unwrap();
 
@@ -784,6 +792,7 @@ fn anvil_whole_java_world_in_and_out() {
     let v = json(&["import", "anvil", s(&java), s(&a), "--backend", "blockfile", "--json"]);
     let dims = &v["dimensions"];
     assert_eq!(dims["overworld"]["columns"], 225, "{v}");
+    assert_eq!(dims["overworld"]["entities"], 1, "the pig of entities/r.0.0.mca: {v}");
     assert_eq!(dims["the_nether"]["columns"], 280, "{v}");
     assert!(dims["the_end"]["columns"].as_u64().unwrap() > 0, "{v}");
     assert_eq!(v["level_dat"], true);
@@ -799,7 +808,12 @@ fn anvil_whole_java_world_in_and_out() {
     let e = json(&["export", "anvil", s(&a), s(&out), "--world-folder", "--json"]);
     assert_eq!(e["columns"], v["columns"]);
     assert_eq!(std::fs::read(out.join("level.dat")).unwrap(), level_dat);
-    for f in ["region/r.0.0.mca", "DIM-1/region/r.0.0.mca", "DIM1/region/r.-3.-2.mca"] {
+    for f in [
+        "region/r.0.0.mca",
+        "entities/r.0.0.mca",
+        "DIM-1/region/r.0.0.mca",
+        "DIM1/region/r.-3.-2.mca",
+    ] {
         assert!(out.join(f).is_file(), "{f}");
     }
     let b = tmp.path().join("b");
@@ -807,6 +821,7 @@ fn anvil_whole_java_world_in_and_out() {
     for d in ["overworld", "the_nether", "the_end"] {
         assert_eq!(w["dimensions"][d]["blocks"], dims[d]["blocks"], "{d}");
         assert_eq!(w["dimensions"][d]["chunks"], dims[d]["chunks"], "{d}");
+        assert_eq!(w["dimensions"][d]["entities"], dims[d]["entities"], "{d}");
     }
 
     // A folder with no region files at all: refused, no world created.

@@ -50,3 +50,32 @@ pub(crate) fn read_with_versions<S: Store + ?Sized>(store: &S) -> Result<StoredS
 pub fn stored_schema<S: Store + ?Sized>(store: &S) -> Result<Option<Schema>> {
     Ok(read_with_versions(store)?.0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use terrane_store::{Batch, MemStore, StoreConfig};
+
+    #[test]
+    fn none_all_or_a_part_of_the_schema() {
+        let store = MemStore::open(&StoreConfig::new("t")).unwrap();
+        assert!(stored_schema(&store).unwrap().is_none(), "a new store holds none");
+        let mut schema = Schema::new();
+        schema.add_block("minecraft:air", &[]).unwrap();
+        let enc = schema.encode();
+        let mut batch = Batch::new();
+        batch.put(tables::WORLD_META, SchemaBytes::KEYS[0].as_bytes().to_vec(), 0, enc.blocks);
+        store.write(&batch).unwrap();
+        assert!(
+            matches!(stored_schema(&store), Err(Error::CorruptMeta(_))),
+            "one part of five is damage, not an empty world"
+        );
+        let parts = [enc.components, enc.entities, enc.structures, enc.layout];
+        let mut batch = Batch::new();
+        for (k, v) in SchemaBytes::KEYS[1..].iter().zip(parts) {
+            batch.put(tables::WORLD_META, k.as_bytes().to_vec(), 0, v);
+        }
+        store.write(&batch).unwrap();
+        assert_eq!(stored_schema(&store).unwrap(), Some(schema));
+    }
+}

@@ -436,6 +436,16 @@ mod tests {
         assert!(export_box(&world, other, None).unwrap().metadata.get("Name").is_none());
     }
 
+    /// A box no schematic can hold is refused before any chunk is read.
+    #[test]
+    fn export_box_refuses_a_box_over_65535_per_axis() {
+        use crate::Backend;
+        let dir = tempfile::tempdir().unwrap();
+        let world = World::builder().backend(Backend::Memory).create(dir.path()).unwrap();
+        let wide = BlockBox::new(BlockPos::new(0, 0, 0), BlockPos::new(65_535, 0, 0));
+        assert!(matches!(export_box(&world, wide, None), Err(Error::Refused(_))));
+    }
+
     fn chest(pos: [i32; 3]) -> BlockEntity {
         let mut data = Compound::new();
         data.insert("x", Tag::Int(99));
