@@ -46,6 +46,7 @@ fn seed_dirs(target: &str) -> Result<Vec<std::path::PathBuf>> {
     let fixtures = match target {
         "schem_read" => Some("schem"),
         "anvil_region" => Some("anvil"),
+        "nbt_read" => Some("chunk-nbt"),
         _ => None,
     };
     dirs.extend(fixtures.map(|f| testdata.join(f)));

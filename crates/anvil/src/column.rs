@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use crate::error::{ChunkError, Error};
-use crate::nbt::{self, Value};
+use crate::nbt::{self, Compound, Tag};
 
 /// First DataVersion (20w17a, 1.16 snapshot) whose block-state longs are padded (entries
 /// never span two longs).
@@ -63,16 +63,16 @@ pub struct Column {
     /// Sections that carried block states, ascending y.
     pub sections: Vec<Section>,
     /// Block entity compounds (`TileEntities` / `block_entities`), verbatim.
-    pub block_entities: Vec<HashMap<String, Value>>,
+    pub block_entities: Vec<Compound>,
     /// Entity compounds, verbatim: the chunk's `Entities` (before 1.17), or the entity
     /// chunk's (1.17+, `entities/` folder, see [`external_entities`](Self::external_entities)).
-    pub entities: Vec<HashMap<String, Value>>,
+    pub entities: Vec<Compound>,
     /// `Some(DataVersion of the entity chunk)` when the entities come from the 1.17+
     /// `entities/` folder (and go back there on export) rather than from the chunk.
     pub external_entities: Option<i32>,
     /// Everything else of the root compound, verbatim (heightmaps, lighting, biomes, ticks,
     /// structures, status...); sections keep their non-block fields (`Y`, light, biomes).
-    pub rest: HashMap<String, Value>,
+    pub rest: Compound,
 }
 
 fn malformed(m: impl Into<String>) -> ChunkError {
@@ -80,8 +80,8 @@ fn malformed(m: impl Into<String>) -> ChunkError {
 }
 
 /// Canonical block-state string from a palette entry `{Name, Properties}`.
-pub fn canonical_state(entry: &HashMap<String, Value>) -> Result<String, ChunkError> {
-    let Some(Value::String(name)) = entry.get("Name") else {
+pub fn canonical_state(entry: &Compound) -> Result<String, ChunkError> {
+    let Some(Tag::String(name)) = entry.get("Name") else {
         return Err(malformed("palette entry without a Name string"));
     };
     let mut s = String::with_capacity(name.len() + 32);
@@ -89,16 +89,16 @@ pub fn canonical_state(entry: &HashMap<String, Value>) -> Result<String, ChunkEr
         s.push_str("minecraft:");
     }
     s.push_str(name);
-    if let Some(Value::Compound(props)) = entry.get("Properties")
+    if let Some(Tag::Compound(props)) = entry.get("Properties")
         && !props.is_empty()
     {
         {
-            let mut kv: Vec<(&String, String)> = props
+            let mut kv: Vec<(&str, String)> = props
                 .iter()
                 .map(|(k, v)| {
                     let v = match v {
-                        Value::String(s) => s.clone(),
-                        other => nbt::as_i64(other).map(|i| i.to_string()).unwrap_or_default(),
+                        Tag::String(s) => s.clone(),
+                        other => Tag::as_i64(other).map(|i| i.to_string()).unwrap_or_default(),
                     };
                     (k, v)
                 })
@@ -145,15 +145,15 @@ pub fn parse_state(s: &str) -> Result<StateParts<'_>, Error> {
     Ok((name, kv))
 }
 
-fn state_entry(s: &str) -> Result<Value, Error> {
+fn state_entry(s: &str) -> Result<Tag, Error> {
     let (name, kv) = parse_state(s)?;
-    let mut m = HashMap::new();
-    m.insert("Name".to_string(), Value::String(name.to_string()));
+    let mut m = Compound::with_capacity(2);
+    m.insert("Name", Tag::String(name.to_string()));
     if !kv.is_empty() {
-        let props = kv.into_iter().map(|(k, v)| (k.to_string(), Value::String(v.to_string())));
-        m.insert("Properties".to_string(), Value::Compound(props.collect()));
+        let props = kv.into_iter().map(|(k, v)| (k.to_string(), Tag::String(v.to_string())));
+        m.insert("Properties", Tag::Compound(props.collect()));
     }
-    Ok(Value::Compound(m))
+    Ok(Tag::Compound(m))
 }
 
 /// Bits per entry Minecraft uses for a block-state palette of `n` entries (at least 4).
@@ -252,8 +252,16 @@ fn unpack_states(data: &[i64], palette_len: usize, padded: bool) -> Result<Vec<u
     )))
 }
 
-fn section_y(s: &HashMap<String, Value>) -> Result<i32, ChunkError> {
-    match s.get("Y").and_then(nbt::as_i64) {
+/// A list's element type (`TAG_End` for what is not a list).
+fn list_type(t: &Tag) -> u8 {
+    match t {
+        Tag::List(et, _) => *et,
+        _ => nbt::id::END,
+    }
+}
+
+fn section_y(s: &Compound) -> Result<i32, ChunkError> {
+    match s.get("Y").and_then(Tag::as_i64) {
         // Minecraft stores Y as a byte; a wider tag is accepted within the byte's range.
         Some(y) if (-128..=127).contains(&y) => Ok(y as i32),
         Some(y) => Err(malformed(format!("section Y {y} outside -128..=127"))),
@@ -261,13 +269,13 @@ fn section_y(s: &HashMap<String, Value>) -> Result<i32, ChunkError> {
     }
 }
 
-fn compounds(v: Option<Value>, what: &str) -> Result<Vec<HashMap<String, Value>>, ChunkError> {
+fn compounds(v: Option<Tag>, what: &str) -> Result<Vec<Compound>, ChunkError> {
     match v {
         None => Ok(Vec::new()),
-        Some(Value::List(l)) => l
+        Some(Tag::List(_, l)) => l
             .into_iter()
             .map(|e| match e {
-                Value::Compound(m) => Ok(m),
+                Tag::Compound(m) => Ok(m),
                 _ => Err(malformed(format!("{what} entry is not a compound"))),
             })
             .collect(),
@@ -287,17 +295,17 @@ fn nibble(a: &[i8], i: usize) -> u8 {
     if i.is_multiple_of(2) { b & 0x0F } else { b >> 4 }
 }
 
-fn decode_legacy(sec: &mut HashMap<String, Value>) -> Result<Option<Decoded>, ChunkError> {
+fn decode_legacy(sec: &mut Compound) -> Result<Option<Decoded>, ChunkError> {
     let Some(blocks) = sec.remove("Blocks") else {
         return Ok(None);
     };
-    let Value::ByteArray(blocks) = blocks else {
+    let Tag::ByteArray(blocks) = blocks else {
         return Err(malformed("Blocks is not a byte array"));
     };
-    let arr = |v: Option<Value>, what: &str| -> Result<Option<Vec<i8>>, ChunkError> {
+    let arr = |v: Option<Tag>, what: &str| -> Result<Option<Vec<i8>>, ChunkError> {
         match v {
             None => Ok(None),
-            Some(Value::ByteArray(a)) if a.len() == CELLS / 2 => Ok(Some(a.into_inner())),
+            Some(Tag::ByteArray(a)) if a.len() == CELLS / 2 => Ok(Some(a)),
             Some(_) => Err(malformed(format!("{what} is not a 2048-byte array"))),
         }
     };
@@ -309,8 +317,8 @@ fn decode_legacy(sec: &mut HashMap<String, Value>) -> Result<Option<Decoded>, Ch
     let mut palette: Vec<String> = Vec::new();
     let mut lookup: HashMap<u16, u16> = HashMap::new();
     let mut out = Vec::with_capacity(CELLS);
-    for i in 0..CELLS {
-        let mut id = blocks[i] as u8 as u16;
+    for (i, &b) in blocks.iter().enumerate() {
+        let mut id = b as u8 as u16;
         if let Some(a) = &add {
             id |= (nibble(a, i) as u16) << 8;
         }
@@ -326,8 +334,8 @@ fn decode_legacy(sec: &mut HashMap<String, Value>) -> Result<Option<Decoded>, Ch
 }
 
 fn decode_palette(
-    palette: Option<Value>,
-    data: Option<Value>,
+    palette: Option<Tag>,
+    data: Option<Tag>,
     padded: bool,
 ) -> Result<Option<Decoded>, ChunkError> {
     let palette = compounds(palette, "palette")?;
@@ -341,7 +349,7 @@ fn decode_palette(
     let blocks = match data {
         None if names.len() == 1 => vec![0u16; CELLS],
         None => return Err(malformed("palette of several states without data")),
-        Some(Value::LongArray(d)) => unpack_states(&d, names.len(), padded)?,
+        Some(Tag::LongArray(d)) => unpack_states(&d, names.len(), padded)?,
         Some(_) => return Err(malformed("block-state data is not a long array")),
     };
     Ok(Some((names, blocks)))
@@ -352,11 +360,11 @@ impl Column {
     /// when the NBT lacks `xPos`/`zPos` and always as the column's position.
     pub fn from_nbt(bytes: &[u8], pos: (i32, i32)) -> Result<Column, ChunkError> {
         let mut root = nbt::parse(bytes)?;
-        let data_version = root.get("DataVersion").and_then(nbt::as_i64).map(|v| v as i32);
-        let wrapped = matches!(root.get("Level"), Some(Value::Compound(_)));
+        let data_version = root.get("DataVersion").and_then(Tag::as_i64).map(|v| v as i32);
+        let wrapped = matches!(root.get("Level"), Some(Tag::Compound(_)));
         let mut level = if wrapped {
             match root.remove("Level") {
-                Some(Value::Compound(m)) => m,
+                Some(Tag::Compound(m)) => m,
                 _ => unreachable!("checked above"),
             }
         } else {
@@ -365,16 +373,18 @@ impl Column {
         let padded = data_version.is_some_and(|v| v >= PADDED_SINCE);
         let (sec_key, be_key) =
             if wrapped { ("Sections", "TileEntities") } else { ("sections", "block_entities") };
-        let had_be = level.contains_key(be_key);
-        let had_entities = level.contains_key("Entities");
+        // Empty placeholders (with the element type the file gave them) remember which lists
+        // the chunk had.
+        let placeholder = |l: Option<&Tag>| l.map(|t| Tag::List(list_type(t), Vec::new()));
+        let be_placeholder = placeholder(level.get(be_key));
+        let entities_placeholder = placeholder(level.get("Entities"));
         let block_entities = compounds(level.remove(be_key), be_key)?;
         let entities = compounds(level.remove("Entities"), "Entities")?;
-        // Empty placeholders remember which lists the chunk had.
-        if had_be {
-            level.insert(be_key.to_string(), Value::List(Vec::new()));
+        if let Some(p) = be_placeholder {
+            level.insert(be_key, p);
         }
-        if had_entities {
-            level.insert("Entities".to_string(), Value::List(Vec::new()));
+        if let Some(p) = entities_placeholder {
+            level.insert("Entities", p);
         }
         let mut raw_sections = compounds(level.remove(sec_key), sec_key)?;
         let mut sections: Vec<Section> = Vec::new();
@@ -393,7 +403,7 @@ impl Column {
             } else {
                 match sec.remove("block_states") {
                     None => None,
-                    Some(Value::Compound(mut bs)) => {
+                    Some(Tag::Compound(mut bs)) => {
                         let r = decode_palette(bs.remove("palette"), bs.remove("data"), true)?;
                         if !bs.is_empty() {
                             return Err(malformed("unexpected fields in block_states"));
@@ -411,12 +421,9 @@ impl Column {
             }
         }
         sections.sort_by_key(|s| s.y);
-        level.insert(
-            sec_key.to_string(),
-            Value::List(raw_sections.into_iter().map(Value::Compound).collect()),
-        );
+        level.insert(sec_key.to_string(), Tag::compound_list(raw_sections));
         if wrapped {
-            root.insert("Level".to_string(), Value::Compound(level));
+            root.insert("Level".to_string(), Tag::Compound(level));
         } else {
             root = level;
         }
@@ -445,7 +452,7 @@ impl Column {
     /// [`external_entities`](Self::external_entities) is set.
     pub fn add_entity_chunk(&mut self, bytes: &[u8]) -> Result<(), ChunkError> {
         let mut root = nbt::parse(bytes)?;
-        let dv = root.get("DataVersion").and_then(nbt::as_i64).unwrap_or(0) as i32;
+        let dv = root.get("DataVersion").and_then(Tag::as_i64).unwrap_or(0) as i32;
         let list = compounds(root.remove("Entities"), "Entities")?;
         self.entities.extend(list);
         self.external_entities = Some(dv);
@@ -454,18 +461,12 @@ impl Column {
 
     /// The entity chunk for the `entities/` folder (`{DataVersion, Position, Entities}`), when
     /// [`external_entities`](Self::external_entities) is set.
-    pub fn entity_chunk_nbt(&self) -> Option<Vec<u8>> {
+    pub fn entity_chunk_nbt(&self) -> Option<Result<Vec<u8>, ChunkError>> {
         let dv = self.external_entities?;
-        let mut m = HashMap::new();
-        m.insert("DataVersion".to_string(), Value::Int(dv));
-        m.insert(
-            "Position".to_string(),
-            Value::IntArray(fastnbt::IntArray::new(vec![self.x, self.z])),
-        );
-        m.insert(
-            "Entities".to_string(),
-            Value::List(self.entities.iter().cloned().map(Value::Compound).collect()),
-        );
+        let mut m = Compound::with_capacity(3);
+        m.insert("DataVersion".to_string(), Tag::Int(dv));
+        m.insert("Position".to_string(), Tag::IntArray(vec![self.x, self.z]));
+        m.insert("Entities".to_string(), Tag::compound_list(self.entities.iter().cloned()));
         Some(nbt::write_root(&m))
     }
 
@@ -516,18 +517,18 @@ impl Column {
         let padded = !wrapped || self.data_version.is_some_and(|v| v >= PADDED_SINCE);
         let mut level = if wrapped {
             match root.remove("Level") {
-                Some(Value::Compound(m)) => m,
-                _ => HashMap::new(),
+                Some(Tag::Compound(m)) => m,
+                _ => Compound::new(),
             }
         } else {
             std::mem::take(&mut root)
         };
         let (sec_key, be_key) =
             if wrapped { ("Sections", "TileEntities") } else { ("sections", "block_entities") };
-        let mut raw: Vec<HashMap<String, Value>> = match level.remove(sec_key) {
-            Some(Value::List(l)) => l
+        let mut raw: Vec<Compound> = match level.remove(sec_key) {
+            Some(Tag::List(_, l)) => l
                 .into_iter()
-                .filter_map(|v| if let Value::Compound(m) = v { Some(m) } else { None })
+                .filter_map(|v| if let Tag::Compound(m) = v { Some(m) } else { None })
                 .collect(),
             _ => Vec::new(),
         };
@@ -535,15 +536,15 @@ impl Column {
             let i = match raw.iter().position(|r| section_y(r).ok() == Some(s.y)) {
                 Some(i) => i,
                 None => {
-                    let mut m = HashMap::new();
-                    m.insert("Y".to_string(), Value::Byte(s.y as i8));
+                    let mut m = Compound::new();
+                    m.insert("Y", Tag::Byte(s.y as i8));
                     if !wrapped {
-                        let mut b = HashMap::new();
+                        let mut b = Compound::new();
                         b.insert(
                             "palette".to_string(),
-                            Value::List(vec![Value::String("minecraft:plains".into())]),
+                            Tag::list(vec![Tag::String("minecraft:plains".into())]),
                         );
-                        m.insert("biomes".to_string(), Value::Compound(b));
+                        m.insert("biomes".to_string(), Tag::Compound(b));
                     }
                     raw.push(m);
                     raw.len() - 1
@@ -554,15 +555,12 @@ impl Column {
                 let sec = &mut raw[i];
                 if wrapped {
                     let data = pack(&[0; CELLS], 4, padded);
-                    sec.insert(
-                        "BlockStates".into(),
-                        Value::LongArray(fastnbt::LongArray::new(data)),
-                    );
-                    sec.insert("Palette".into(), Value::List(palette));
+                    sec.insert("BlockStates", Tag::LongArray(data));
+                    sec.insert("Palette", Tag::list(palette));
                 } else {
-                    let mut bs = HashMap::new();
-                    bs.insert("palette".to_string(), Value::List(palette));
-                    sec.insert("block_states".into(), Value::Compound(bs));
+                    let mut bs = Compound::new();
+                    bs.insert("palette".to_string(), Tag::list(palette));
+                    sec.insert("block_states", Tag::Compound(bs));
                 }
                 continue;
             }
@@ -586,47 +584,46 @@ impl Column {
             let bits = bits_for(palette.len());
             let sec = &mut raw[i];
             if wrapped {
-                sec.insert(
-                    "BlockStates".into(),
-                    Value::LongArray(fastnbt::LongArray::new(pack(&blocks, bits, padded))),
-                );
-                sec.insert("Palette".into(), Value::List(palette));
+                sec.insert("BlockStates", Tag::LongArray(pack(&blocks, bits, padded)));
+                sec.insert("Palette", Tag::list(palette));
             } else {
-                let mut bs = HashMap::new();
+                let mut bs = Compound::new();
                 if palette.len() > 1 {
-                    bs.insert(
-                        "data".to_string(),
-                        Value::LongArray(fastnbt::LongArray::new(pack(&blocks, bits, true))),
-                    );
+                    bs.insert("data".to_string(), Tag::LongArray(pack(&blocks, bits, true)));
                 }
-                bs.insert("palette".to_string(), Value::List(palette));
-                sec.insert("block_states".into(), Value::Compound(bs));
+                bs.insert("palette".to_string(), Tag::list(palette));
+                sec.insert("block_states", Tag::Compound(bs));
             }
         }
         raw.sort_by_key(|r| section_y(r).unwrap_or(i32::MIN));
-        level.insert(sec_key.into(), Value::List(raw.into_iter().map(Value::Compound).collect()));
-        let list = |v: &Vec<HashMap<String, Value>>| {
-            Value::List(v.iter().cloned().map(Value::Compound).collect())
+        level.insert(sec_key, Tag::compound_list(raw));
+        // An empty list keeps the element type of the placeholder the import left.
+        let list = |old: Option<&Tag>, v: &[Compound]| {
+            let et =
+                if v.is_empty() { old.map_or(nbt::id::END, list_type) } else { nbt::id::COMPOUND };
+            Tag::List(et, v.iter().cloned().map(Tag::Compound).collect())
         };
         if level.contains_key(be_key) || !self.block_entities.is_empty() {
-            level.insert(be_key.into(), list(&self.block_entities));
+            let l = list(level.get(be_key), &self.block_entities);
+            level.insert(be_key, l);
         }
         if level.contains_key("Entities")
             || (!self.entities.is_empty() && self.external_entities.is_none())
         {
-            level.insert("Entities".into(), list(&self.entities));
+            let l = list(level.get("Entities"), &self.entities);
+            level.insert("Entities", l);
         }
-        level.insert("xPos".into(), Value::Int(self.x));
-        level.insert("zPos".into(), Value::Int(self.z));
+        level.insert("xPos", Tag::Int(self.x));
+        level.insert("zPos", Tag::Int(self.z));
         if wrapped {
-            root.insert("Level".into(), Value::Compound(level));
+            root.insert("Level", Tag::Compound(level));
         } else {
             root = level;
         }
         if let Some(v) = self.data_version {
-            root.insert("DataVersion".into(), Value::Int(v));
+            root.insert("DataVersion", Tag::Int(v));
         }
-        Ok(nbt::write_root(&root))
+        Ok(nbt::write_root(&root)?)
     }
 }
 
@@ -655,17 +652,17 @@ mod tests {
     }
 
     fn legacy_chunk(blocks: Vec<i8>, data: Option<Vec<i8>>) -> Vec<u8> {
-        let mut sec = HashMap::new();
-        sec.insert("Y".to_string(), Value::Byte(0));
-        sec.insert("Blocks".to_string(), Value::ByteArray(fastnbt::ByteArray::new(blocks)));
+        let mut sec = Compound::new();
+        sec.insert("Y".to_string(), Tag::Byte(0));
+        sec.insert("Blocks".to_string(), Tag::ByteArray(blocks));
         if let Some(d) = data {
-            sec.insert("Data".to_string(), Value::ByteArray(fastnbt::ByteArray::new(d)));
+            sec.insert("Data".to_string(), Tag::ByteArray(d));
         }
-        let mut level = HashMap::new();
-        level.insert("Sections".to_string(), Value::List(vec![Value::Compound(sec)]));
-        let mut root = HashMap::new();
-        root.insert("Level".to_string(), Value::Compound(level));
-        nbt::write_root(&root)
+        let mut level = Compound::new();
+        level.insert("Sections".to_string(), Tag::compound_list([sec]));
+        let mut root = Compound::new();
+        root.insert("Level", Tag::Compound(level));
+        nbt::write_root(&root).unwrap()
     }
 
     #[test]
@@ -698,14 +695,13 @@ mod tests {
 
     #[test]
     fn canonical_strings() {
-        let mut e = HashMap::new();
-        e.insert("Name".to_string(), Value::String("oak_stairs".into()));
-        let props: HashMap<String, Value> =
-            [("waterlogged", "false"), ("facing", "north"), ("half", "top")]
-                .iter()
-                .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
-                .collect();
-        e.insert("Properties".to_string(), Value::Compound(props));
+        let mut e = Compound::new();
+        e.insert("Name".to_string(), Tag::String("oak_stairs".into()));
+        let props: Compound = [("waterlogged", "false"), ("facing", "north"), ("half", "top")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), Tag::String(v.to_string())))
+            .collect();
+        e.insert("Properties".to_string(), Tag::Compound(props));
         let s = canonical_state(&e).unwrap();
         assert_eq!(s, "minecraft:oak_stairs[facing=north,half=top,waterlogged=false]");
         let (name, kv) = parse_state(&s).unwrap();

@@ -19,7 +19,7 @@ use terrane_section::{ColumnPos, cell_index};
 
 use crate::column::{CELLS, Column, Layout, Section};
 use crate::error::{ChunkError, Error};
-use crate::nbt::{self, Value};
+use crate::nbt::{self, Compound, Tag};
 
 /// Name of the variable-size component that carries a block entity's NBT.
 pub const BLOCK_ENTITY_COMPONENT: &str = "minecraft:block_entity";
@@ -120,7 +120,7 @@ impl ImportedColumn {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ColumnRecord {
     /// The chunk NBT minus block states, block entities and entities.
-    pub rest: HashMap<String, Value>,
+    pub rest: Compound,
     /// NBT layout.
     pub layout: Layout,
     /// DataVersion.
@@ -128,7 +128,7 @@ pub struct ColumnRecord {
     /// Region timestamp (seconds since the epoch).
     pub timestamp: u32,
     /// Block entities not stored as components.
-    pub extra_block_entities: Vec<HashMap<String, Value>>,
+    pub extra_block_entities: Vec<Compound>,
     /// Entities referenced by no chunk (a column without sections).
     pub orphan_entities: Vec<Uuid>,
 }
@@ -158,11 +158,11 @@ impl ColumnRecord {
     /// Minecraft relights the chunk), no heightmaps (recomputed on load); sections get the
     /// `minecraft:plains` biome on export.
     pub fn fresh(data_version: i32) -> Self {
-        let mut rest = HashMap::new();
-        rest.insert("Status".to_string(), Value::String("minecraft:full".into()));
-        rest.insert("isLightOn".to_string(), Value::Byte(0));
-        rest.insert("sections".to_string(), Value::List(Vec::new()));
-        rest.insert("block_entities".to_string(), Value::List(Vec::new()));
+        let mut rest = Compound::new();
+        rest.insert("Status".to_string(), Tag::String("minecraft:full".into()));
+        rest.insert("isLightOn".to_string(), Tag::Byte(0));
+        rest.insert("sections".to_string(), Tag::List(nbt::id::COMPOUND, Vec::new()));
+        rest.insert("block_entities".to_string(), Tag::List(nbt::id::COMPOUND, Vec::new()));
         ColumnRecord {
             rest,
             layout: Layout::Flat,
@@ -173,14 +173,15 @@ impl ColumnRecord {
         }
     }
 
-    /// Encodes to zlib-compressed NBT bytes (deterministic).
-    pub fn encode(&self) -> Vec<u8> {
+    /// Encodes to zlib-compressed NBT bytes (deterministic). Fails only on what NBT cannot
+    /// hold (a string over 65,535 bytes, nesting over 512), which no parsed chunk contains.
+    pub fn encode(&self) -> Result<Vec<u8>, ChunkError> {
         self.encode_with(None)
     }
 
     /// [`encode`](Self::encode), plus `EntitiesDataVersion` when the column's entities came
     /// from the 1.17+ `entities/` folder (read back by [`terrane_to_column`]).
-    fn encode_with(&self, entities_data_version: Option<i32>) -> Vec<u8> {
+    fn encode_with(&self, entities_data_version: Option<i32>) -> Result<Vec<u8>, ChunkError> {
         encode_record(&RecordParts {
             rest: &self.rest,
             layout: self.layout,
@@ -208,36 +209,41 @@ impl ColumnRecord {
         let mut m = nbt::parse(&raw)?;
         let bad = |w: &str| ChunkError::Malformed(format!("column record: {w}"));
         let rest = match m.remove("Rest") {
-            Some(Value::Compound(c)) => c,
+            Some(Tag::Compound(c)) => c,
             _ => return Err(bad("Rest")),
         };
         let layout = match m.get("Layout") {
-            Some(Value::Byte(0)) => Layout::Legacy,
-            Some(Value::Byte(1)) => Layout::Wrapped,
-            Some(Value::Byte(2)) => Layout::Flat,
+            Some(Tag::Byte(0)) => Layout::Legacy,
+            Some(Tag::Byte(1)) => Layout::Wrapped,
+            Some(Tag::Byte(2)) => Layout::Flat,
             _ => return Err(bad("Layout")),
         };
-        let data_version = m.get("DataVersion").and_then(nbt::as_i64).map(|v| v as i32);
-        let timestamp = m.get("Timestamp").and_then(nbt::as_i64).unwrap_or(0) as u32;
+        let data_version = m.get("DataVersion").and_then(Tag::as_i64).map(|v| v as i32);
+        let timestamp = m.get("Timestamp").and_then(Tag::as_i64).unwrap_or(0) as u32;
         let extra_block_entities = match m.remove("ExtraBlockEntities") {
-            Some(Value::List(l)) => l
-                .into_iter()
-                .map(|v| {
-                    if let Value::Compound(c) = v { Ok(c) } else { Err(bad("ExtraBlockEntities")) }
-                })
-                .collect::<Result<_, _>>()?,
+            Some(Tag::List(_, l)) => {
+                l.into_iter()
+                    .map(|v| {
+                        if let Tag::Compound(c) = v {
+                            Ok(c)
+                        } else {
+                            Err(bad("ExtraBlockEntities"))
+                        }
+                    })
+                    .collect::<Result<_, _>>()?
+            }
             None => Vec::new(),
             _ => return Err(bad("ExtraBlockEntities")),
         };
         let orphan_entities = match m.get("OrphanEntities") {
-            Some(Value::IntArray(a)) if a.len() % 4 == 0 => {
+            Some(Tag::IntArray(a)) if a.len() % 4 == 0 => {
                 a.chunks(4).filter_map(ints_uuid).collect()
             }
             None => Vec::new(),
             _ => return Err(bad("OrphanEntities")),
         };
         let entities_data_version =
-            m.get("EntitiesDataVersion").and_then(nbt::as_i64).map(|v| v as i32);
+            m.get("EntitiesDataVersion").and_then(Tag::as_i64).map(|v| v as i32);
         let record = ColumnRecord {
             rest,
             layout,
@@ -253,11 +259,11 @@ impl ColumnRecord {
 /// The fields of a [`ColumnRecord`], borrowed: the import encodes a record from the column it
 /// converts without copying the column's NBT.
 struct RecordParts<'a> {
-    rest: &'a HashMap<String, Value>,
+    rest: &'a Compound,
     layout: Layout,
     data_version: Option<i32>,
     timestamp: u32,
-    extra_block_entities: &'a [HashMap<String, Value>],
+    extra_block_entities: &'a [Compound],
     orphan_entities: &'a [Uuid],
     entities_data_version: Option<i32>,
 }
@@ -265,39 +271,38 @@ struct RecordParts<'a> {
 /// Encodes a column record (`docs/format/anvil.md`): the root compound written key by key in
 /// sorted order (as [`nbt::write_root`] orders keys), then zlib at level 1, since records are
 /// mostly light and heightmap arrays, which compress well fast.
-fn encode_record(r: &RecordParts<'_>) -> Vec<u8> {
-    let mut raw = Vec::with_capacity(16 * 1024);
-    raw.push(10);
-    nbt::put_str(&mut raw, "");
+fn encode_record(r: &RecordParts<'_>) -> Result<Vec<u8>, ChunkError> {
+    use nbt::id;
+    let mut w = nbt::Writer::sorted().with_buffer(Vec::with_capacity(16 * 1024));
+    w.head(id::COMPOUND, "")?;
     // Keys in byte order: DataVersion, EntitiesDataVersion, ExtraBlockEntities, Layout,
     // OrphanEntities, Rest, Timestamp.
     if let Some(v) = r.data_version {
-        nbt::put_named(&mut raw, "DataVersion", &Value::Int(v));
+        w.named("DataVersion", &Tag::Int(v))?;
     }
     if let Some(v) = r.entities_data_version {
-        nbt::put_named(&mut raw, "EntitiesDataVersion", &Value::Int(v));
+        w.named("EntitiesDataVersion", &Tag::Int(v))?;
     }
-    raw.push(9);
-    nbt::put_str(&mut raw, "ExtraBlockEntities");
-    raw.push(if r.extra_block_entities.is_empty() { 0 } else { 10 });
-    raw.extend_from_slice(&(r.extra_block_entities.len() as i32).to_be_bytes());
+    w.head(id::LIST, "ExtraBlockEntities")?;
+    w.out.push(if r.extra_block_entities.is_empty() { id::END } else { id::COMPOUND });
+    w.len(r.extra_block_entities.len())?;
     for e in r.extra_block_entities {
-        nbt::put_compound(&mut raw, e);
+        w.compound(e, 2)?;
     }
     let layout = match r.layout {
         Layout::Legacy => 0,
         Layout::Wrapped => 1,
         Layout::Flat => 2,
     };
-    nbt::put_named(&mut raw, "Layout", &Value::Byte(layout));
+    w.named("Layout", &Tag::Byte(layout))?;
     let orphans: Vec<i32> = r.orphan_entities.iter().flat_map(uuid_ints).collect();
-    nbt::put_named(&mut raw, "OrphanEntities", &Value::IntArray(fastnbt::IntArray::new(orphans)));
-    raw.push(10);
-    nbt::put_str(&mut raw, "Rest");
-    nbt::put_compound(&mut raw, r.rest);
-    nbt::put_named(&mut raw, "Timestamp", &Value::Long(r.timestamp as i64));
-    raw.push(0);
-    crate::region::zlib_fast(&raw)
+    w.named("OrphanEntities", &Tag::IntArray(orphans))?;
+    w.head(id::COMPOUND, "Rest")?;
+    w.compound(r.rest, 1)?;
+    w.named("Timestamp", &Tag::Long(r.timestamp as i64))?;
+    w.out.push(id::END);
+    let raw = w.out;
+    Ok(crate::region::zlib_fast(&raw))
 }
 
 /// The id of the block-entity component in `schema`, registering it when missing.
@@ -320,12 +325,12 @@ pub fn block_id(schema: &mut Schema, be: ComponentId, state: &str) -> Result<Blo
     schema.add_block(state, comps).map_err(|e| Error::Convert(e.to_string()))
 }
 
-fn entity_uuid(e: &HashMap<String, Value>) -> Option<Uuid> {
-    if let Some(Value::IntArray(a)) = e.get("UUID") {
+fn entity_uuid(e: &Compound) -> Option<Uuid> {
+    if let Some(Tag::IntArray(a)) = e.get("UUID") {
         return ints_uuid(a);
     }
-    let most = e.get("UUIDMost").and_then(nbt::as_i64)?;
-    let least = e.get("UUIDLeast").and_then(nbt::as_i64)?;
+    let most = e.get("UUIDMost").and_then(Tag::as_i64)?;
+    let least = e.get("UUIDLeast").and_then(Tag::as_i64)?;
     let mut u = [0u8; 16];
     u[..8].copy_from_slice(&most.to_be_bytes());
     u[8..].copy_from_slice(&least.to_be_bytes());
@@ -349,18 +354,18 @@ fn synth_uuid(pos: ColumnPos, i: usize) -> Uuid {
     u
 }
 
-fn entity_section_y(e: &HashMap<String, Value>) -> Option<i64> {
-    let Some(Value::List(p)) = e.get("Pos") else { return None };
+fn entity_section_y(e: &Compound) -> Option<i64> {
+    let Some(Tag::List(_, p)) = e.get("Pos") else { return None };
     match p.get(1)? {
-        Value::Double(y) if y.is_finite() => Some((y.floor() as i64) >> 4),
-        Value::Float(y) if y.is_finite() => Some((y.floor() as i64) >> 4),
+        Tag::Double(y) if y.is_finite() => Some((y.floor() as i64) >> 4),
+        Tag::Float(y) if y.is_finite() => Some((y.floor() as i64) >> 4),
         _ => None,
     }
 }
 
-fn be_pos(e: &HashMap<String, Value>) -> Option<(i32, i32, i32)> {
+fn be_pos(e: &Compound) -> Option<(i32, i32, i32)> {
     match (e.get("x"), e.get("y"), e.get("z")) {
-        (Some(Value::Int(x)), Some(Value::Int(y)), Some(Value::Int(z))) => Some((*x, *y, *z)),
+        (Some(Tag::Int(x)), Some(Tag::Int(y)), Some(Tag::Int(z))) => Some((*x, *y, *z)),
         _ => None,
     }
 }
@@ -440,7 +445,8 @@ pub fn column_to_terrane(
             rest.remove("x");
             rest.remove("y");
             rest.remove("z");
-            chunk.set_component(schema, cell, 0, be, &nbt::write_root(&rest)).ok()
+            let bytes = nbt::write_root(&rest).ok()?;
+            chunk.set_component(schema, cell, 0, be, &bytes).ok()
         });
         if placed.is_none() {
             extra.push(e.clone());
@@ -454,7 +460,7 @@ pub fn column_to_terrane(
         if entities.iter().any(|(u, _)| *u == uuid) {
             uuid = synth_uuid(pos, i);
         }
-        entities.push((uuid, nbt::write_root(e)));
+        entities.push((uuid, nbt::write_root(e)?));
         if chunks.is_empty() {
             orphans.push(uuid);
             continue;
@@ -475,7 +481,7 @@ pub fn column_to_terrane(
         extra_block_entities: &extra,
         orphan_entities: &orphans,
         entities_data_version: col.external_entities,
-    });
+    })?;
     let chunks = chunks.into_iter().map(|(y, c)| (y, c.encode(schema))).collect();
     Ok((ImportedColumn { pos, chunks, entities, record }, stats))
 }
@@ -533,9 +539,9 @@ pub fn terrane_to_column(imp: &ImportedColumn, schema: &Schema) -> Result<(Colum
                 let mut m = nbt::parse(value).map_err(|e| conv(format!("block entity: {e}")))?;
                 let (cx, cy, cz) = terrane_section::cell_coords(cell);
                 let at = |c: i32, l: u32| c.wrapping_mul(16).wrapping_add(l as i32);
-                m.insert("x".into(), Value::Int(at(imp.pos.x, cx)));
-                m.insert("y".into(), Value::Int(at(y32, cy)));
-                m.insert("z".into(), Value::Int(at(imp.pos.z, cz)));
+                m.insert("x", Tag::Int(at(imp.pos.x, cx)));
+                m.insert("y", Tag::Int(at(y32, cy)));
+                m.insert("z", Tag::Int(at(imp.pos.z, cz)));
                 block_entities.push(m);
             }
         }
@@ -593,18 +599,18 @@ mod tests {
     #[test]
     fn record_roundtrip() {
         let r = ColumnRecord {
-            rest: [("Status".to_string(), Value::String("full".into()))].into_iter().collect(),
+            rest: [("Status".to_string(), Tag::String("full".into()))].into_iter().collect(),
             layout: Layout::Flat,
             data_version: Some(3955),
             timestamp: 1_700_000_000,
             extra_block_entities: vec![
-                [("id".to_string(), Value::String("x:y".into()))].into_iter().collect(),
+                [("id".to_string(), Tag::String("x:y".into()))].into_iter().collect(),
             ],
             orphan_entities: vec![[9; 16]],
         };
-        assert_eq!(ColumnRecord::decode(&r.encode()).unwrap(), r);
-        let (back, dv) = ColumnRecord::decode_with(&r.encode_with(Some(3955))).unwrap();
+        assert_eq!(ColumnRecord::decode(&r.encode().unwrap()).unwrap(), r);
+        let (back, dv) = ColumnRecord::decode_with(&r.encode_with(Some(3955)).unwrap()).unwrap();
         assert_eq!((back, dv), (r.clone(), Some(3955)));
-        assert_eq!(ColumnRecord::decode_with(&r.encode()).unwrap().1, None);
+        assert_eq!(ColumnRecord::decode_with(&r.encode().unwrap()).unwrap().1, None);
     }
 }

@@ -63,8 +63,8 @@ pub enum ChunkError {
         limit: usize,
     },
     /// The chunk's NBT could not be parsed.
-    #[error("NBT parse error: {0}")]
-    Nbt(String),
+    #[error("NBT: {0}")]
+    Nbt(#[from] terrane_nbt::Error),
     /// The region file is shorter than its 8 KiB header (the whole file is skipped).
     #[error("region file truncated: {0} bytes, the header needs 8192")]
     TruncatedRegion(u64),

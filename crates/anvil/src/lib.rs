@@ -52,21 +52,18 @@
 //! let e = terrane_anvil::export_region_dir(&world, out.path(), &mut |_| {})?;
 //! assert_eq!(e.columns, 1);
 //! # fn minimal_chunk() -> Vec<u8> {
-//! #     use terrane_anvil::nbt::{Value, write_root};
-//! #     use std::collections::HashMap;
-//! #     let stone: HashMap<String, Value> =
-//! #         [("Name".to_string(), Value::String("minecraft:stone".into()))].into();
-//! #     let states: HashMap<String, Value> =
-//! #         [("palette".to_string(), Value::List(vec![Value::Compound(stone)]))].into();
-//! #     let section: HashMap<String, Value> = [
-//! #         ("Y".to_string(), Value::Byte(0)),
-//! #         ("block_states".to_string(), Value::Compound(states)),
-//! #     ].into();
-//! #     let root: HashMap<String, Value> = [
-//! #         ("DataVersion".to_string(), Value::Int(3955)),
-//! #         ("sections".to_string(), Value::List(vec![Value::Compound(section)])),
-//! #     ].into();
-//! #     write_root(&root)
+//! #     use terrane_anvil::nbt::{Compound, Tag, write_root};
+//! #     let c = |kv: Vec<(&str, Tag)>| -> Compound {
+//! #         kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+//! #     };
+//! #     let stone = c(vec![("Name", Tag::String("minecraft:stone".into()))]);
+//! #     let states = c(vec![("palette", Tag::compound_list([stone]))]);
+//! #     let section = c(vec![("Y", Tag::Byte(0)), ("block_states", Tag::Compound(states))]);
+//! #     let root = c(vec![
+//! #         ("DataVersion", Tag::Int(3955)),
+//! #         ("sections", Tag::compound_list([section])),
+//! #     ]);
+//! #     write_root(&root).unwrap()
 //! # }
 //! # Ok::<(), terrane_anvil::Error>(())
 //! ```

@@ -601,7 +601,7 @@ fn export_staged<S: ExportSource>(
                         )));
                     }
                 } else {
-                    ew.insert(index, ent, ts);
+                    ew.insert(index, ent?, ts);
                 }
             }
             w.insert(index, nbt, ts);

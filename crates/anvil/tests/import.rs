@@ -3,7 +3,7 @@
 
 mod common;
 
-use terrane_anvil::nbt::Value;
+use terrane_anvil::nbt::{Compound, Tag};
 use terrane_anvil::region::{Compression, RegionFile, RegionWriter, SECTOR, lz4_block_encode};
 use terrane_anvil::{ChunkError, Column, ExportSource, MemColumns, convert};
 
@@ -157,7 +157,7 @@ fn every_compression_and_oversize_side_files_roundtrip() {
             s as i8
         })
         .collect();
-    col.rest.insert("terrane:noise".into(), Value::ByteArray(fastnbt::ByteArray::new(noise)));
+    col.rest.insert("terrane:noise", Tag::ByteArray(noise));
     w.insert(big_idx, col.to_nbt().unwrap(), 123);
     let (bytes, side) = w.finish().unwrap();
     assert_eq!(side.len(), 1);
@@ -251,17 +251,17 @@ fn entities_become_entity_records() {
     assert_eq!(seen, 60);
 }
 
-fn entity(id: &str, uuid: Option<[i32; 4]>, pos: [f64; 3], name: Option<&str>) -> Value {
-    let mut m = std::collections::HashMap::new();
-    m.insert("id".to_string(), Value::String(id.into()));
+fn entity(id: &str, uuid: Option<[i32; 4]>, pos: [f64; 3], name: Option<&str>) -> Tag {
+    let mut m = Compound::new();
+    m.insert("id".to_string(), Tag::String(id.into()));
     if let Some(u) = uuid {
-        m.insert("UUID".to_string(), Value::IntArray(fastnbt::IntArray::new(u.to_vec())));
+        m.insert("UUID".to_string(), Tag::IntArray(u.to_vec()));
     }
-    m.insert("Pos".to_string(), Value::List(pos.iter().map(|&v| Value::Double(v)).collect()));
+    m.insert("Pos".to_string(), Tag::list(pos.iter().map(|&v| Tag::Double(v)).collect()));
     if let Some(n) = name {
-        m.insert("CustomName".to_string(), Value::String(n.into()));
+        m.insert("CustomName".to_string(), Tag::String(n.into()));
     }
-    Value::Compound(m)
+    Tag::Compound(m)
 }
 
 #[test]
@@ -273,12 +273,12 @@ fn entities_folder_of_modern_worlds_roundtrips() {
     std::fs::copy(common::fixture("anvil/1.21.1/r.0.0.mca"), region.join("r.0.0.mca")).unwrap();
     // Entity chunks for columns (0, 0) and (1, 0), as Minecraft 1.21 writes them.
     let mut ew = RegionWriter::new(0, 0);
-    let chunk = |x: i32, list: Vec<Value>| {
-        let mut m = std::collections::HashMap::new();
-        m.insert("DataVersion".to_string(), Value::Int(3955));
-        m.insert("Position".to_string(), Value::IntArray(fastnbt::IntArray::new(vec![x, 0])));
-        m.insert("Entities".to_string(), Value::List(list));
-        terrane_anvil::nbt::write_root(&m)
+    let chunk = |x: i32, list: Vec<Tag>| {
+        let mut m = Compound::new();
+        m.insert("DataVersion".to_string(), Tag::Int(3955));
+        m.insert("Position".to_string(), Tag::IntArray(vec![x, 0]));
+        m.insert("Entities".to_string(), Tag::list(list));
+        terrane_anvil::nbt::write_root(&m).unwrap()
     };
     ew.insert(
         0,
@@ -322,9 +322,9 @@ fn entities_folder_of_modern_worlds_roundtrips() {
     let eb = std::fs::read(out.path().join("entities/r.0.0.mca")).unwrap();
     let mut er = fastanvil::Region::from_stream(std::io::Cursor::new(eb)).unwrap();
     let data = er.read_chunk(0, 0).unwrap().unwrap();
-    let v: Value = fastnbt::from_bytes(&data).unwrap();
-    let Value::Compound(m) = v else { panic!() };
-    assert!(matches!(m.get("Entities"), Some(Value::List(l)) if l.len() == 2));
+    let v: fastnbt::Value = fastnbt::from_bytes(&data).unwrap();
+    let fastnbt::Value::Compound(m) = v else { panic!() };
+    assert!(matches!(m.get("Entities"), Some(fastnbt::Value::List(l)) if l.len() == 2));
 
     let opts2 = terrane_anvil::ImportOptions::new().entities_dir(out.path().join("entities"));
     let mut w2 = MemColumns::new();
@@ -360,15 +360,16 @@ fn columns_built_in_terrane_export_with_a_fresh_record() {
     }
     c.set(4, 1, 4, chest);
     let items = terrane_anvil::nbt::write_root(
-        &[("id".to_string(), Value::String("minecraft:chest".into()))].into_iter().collect(),
-    );
+        &[("id".to_string(), Tag::String("minecraft:chest".into()))].into_iter().collect(),
+    )
+    .unwrap();
     c.set_component(&w.schema, terrane_section::cell_index(4, 1, 4), 0, be, &items).unwrap();
     let pos = terrane_section::ColumnPos::new(-33, 70);
     let imp = ImportedColumn {
         pos,
         chunks: vec![(-1, c.encode(&w.schema))],
         entities: Vec::new(),
-        record: ColumnRecord::fresh(DATA_VERSION_1_21_1).encode(),
+        record: ColumnRecord::fresh(DATA_VERSION_1_21_1).encode().unwrap(),
     };
     assert_eq!(
         imp.chunk_positions().next().unwrap().0,
@@ -388,6 +389,6 @@ fn columns_built_in_terrane_export_with_a_fresh_record() {
     assert_eq!(jc.block(5, -15, 4).unwrap().name(), "minecraft:air");
     let col = Column::from_nbt(&data, (-33, 70)).unwrap();
     assert_eq!(col.block_entities.len(), 1);
-    assert_eq!(col.block_entities[0].get("x"), Some(&Value::Int(-33 * 16 + 4)));
-    assert_eq!(col.block_entities[0].get("y"), Some(&Value::Int(-15)));
+    assert_eq!(col.block_entities[0].get("x"), Some(&Tag::Int(-33 * 16 + 4)));
+    assert_eq!(col.block_entities[0].get("y"), Some(&Tag::Int(-15)));
 }

@@ -1,8 +1,6 @@
 //! Property tests against a simple model: random sections in every layout survive
 //! NBT export → import and terrane conversion → back, cell for cell.
 
-use std::collections::HashMap;
-
 use proptest::prelude::*;
 use terrane_anvil::{Column, Layout, Section, convert};
 
@@ -15,9 +13,9 @@ fn state(i: usize) -> String {
 }
 
 fn column(layout: Layout, dv: i32, sections: Vec<(i32, usize, Vec<u16>)>) -> Column {
-    let mut rest = HashMap::new();
+    let mut rest = terrane_anvil::nbt::Compound::new();
     if layout != Layout::Flat {
-        rest.insert("Level".to_string(), terrane_anvil::nbt::Value::Compound(HashMap::new()));
+        rest.insert("Level".to_string(), terrane_anvil::nbt::Tag::Compound(Default::default()));
     }
     Column {
         x: -7,

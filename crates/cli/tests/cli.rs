@@ -189,12 +189,12 @@ fn demo_then_every_command(backend: &str) {
             let raw = region.read(&e).unwrap();
             let root = terrane::anvil::nbt::parse(&raw.nbt).unwrap();
             let status = root.get("Status").or_else(|| match root.get("Level") {
-                Some(terrane::anvil::nbt::Value::Compound(l)) => l.get("Status"),
+                Some(terrane::anvil::nbt::Tag::Compound(l)) => l.get("Status"),
                 _ => None,
             });
             assert_eq!(
                 status,
-                Some(&terrane::anvil::nbt::Value::String("minecraft:full".into())),
+                Some(&terrane::anvil::nbt::Tag::String("minecraft:full".into())),
                 "{}: column {:?}",
                 path.display(),
                 (e.local_x(), e.local_z())
@@ -442,19 +442,18 @@ fn anvil_import_over_existing_chunks_needs_merge() {
 /// An entity region (`entities/r.0.0.mca`) holding one pig in column (0, 0), as 1.17+ worlds
 /// keep entities.
 fn pig_entity_region() -> Vec<u8> {
-    use std::collections::HashMap;
-    use terrane::anvil::nbt::{self, Value};
+    use terrane::anvil::nbt::{self, Compound, Tag};
     use terrane::anvil::region::RegionWriter;
-    let mut pig = HashMap::new();
-    pig.insert("id".to_string(), Value::String("minecraft:pig".into()));
-    pig.insert("UUID".to_string(), Value::IntArray(fastnbt::IntArray::new(vec![1, 2, 3, 4])));
-    pig.insert("Pos".to_string(), Value::List(vec![Value::Double(8.5); 3]));
-    let mut chunk = HashMap::new();
-    chunk.insert("DataVersion".to_string(), Value::Int(3955));
-    chunk.insert("Position".to_string(), Value::IntArray(fastnbt::IntArray::new(vec![0, 0])));
-    chunk.insert("Entities".to_string(), Value::List(vec![Value::Compound(pig)]));
+    let mut pig = Compound::new();
+    pig.insert("id".to_string(), Tag::String("minecraft:pig".into()));
+    pig.insert("UUID".to_string(), Tag::IntArray(vec![1, 2, 3, 4]));
+    pig.insert("Pos".to_string(), Tag::list(vec![Tag::Double(8.5); 3]));
+    let mut chunk = Compound::new();
+    chunk.insert("DataVersion".to_string(), Tag::Int(3955));
+    chunk.insert("Position".to_string(), Tag::IntArray(vec![0, 0]));
+    chunk.insert("Entities".to_string(), Tag::compound_list([pig]));
     let mut ew = RegionWriter::new(0, 0);
-    ew.insert(0, nbt::write_root(&chunk), 10);
+    ew.insert(0, nbt::write_root(&chunk).unwrap(), 10);
     ew.finish().unwrap().0
 }
 

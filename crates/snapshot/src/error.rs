@@ -17,15 +17,9 @@ pub enum Error {
         /// The limit in bytes ([`ReadOptions::max_inflated`](crate::ReadOptions)).
         limit: usize,
     },
-    /// The NBT ends in the middle of a value.
-    #[error("the NBT data ends in the middle of a value (truncated file?)")]
-    Truncated,
-    /// Malformed NBT (unknown tag type, bad string, negative length ...).
+    /// The NBT is damaged: truncated, nested deeper than 512, an unknown tag, a bad string ...
     #[error("malformed NBT: {0}")]
-    Nbt(String),
-    /// Compounds and lists nest deeper than [`MAX_DEPTH`](crate::nbt::MAX_DEPTH).
-    #[error("NBT nests deeper than 512 levels")]
-    TooDeep,
+    Nbt(#[from] terrane_nbt::Error),
     /// A field the format requires is absent.
     #[error("required field `{0}` is missing")]
     MissingField(&'static str),

@@ -20,7 +20,8 @@
 //!   limit of chunks in flight, progress and completion callbacks, and an injectable
 //!   [`Clock`] ([`FakeClock`] for tests).
 //! - [`Schematic`]: Sponge schematic reader (v1, v2, v3) and v3 writer, carrying block
-//!   entities, entities and biomes through; [`nbt`] is the small NBT tree underneath.
+//!   entities, entities and biomes through; [`nbt`] (terrane-nbt) is the NBT
+//!   tree and cursor underneath.
 //!
 //! # Example
 //!
@@ -117,7 +118,6 @@ mod block_ids;
 #[cfg(feature = "chunk")]
 mod chunk_world;
 mod error;
-pub mod nbt;
 mod queue;
 mod schematic;
 mod snapshot;
@@ -134,4 +134,6 @@ pub use schematic::{
     Biomes, BlockEntity, Entity, FALLBACK_DATA_VERSION, ReadOptions, Schematic, canonical_state,
 };
 pub use snapshot::{BlockBox, CapturedBlocks, RestoreCursor, RestoreStats, Snapshot, SubRegion};
+/// The NBT tree and reader underneath (terrane-nbt, the workspace's one NBT implementation).
+pub use terrane_nbt as nbt;
 pub use world::{ChunkAccess, ChunkRead, ChunkWrite, MemChunk, MemChunkMut, MemChunks};

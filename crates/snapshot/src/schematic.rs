@@ -533,7 +533,7 @@ fn int_field(r: &mut Reader<'_>, ty: u8, field: &'static str) -> Result<i32, Err
     match ty {
         1 => Ok(r.u8()? as i8 as i32),
         2 => Ok(r.u16()? as i32), // shorts are read as unsigned (dimensions up to 65535)
-        3 => r.i32(),
+        3 => Ok(r.i32()?),
         _ => Err(Error::WrongType { field, expected: "an integer" }),
     }
 }
@@ -547,7 +547,7 @@ fn compound_field(
     if ty != 10 {
         return Err(Error::WrongType { field, expected: "a compound" });
     }
-    r.compound(depth)
+    Ok(r.compound(depth)?)
 }
 
 fn bytes_field<'a>(r: &mut Reader<'a>, ty: u8, field: &'static str) -> Result<&'a [u8], Error> {
@@ -555,7 +555,7 @@ fn bytes_field<'a>(r: &mut Reader<'a>, ty: u8, field: &'static str) -> Result<&'
         return Err(Error::WrongType { field, expected: "a byte array" });
     }
     let n = r.len(1)?;
-    r.take(n)
+    Ok(r.take(n)?)
 }
 
 fn list_field(
@@ -668,7 +668,7 @@ fn check_palette(c: &Compound, opts: &ReadOptions) -> Result<(), Error> {
 fn palette_by_id(c: Compound) -> Result<Vec<String>, Error> {
     let len = c.len();
     let mut out: Vec<Option<String>> = vec![None; len];
-    for (name, v) in c.0 {
+    for (name, v) in c {
         let id =
             v.as_int().ok_or(Error::WrongType { field: "Palette", expected: "integer ids" })?;
         match usize::try_from(id).ok().and_then(|i| out.get_mut(i)) {
@@ -805,7 +805,10 @@ fn split_entry(t: Tag, field: &'static str) -> Result<(Compound, Tag, String), E
     };
     let data = match c.remove("Data") {
         Some(Tag::Compound(mut d)) => {
-            d.0.append(&mut c.0); // stray fields next to `Data` are kept too
+            // Stray fields next to `Data` are kept too (`Data`'s own win), in linear time
+            // however many keys a hostile file gives.
+            let have: std::collections::HashSet<String> = d.keys().map(str::to_owned).collect();
+            d.extend(c.into_iter().filter(|(k, _)| !have.contains(k)));
             d
         }
         Some(other) => {

@@ -463,13 +463,13 @@ fn deep_nesting_is_rejected() {
     let mut c = Compound::new();
     c.insert("Metadata", Tag::Compound(meta));
     // The writer refuses too.
-    assert!(matches!(nbt::to_bytes("", &Tag::Compound(c.clone())), Err(Error::TooDeep)));
+    assert!(matches!(nbt::to_bytes("", &Tag::Compound(c.clone())), Err(nbt::Error::TooDeep)));
     // Hand-built bytes.
     let mut b = vec![10u8, 0, 0, 10, 0, 8, b'M', b'e', b't', b'a', b'd', b'a', b't', b'a'];
     for _ in 0..600 {
         b.extend_from_slice(&[10, 0, 1, b'x']);
     }
-    assert!(matches!(Schematic::read(&b), Err(Error::TooDeep)));
+    assert!(matches!(Schematic::read(&b), Err(Error::Nbt(nbt::Error::TooDeep))));
 }
 
 #[test]
@@ -582,11 +582,9 @@ fn declared_sizes_over_the_bounds_are_refused_before_allocating() {
         for (k, v) in [("Width", w), ("Height", w), ("Length", w)] {
             c.insert(k, Tag::Short(v));
         }
-        let mut p = Compound::new();
-        // Pushed, not inserted: `insert` looks for the key first (quadratic for 70 000).
-        for i in 0..palette {
-            p.0.push((format!("minecraft:b{i}"), Tag::Int(i as i32)));
-        }
+        // Collected, not inserted: `insert` looks for the key first (quadratic for 70 000).
+        let p: Compound =
+            (0..palette).map(|i| (format!("minecraft:b{i}"), Tag::Int(i as i32))).collect();
         c.insert("Palette", Tag::Compound(p));
         c.insert("BlockData", Tag::ByteArray(data.into_iter().map(|b| b as i8).collect()));
         nbt::to_bytes("Schematic", &Tag::Compound(c)).unwrap()

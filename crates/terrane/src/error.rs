@@ -25,6 +25,9 @@ pub enum Error {
     /// A snapshot could not be captured or restored.
     #[error("snapshot: {0}")]
     Snapshot(#[from] terrane_snapshot::Error),
+    /// A stored NBT value is damaged, or a value cannot be written as NBT.
+    #[error("NBT: {0}")]
+    Nbt(#[from] terrane_nbt::Error),
     /// A Minecraft conversion failed (registering block states, block entity values).
     #[error("anvil: {0}")]
     Anvil(#[from] terrane_anvil::Error),

@@ -374,7 +374,9 @@ impl ExportSource for WorldSource<'_> {
                 }
                 // A fresh record (`Status: minecraft:full`): Minecraft regenerates a chunk
                 // that has no status over whatever blocks it holds.
-                ColumnRecord::fresh(NATIVE_DATA_VERSION).encode()
+                ColumnRecord::fresh(NATIVE_DATA_VERSION)
+                    .encode()
+                    .map_err(|e| SinkError(e.to_string()))?
             }
         };
         let mut uuids: Vec<[u8; 16]> = Vec::new();

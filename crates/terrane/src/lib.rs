@@ -140,6 +140,8 @@ pub use terrane_cluster as cluster;
 pub use terrane_distance as distance;
 /// terrane-lease: leased areas of a world shared by several servers.
 pub use terrane_lease as lease;
+/// terrane-nbt: NBT (Java Edition), the workspace's one implementation.
+pub use terrane_nbt as nbt;
 #[cfg(feature = "postgres")]
 #[doc(inline)]
 pub use terrane_postgres as postgres;

@@ -173,7 +173,7 @@ pub fn export_box(
     if let Some(o) = world.store().get(tables::WORLD_PROPERTIES, &metadata_key(bbox))? {
         let (_, tag) = nbt::from_bytes(&o.data)?;
         if let Tag::Compound(kept) = tag {
-            for (k, v) in kept.0 {
+            for (k, v) in kept {
                 if let (Tag::Compound(we), Some(Tag::Compound(ours))) =
                     (&v, schem.metadata.get_mut(&k).filter(|_| k == "WorldEdit"))
                 {
@@ -261,14 +261,12 @@ pub struct PlacedBlockEntities {
 /// The component value of a schematic block entity: `id` first, then its data without
 /// `x`/`y`/`z` (and without a stray `id`), as an NBT compound with an empty root name.
 pub fn block_entity_value(be: &BlockEntity) -> Result<Vec<u8>, terrane_snapshot::Error> {
-    let mut c = Compound::new();
-    c.insert("id", Tag::String(be.id.clone()));
-    for (k, v) in be.data.iter() {
-        if !matches!(k, "x" | "y" | "z" | "id") {
-            c.0.push((k.to_string(), v.clone()));
-        }
-    }
-    nbt::to_bytes("", &Tag::Compound(c))
+    // Collected, not inserted one by one: linear however many keys a hostile file gives.
+    let data = be.data.iter().filter(|(k, _)| !matches!(*k, "x" | "y" | "z" | "id"));
+    let c: Compound = std::iter::once(("id".to_string(), Tag::String(be.id.clone())))
+        .chain(data.map(|(k, v)| (k.to_string(), v.clone())))
+        .collect();
+    Ok(nbt::to_bytes("", &Tag::Compound(c))?)
 }
 
 /// Writes a schematic's block entities into `arena`, whose chunks cover `bbox` (the pasted

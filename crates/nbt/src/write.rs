@@ -1,0 +1,203 @@
+//! The writer.
+
+use crate::{Compound, Error, MAX_DEPTH, Tag, encode_mutf8, id};
+
+/// Serializes one named root tag to uncompressed NBT bytes, compounds in their own order.
+pub fn to_bytes(name: &str, value: &Tag) -> Result<Vec<u8>, Error> {
+    let mut w = Writer::new();
+    w.named(name, value)?;
+    Ok(w.out)
+}
+
+/// Writes NBT into a byte vector.
+///
+/// [`Writer::new`] writes compounds in their own order; [`Writer::sorted`] writes every
+/// compound's keys in byte order, so equal values (which compare equal whatever their order)
+/// always encode to equal bytes. Streaming writers may append raw payload bytes to
+/// [`out`](Self::out) between calls.
+#[derive(Clone, Debug, Default)]
+pub struct Writer {
+    /// The bytes written so far.
+    pub out: Vec<u8>,
+    sorted: bool,
+}
+
+impl Writer {
+    /// A writer that keeps each compound's order.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A writer that sorts each compound's keys.
+    pub fn sorted() -> Self {
+        Self { out: Vec::new(), sorted: true }
+    }
+
+    /// The same writer appending to `out` (kept as it is).
+    pub fn with_buffer(mut self, out: Vec<u8>) -> Self {
+        self.out = out;
+        self
+    }
+
+    /// A string with its length prefix, in modified UTF-8.
+    pub fn string(&mut self, s: &str) -> Result<(), Error> {
+        let start = self.out.len();
+        self.out.extend_from_slice(&[0, 0]);
+        encode_mutf8(s, &mut self.out);
+        let n = self.out.len() - start - 2;
+        let n16 = u16::try_from(n).map_err(|_| Error::StringTooLong(n))?;
+        self.out[start..start + 2].copy_from_slice(&n16.to_be_bytes());
+        Ok(())
+    }
+
+    /// A named entry's head: type id and name (its payload follows).
+    pub fn head(&mut self, ty: u8, name: &str) -> Result<(), Error> {
+        self.out.push(ty);
+        self.string(name)
+    }
+
+    /// A list or array length.
+    pub fn len(&mut self, n: usize) -> Result<(), Error> {
+        let n = i32::try_from(n).map_err(|_| Error::ArrayTooLong(n))?;
+        self.out.extend_from_slice(&n.to_be_bytes());
+        Ok(())
+    }
+
+    /// A named entry: head and payload (at nesting depth 0, as a root or a streamed entry).
+    pub fn named(&mut self, name: &str, v: &Tag) -> Result<(), Error> {
+        self.head(v.type_id(), name)?;
+        self.payload(v, 0)
+    }
+
+    /// A value's payload, the value sitting at nesting `depth`.
+    pub fn payload(&mut self, v: &Tag, depth: usize) -> Result<(), Error> {
+        match v {
+            Tag::Byte(x) => self.out.push(*x as u8),
+            Tag::Short(x) => self.out.extend_from_slice(&x.to_be_bytes()),
+            Tag::Int(x) => self.out.extend_from_slice(&x.to_be_bytes()),
+            Tag::Long(x) => self.out.extend_from_slice(&x.to_be_bytes()),
+            Tag::Float(x) => self.out.extend_from_slice(&x.to_be_bytes()),
+            Tag::Double(x) => self.out.extend_from_slice(&x.to_be_bytes()),
+            Tag::ByteArray(a) => {
+                self.len(a.len())?;
+                self.out.extend(a.iter().map(|&b| b as u8));
+            }
+            Tag::String(s) => self.string(s)?,
+            Tag::List(et, items) => {
+                if depth > MAX_DEPTH {
+                    return Err(Error::TooDeep);
+                }
+                let et = items.first().map_or(*et, Tag::type_id);
+                if items.iter().any(|t| t.type_id() != et) {
+                    return Err(Error::MixedList);
+                }
+                self.out.push(et);
+                self.len(items.len())?;
+                for t in items {
+                    self.payload(t, depth + 1)?;
+                }
+            }
+            Tag::Compound(c) => self.compound(c, depth)?,
+            Tag::IntArray(a) => {
+                self.len(a.len())?;
+                self.out.reserve(a.len() * 4);
+                for x in a {
+                    self.out.extend_from_slice(&x.to_be_bytes());
+                }
+            }
+            Tag::LongArray(a) => {
+                self.len(a.len())?;
+                self.out.reserve(a.len() * 8);
+                for x in a {
+                    self.out.extend_from_slice(&x.to_be_bytes());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A compound's entries and its `TAG_End`, the compound sitting at nesting `depth`.
+    pub fn compound(&mut self, c: &Compound, depth: usize) -> Result<(), Error> {
+        if depth > MAX_DEPTH {
+            return Err(Error::TooDeep);
+        }
+        if self.sorted && c.keys().zip(c.keys().skip(1)).any(|(a, b)| a > b) {
+            let mut entries: Vec<(&str, &Tag)> = c.iter().collect();
+            entries.sort_unstable_by_key(|e| e.0);
+            for (k, v) in entries {
+                self.entry(k, v, depth)?;
+            }
+        } else {
+            for (k, v) in c {
+                self.entry(k, v, depth)?;
+            }
+        }
+        self.out.push(id::END);
+        Ok(())
+    }
+
+    fn entry(&mut self, k: &str, v: &Tag, depth: usize) -> Result<(), Error> {
+        self.head(v.type_id(), k)?;
+        self.payload(v, depth + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::from_bytes;
+
+    fn sample() -> Compound {
+        let mut c = Compound::new();
+        c.insert("b", Tag::Byte(-1));
+        c.insert("l", Tag::compound_list([Compound::new()]));
+        c.insert("e", Tag::List(id::COMPOUND, vec![]));
+        c.insert("ia", Tag::IntArray(vec![1, -2, 3]));
+        c.insert("la", Tag::LongArray(vec![i64::MIN]));
+        c.insert("ba", Tag::ByteArray(vec![-128, 0, 127]));
+        c.insert("s", Tag::String("x😈\0".into()));
+        c.insert("d", Tag::Double(1.5));
+        c.insert("f", Tag::Float(-0.25));
+        c.insert("h", Tag::Short(-300));
+        c.insert("i", Tag::Int(70_000));
+        c.insert("g", Tag::Long(-5));
+        c
+    }
+
+    #[test]
+    fn tree_round_trips_in_both_orders() {
+        let v = Tag::Compound(sample());
+        let b = to_bytes("root", &v).unwrap();
+        assert_eq!(from_bytes(&b).unwrap(), ("root".to_string(), v.clone()));
+        let Tag::Compound(c) = from_bytes(&b).unwrap().1 else { panic!() };
+        assert_eq!(c.keys().collect::<Vec<_>>(), sample().keys().collect::<Vec<_>>());
+        // An empty list keeps its element type.
+        let e = b.windows(4).position(|w| w == [9, 0, 1, b'e']).unwrap();
+        assert_eq!(b[e + 4], id::COMPOUND);
+
+        let mut w = Writer::sorted();
+        w.named("root", &v).unwrap();
+        let Tag::Compound(s) = from_bytes(&w.out).unwrap().1 else { panic!() };
+        let c = sample();
+        let mut keys: Vec<&str> = c.keys().collect();
+        keys.sort();
+        assert_eq!(s.keys().collect::<Vec<_>>(), keys);
+        assert_eq!(s, sample());
+    }
+
+    #[test]
+    fn what_nbt_cannot_hold_is_an_error() {
+        let long = "x".repeat(65_536);
+        assert_eq!(to_bytes(&long, &Tag::Byte(0)), Err(Error::StringTooLong(65_536)));
+        assert!(to_bytes("", &Tag::String("x".repeat(65_535))).is_ok());
+        let mixed = Tag::List(id::BYTE, vec![Tag::Byte(0), Tag::Int(0)]);
+        assert_eq!(to_bytes("", &mixed), Err(Error::MixedList));
+        let mut deep = Tag::Compound(Compound::new());
+        for _ in 0..=MAX_DEPTH {
+            let mut c = Compound::new();
+            c.insert("x", deep);
+            deep = Tag::Compound(c);
+        }
+        assert_eq!(to_bytes("", &deep), Err(Error::TooDeep));
+    }
+}
