@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use crate::column_read::{BlockFields, RawSection, read_chunk};
 use crate::error::{ChunkError, Error};
 use crate::nbt::{self, Compound, Tag};
 
@@ -75,7 +76,7 @@ pub struct Column {
     pub rest: Compound,
 }
 
-fn malformed(m: impl Into<String>) -> ChunkError {
+pub(crate) fn malformed(m: impl Into<String>) -> ChunkError {
     ChunkError::Malformed(m.into())
 }
 
@@ -84,39 +85,49 @@ pub fn canonical_state(entry: &Compound) -> Result<String, ChunkError> {
     let Some(Tag::String(name)) = entry.get("Name") else {
         return Err(malformed("palette entry without a Name string"));
     };
-    let mut s = String::with_capacity(name.len() + 32);
+    let props: Vec<(&str, String)> = match entry.get("Properties") {
+        Some(Tag::Compound(props)) => props
+            .iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    Tag::String(s) => s.clone(),
+                    other => Tag::as_i64(other).map(|i| i.to_string()).unwrap_or_default(),
+                };
+                (k, v)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    Ok(canonical_from_parts(name, props.iter().map(|(k, v)| (*k, v.as_str()))))
+}
+
+/// The canonical string of a state: `minecraft:` added to a name without a namespace, then
+/// the properties sorted by key as `[k=v,...]` (nothing for none). The one place the import's
+/// two palette readers (the tree and the stream) build it.
+pub(crate) fn canonical_from_parts<'a>(
+    name: &str,
+    props: impl Iterator<Item = (&'a str, &'a str)>,
+) -> String {
+    let mut kv: Vec<(&str, &str)> = props.collect();
+    let mut s = String::with_capacity(name.len() + 10 + kv.len() * 16);
     if !name.contains(':') {
         s.push_str("minecraft:");
     }
     s.push_str(name);
-    if let Some(Tag::Compound(props)) = entry.get("Properties")
-        && !props.is_empty()
-    {
-        {
-            let mut kv: Vec<(&str, String)> = props
-                .iter()
-                .map(|(k, v)| {
-                    let v = match v {
-                        Tag::String(s) => s.clone(),
-                        other => Tag::as_i64(other).map(|i| i.to_string()).unwrap_or_default(),
-                    };
-                    (k, v)
-                })
-                .collect();
-            kv.sort();
-            s.push('[');
-            for (i, (k, v)) in kv.iter().enumerate() {
-                if i > 0 {
-                    s.push(',');
-                }
-                s.push_str(k);
-                s.push('=');
-                s.push_str(v);
+    if !kv.is_empty() {
+        kv.sort_unstable();
+        s.push('[');
+        for (i, (k, v)) in kv.iter().enumerate() {
+            if i > 0 {
+                s.push(',');
             }
-            s.push(']');
+            s.push_str(k);
+            s.push('=');
+            s.push_str(v);
         }
+        s.push(']');
     }
-    Ok(s)
+    s
 }
 
 /// A block state split into its name and `(key, value)` properties.
@@ -290,39 +301,33 @@ fn legacy_name(id: u16, data: u8) -> String {
     if id == 0 && data == 0 { AIR.to_string() } else { format!("legacy:{id}:{data}") }
 }
 
-fn nibble(a: &[i8], i: usize) -> u8 {
-    let b = a[i / 2] as u8;
+fn nibble(a: &[u8], i: usize) -> u8 {
+    let b = a[i / 2];
     if i.is_multiple_of(2) { b & 0x0F } else { b >> 4 }
 }
 
-fn decode_legacy(sec: &mut Compound) -> Result<Option<Decoded>, ChunkError> {
-    let Some(blocks) = sec.remove("Blocks") else {
+/// Pre-1.13 numeric ids (`Blocks`, with `Add` and `Data` nibbles when present).
+fn decode_legacy(b: &BlockFields<'_>) -> Result<Option<Decoded>, ChunkError> {
+    let Some(blocks) = b.blocks else {
         return Ok(None);
     };
-    let Tag::ByteArray(blocks) = blocks else {
-        return Err(malformed("Blocks is not a byte array"));
-    };
-    let arr = |v: Option<Tag>, what: &str| -> Result<Option<Vec<i8>>, ChunkError> {
-        match v {
-            None => Ok(None),
-            Some(Tag::ByteArray(a)) if a.len() == CELLS / 2 => Ok(Some(a)),
-            Some(_) => Err(malformed(format!("{what} is not a 2048-byte array"))),
+    for (what, a) in [("Add", b.add), ("Data", b.data)] {
+        if a.is_some_and(|a| a.len() != CELLS / 2) {
+            return Err(malformed(format!("{what} is not a 2048-byte array")));
         }
-    };
-    let add = arr(sec.remove("Add"), "Add")?;
-    let data = arr(sec.remove("Data"), "Data")?;
+    }
     if blocks.len() != CELLS {
         return Err(malformed("Blocks is not 4096 bytes"));
     }
     let mut palette: Vec<String> = Vec::new();
     let mut lookup: HashMap<u16, u16> = HashMap::new();
     let mut out = Vec::with_capacity(CELLS);
-    for (i, &b) in blocks.iter().enumerate() {
-        let mut id = b as u8 as u16;
-        if let Some(a) = &add {
+    for (i, &id) in blocks.iter().enumerate() {
+        let mut id = id as u16;
+        if let Some(a) = b.add {
             id |= (nibble(a, i) as u16) << 8;
         }
-        let d = data.as_ref().map_or(0, |a| nibble(a, i));
+        let d = b.data.map_or(0, |a| nibble(a, i));
         let key = (id << 4) | d as u16;
         let idx = *lookup.entry(key).or_insert_with(|| {
             palette.push(legacy_name(id, d));
@@ -333,24 +338,25 @@ fn decode_legacy(sec: &mut Compound) -> Result<Option<Decoded>, ChunkError> {
     Ok(Some((palette, out)))
 }
 
+/// A palette of canonical names and its packed states (big-endian longs).
 fn decode_palette(
-    palette: Option<Tag>,
-    data: Option<Tag>,
+    names: Option<Vec<String>>,
+    states: Option<&[u8]>,
     padded: bool,
 ) -> Result<Option<Decoded>, ChunkError> {
-    let palette = compounds(palette, "palette")?;
-    if palette.is_empty() {
+    let Some(names) = names.filter(|n| !n.is_empty()) else {
         return Ok(None);
-    }
-    if palette.len() > 4096 {
-        return Err(malformed("palette larger than 4096 entries"));
-    }
-    let names = palette.iter().map(canonical_state).collect::<Result<Vec<_>, _>>()?;
-    let blocks = match data {
+    };
+    let blocks = match states {
         None if names.len() == 1 => vec![0u16; CELLS],
         None => return Err(malformed("palette of several states without data")),
-        Some(Tag::LongArray(d)) => unpack_states(&d, names.len(), padded)?,
-        Some(_) => return Err(malformed("block-state data is not a long array")),
+        Some(bytes) => {
+            let longs: Vec<i64> = bytes
+                .chunks_exact(8)
+                .map(|c| i64::from_be_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+                .collect();
+            unpack_states(&longs, names.len(), padded)?
+        }
     };
     Ok(Some((names, blocks)))
 }
@@ -359,18 +365,15 @@ impl Column {
     /// Decodes a chunk's NBT. `pos` is the column position from the region header, used
     /// when the NBT lacks `xPos`/`zPos` and always as the column's position.
     pub fn from_nbt(bytes: &[u8], pos: (i32, i32)) -> Result<Column, ChunkError> {
-        let mut root = nbt::parse(bytes)?;
+        let parts = read_chunk(bytes)?;
+        let mut root = parts.root;
         let data_version = root.get("DataVersion").and_then(Tag::as_i64).map(|v| v as i32);
-        let wrapped = matches!(root.get("Level"), Some(Tag::Compound(_)));
-        let mut level = if wrapped {
-            match root.remove("Level") {
-                Some(Tag::Compound(m)) => m,
-                _ => unreachable!("checked above"),
-            }
-        } else {
-            std::mem::take(&mut root)
+        let wrapped = parts.level.is_some();
+        let mut level = match parts.level {
+            Some(l) => l,
+            None => std::mem::take(&mut root),
         };
-        let padded = data_version.is_some_and(|v| v >= PADDED_SINCE);
+        let padded = !wrapped || data_version.is_some_and(|v| v >= PADDED_SINCE);
         let (sec_key, be_key) =
             if wrapped { ("Sections", "TileEntities") } else { ("sections", "block_entities") };
         // Empty placeholders (with the element type the file gave them) remember which lists
@@ -386,32 +389,17 @@ impl Column {
         if let Some(p) = entities_placeholder {
             level.insert("Entities", p);
         }
-        let mut raw_sections = compounds(level.remove(sec_key), sec_key)?;
+        let raw_sections = parts.sections.unwrap_or_default();
+        let mut kept = Vec::with_capacity(raw_sections.len());
         let mut sections: Vec<Section> = Vec::new();
         let mut legacy = false;
-        for sec in raw_sections.iter_mut() {
-            let y = section_y(sec)?;
-            let decoded = if wrapped {
-                if sec.contains_key("Blocks") {
-                    legacy = true;
-                    decode_legacy(sec)?
-                } else {
-                    let p = sec.remove("Palette");
-                    let d = sec.remove("BlockStates");
-                    decode_palette(p, d, padded)?
-                }
+        for RawSection { rest, blocks } in raw_sections {
+            let y = section_y(&rest)?;
+            let decoded = if blocks.blocks.is_some() {
+                legacy = true;
+                decode_legacy(&blocks)?
             } else {
-                match sec.remove("block_states") {
-                    None => None,
-                    Some(Tag::Compound(mut bs)) => {
-                        let r = decode_palette(bs.remove("palette"), bs.remove("data"), true)?;
-                        if !bs.is_empty() {
-                            return Err(malformed("unexpected fields in block_states"));
-                        }
-                        r
-                    }
-                    Some(_) => return Err(malformed("block_states is not a compound")),
-                }
+                decode_palette(blocks.palette, blocks.states, padded)?
             };
             if let Some((palette, blocks)) = decoded {
                 if sections.iter().any(|s| s.y == y) {
@@ -419,11 +407,12 @@ impl Column {
                 }
                 sections.push(Section { y, palette, blocks });
             }
+            kept.push(rest);
         }
         sections.sort_by_key(|s| s.y);
-        level.insert(sec_key.to_string(), Tag::compound_list(raw_sections));
+        level.insert(sec_key, Tag::compound_list(kept));
         if wrapped {
-            root.insert("Level".to_string(), Tag::Compound(level));
+            root.insert("Level", Tag::Compound(level));
         } else {
             root = level;
         }
@@ -683,6 +672,41 @@ mod tests {
         let air = Column::from_nbt(&legacy_chunk(vec![0; CELLS], None), (0, 0)).unwrap();
         assert_eq!(air.sections[0].palette, [AIR]);
         assert!(matches!(air.to_nbt(), Err(Error::LegacyExport { .. })));
+    }
+
+    #[test]
+    fn streamed_sections_keep_what_is_not_blocks() {
+        // A 1.13-style section with a palette, plus stray `Data` (no `Blocks`) and light.
+        let mut sec = Compound::new();
+        sec.insert("Y", Tag::Byte(2));
+        sec.insert("Data", Tag::ByteArray(vec![7; 3]));
+        sec.insert("BlockLight", Tag::ByteArray(vec![1; 2048]));
+        let mut props = Compound::new();
+        props.insert("level", Tag::Int(3)); // an integer property, as some writers store them
+        let mut entry = Compound::new();
+        entry.insert("Name", Tag::String("water".into()));
+        entry.insert("Properties", Tag::Compound(props));
+        sec.insert("Palette", Tag::compound_list([entry]));
+        let mut level = Compound::new();
+        level.insert("Sections", Tag::compound_list([sec]));
+        level.insert("Status", Tag::String("full".into()));
+        let mut root = Compound::new();
+        root.insert("Level", Tag::Compound(level));
+        root.insert("DataVersion", Tag::Int(1631));
+        let c = Column::from_nbt(&nbt::write_root(&root).unwrap(), (0, 0)).unwrap();
+        assert_eq!(c.layout, Layout::Wrapped);
+        assert_eq!(c.sections[0].palette, ["minecraft:water[level=3]"]);
+        let Some(Tag::Compound(l)) = c.rest.get("Level") else { panic!() };
+        let Some(Tag::List(_, secs)) = l.get("Sections") else { panic!() };
+        let Tag::Compound(kept) = &secs[0] else { panic!() };
+        assert_eq!(kept.get("Data"), Some(&Tag::ByteArray(vec![7; 3])));
+        assert!(kept.contains_key("BlockLight") && !kept.contains_key("Palette"));
+        assert_eq!(l.get("Status"), Some(&Tag::String("full".into())));
+
+        // A chunk cannot be both layouts at once.
+        root.insert("sections", Tag::List(10, vec![]));
+        let e = Column::from_nbt(&nbt::write_root(&root).unwrap(), (0, 0)).unwrap_err();
+        assert!(matches!(e, ChunkError::Malformed(_)), "{e}");
     }
 
     #[test]

@@ -92,6 +92,7 @@
 #![forbid(unsafe_code)]
 
 pub mod column;
+mod column_read;
 pub mod convert;
 mod error;
 pub mod nbt;

@@ -105,6 +105,16 @@ impl<'a> Reader<'a> {
         decode_mutf8(self.take(n)?)
     }
 
+    /// A string, borrowed from the input when it is plain UTF-8 (the common case), decoded
+    /// from modified UTF-8 otherwise.
+    pub fn str(&mut self) -> Result<std::borrow::Cow<'a, str>, Error> {
+        let b = self.raw_string()?;
+        match std::str::from_utf8(b) {
+            Ok(s) => Ok(std::borrow::Cow::Borrowed(s)),
+            Err(_) => decode_mutf8(b).map(std::borrow::Cow::Owned),
+        }
+    }
+
     /// A string's raw bytes, not decoded (to compare keys without allocating).
     #[inline]
     pub fn raw_string(&mut self) -> Result<&'a [u8], Error> {
