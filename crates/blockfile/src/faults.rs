@@ -1,5 +1,7 @@
-//! The I/O of the write path, counted against the simulated crash budget of the crash tests
-//! (a write, an erase, a truncation or a sync fails once it is spent), and `fdatasync`, counted.
+//! The I/O of the write path, counted against the fault budget of the crash and I/O-error
+//! tests (a write, an erase, a truncation or a sync fails once it is spent: every operation
+//! after it too for a simulated crash, only that one for a simulated I/O error), and
+//! `fdatasync`, counted.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -20,8 +22,29 @@ impl BlockFile {
     /// write) and so does everything after it. `None` turns it off.
     #[doc(hidden)]
     pub fn simulate_crash_at(&self, n: Option<u64>) {
+        self.transient_fault.store(false, std::sync::atomic::Ordering::SeqCst);
         let v = n.map_or(-1, |n| n.saturating_sub(1) as i64);
         self.crash_budget.store(v, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Testing only: the `n`th write, erase, truncation or sync from now fails once with
+    /// `EIO`, as a failing disk reports it (a multi-block write first writes half of its
+    /// blocks); the operations after it reach the file again. Counted as
+    /// [`simulate_crash_at`](Self::simulate_crash_at) counts. `None` turns it off.
+    #[doc(hidden)]
+    pub fn simulate_io_error_at(&self, n: Option<u64>) {
+        self.transient_fault.store(true, std::sync::atomic::Ordering::SeqCst);
+        let v = n.map_or(-1, |n| n.saturating_sub(1) as i64);
+        self.crash_budget.store(v, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The error of a simulated fault.
+    fn fault(&self) -> Error {
+        if self.transient_fault.load(std::sync::atomic::Ordering::SeqCst) {
+            Error::Io(std::io::Error::from_raw_os_error(5)) // EIO
+        } else {
+            Error::Io(std::io::Error::other("simulated crash"))
+        }
     }
 
     /// Counts an I/O operation against the simulated crash budget: `Err` once exhausted,
@@ -32,7 +55,9 @@ impl BlockFile {
         match left {
             -1 => Ok(false),
             0 => {
-                self.crash_budget.store(i64::MIN, Ordering::SeqCst);
+                // A crash stops all I/O; an I/O error fails this operation only.
+                let after = if self.transient_fault.load(Ordering::SeqCst) { -1 } else { i64::MIN };
+                self.crash_budget.store(after, Ordering::SeqCst);
                 Ok(true)
             }
             i64::MIN => Err(Error::Io(std::io::Error::other("simulated crash"))),
@@ -45,7 +70,7 @@ impl BlockFile {
 
     pub(crate) fn io_tick(&self) -> Result<()> {
         if self.io_budget()? {
-            return Err(Error::Io(std::io::Error::other("simulated crash")));
+            return Err(self.fault());
         }
         Ok(())
     }
@@ -53,7 +78,7 @@ impl BlockFile {
     pub(crate) fn io_write_blocks(&self, blocks: &Blocks<'_>) -> Result<()> {
         if self.io_budget()? {
             blocks.write(&self.file, Some(blocks.len() / 2))?;
-            return Err(Error::Io(std::io::Error::other("simulated crash")));
+            return Err(self.fault());
         }
         Ok(blocks.write(&self.file, None)?)
     }

@@ -243,6 +243,8 @@ pub struct BlockFile {
     recovery: Recovery,
     /// Testing: I/O operations left before a simulated crash (negative: off).
     crash_budget: std::sync::atomic::AtomicI64,
+    /// Testing: the fault at the end of the budget is one I/O error, not a crash.
+    transient_fault: std::sync::atomic::AtomicBool,
     /// `fdatasync` calls made through this handle (see [`Stats::syncs`]).
     syncs: std::sync::atomic::AtomicU64,
     /// Objects read recently ([`BlockFileOptions::cache_bytes`]).

@@ -315,6 +315,7 @@ impl BlockFile {
             pin: Arc::new(()),
             recovery,
             crash_budget: std::sync::atomic::AtomicI64::new(-1),
+            transient_fault: std::sync::atomic::AtomicBool::new(false),
             syncs: std::sync::atomic::AtomicU64::new(0),
             cache: ReadCache::new(options.cache_bytes),
         };

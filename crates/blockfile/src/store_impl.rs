@@ -9,7 +9,7 @@ use terrane_store::{Batch, KeyRange, Object, Parts, ReadView, Scan, Store, check
 
 use crate::format::MAX_VALUE;
 use crate::read::{read_entry, read_parts, read_parts_then};
-use crate::{BlockFile, Entry, Error, Result, Table, cache};
+use crate::{BlockFile, Entry, Error, Result, State, Table, cache};
 
 /// The index entry of (`table`, `key`), `None` when absent; [`Error::UnknownTable`] for a
 /// table the store does not have.
@@ -214,8 +214,7 @@ impl Store for BlockFile {
         batch.check_preconditions(|t, k| Ok(st.tables[t].get(k).map(|e| e.version)))?;
         if batch.is_empty() {
             if batch.is_synced() {
-                self.fdatasync()?;
-                st.synced();
+                self.sync_or_poison(&mut st)?;
             }
             return Ok(());
         }
@@ -251,11 +250,30 @@ impl Store for BlockFile {
             return Ok(());
         }
         let mut st = self.write_state()?;
-        self.fdatasync()?;
-        // The blocks freed so far become reusable (the next write erases and reuses them).
-        if st.poisoned.is_none() {
-            st.synced();
+        if let Some(why) = &st.poisoned {
+            // Whatever failed may have lost writes this sync would now claim durable.
+            return Err(Error::Poisoned(why.clone()));
         }
-        Ok(())
+        self.sync_or_poison(&mut st)
+    }
+}
+
+impl BlockFile {
+    /// `fdatasync` (counted against the fault budget), then everything written so far is
+    /// durable and the blocks freed so far become reusable. A failed `fdatasync` poisons the
+    /// handle: the kernel may have dropped the pages it could not write, so a later
+    /// `fdatasync` that succeeds proves nothing about them (PostgreSQL's "fsyncgate"); only a
+    /// reopen, which reads the file back, can tell what it holds.
+    fn sync_or_poison(&self, st: &mut State) -> Result<()> {
+        match self.io_sync() {
+            Ok(()) => {
+                st.synced();
+                Ok(())
+            }
+            Err(e) => {
+                st.poisoned = Some(format!("fdatasync failed: {e}"));
+                Err(e)
+            }
+        }
     }
 }
