@@ -1,0 +1,155 @@
+//! Full disk (issue 20, point 4): a world on a small tmpfs filled by tick saves until the file
+//! system is full, on each embedded backend. The save that meets the full disk fails with an
+//! error that says so, nothing panics or aborts, the world opens read-only on the full disk
+//! and verifies with every acknowledged save there (the failed one whole or absent); once
+//! space is freed, it opens for writing and saves again.
+//!
+//! The tmpfs is mounted by the test (it runs as root, as CI does); when the mount is refused
+//! the test fails and says why.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use terrane::{Backend, BlockId, Chunk, ChunkPos, Schema, TickSave, World};
+use terrane_store::conformance::Rng;
+
+/// A tmpfs of a few MB mounted on a fresh temporary directory, unmounted on drop (even when
+/// the test fails).
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn mount(kib: u64) -> Tmpfs {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "terrane-full-disk"])
+            .arg(dir.path())
+            .output()
+            .expect("running mount");
+        assert!(
+            out.status.success(),
+            "mounting a {kib} KiB tmpfs on {} failed (the test needs root, as CI runs): {}",
+            dir.path().display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        Tmpfs { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(self.dir.path()).status();
+    }
+}
+
+fn schema() -> Schema {
+    let mut s = Schema::new();
+    s.add_block("minecraft:air", &[]).unwrap();
+    for i in 0..63 {
+        s.add_block(&format!("terrane:noise_{i}"), &[]).unwrap();
+    }
+    s
+}
+
+/// A chunk of 64 states in random cells: about 3 KB that no compressor shrinks much.
+fn noisy_chunk(rng: &mut Rng) -> Chunk {
+    let mut c = Chunk::new(BlockId(0));
+    for x in 0..16 {
+        for y in 0..16 {
+            for z in 0..16 {
+                c.set(x, y, z, BlockId(rng.below(64) as u32));
+            }
+        }
+    }
+    c
+}
+
+/// The saves of tick `t`: 16 chunks of column row `t`.
+fn tick_chunks(t: u64) -> Vec<ChunkPos> {
+    (0..16).map(|i| ChunkPos::new(i, 0, t as i64)).collect()
+}
+
+#[test]
+fn a_full_disk_fails_the_save_loses_nothing_acknowledged_and_saving_resumes() {
+    for backend in [Backend::BlockFile, Backend::RocksDb] {
+        let fs = Tmpfs::mount(12 * 1024);
+        let path: PathBuf = fs.path().join("w");
+        // Ballast: what an administrator frees once the disk is full.
+        let ballast = fs.path().join("ballast");
+        std::fs::write(&ballast, vec![1u8; 2 << 20]).unwrap();
+        let mut rng = Rng::new(28);
+        let mut w = World::builder().backend(backend).schema(schema()).create(&path).unwrap();
+        let mut acked: Vec<(ChunkPos, Chunk)> = Vec::new();
+        let (mut last_acked, mut failed) = (0u64, None);
+        for t in 1..10_000u64 {
+            let chunks: Vec<(ChunkPos, Chunk)> =
+                tick_chunks(t).into_iter().map(|p| (p, noisy_chunk(&mut rng))).collect();
+            let mut save = TickSave::new();
+            for (p, c) in &chunks {
+                save.put_chunk(0, *p, c.encode(w.schema()));
+            }
+            match w.save_tick(t, save) {
+                Ok(()) => {
+                    last_acked = t;
+                    acked.extend(chunks);
+                }
+                Err(e) => {
+                    let msg = e.to_string();
+                    assert!(
+                        msg.contains("No space left") || msg.contains("os error 28"),
+                        "{backend}: the error does not say the disk is full: {msg}"
+                    );
+                    eprintln!("{backend}: tick {t}: {msg}");
+                    failed = Some((t, chunks));
+                    break;
+                }
+            }
+        }
+        let Some((failed_tick, failed_chunks)) = failed else {
+            panic!("{backend}: 10 000 ticks never filled the disk")
+        };
+        assert!(last_acked >= 10, "{backend}: only {last_acked} saves before the disk was full");
+        drop(w);
+
+        // On the full disk: read-only, every acknowledged save there, the failed one whole or
+        // absent.
+        let check = |w: &World| {
+            let tick = w.tick();
+            assert!(
+                tick == last_acked || tick == failed_tick,
+                "{backend}: tick {tick} after acknowledging {last_acked}"
+            );
+            for (p, c) in &acked {
+                assert_eq!(w.get_chunk(*p).unwrap().as_ref(), Some(c), "{backend}: chunk {p}");
+            }
+            let present = failed_chunks.iter().filter(|(p, _)| w.get_chunk(*p).unwrap().is_some());
+            let n = present.count();
+            assert!(
+                (tick == failed_tick && n == failed_chunks.len()) || (tick == last_acked && n == 0),
+                "{backend}: the failed save is partial (tick {tick}, {n} of its chunks)"
+            );
+            w.verify().unwrap();
+        };
+        check(&World::open_read_only(&path).unwrap());
+
+        // Space freed: writable again, and saving resumes.
+        std::fs::remove_file(&ballast).unwrap();
+        let mut w = World::open(&path).unwrap();
+        check(&w);
+        let next = w.tick() + 1;
+        let c = noisy_chunk(&mut rng);
+        let mut save = TickSave::new();
+        save.put_chunk(0, ChunkPos::new(99, 0, 99), c.encode(w.schema()));
+        w.save_tick(next, save).unwrap();
+        w.close().unwrap();
+        let w = World::open_read_only(&path).unwrap();
+        assert_eq!(w.tick(), next);
+        assert_eq!(w.get_chunk(ChunkPos::new(99, 0, 99)).unwrap(), Some(c));
+        eprintln!("{backend}: {last_acked} tick saves acknowledged before the disk was full");
+    }
+}
