@@ -1020,7 +1020,10 @@ impl<'a> Sim<'a> {
     /// Writes the tick's save and times it.
     fn save_tick(&mut self, save: TickSave) -> Result<(), Fail> {
         let t = Instant::now();
-        self.world.save_tick(self.tick, save)?;
+        self.world.save_tick(self.tick, save).map_err(|e| {
+            let world = self.world.dir().map(|d| d.display().to_string()).unwrap_or_default();
+            Fail::from(e).context(format!("world {world}: saving tick {}", self.tick))
+        })?;
         self.save_nanos.push(t.elapsed().as_nanos() as u64);
         Ok(())
     }

@@ -75,6 +75,11 @@ impl From<terrane::Error> for Fail {
                 | terrane::store::Error::AlreadyExists(_)
                 | terrane::store::Error::NotAStore { .. },
             ) => Fail::usage(e.to_string()),
+            // Both embedded backends say it this way (the OS's text for ENOSPC).
+            _ if e.to_string().contains("No space left on device") => Fail::other(format!(
+                "{e}\n(the disk is full: every save before this one is kept; free space, then \
+                 open the world again)"
+            )),
             _ => Fail::other(e.to_string()),
         }
     }

@@ -834,3 +834,19 @@ fn anvil_whole_java_world_in_and_out() {
     let err = fails(&["import", "anvil", s(&tmp.path().join("empty-java/region")), s(&c)], 2);
     assert!(err.contains("no region files"), "{err}");
 }
+
+/// A demo on a full disk ends with one line naming the world and the tick, what happened and
+/// what to do, exit status 1, no panic; the world it left opens read-only.
+#[test]
+fn a_full_disk_ends_the_demo_with_a_clear_error() {
+    for backend in ["blockfile", "rocksdb"] {
+        let fs = terrane_store::conformance::full_disk::Tmpfs::mount(6 * 1024);
+        let w = fs.path().join("w");
+        let err = fails(&["demo", s(&w), "--backend", backend], 1);
+        assert!(err.contains(&format!("error: world {}: saving tick", w.display())), "{err}");
+        assert!(err.contains("No space left on device"), "{err}");
+        assert!(err.contains("the disk is full: every save before this one is kept"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        ok(&["info", s(&w)]);
+    }
+}

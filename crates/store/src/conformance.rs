@@ -19,6 +19,7 @@ use std::path::Path;
 
 pub mod crash;
 pub mod creation;
+pub mod full_disk;
 pub mod process_lock;
 
 use crate::{

@@ -7,45 +7,11 @@
 //! The tmpfs is mounted by the test (it runs as root, as CI does); when the mount is refused
 //! the test fails and says why.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 use terrane::{Backend, BlockId, Chunk, ChunkPos, Schema, TickSave, World};
 use terrane_store::conformance::Rng;
-
-/// A tmpfs of a few MB mounted on a fresh temporary directory, unmounted on drop (even when
-/// the test fails).
-struct Tmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl Tmpfs {
-    fn mount(kib: u64) -> Tmpfs {
-        let dir = tempfile::tempdir().unwrap();
-        let out = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "terrane-full-disk"])
-            .arg(dir.path())
-            .output()
-            .expect("running mount");
-        assert!(
-            out.status.success(),
-            "mounting a {kib} KiB tmpfs on {} failed (the test needs root, as CI runs): {}",
-            dir.path().display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-        Tmpfs { dir }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(self.dir.path()).status();
-    }
-}
+use terrane_store::conformance::full_disk::Tmpfs;
 
 fn schema() -> Schema {
     let mut s = Schema::new();
