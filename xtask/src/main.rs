@@ -178,7 +178,7 @@ fn ci() -> Result {
     test()?;
     // Differently selected commands than the test run's: they must reuse its RocksDB build.
     run(cargo().args(["check", "-p", "terrane-rocksdb"]))?;
-    run(cargo().args(["test", "-p", "terrane-cluster", "--no-run"]))?;
+    run(cargo().args(["test", "-p", "terrane-benches", "--features", "rocksdb", "--no-run"]))?;
     run(rocksdb::link_dev_archive(&mut cargo())?.args([
         "build",
         "--release",

@@ -127,6 +127,73 @@ mod tests {
         }
     }
 
+    /// The packages in `[dependencies]`, `[dev-dependencies]` and `[build-dependencies]`.
+    fn all_internal_dependencies(toml: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut in_deps = false;
+        for line in toml.lines() {
+            let line = line.trim();
+            if line.starts_with('[') {
+                in_deps = line.ends_with("dependencies]");
+                continue;
+            }
+            let key = line.split(['=', '.', ' ']).next().unwrap_or("");
+            if in_deps && (key == "terrane" || key.starts_with("terrane-")) {
+                out.push(key.to_string());
+            }
+        }
+        out
+    }
+
+    /// `default-members` is every crate whose build does not reach terrane-rocksdb (through
+    /// any dependency, dev-dependencies included): working on a layer below the store never
+    /// compiles RocksDB's C++, and no such crate is left out of a plain `cargo test`.
+    #[test]
+    fn default_members_are_exactly_the_crates_that_do_not_compile_rocksdb() {
+        let packages = packages();
+        let deps: BTreeMap<&String, Vec<String>> = packages
+            .iter()
+            .map(|(n, d)| {
+                let toml = fs::read_to_string(d.join("Cargo.toml")).expect("Cargo.toml");
+                (n, all_internal_dependencies(&toml))
+            })
+            .collect();
+        let reaches_rocksdb = |start: &String| {
+            let mut seen = vec![start.clone()];
+            let mut i = 0;
+            while i < seen.len() {
+                let name = seen[i].clone();
+                i += 1;
+                if name == "terrane-rocksdb" {
+                    return true;
+                }
+                for d in deps.get(&name).into_iter().flatten() {
+                    if !seen.contains(d) {
+                        seen.push(d.clone());
+                    }
+                }
+            }
+            false
+        };
+        let manifest = fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
+        let list = manifest.split("default-members = [").nth(1).expect("default-members");
+        let list = list.split(']').next().expect("a closed list");
+        let mut members: Vec<String> = list
+            .split(',')
+            .map(|m| m.trim().trim_matches('"').to_string())
+            .filter(|m| !m.is_empty())
+            .collect();
+        members.sort();
+        let mut want: Vec<String> = packages
+            .iter()
+            .filter(|(n, _)| !reaches_rocksdb(n))
+            .map(|(_, d)| format!("crates/{}", d.file_name().unwrap().to_string_lossy()))
+            .collect();
+        want.sort();
+        assert_eq!(members, want, "Cargo.toml's default-members");
+        assert!(!want.contains(&"crates/rocksdb".to_string()) && want.len() >= 10);
+    }
+
     #[test]
     fn every_package_carries_both_licence_files() {
         for (name, dir) in packages() {

@@ -1,6 +1,9 @@
 //! Shared helpers of the tiered-store tests: a schema, chunk bytes, backends.
 #![allow(dead_code)]
 
+pub mod kills;
+pub mod model;
+
 use terrane_chunk::{BlockId, Chunk, Schema};
 
 pub const AIR: BlockId = BlockId(0);
