@@ -14,6 +14,15 @@ pub enum Error {
     /// A tag type id outside 0..=12 (or `TAG_End` where a value must be).
     #[error("unknown NBT tag type {0}")]
     UnknownTag(u8),
+    /// The tree would take more memory than the reader's budget
+    /// ([`DEFAULT_TREE_LIMIT`](crate::DEFAULT_TREE_LIMIT) unless set).
+    #[error(
+        "the NBT tree would take more than {limit} bytes of memory: a hostile or damaged file (raise the reader's tree limit if it is trusted)"
+    )]
+    TreeTooLarge {
+        /// The budget in bytes.
+        limit: usize,
+    },
     /// A list or array declares a negative length.
     #[error("NBT list or array with negative length {0}")]
     NegativeLength(i32),

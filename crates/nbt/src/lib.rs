@@ -50,9 +50,11 @@
 //!
 //! Nesting of lists and compounds is capped at [`MAX_DEPTH`] (512, Minecraft's
 //! `NbtAccounter`); every list and array length is checked against the bytes left before
-//! anything is allocated, and a list reserves at most 256 elements up front, so the memory a
-//! parse takes is bounded by a small multiple of the input's size; nested values are parsed
-//! with an explicit stack, so hostile input cannot exhaust the thread's stack.
+//! anything is allocated, and a list reserves at most 256 elements up front; the tree a parse
+//! builds counts against [`DEFAULT_TREE_LIMIT`] (256 MiB; [`Reader::with_tree_limit`]), so a
+//! parse takes at most the input, that budget and the vectors' growth (at most twice it);
+//! nested values are parsed with an explicit stack, so hostile input cannot exhaust the
+//! thread's stack.
 //!
 //! # What it does not guarantee
 //!
@@ -79,6 +81,11 @@ pub use write::{Writer, to_bytes};
 
 /// Maximum nesting of compounds and lists (Minecraft's `NbtAccounter` depth).
 pub const MAX_DEPTH: usize = 512;
+
+/// The memory a [`Reader`] may spend on the trees it builds unless told otherwise: 256 MiB,
+/// room for the largest real chunks (a few MB of NBT) many times over, and a bound on what a
+/// hostile input can ask for (an empty compound is one byte on the wire, 32 in memory).
+pub const DEFAULT_TREE_LIMIT: usize = 256 << 20;
 
 /// The NBT type ids, by name.
 pub mod id {

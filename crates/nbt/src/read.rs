@@ -1,6 +1,10 @@
 //! The reader: a bounded cursor over NBT bytes, and the tree parser on top of it.
 
-use crate::{Compound, Error, MAX_DEPTH, Tag, decode_mutf8, id};
+use crate::{Compound, DEFAULT_TREE_LIMIT, Error, MAX_DEPTH, Tag, decode_mutf8, id};
+
+/// Memory a tree node takes besides its heap bytes (a `Tag`; a compound entry adds its key).
+const NODE: usize = std::mem::size_of::<Tag>();
+const ENTRY: usize = std::mem::size_of::<(String, Tag)>();
 
 /// Parses one named root tag from uncompressed NBT bytes: `(name, value)`. Bytes after the
 /// root are ignored.
@@ -20,16 +24,43 @@ pub fn from_bytes(bytes: &[u8]) -> Result<(String, Tag), Error> {
 /// Every read checks the bytes left first and fails with [`Error::Truncated`] instead of
 /// reading past the end; [`len`](Self::len) refuses a length the bytes left cannot fill, so a
 /// caller that allocates by it allocates no more than the input could hold.
+///
+/// The trees it builds ([`payload`](Self::payload), [`compound`](Self::compound)) count
+/// against a budget of memory, [`DEFAULT_TREE_LIMIT`] unless set with
+/// [`with_tree_limit`](Self::with_tree_limit): an empty compound is one byte on the wire and a
+/// node in memory, so without it a few MB of input could ask for gigabytes.
 #[derive(Clone, Debug)]
 pub struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
+    limit: usize,
+    left: usize,
 }
 
 impl<'a> Reader<'a> {
     /// A cursor at the start of `buf`.
     pub fn new(buf: &'a [u8]) -> Self {
-        Self { buf, pos: 0 }
+        Self { buf, pos: 0, limit: DEFAULT_TREE_LIMIT, left: DEFAULT_TREE_LIMIT }
+    }
+
+    /// The same cursor with a budget of `bytes` for the trees it builds (counted as the nodes'
+    /// size plus their strings and arrays; vectors may hold up to twice that while they grow).
+    pub fn with_tree_limit(mut self, bytes: usize) -> Self {
+        self.limit = bytes;
+        self.left = bytes;
+        self
+    }
+
+    /// Counts `n` bytes of tree against the budget.
+    #[inline]
+    fn charge(&mut self, n: usize) -> Result<(), Error> {
+        match self.left.checked_sub(n) {
+            Some(left) => {
+                self.left = left;
+                Ok(())
+            }
+            None => Err(Error::TreeTooLarge { limit: self.limit }),
+        }
     }
 
     /// Bytes read so far.
@@ -134,6 +165,7 @@ impl<'a> Reader<'a> {
 
     /// A scalar or array payload (every type but list and compound).
     fn scalar(&mut self, ty: u8) -> Result<Tag, Error> {
+        self.charge(NODE)?;
         Ok(match ty {
             id::BYTE => Tag::Byte(self.u8()? as i8),
             id::SHORT => Tag::Short(self.u16()? as i16),
@@ -143,16 +175,23 @@ impl<'a> Reader<'a> {
             id::DOUBLE => Tag::Double(f64::from_be_bytes(self.array()?)),
             id::BYTE_ARRAY => {
                 let n = self.len(1)?;
+                self.charge(n)?;
                 Tag::ByteArray(self.take(n)?.iter().map(|&b| b as i8).collect())
             }
-            id::STRING => Tag::String(self.string()?),
+            id::STRING => {
+                let s = self.string()?;
+                self.charge(s.len())?;
+                Tag::String(s)
+            }
             id::INT_ARRAY => {
                 let n = self.len(4)?;
+                self.charge(n * 4)?;
                 let s = self.take(n * 4)?.chunks_exact(4);
                 Tag::IntArray(s.map(|c| i32::from_be_bytes([c[0], c[1], c[2], c[3]])).collect())
             }
             id::LONG_ARRAY => {
                 let n = self.len(8)?;
+                self.charge(n * 8)?;
                 let s = self.take(n * 8)?.chunks_exact(8);
                 let mut v = Vec::with_capacity(n);
                 v.extend(
@@ -175,6 +214,7 @@ impl<'a> Reader<'a> {
             if d > MAX_DEPTH {
                 return Err(Error::TooDeep);
             }
+            r.charge(NODE)?;
             Ok(if ty == id::COMPOUND {
                 Frame::Compound(Compound::new(), String::new())
             } else {
@@ -197,6 +237,7 @@ impl<'a> Reader<'a> {
                         None
                     } else {
                         *key = self.string()?;
+                        self.charge(ENTRY - NODE + key.len())?;
                         Some(t)
                     }
                 }
@@ -367,5 +408,30 @@ mod tests {
         let c = Compound::from_bytes(&b).unwrap();
         assert_eq!(c.iter().collect::<Vec<_>>(), [("a", &Tag::Byte(3)), ("b", &Tag::Byte(2))]);
         assert_eq!(Compound::from_bytes(&[1, 0, 0, 5]), Err(Error::RootNotCompound { found: 1 }));
+    }
+
+    #[test]
+    fn trees_are_built_within_their_memory_budget() {
+        // A list of 100 000 empty compounds: 100 KB on the wire, 3.2 MB of nodes.
+        let n = 100_000usize;
+        let mut b = vec![10, 0, 0, 9, 0, 1, b'l', 10];
+        b.extend_from_slice(&(n as i32).to_be_bytes());
+        b.extend(std::iter::repeat_n(0u8, n + 1));
+        let limited = |limit| {
+            let mut r = Reader::new(&b).with_tree_limit(limit);
+            r.u8().unwrap();
+            r.raw_string().unwrap();
+            r.payload(10, 0)
+        };
+        assert_eq!(limited(1 << 20), Err(Error::TreeTooLarge { limit: 1 << 20 }));
+        assert!(limited(8 << 20).is_ok());
+        // Strings and arrays count their bytes.
+        let mut b = vec![7, 0, 0];
+        b.extend_from_slice(&(5000i32).to_be_bytes());
+        b.extend(std::iter::repeat_n(1u8, 5000));
+        let mut r = Reader::new(&b).with_tree_limit(4096);
+        r.u8().unwrap();
+        r.raw_string().unwrap();
+        assert_eq!(r.payload(7, 0), Err(Error::TreeTooLarge { limit: 4096 }));
     }
 }

@@ -1,0 +1,115 @@
+//! Hostile files (issue 20, point 7): inputs under 1 MB crafted to make a decoder allocate as
+//! much as it can, each decoded in a child process (this test binary, re-executed) that
+//! reports its peak resident memory (`VmHWM`). The parent checks each peak against the bound
+//! the decoder states, above the peak of a child that decodes nothing.
+
+use std::io::Write;
+use std::process::Command;
+
+const CASE_ENV: &str = "TERRANE_HOSTILE_CASE";
+
+/// NBT: a root compound holding a list of `n` empty compounds (1 byte each on the wire, a
+/// tree node each in memory).
+fn nbt_compound_list(n: usize) -> Vec<u8> {
+    let mut b = vec![10, 0, 0, 9, 0, 1, b'l', 10];
+    b.extend_from_slice(&(n as i32).to_be_bytes());
+    b.extend(std::iter::repeat_n(0u8, n));
+    b.push(0);
+    b
+}
+
+/// A zlib stream of `raw`, at the best compression.
+fn zlib(raw: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    e.write_all(raw).unwrap();
+    e.finish().unwrap()
+}
+
+/// A region file whose one chunk inflates to the chunk NBT bomb of `n` empty compounds.
+fn region_bomb(n: usize) -> Vec<u8> {
+    let data = zlib(&nbt_compound_list(n));
+    let mut w = terrane::anvil::region::RegionWriter::new(0, 0);
+    w.insert_compressed(0, data, terrane::anvil::region::Compression::Zlib, 1);
+    w.finish().unwrap().0
+}
+
+/// The cases: name and the bound on the growth of the decoder's peak memory (above the idle
+/// child's), with the reason.
+const CASES: [(&str, u64); 3] = [
+    ("idle", 0),
+    // 1 MB on the wire, 1 M tree nodes of 32 bytes, the list's vector growing to twice that.
+    ("nbt_compound_list", 80 << 20),
+    // A region file under 1 MB whose chunk inflates to 60 MiB of empty compounds: the
+    // decompressed-chunk limit (64 MiB) plus terrane-nbt's tree budget (256 MiB) and the
+    // vectors' growth (twice it).
+    ("region_chunk_bomb", 640 << 20),
+];
+
+/// A case's input, built only in the child that decodes it.
+fn input(name: &str) -> Vec<u8> {
+    match name {
+        "idle" => Vec::new(),
+        "nbt_compound_list" => nbt_compound_list((1 << 20) - 16),
+        "region_chunk_bomb" => region_bomb(60 << 20),
+        other => panic!("unknown case {other}"),
+    }
+}
+
+fn decode(name: &str, bytes: &[u8]) {
+    match name {
+        "idle" => {}
+        "nbt_compound_list" => drop(terrane::nbt::from_bytes(bytes)),
+        "region_chunk_bomb" => {
+            let r = terrane::anvil::region::RegionFile::new(bytes.to_vec()).unwrap();
+            for e in r.entries().collect::<Vec<_>>() {
+                if let Ok(raw) = r.read(&e) {
+                    drop(terrane::anvil::Column::from_nbt(&raw.nbt, (0, 0)));
+                }
+            }
+        }
+        other => panic!("unknown case {other}"),
+    }
+}
+
+fn peak_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM");
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn hostile_inputs_stay_within_their_memory_bounds() {
+    if let Ok(name) = std::env::var(CASE_ENV) {
+        let bytes = input(&name);
+        assert!(bytes.len() < 1 << 20, "{name}: the input is {} bytes", bytes.len());
+        let before = peak_kib();
+        decode(&name, &bytes);
+        println!("PEAK {} {} {}", bytes.len(), before, peak_kib());
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let mut idle = 0;
+    for (name, bound) in CASES {
+        let out = Command::new(&exe)
+            .args(["--exact", "hostile_inputs_stay_within_their_memory_bounds", "--nocapture"])
+            .env(CASE_ENV, name)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let line = stdout.lines().find(|l| l.starts_with("PEAK ")).unwrap_or_else(|| {
+            panic!("{name}: no peak ({}): {}", out.status, String::from_utf8_lossy(&out.stderr))
+        });
+        let f: Vec<u64> = line.split_whitespace().skip(1).map(|v| v.parse().unwrap()).collect();
+        let (len, grew) = (f[0], f[2].saturating_sub(f[1]) * 1024);
+        if name == "idle" {
+            idle = grew;
+        }
+        eprintln!(
+            "{name}: input {} KiB, peak grew by {} MiB (bound {} MiB)",
+            len / 1024,
+            grew >> 20,
+            bound >> 20
+        );
+        assert!(grew <= idle + bound, "{name}: the decoder's peak grew by {grew} bytes");
+    }
+}
