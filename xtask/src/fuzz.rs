@@ -27,8 +27,8 @@ fn seed_dirs(target: &str) -> Result<Vec<std::path::PathBuf>> {
     let mut dirs = vec![root().join("fuzz/seeds").join(target)];
     if target == "chunk_edit" {
         // The golden chunks of chunk_decode, each behind a zero edit count (the target's input
-        // is `[n_ops] chunk [ops]`), written beside the corpus (never committed).
-        let dir = root().join("fuzz/corpus/seeds-chunk_edit");
+        // is `[n_ops] chunk [ops]`), written under fuzz/target (never committed).
+        let dir = root().join("fuzz/target/seeds-chunk_edit");
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let golden = root().join("fuzz/seeds/chunk_decode");
         for e in std::fs::read_dir(&golden).map_err(|e| format!("{}: {e}", golden.display()))? {
@@ -52,6 +52,116 @@ fn seed_dirs(target: &str) -> Result<Vec<std::path::PathBuf>> {
     dirs.extend(fixtures.map(|f| testdata.join(f)));
     dirs.retain(|d| d.is_dir());
     Ok(dirs)
+}
+
+/// libFuzzer bounds shared by runs and minimisation: 4 GiB of memory, and inputs up to 8 KiB
+/// (12 KiB for region files: the 8 KiB header and a sector), so that the committed corpus
+/// stays small (a compressed input of that size still declares gigabytes).
+fn libfuzzer_bounds(target: &str) -> [String; 2] {
+    let max_len = if target == "anvil_region" { 12 << 10 } else { 8 << 10 };
+    [format!("-max_len={max_len}"), "-rss_limit_mb=4096".to_string()]
+}
+
+/// Runs `cmd` with its output in `fuzz/target/<name>.log` (libFuzzer prints a line per new
+/// input); on failure, prints the log's end and fails.
+fn logged(cmd: &mut Command, name: &str) -> Result<String> {
+    let dir = root().join("fuzz/target");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = dir.join(format!("{name}.log"));
+    let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let err = file.try_clone().map_err(|e| e.to_string())?;
+    let shown = format!("{cmd:?}").replace('"', "");
+    eprintln!("\n$ {shown}  (log: {})", path.display());
+    let status = cmd
+        .current_dir(root())
+        .stdout(file)
+        .stderr(err)
+        .status()
+        .map_err(|e| format!("cannot start {shown}: {e}"))?;
+    let log = std::fs::read_to_string(&path).unwrap_or_default();
+    if !status.success() {
+        let lines: Vec<&str> = log.lines().collect();
+        for l in &lines[lines.len().saturating_sub(40)..] {
+            eprintln!("  {l}");
+        }
+        return Err(format!("`{shown}` failed ({status}); log: {}", path.display()));
+    }
+    Ok(log)
+}
+
+/// Files and bytes in a corpus folder.
+fn corpus_size(dir: &std::path::Path) -> (usize, u64) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return (0, 0) };
+    rd.flatten()
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .fold((0, 0), |(n, b), m| (n + 1, b + m.len()))
+}
+
+/// One libFuzzer run, read from its log.
+#[derive(Debug, Default, PartialEq)]
+struct RunStats {
+    execs: u64,
+    cov_start: u64,
+    cov_end: u64,
+}
+
+impl RunStats {
+    fn parse(log: &str) -> Self {
+        let mut s = RunStats::default();
+        for line in log.lines() {
+            if let Some(v) = line.strip_prefix("stat::number_of_executed_units:") {
+                s.execs = v.trim().parse().unwrap_or(0);
+            }
+            if let Some(i) = line.find(" cov: ") {
+                let n = line[i + 6..].split_whitespace().next().and_then(|n| n.parse().ok());
+                let n = n.unwrap_or(0);
+                if line.contains("INITED") {
+                    s.cov_start = n;
+                }
+                s.cov_end = s.cov_end.max(n);
+            }
+        }
+        s
+    }
+}
+
+/// Executions per target over every run, committed in `fuzz/stats.tsv` so that runs add up
+/// (`target`, `execs`, `runs`, `cov`: the coverage the last run reached).
+struct Stats(std::collections::BTreeMap<String, (u64, u64, u64)>);
+
+impl Stats {
+    fn path() -> std::path::PathBuf {
+        root().join("fuzz/stats.tsv")
+    }
+
+    fn load() -> Self {
+        let text = std::fs::read_to_string(Self::path()).unwrap_or_default();
+        let mut m = std::collections::BTreeMap::new();
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split('\t').collect();
+            if let [t, e, r, c] = f[..] {
+                let n = |s: &str| s.parse().unwrap_or(0);
+                m.insert(t.to_string(), (n(e), n(r), n(c)));
+            }
+        }
+        Stats(m)
+    }
+
+    /// Adds a run; returns the target's total executions.
+    fn add(&mut self, target: &str, execs: u64, cov: u64) -> u64 {
+        let e = self.0.entry(target.to_string()).or_default();
+        *e = (e.0 + execs, e.1 + 1, cov);
+        e.0
+    }
+
+    fn save(&self) -> Result {
+        let mut out = String::from("target\texecs\truns\tcov\n");
+        for (t, (e, r, c)) in &self.0 {
+            out.push_str(&format!("{t}\t{e}\t{r}\t{c}\n"));
+        }
+        std::fs::write(Self::path(), out).map_err(|e| format!("fuzz/stats.tsv: {e}"))
+    }
 }
 
 fn nightly_available() -> bool {
@@ -104,22 +214,67 @@ pub fn task(rest: &[String]) -> Result {
     if !nightly {
         eprintln!("nightly toolchain not found: fuzzing on stable without sanitizers (-s none)");
     }
+    let mut stats = Stats::load();
+    let mut report = Vec::new();
     for t in &chosen {
-        let mut cmd = Command::new("cargo");
-        if nightly {
-            cmd.arg("+nightly");
-        }
-        cmd.args(["fuzz", "run"]);
-        if !nightly {
-            cmd.args(["-s", "none"]);
-        }
-        // The first corpus folder collects new inputs; the others are read-only seeds.
+        let fuzz = |sub: &str| {
+            let mut cmd = Command::new("cargo");
+            if nightly {
+                cmd.arg("+nightly");
+            }
+            cmd.args(["fuzz", sub]);
+            if !nightly {
+                cmd.args(["-s", "none"]);
+            }
+            cmd.env_remove("CARGO_TARGET_DIR");
+            cmd
+        };
+        // The committed corpus collects the new inputs; the seed folders are read only.
         let corpus = root().join("fuzz/corpus").join(t);
         std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
+        let before = corpus_size(&corpus);
+        let mut cmd = fuzz("run");
         cmd.arg(t.as_str()).arg(&corpus).args(seed_dirs(t)?);
-        cmd.args(["--", &format!("-max_total_time={seconds}"), "-rss_limit_mb=4096"]);
-        cmd.env_remove("CARGO_TARGET_DIR");
-        run(&mut cmd)?;
+        cmd.args(["--", &format!("-max_total_time={seconds}"), "-print_final_stats=1"]);
+        cmd.args(libfuzzer_bounds(t));
+        let log = logged(&mut cmd, t)?;
+        let run = RunStats::parse(&log);
+        // Keep the committed corpus minimal: only inputs that add coverage stay.
+        let mut cmin = fuzz("cmin");
+        cmin.arg(t.as_str()).arg(&corpus).arg("--").args(libfuzzer_bounds(t));
+        logged(&mut cmin, &format!("{t}-cmin"))?;
+        let after = corpus_size(&corpus);
+        let total = stats.add(t, run.execs, run.cov_end);
+        report.push(format!(
+            "{t:<20} {:>12} execs ({:>8.0}/s)  cov {:>6} -> {:<6}  corpus {} -> {} files ({} KiB)  total {} execs",
+            run.execs,
+            run.execs as f64 / seconds.parse::<f64>().unwrap_or(1.0).max(1.0),
+            run.cov_start,
+            run.cov_end,
+            before.0,
+            after.0,
+            after.1 / 1024,
+            total
+        ));
+        stats.save()?;
+    }
+    eprintln!("\nfuzz report (totals accumulate in fuzz/stats.tsv):");
+    for line in &report {
+        eprintln!("  {line}");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunStats;
+
+    #[test]
+    fn run_stats_read_libfuzzer_logs() {
+        let log = "INFO: Seed: 1\n#2\tINITED cov: 120 ft: 130 corp: 3/40b exec/s: 0 rss: 30Mb\n\
+                   #64\tNEW    cov: 131 ft: 150 corp: 4/50b lim: 4 exec/s: 0 rss: 30Mb\n\
+                   #9000\tDONE   cov: 140 ft: 170 corp: 6/80b lim: 4 exec/s: 3000 rss: 31Mb\n\
+                   Done 9000 runs in 3 second(s)\nstat::number_of_executed_units: 9000\n";
+        assert_eq!(RunStats::parse(log), RunStats { execs: 9000, cov_start: 120, cov_end: 140 });
+    }
 }
