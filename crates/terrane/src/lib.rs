@@ -8,6 +8,7 @@
 //! | module | crate | job |
 //! |---|---|---|
 //! | [`section`] | terrane-section | positions, sections, Morton keys |
+//! | [`nbt`] | terrane-nbt | NBT for untrusted bytes: the tree, the bounded reader, the writer |
 //! | [`chunk`] | terrane-chunk | the cubic chunk format v1 and the world's registries |
 //! | [`store`] | terrane-store | the versioned object store interface, in-memory backend |
 //! | `rocksdb` (feature) | terrane-rocksdb | the embedded RocksDB backend |
