@@ -1,10 +1,13 @@
 //! Hostile files (issue 20, point 7): inputs under 1 MB crafted to make a decoder allocate as
 //! much as it can, each decoded in a child process (this test binary, re-executed) that
 //! reports its peak resident memory (`VmHWM`). The parent checks each peak against the bound
-//! the decoder states, above the peak of a child that decodes nothing.
+//! the decoder states, above the peak of a child that decodes nothing. The field sweeps set
+//! every 4-byte window of a valid chunk, cluster and distance graph to a huge count.
 
 use std::io::Write;
 use std::process::Command;
+
+use terrane::BlockId;
 
 const CASE_ENV: &str = "TERRANE_HOSTILE_CASE";
 
@@ -35,8 +38,14 @@ fn region_bomb(n: usize) -> Vec<u8> {
 
 /// The cases: name and the bound on the growth of the decoder's peak memory (above the idle
 /// child's), with the reason.
-const CASES: [(&str, u64); 3] = [
+const CASES: [(&str, u64); 6] = [
     ("idle", 0),
+    // Every 4-byte window of a valid encoding set to a huge count (both byte orders), each
+    // decoded: a declared size never allocates beyond the bytes present. Bound: 64 MiB for
+    // the whole sweep.
+    ("chunk_fields", 64 << 20),
+    ("cluster_fields", 64 << 20),
+    ("distance_fields", 64 << 20),
     // 1 MB on the wire, 1 M tree nodes of 32 bytes, the list's vector growing to twice that.
     ("nbt_compound_list", 80 << 20),
     // A region file under 1 MB whose chunk inflates to 60 MiB of empty compounds: the
@@ -51,7 +60,51 @@ fn input(name: &str) -> Vec<u8> {
         "idle" => Vec::new(),
         "nbt_compound_list" => nbt_compound_list((1 << 20) - 16),
         "region_chunk_bomb" => region_bomb(60 << 20),
+        "chunk_fields" => sample_chunk(),
+        "cluster_fields" => {
+            let mut b = terrane::cluster::ClusterBuilder::new(terrane::cluster::Scale::Cube4);
+            for i in 0..8u16 {
+                b.insert(i * 7, sample_chunk()).unwrap();
+            }
+            b.build().unwrap()
+        }
+        "distance_fields" => {
+            let mut g = terrane::DistanceGraph::new();
+            for x in -40..40 {
+                for z in (-40..40).step_by(3) {
+                    g.insert(terrane::ColumnPos::new(x * 5, z * 7)).unwrap();
+                }
+            }
+            g.to_bytes()
+        }
         other => panic!("unknown case {other}"),
+    }
+}
+
+/// A chunk with a palette of 40, an extra layer, a component value and entities.
+fn sample_chunk() -> Vec<u8> {
+    let mut schema = terrane::Schema::new();
+    for i in 0..40 {
+        schema.add_block(&format!("t:b{i}"), &[]).unwrap();
+    }
+    let mut c = terrane::Chunk::new(BlockId(0));
+    for i in 0..4096u16 {
+        c.set_index(i, BlockId(u32::from(i % 40)));
+    }
+    c.push_layer(5, BlockId(3));
+    c.add_entity([7; 16]);
+    c.encode(&schema)
+}
+
+/// Decodes every variant of `bytes` with one 4-byte window set to a huge count.
+fn sweep(bytes: &[u8], decode: impl Fn(&[u8])) {
+    let mut b = bytes.to_vec();
+    for i in 0..bytes.len().saturating_sub(3) {
+        for pat in [[0xFF, 0xFF, 0xFF, 0x7F], [0x7F, 0xFF, 0xFF, 0xFF], [0, 0, 0, 0x10]] {
+            b[i..i + 4].copy_from_slice(&pat);
+            decode(&b);
+            b[i..i + 4].copy_from_slice(&bytes[i..i + 4]);
+        }
     }
 }
 
@@ -67,6 +120,19 @@ fn decode(name: &str, bytes: &[u8]) {
                 }
             }
         }
+        "chunk_fields" => sweep(bytes, |b| {
+            if let Ok(v) = terrane::ChunkView::parse(b) {
+                let mut n = 0u64;
+                v.for_each_block(|_, id| n += u64::from(id.0));
+                std::hint::black_box(n);
+            }
+        }),
+        "cluster_fields" => sweep(bytes, |b| {
+            if let Ok(v) = terrane::cluster::ClusterView::new(b) {
+                std::hint::black_box(v.iter().count());
+            }
+        }),
+        "distance_fields" => sweep(bytes, |b| drop(terrane::DistanceGraph::from_bytes(b))),
         other => panic!("unknown case {other}"),
     }
 }
