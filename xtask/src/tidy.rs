@@ -64,21 +64,19 @@ mod tests {
         out
     }
 
-    /// The `terrane` / `terrane-…` packages in a manifest's `[dependencies]`.
-    fn internal_dependencies(toml: &str) -> Vec<String> {
+    /// The `terrane` / `terrane-…` packages in a manifest's `[dependencies]`, and with
+    /// `all` in its `[dev-dependencies]` and `[build-dependencies]` too.
+    fn internal_dependencies(toml: &str, all: bool) -> Vec<String> {
         let mut out = Vec::new();
         let mut in_deps = false;
         for line in toml.lines() {
             let line = line.trim();
             if line.starts_with('[') {
-                in_deps = line == "[dependencies]";
-                continue;
-            }
-            if !in_deps {
+                in_deps = line == "[dependencies]" || (all && line.ends_with("dependencies]"));
                 continue;
             }
             let key = line.split(['=', '.', ' ']).next().unwrap_or("");
-            if key == "terrane" || key.starts_with("terrane-") {
+            if in_deps && (key == "terrane" || key.starts_with("terrane-")) {
                 out.push(key.to_string());
             }
         }
@@ -96,7 +94,7 @@ mod tests {
         let drawn = [("terrane-cli", "terrane")];
         for (name, dir) in &packages {
             let toml = fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml");
-            for dep in internal_dependencies(&toml) {
+            for dep in internal_dependencies(&toml, false) {
                 let (l, d) = (layers[name], layers[dep.as_str()]);
                 assert!(
                     d < l || drawn.contains(&(name.as_str(), dep.as_str())),
@@ -127,24 +125,6 @@ mod tests {
         }
     }
 
-    /// The packages in `[dependencies]`, `[dev-dependencies]` and `[build-dependencies]`.
-    fn all_internal_dependencies(toml: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut in_deps = false;
-        for line in toml.lines() {
-            let line = line.trim();
-            if line.starts_with('[') {
-                in_deps = line.ends_with("dependencies]");
-                continue;
-            }
-            let key = line.split(['=', '.', ' ']).next().unwrap_or("");
-            if in_deps && (key == "terrane" || key.starts_with("terrane-")) {
-                out.push(key.to_string());
-            }
-        }
-        out
-    }
-
     /// `default-members` is every crate whose build does not reach terrane-rocksdb (through
     /// any dependency, dev-dependencies included): working on a layer below the store never
     /// compiles RocksDB's C++, and no such crate is left out of a plain `cargo test`.
@@ -155,7 +135,7 @@ mod tests {
             .iter()
             .map(|(n, d)| {
                 let toml = fs::read_to_string(d.join("Cargo.toml")).expect("Cargo.toml");
-                (n, all_internal_dependencies(&toml))
+                (n, internal_dependencies(&toml, true))
             })
             .collect();
         let reaches_rocksdb = |start: &String| {
@@ -214,9 +194,11 @@ mod tests {
         assert_eq!(l["terrane-postgres"], 2);
         assert_eq!(l["terrane"], 3);
         assert_eq!(l["terrane-cli"], 3);
-        let deps = internal_dependencies(
-            "[dependencies]\nterrane-chunk.workspace = true\nterrane = { path = \"x\" }\n[dev-dependencies]\nterrane-rocksdb = \"1\"\n",
+        let toml = "[dependencies]\nterrane-chunk.workspace = true\nterrane = { path = \"x\" }\n[dev-dependencies]\nterrane-rocksdb = \"1\"\n";
+        assert_eq!(internal_dependencies(toml, false), ["terrane-chunk", "terrane"]);
+        assert_eq!(
+            internal_dependencies(toml, true),
+            ["terrane-chunk", "terrane", "terrane-rocksdb"]
         );
-        assert_eq!(deps, ["terrane-chunk", "terrane"]);
     }
 }
