@@ -136,7 +136,10 @@ impl Stats {
     }
 
     fn load() -> Self {
-        let text = std::fs::read_to_string(Self::path()).unwrap_or_default();
+        Self::parse(&std::fs::read_to_string(Self::path()).unwrap_or_default())
+    }
+
+    fn parse(text: &str) -> Self {
         let mut m = std::collections::BTreeMap::new();
         for line in text.lines().skip(1) {
             let f: Vec<&str> = line.split('\t').collect();
@@ -155,12 +158,16 @@ impl Stats {
         e.0
     }
 
-    fn save(&self) -> Result {
+    fn to_text(&self) -> String {
         let mut out = String::from("target\texecs\truns\tcov\n");
         for (t, (e, r, c)) in &self.0 {
             out.push_str(&format!("{t}\t{e}\t{r}\t{c}\n"));
         }
-        std::fs::write(Self::path(), out).map_err(|e| format!("fuzz/stats.tsv: {e}"))
+        out
+    }
+
+    fn save(&self) -> Result {
+        std::fs::write(Self::path(), self.to_text()).map_err(|e| format!("fuzz/stats.tsv: {e}"))
     }
 }
 
@@ -267,7 +274,17 @@ pub fn task(rest: &[String]) -> Result {
 
 #[cfg(test)]
 mod tests {
-    use super::RunStats;
+    use super::{RunStats, Stats};
+
+    #[test]
+    fn executions_add_up_across_runs() {
+        let mut s = Stats::parse("target\texecs\truns\tcov\nnbt_read\t100\t1\t50\n");
+        assert_eq!(s.add("nbt_read", 40, 60), 140);
+        assert_eq!(s.add("chunk_decode", 7, 9), 7);
+        let text = s.to_text();
+        assert_eq!(text, "target\texecs\truns\tcov\nchunk_decode\t7\t1\t9\nnbt_read\t140\t2\t60\n");
+        assert_eq!(Stats::parse(&text).0, s.0);
+    }
 
     #[test]
     fn run_stats_read_libfuzzer_logs() {

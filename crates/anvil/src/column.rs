@@ -710,6 +710,53 @@ mod tests {
     }
 
     #[test]
+    fn empty_lists_keep_their_element_type_through_import_and_export() {
+        // Modern Minecraft writes an empty list as TAG_End, older versions with its type.
+        for et in [nbt::id::END, nbt::id::COMPOUND] {
+            let mut root = Compound::new();
+            root.insert("DataVersion", Tag::Int(3955));
+            root.insert("sections", Tag::List(nbt::id::COMPOUND, vec![]));
+            root.insert("block_entities", Tag::List(et, vec![]));
+            let c = Column::from_nbt(&nbt::write_root(&root).unwrap(), (0, 0)).unwrap();
+            let out = c.to_nbt().unwrap();
+            let key = b"block_entities";
+            let at = out.windows(key.len()).position(|w| w == key).unwrap() + key.len();
+            assert_eq!(out[at], et, "element type of the exported empty list");
+        }
+    }
+
+    #[test]
+    fn streamed_sections_refuse_mixed_block_fields() {
+        let chunk = |sec: Compound, flat: bool| {
+            let mut root = Compound::new();
+            if flat {
+                root.insert("sections", Tag::compound_list([sec]));
+            } else {
+                let mut level = Compound::new();
+                level.insert("Sections", Tag::compound_list([sec]));
+                root.insert("Level", Tag::Compound(level));
+            }
+            Column::from_nbt(&nbt::write_root(&root).unwrap(), (0, 0))
+        };
+        let mut stone = Compound::new();
+        stone.insert("Name", Tag::String("stone".into()));
+        // Legacy Blocks beside a palette.
+        let mut sec = Compound::new();
+        sec.insert("Y", Tag::Byte(0));
+        sec.insert("Blocks", Tag::ByteArray(vec![0; CELLS]));
+        sec.insert("Palette", Tag::compound_list([stone.clone()]));
+        assert!(matches!(chunk(sec, false), Err(ChunkError::Malformed(_))));
+        // A field block_states does not have.
+        let mut bs = Compound::new();
+        bs.insert("palette", Tag::compound_list([stone]));
+        bs.insert("extra", Tag::Byte(1));
+        let mut sec = Compound::new();
+        sec.insert("Y", Tag::Byte(0));
+        sec.insert("block_states", Tag::Compound(bs));
+        assert!(matches!(chunk(sec, true), Err(ChunkError::Malformed(_))));
+    }
+
+    #[test]
     fn bits() {
         assert_eq!(bits_for(1), 4);
         assert_eq!(bits_for(16), 4);
