@@ -48,48 +48,53 @@ pub(crate) fn read_chunk(bytes: &[u8]) -> Result<ChunkParts<'_>, ChunkError> {
         return Err(terrane_nbt::Error::RootNotCompound { found: t }.into());
     }
     r.raw_string()?;
-    // Entries are collected, then made a compound: linear however many keys a file holds.
-    let mut root: Vec<(String, Tag)> = Vec::new();
-    let mut level = None;
-    let mut flat_sections = None;
+    let root = entries(&mut r, 1, "sections", true)?;
+    match root.level {
+        Some(_) if root.sections.is_some() => {
+            Err(malformed("both a Level compound and root sections"))
+        }
+        Some(level) => {
+            Ok(ChunkParts { root: root.rest, level: Some(level.rest), sections: level.sections })
+        }
+        None => Ok(ChunkParts { root: root.rest, level: None, sections: root.sections }),
+    }
+}
+
+/// A compound's entries as [`entries`] reads them.
+struct Entries<'a> {
+    rest: Compound,
+    sections: Option<Vec<RawSection<'a>>>,
+    /// The `Level` compound (1.17 and older), read the same way one level down.
+    level: Option<Box<Entries<'a>>>,
+}
+
+/// A compound's entries up to its `TAG_End`, the entries at nesting `depth`: the list under
+/// `sec_key` streamed as sections (`flat`: the 1.18+ layout), a `Level` compound at the root
+/// read the same way with `Sections`, everything else a tree. Entries are collected, then made
+/// a compound: linear however many keys a file holds.
+fn entries<'a>(
+    r: &mut Reader<'a>,
+    depth: usize,
+    sec_key: &str,
+    flat: bool,
+) -> Result<Entries<'a>, ChunkError> {
+    let mut rest: Vec<(String, Tag)> = Vec::new();
+    let (mut sections, mut level) = (None, None);
     loop {
         let t = r.u8()?;
         if t == id::END {
             break;
         }
         let key = r.string()?;
-        match (key.as_str(), t) {
-            ("Level", id::COMPOUND) => {
-                let mut l: Vec<(String, Tag)> = Vec::new();
-                let mut secs = None;
-                loop {
-                    let t = r.u8()?;
-                    if t == id::END {
-                        break;
-                    }
-                    let key = r.string()?;
-                    if key == "Sections" {
-                        secs = Some(sections(&mut r, t, "Sections", false, 3)?);
-                    } else {
-                        l.push((key, r.payload(t, 2)?));
-                    }
-                }
-                level = Some((l, secs));
-            }
-            ("sections", _) => flat_sections = Some(sections(&mut r, t, "sections", true, 2)?),
-            _ => root.push((key, r.payload(t, 1)?)),
+        if key == sec_key {
+            sections = Some(self::sections(r, t, sec_key, flat, depth + 1)?);
+        } else if flat && key == "Level" && t == id::COMPOUND {
+            level = Some(Box::new(entries(r, depth + 1, "Sections", false)?));
+        } else {
+            rest.push((key, r.payload(t, depth)?));
         }
     }
-    let root: Compound = root.into_iter().collect();
-    match level {
-        Some(_) if flat_sections.is_some() => {
-            Err(malformed("both a Level compound and root sections"))
-        }
-        Some((l, secs)) => {
-            Ok(ChunkParts { root, level: Some(l.into_iter().collect()), sections: secs })
-        }
-        None => Ok(ChunkParts { root, level: None, sections: flat_sections }),
-    }
+    Ok(Entries { rest: rest.into_iter().collect(), sections, level })
 }
 
 /// A list of section compounds of type `t` (at nesting `depth`).
