@@ -1,5 +1,6 @@
-//! Minecraft's NBT (Named Binary Tag, Java Edition: big-endian) for bytes that come from
-//! anywhere: the one NBT implementation of the terrane workspace.
+//! Minecraft's NBT (Named Binary Tag) for bytes that come from anywhere: Java Edition's
+//! big-endian form and Bedrock Edition's little-endian one. The one NBT implementation of the
+//! terrane workspace.
 //!
 //! # Overview
 //!
@@ -7,6 +8,9 @@
 //!   ignored); a key read twice keeps its first place and its last value, as Minecraft's own
 //!   reader does. Lists keep their element type, so an empty list of compounds round-trips.
 //! - [`from_bytes`] / [`Compound::from_bytes`]: one pass that validates while it builds.
+//! - Bedrock's order: [`Reader::little_endian`] and [`Writer::little_endian`] (numbers
+//!   low byte first, strings plain UTF-8); [`Reader::root`] reads the several roots Bedrock
+//!   stores back to back.
 //! - [`Reader`]: the cursor underneath, for decoders that stream a large file (a Sponge
 //!   schematic's block array) and build the tree only for the parts they keep;
 //!   [`Reader::skip`] passes over a value without building it.

@@ -9,14 +9,7 @@ const ENTRY: usize = std::mem::size_of::<(String, Tag)>();
 /// Parses one named root tag from uncompressed NBT bytes: `(name, value)`. Bytes after the
 /// root are ignored.
 pub fn from_bytes(bytes: &[u8]) -> Result<(String, Tag), Error> {
-    let mut r = Reader::new(bytes);
-    let ty = r.u8()?;
-    if ty == id::END {
-        return Err(Error::UnknownTag(ty));
-    }
-    let name = r.string()?;
-    let v = r.payload(ty, 0)?;
-    Ok((name, v))
+    Reader::new(bytes).root()
 }
 
 /// A cursor over NBT bytes.
@@ -35,12 +28,47 @@ pub struct Reader<'a> {
     pos: usize,
     limit: usize,
     left: usize,
+    /// Bedrock Edition's byte order: numbers little-endian, strings plain UTF-8.
+    le: bool,
 }
 
 impl<'a> Reader<'a> {
     /// A cursor at the start of `buf`.
     pub fn new(buf: &'a [u8]) -> Self {
-        Self { buf, pos: 0, limit: DEFAULT_TREE_LIMIT, left: DEFAULT_TREE_LIMIT }
+        Self { buf, pos: 0, limit: DEFAULT_TREE_LIMIT, left: DEFAULT_TREE_LIMIT, le: false }
+    }
+
+    /// A cursor at the start of `buf` for Bedrock Edition's NBT: every number little-endian
+    /// (lengths included) and strings in plain UTF-8 (no modified UTF-8).
+    pub fn little_endian(buf: &'a [u8]) -> Self {
+        Self { le: true, ..Self::new(buf) }
+    }
+
+    /// One named root tag at the cursor: `(name, value)`. Bedrock values often hold several
+    /// roots back to back (a sub-chunk's palette, a chunk's block entities): call it until
+    /// [`remaining`](Self::remaining) is 0.
+    pub fn root(&mut self) -> Result<(String, Tag), Error> {
+        let ty = self.u8()?;
+        if ty == id::END {
+            return Err(Error::UnknownTag(ty));
+        }
+        let name = self.string()?;
+        let v = self.payload(ty, 0)?;
+        Ok((name, v))
+    }
+
+    /// One named root at the cursor that must be a compound (its name dropped).
+    pub fn root_compound(&mut self) -> Result<Compound, Error> {
+        match self.root()?.1 {
+            Tag::Compound(c) => Ok(c),
+            other => Err(Error::RootNotCompound { found: other.type_id() }),
+        }
+    }
+
+    /// Whether this cursor reads Bedrock's little-endian NBT.
+    #[inline]
+    pub fn is_little_endian(&self) -> bool {
+        self.le
     }
 
     /// The same cursor with a budget of `bytes` for the trees it builds (counted as the nodes'
@@ -100,22 +128,34 @@ impl<'a> Reader<'a> {
         Ok(self.take(1)?[0])
     }
 
-    /// A big-endian `u16` (a string's length prefix).
+    /// A `u16` in the cursor's byte order (a string's length prefix).
     #[inline]
     pub fn u16(&mut self) -> Result<u16, Error> {
-        Ok(u16::from_be_bytes(self.array()?))
+        let a = self.array()?;
+        Ok(if self.le { u16::from_le_bytes(a) } else { u16::from_be_bytes(a) })
     }
 
-    /// A big-endian `i32`.
+    /// An `i32` in the cursor's byte order.
     #[inline]
     pub fn i32(&mut self) -> Result<i32, Error> {
-        Ok(i32::from_be_bytes(self.array()?))
+        let a = self.array()?;
+        Ok(if self.le { i32::from_le_bytes(a) } else { i32::from_be_bytes(a) })
     }
 
-    /// A big-endian `i64`.
+    /// An `i64` in the cursor's byte order.
     #[inline]
     pub fn i64(&mut self) -> Result<i64, Error> {
-        Ok(i64::from_be_bytes(self.array()?))
+        let a = self.array()?;
+        Ok(if self.le { i64::from_le_bytes(a) } else { i64::from_be_bytes(a) })
+    }
+
+    /// A string's bytes decoded: UTF-8, or modified UTF-8 in Java's byte order.
+    fn decode(&self, b: &[u8]) -> Result<String, Error> {
+        if self.le {
+            std::str::from_utf8(b).map(str::to_owned).map_err(|_| Error::BadString)
+        } else {
+            decode_mutf8(b)
+        }
     }
 
     /// A list or array length (`i32`): negative lengths are an error, and at least
@@ -133,7 +173,8 @@ impl<'a> Reader<'a> {
     /// A string, decoded.
     pub fn string(&mut self) -> Result<String, Error> {
         let n = self.u16()? as usize;
-        decode_mutf8(self.take(n)?)
+        let b = self.take(n)?;
+        self.decode(b)
     }
 
     /// A string, borrowed from the input when it is plain UTF-8 (the common case), decoded
@@ -142,7 +183,7 @@ impl<'a> Reader<'a> {
         let b = self.raw_string()?;
         match std::str::from_utf8(b) {
             Ok(s) => Ok(std::borrow::Cow::Borrowed(s)),
-            Err(_) => decode_mutf8(b).map(std::borrow::Cow::Owned),
+            Err(_) => self.decode(b).map(std::borrow::Cow::Owned),
         }
     }
 
@@ -171,8 +212,8 @@ impl<'a> Reader<'a> {
             id::SHORT => Tag::Short(self.u16()? as i16),
             id::INT => Tag::Int(self.i32()?),
             id::LONG => Tag::Long(self.i64()?),
-            id::FLOAT => Tag::Float(f32::from_be_bytes(self.array()?)),
-            id::DOUBLE => Tag::Double(f64::from_be_bytes(self.array()?)),
+            id::FLOAT => Tag::Float(f32::from_bits(self.i32()? as u32)),
+            id::DOUBLE => Tag::Double(f64::from_bits(self.i64()? as u64)),
             id::BYTE_ARRAY => {
                 let n = self.len(1)?;
                 self.charge(n)?;
@@ -187,16 +228,25 @@ impl<'a> Reader<'a> {
                 let n = self.len(4)?;
                 self.charge(n * 4)?;
                 let s = self.take(n * 4)?.chunks_exact(4);
-                Tag::IntArray(s.map(|c| i32::from_be_bytes([c[0], c[1], c[2], c[3]])).collect())
+                let le = self.le;
+                Tag::IntArray(
+                    s.map(|c| {
+                        let a = [c[0], c[1], c[2], c[3]];
+                        if le { i32::from_le_bytes(a) } else { i32::from_be_bytes(a) }
+                    })
+                    .collect(),
+                )
             }
             id::LONG_ARRAY => {
                 let n = self.len(8)?;
                 self.charge(n * 8)?;
                 let s = self.take(n * 8)?.chunks_exact(8);
                 let mut v = Vec::with_capacity(n);
-                v.extend(
-                    s.map(|c| i64::from_be_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])),
-                );
+                let le = self.le;
+                v.extend(s.map(|c| {
+                    let a = [c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]];
+                    if le { i64::from_le_bytes(a) } else { i64::from_be_bytes(a) }
+                }));
                 Tag::LongArray(v)
             }
             t => return Err(Error::UnknownTag(t)),

@@ -20,6 +20,8 @@ pub struct Writer {
     /// The bytes written so far.
     pub out: Vec<u8>,
     sorted: bool,
+    /// Bedrock Edition's byte order: numbers little-endian, strings plain UTF-8.
+    le: bool,
 }
 
 impl Writer {
@@ -30,7 +32,14 @@ impl Writer {
 
     /// A writer that sorts each compound's keys.
     pub fn sorted() -> Self {
-        Self { out: Vec::new(), sorted: true }
+        Self { sorted: true, ..Self::default() }
+    }
+
+    /// The same writer in Bedrock Edition's byte order: every number little-endian (lengths
+    /// included) and strings in plain UTF-8.
+    pub fn little_endian(mut self) -> Self {
+        self.le = true;
+        self
     }
 
     /// The same writer appending to `out` (kept as it is).
@@ -43,10 +52,15 @@ impl Writer {
     pub fn string(&mut self, s: &str) -> Result<(), Error> {
         let start = self.out.len();
         self.out.extend_from_slice(&[0, 0]);
-        encode_mutf8(s, &mut self.out);
+        if self.le {
+            self.out.extend_from_slice(s.as_bytes());
+        } else {
+            encode_mutf8(s, &mut self.out);
+        }
         let n = self.out.len() - start - 2;
         let n16 = u16::try_from(n).map_err(|_| Error::StringTooLong(n))?;
-        self.out[start..start + 2].copy_from_slice(&n16.to_be_bytes());
+        let b = if self.le { n16.to_le_bytes() } else { n16.to_be_bytes() };
+        self.out[start..start + 2].copy_from_slice(&b);
         Ok(())
     }
 
@@ -59,8 +73,18 @@ impl Writer {
     /// A list or array length.
     pub fn len(&mut self, n: usize) -> Result<(), Error> {
         let n = i32::try_from(n).map_err(|_| Error::ArrayTooLong(n))?;
-        self.out.extend_from_slice(&n.to_be_bytes());
+        self.int(n);
         Ok(())
+    }
+
+    fn int(&mut self, x: i32) {
+        let b = if self.le { x.to_le_bytes() } else { x.to_be_bytes() };
+        self.out.extend_from_slice(&b);
+    }
+
+    fn long(&mut self, x: i64) {
+        let b = if self.le { x.to_le_bytes() } else { x.to_be_bytes() };
+        self.out.extend_from_slice(&b);
     }
 
     /// A named entry: head and payload (at nesting depth 0, as a root or a streamed entry).
@@ -73,11 +97,14 @@ impl Writer {
     pub fn payload(&mut self, v: &Tag, depth: usize) -> Result<(), Error> {
         match v {
             Tag::Byte(x) => self.out.push(*x as u8),
-            Tag::Short(x) => self.out.extend_from_slice(&x.to_be_bytes()),
-            Tag::Int(x) => self.out.extend_from_slice(&x.to_be_bytes()),
-            Tag::Long(x) => self.out.extend_from_slice(&x.to_be_bytes()),
-            Tag::Float(x) => self.out.extend_from_slice(&x.to_be_bytes()),
-            Tag::Double(x) => self.out.extend_from_slice(&x.to_be_bytes()),
+            Tag::Short(x) => {
+                let b = if self.le { x.to_le_bytes() } else { x.to_be_bytes() };
+                self.out.extend_from_slice(&b)
+            }
+            Tag::Int(x) => self.int(*x),
+            Tag::Long(x) => self.long(*x),
+            Tag::Float(x) => self.int(x.to_bits() as i32),
+            Tag::Double(x) => self.long(x.to_bits() as i64),
             Tag::ByteArray(a) => {
                 self.len(a.len())?;
                 self.out.extend(a.iter().map(|&b| b as u8));
@@ -102,14 +129,14 @@ impl Writer {
                 self.len(a.len())?;
                 self.out.reserve(a.len() * 4);
                 for x in a {
-                    self.out.extend_from_slice(&x.to_be_bytes());
+                    self.int(*x);
                 }
             }
             Tag::LongArray(a) => {
                 self.len(a.len())?;
                 self.out.reserve(a.len() * 8);
                 for x in a {
-                    self.out.extend_from_slice(&x.to_be_bytes());
+                    self.long(*x);
                 }
             }
         }
@@ -183,6 +210,47 @@ mod tests {
         keys.sort();
         assert_eq!(s.keys().collect::<Vec<_>>(), keys);
         assert_eq!(s, sample());
+    }
+
+    #[test]
+    fn little_endian_round_trips_and_lays_numbers_out_low_byte_first() {
+        let v = Tag::Compound(sample());
+        let mut w = Writer::new().little_endian();
+        w.named("root", &v).unwrap();
+        // Root: type, name length 4 as little-endian u16, the name in plain UTF-8.
+        assert_eq!(&w.out[..7], &[10, 4, 0, b'r', b'o', b'o', b't']);
+        let i = w.out.windows(4).position(|x| x == [3, 1, 0, b'i']).unwrap();
+        assert_eq!(&w.out[i + 4..i + 8], &70_000i32.to_le_bytes());
+        // A supplementary character is four UTF-8 bytes, not a CESU-8 pair; NUL is one byte.
+        let s = w.out.windows(4).position(|x| x == [8, 1, 0, b's']).unwrap();
+        assert_eq!(&w.out[s + 4..s + 6], &6u16.to_le_bytes());
+        assert_eq!(&w.out[s + 6..s + 12], "x😈\0".as_bytes());
+
+        let mut r = crate::Reader::little_endian(&w.out);
+        assert_eq!(r.root().unwrap(), ("root".to_string(), v.clone()));
+        assert_eq!(r.remaining(), 0);
+        // The same bytes read as Java's order are not the same tree.
+        assert_ne!(from_bytes(&w.out).ok(), Some(("root".to_string(), v)));
+    }
+
+    #[test]
+    fn little_endian_roots_back_to_back_read_one_by_one() {
+        let mut w = Writer::new().little_endian();
+        for i in 0..3 {
+            let mut c = Compound::new();
+            c.insert("n", Tag::Int(i));
+            w.named("", &Tag::Compound(c)).unwrap();
+        }
+        let mut r = crate::Reader::little_endian(&w.out);
+        let mut got = vec![];
+        while r.remaining() > 0 {
+            got.push(r.root_compound().unwrap().get("n").cloned());
+        }
+        assert_eq!(got, [Some(Tag::Int(0)), Some(Tag::Int(1)), Some(Tag::Int(2))]);
+        // Invalid UTF-8 is an error in Bedrock's order (no modified UTF-8 fallback).
+        let bad = [8u8, 0, 0, 2, 0, 0xC0, 0x80];
+        assert_eq!(crate::Reader::little_endian(&bad).root(), Err(Error::BadString));
+        assert!(from_bytes(&[8u8, 0, 0, 0, 2, 0xC0, 0x80]).is_ok());
     }
 
     #[test]
