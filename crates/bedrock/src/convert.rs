@@ -1,0 +1,407 @@
+//! Bedrock columns ↔ cubic terrane chunks (`docs/format/bedrock.md`, "Mapping to terrane").
+//!
+//! - each decoded sub-chunk becomes one 16³ [`Chunk`] at chunk y = its `y` index: storage 0
+//!   is layer 0, storage `n` is extra layer `n` of the cells where it (or a higher storage)
+//!   holds something other than air; block states are registered by their
+//!   [`state_name`](crate::names::state_name);
+//! - each entity of the column's `digp` list becomes an entity record (its 8-byte unique id
+//!   after the 8 bytes `bedrock\0`, its NBT as stored) referenced by the chunk its `Pos`
+//!   falls in, when the column has that chunk;
+//! - every other record of the column (biomes, block entities, the old entity list, version,
+//!   generation state, ...), the sub-chunks that do not decode and the `digp` order are kept
+//!   as they are in the column's [`BedrockRecord`].
+
+use std::collections::HashMap;
+
+use terrane_chunk::{BlockId, Chunk, Schema, Uuid};
+use terrane_nbt::{Compound, Reader, Tag, Writer};
+use terrane_section::cell_index;
+
+use crate::error::{Error, Result};
+use crate::key::{BedrockColumnPos, tag};
+use crate::names::{parse_state_name, state_name};
+use crate::read::RawColumn;
+use crate::subchunk::{CELLS, Storage, SubChunk, bedrock_index};
+
+/// The first 8 bytes of the UUID of an entity imported from Bedrock (its unique id follows).
+pub const ENTITY_UUID_PREFIX: [u8; 8] = *b"bedrock\0";
+
+/// Chunk format version written for columns that did not come from Bedrock (1.21's 40).
+pub const NATIVE_CHUNK_VERSION: u8 = 40;
+
+/// The UUID terrane keeps a Bedrock entity under.
+pub fn entity_uuid(id: i64) -> Uuid {
+    let mut u = [0u8; 16];
+    u[..8].copy_from_slice(&ENTITY_UUID_PREFIX);
+    u[8..].copy_from_slice(&id.to_be_bytes());
+    u
+}
+
+/// The unique id of an entity UUID made by [`entity_uuid`].
+pub fn entity_id(u: &Uuid) -> Option<i64> {
+    (u[..8] == ENTITY_UUID_PREFIX).then(|| i64::from_be_bytes(u[8..].try_into().expect("8 bytes")))
+}
+
+/// What a column keeps besides its chunks and entities (`docs/format/bedrock.md`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BedrockRecord {
+    /// Chunk records other than sub-chunks, by tag, as stored.
+    pub records: Vec<(u8, Vec<u8>)>,
+    /// Sub-chunks that did not decode, by `y`, as stored.
+    pub raw_sub_chunks: Vec<(i8, Vec<u8>)>,
+    /// Whether the column had a `digp` entity list.
+    pub digp: bool,
+    /// The `digp` list's ids, in order (missing entities included).
+    pub actors: Vec<i64>,
+    /// The block version of the air that fills the column's extra storages where a cell has
+    /// no block of that layer, when it is not the world's block version.
+    pub layer_air_version: Option<i32>,
+}
+
+impl BedrockRecord {
+    /// Encodes as an NBT compound (big-endian, keys sorted).
+    pub fn encode(&self) -> Vec<u8> {
+        let bytes = |v: &[u8]| Tag::ByteArray(v.iter().map(|&b| b as i8).collect());
+        let mut c = Compound::new();
+        let recs = self.records.iter().map(|(t, v)| {
+            let mut e = Compound::new();
+            e.insert("Tag", Tag::Byte(*t as i8));
+            e.insert("Value", bytes(v));
+            e
+        });
+        c.insert("Records", Tag::compound_list(recs));
+        let raw = self.raw_sub_chunks.iter().map(|(y, v)| {
+            let mut e = Compound::new();
+            e.insert("Y", Tag::Byte(*y));
+            e.insert("Value", bytes(v));
+            e
+        });
+        c.insert("RawSubChunks", Tag::compound_list(raw));
+        c.insert("Digp", Tag::Byte(i8::from(self.digp)));
+        c.insert("Actors", Tag::LongArray(self.actors.clone()));
+        if let Some(v) = self.layer_air_version {
+            c.insert("LayerAirVersion", Tag::Int(v));
+        }
+        let mut w = Writer::sorted();
+        w.named("", &Tag::Compound(c)).expect("a record's NBT always encodes");
+        w.out
+    }
+
+    /// Decodes [`encode`](Self::encode)'s bytes.
+    pub fn decode(b: &[u8]) -> Result<BedrockRecord> {
+        let c = Compound::from_bytes(b)?;
+        let bad = |what: &str| Error::SubChunk(format!("column record: {what}"));
+        let list = |k: &str| match c.get(k) {
+            Some(Tag::List(_, items)) => Ok(items.as_slice()),
+            _ => Err(bad(k)),
+        };
+        let bytes = |e: &Compound| match e.get("Value") {
+            Some(Tag::ByteArray(v)) => Ok(v.iter().map(|&b| b as u8).collect::<Vec<u8>>()),
+            _ => Err(bad("Value")),
+        };
+        let byte = |e: &Compound, k: &str| match e.get(k) {
+            Some(Tag::Byte(b)) => Ok(*b),
+            _ => Err(bad(k)),
+        };
+        let mut r = BedrockRecord::default();
+        for t in list("Records")? {
+            let Tag::Compound(e) = t else { return Err(bad("Records")) };
+            r.records.push((byte(e, "Tag")? as u8, bytes(e)?));
+        }
+        for t in list("RawSubChunks")? {
+            let Tag::Compound(e) = t else { return Err(bad("RawSubChunks")) };
+            r.raw_sub_chunks.push((byte(e, "Y")?, bytes(e)?));
+        }
+        r.digp = byte(&c, "Digp")? != 0;
+        r.actors = match c.get("Actors") {
+            Some(Tag::LongArray(a)) => a.clone(),
+            _ => return Err(bad("Actors")),
+        };
+        r.layer_air_version = match c.get("LayerAirVersion") {
+            Some(Tag::Int(v)) => Some(*v),
+            None => None,
+            _ => return Err(bad("LayerAirVersion")),
+        };
+        Ok(r)
+    }
+}
+
+/// One column converted for a store.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConvertedColumn {
+    /// Encoded terrane chunks by chunk y, ascending.
+    pub chunks: Vec<(i64, Vec<u8>)>,
+    /// Entity records: UUID ([`entity_uuid`]) and the entity's NBT as stored.
+    pub entities: Vec<(Uuid, Vec<u8>)>,
+    /// The encoded [`BedrockRecord`].
+    pub record: Vec<u8>,
+    /// Blocks (layer 0 and extra layers, air included) converted.
+    pub blocks: u64,
+    /// Block entities the column holds (kept in the record).
+    pub block_entities: u64,
+    /// What was damaged and kept as it is instead of converted, one line each.
+    pub damaged: Vec<String>,
+}
+
+fn block_id(schema: &mut Schema, name: &str) -> Result<BlockId> {
+    match schema.blocks().find(name) {
+        Some(id) => Ok(BlockId(id)),
+        None => Ok(schema.add_block(name, &[])?),
+    }
+}
+
+fn is_air(c: &Compound) -> bool {
+    matches!(c.get("name"), Some(Tag::String(n)) if n == "minecraft:air")
+}
+
+/// The cubic chunk of one decoded sub-chunk.
+fn sub_chunk_to_chunk(sc: &SubChunk, schema: &mut Schema, world_version: i32) -> Result<Chunk> {
+    let ids: Vec<Vec<BlockId>> = sc
+        .storages
+        .iter()
+        .map(|s| {
+            s.palette.iter().map(|c| block_id(schema, &state_name(c, world_version))).collect()
+        })
+        .collect::<Result<_>>()?;
+    let Some(first) = sc.storages.first() else {
+        return Err(Error::SubChunk("no storage".into()));
+    };
+    let mut chunk = Chunk::new(ids[0][0]);
+    let mut local = Box::new([0u16; CELLS]);
+    for x in 0..16 {
+        for y in 0..16 {
+            for z in 0..16 {
+                local[cell_index(x, y, z) as usize] = first.indices[bedrock_index(x, y, z)];
+            }
+        }
+    }
+    chunk.set_blocks_paletted(&ids[0], &local);
+    if sc.storages.len() > 1 {
+        let air: Vec<Vec<bool>> =
+            sc.storages.iter().map(|s| s.palette.iter().map(is_air).collect()).collect();
+        for x in 0..16 {
+            for y in 0..16 {
+                for z in 0..16 {
+                    let b = bedrock_index(x, y, z);
+                    let top = (1..sc.storages.len())
+                        .rev()
+                        .find(|&l| !air[l][sc.storages[l].indices[b] as usize]);
+                    let Some(top) = top else { continue };
+                    let cell = cell_index(x, y, z);
+                    for l in 1..=top {
+                        chunk.push_layer(cell, ids[l][sc.storages[l].indices[b] as usize]);
+                    }
+                }
+            }
+        }
+    }
+    Ok(chunk)
+}
+
+/// The version of the first air entry of a storage above the first, when it is not the
+/// world's.
+fn layer_air_version(sc: &SubChunk, world_version: i32) -> Option<i32> {
+    sc.storages.iter().skip(1).flat_map(|s| &s.palette).find(|c| is_air(c)).and_then(|c| {
+        match c.get("version") {
+            Some(Tag::Int(v)) if *v != world_version => Some(*v),
+            _ => None,
+        }
+    })
+}
+
+/// An entity's chunk y from its `Pos` (a list of three floats), if it has one.
+fn entity_chunk_y(nbt: &[u8]) -> Option<i64> {
+    let c = Reader::little_endian(nbt).root_compound().ok()?;
+    match c.get("Pos") {
+        Some(Tag::List(_, p)) if p.len() == 3 => match p[1] {
+            Tag::Float(y) if y.is_finite() => Some((y.floor() as i64).div_euclid(16)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Converts one column: its chunks (registering new block states in `schema`), entities and
+/// record. Damaged sub-chunks and records are listed in [`ConvertedColumn::damaged`] and kept
+/// as they are; the conversion itself fails only on the schema's limits.
+pub fn column_to_terrane(
+    raw: &RawColumn,
+    schema: &mut Schema,
+    world_version: i32,
+) -> Result<ConvertedColumn> {
+    let mut out = ConvertedColumn::default();
+    let mut record = BedrockRecord { digp: raw.digp, ..BedrockRecord::default() };
+    let pos = raw.pos;
+    let mut chunks: Vec<(i64, Chunk)> = Vec::new();
+    for (y, bytes) in &raw.sub_chunks {
+        match SubChunk::decode(bytes) {
+            Ok(sc) => {
+                if record.layer_air_version.is_none() {
+                    record.layer_air_version = layer_air_version(&sc, world_version);
+                }
+                let chunk = sub_chunk_to_chunk(&sc, schema, world_version)?;
+                out.blocks += CELLS as u64 + chunk.layered_block_count() as u64;
+                chunks.push((i64::from(*y), chunk));
+            }
+            Err(e @ (Error::SubChunk(_) | Error::UnsupportedSubChunk(_) | Error::Nbt(_))) => {
+                out.damaged.push(format!("{} sub-chunk {y}: {e}", describe(pos)));
+                record.raw_sub_chunks.push((*y, bytes.clone()));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    for (t, v) in &raw.records {
+        if *t == tag::BLOCK_ENTITY {
+            let mut r = Reader::little_endian(v);
+            while r.remaining() > 0 {
+                match r.root_compound() {
+                    Ok(_) => out.block_entities += 1,
+                    Err(e) => {
+                        out.damaged.push(format!("{} block entities: {e}", describe(pos)));
+                        break;
+                    }
+                }
+            }
+        }
+        record.records.push((*t, v.clone()));
+    }
+    for (id, nbt) in &raw.actors {
+        let u = entity_uuid(*id);
+        record.actors.push(*id);
+        if let Some(cy) = entity_chunk_y(nbt) {
+            if let Some((_, c)) = chunks.iter_mut().find(|(y, _)| *y == cy) {
+                c.add_entity(u);
+            }
+        } else {
+            out.damaged
+                .push(format!("{} entity {id}: no readable Pos (kept, not placed)", describe(pos)));
+        }
+        out.entities.push((u, nbt.clone()));
+    }
+    for id in &raw.missing_actors {
+        out.damaged
+            .push(format!("{} entity {id}: listed in digp, no actorprefix record", describe(pos)));
+        record.actors.push(*id);
+    }
+    out.chunks = chunks.into_iter().map(|(y, c)| (y, c.encode(schema))).collect();
+    out.record = record.encode();
+    Ok(out)
+}
+
+fn describe(p: BedrockColumnPos) -> String {
+    format!("dimension {} column {},{}", p.dim, p.x, p.z)
+}
+
+/// One column's records for a Bedrock database: key and value of each, from its terrane
+/// chunks (`(y, bytes)`), its record (`None` for a column that did not come from Bedrock)
+/// and the entity table.
+pub fn terrane_to_column(
+    pos: BedrockColumnPos,
+    chunks: &[(i64, Vec<u8>)],
+    record: Option<&BedrockRecord>,
+    entities: &HashMap<Uuid, Vec<u8>>,
+    schema: &Schema,
+    world_version: i32,
+) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let mut palettes: HashMap<BlockId, Compound> = HashMap::new();
+    let mut entry = |b: BlockId| -> Result<Compound> {
+        if let Some(c) = palettes.get(&b) {
+            return Ok(c.clone());
+        }
+        let name = schema.blocks().get(b.0).ok_or_else(|| {
+            Error::BlockName(format!("block id {} is not in the world's registry", b.0))
+        })?;
+        let c = parse_state_name(name, world_version)?;
+        palettes.insert(b, c.clone());
+        Ok(c)
+    };
+    let air_version = record.and_then(|r| r.layer_air_version).unwrap_or(world_version);
+    let air = parse_state_name("minecraft:air", air_version)?;
+    for (y, bytes) in chunks {
+        let y8 = i8::try_from(*y).map_err(|_| {
+            Error::SubChunk(format!(
+                "chunk y {y} of column {},{} is beyond Bedrock's -128..=127",
+                pos.x, pos.z
+            ))
+        })?;
+        let chunk = Chunk::decode(bytes, schema)?;
+        let mut storages = Vec::new();
+        // Layer 0.
+        let mut index_of: HashMap<BlockId, u16> = HashMap::new();
+        let mut palette = Vec::new();
+        let mut indices = Box::new([0u16; CELLS]);
+        let layers = (0..CELLS as u16).map(|i| chunk.layer_count(i)).max().unwrap_or(1);
+        for layer in 0..layers {
+            index_of.clear();
+            palette.clear();
+            if layer > 0 {
+                palette.push(air.clone());
+            }
+            for x in 0..16 {
+                for yy in 0..16 {
+                    for z in 0..16 {
+                        let cell = cell_index(x, yy, z);
+                        let i = match chunk.get_layer(cell, layer) {
+                            Some(b) => match index_of.get(&b) {
+                                Some(&i) => i,
+                                None => {
+                                    let i = u16::try_from(palette.len()).map_err(|_| {
+                                        Error::SubChunk(
+                                            "more than 65,536 block states in one chunk".into(),
+                                        )
+                                    })?;
+                                    palette.push(entry(b)?);
+                                    index_of.insert(b, i);
+                                    i
+                                }
+                            },
+                            None => 0,
+                        };
+                        indices[bedrock_index(x, yy, z)] = i;
+                    }
+                }
+            }
+            storages.push(Storage { palette: palette.clone(), indices: indices.clone() });
+        }
+        out.push((pos.sub_chunk_key(y8), SubChunk::encode(y8, &storages)?));
+    }
+    let mut ids: Vec<i64> = Vec::new();
+    match record {
+        Some(r) => {
+            for (y, v) in &r.raw_sub_chunks {
+                out.push((pos.sub_chunk_key(*y), v.clone()));
+            }
+            for (t, v) in &r.records {
+                out.push((pos.key(*t), v.clone()));
+            }
+            ids.extend(&r.actors);
+            if r.digp || !ids.is_empty() {
+                out.push((pos.digp_key(), ids.iter().flat_map(|i| i.to_le_bytes()).collect()));
+            }
+        }
+        None => {
+            out.push((pos.key(tag::VERSION), vec![NATIVE_CHUNK_VERSION]));
+            out.push((pos.key(tag::FINALIZED_STATE), 2i32.to_le_bytes().to_vec()));
+        }
+    }
+    for id in ids {
+        if let Some(v) = entities.get(&entity_uuid(id)) {
+            out.push((crate::key::actor_key(id), v.clone()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The block version of the first palette entry of the column's first sub-chunk that
+/// decodes: what an import takes as the world's block version when it has none yet.
+pub fn first_block_version(raw: &RawColumn) -> Option<i32> {
+    raw.sub_chunks.iter().find_map(|(_, b)| {
+        let sc = SubChunk::decode(b).ok()?;
+        match sc.storages.first()?.palette.first()?.get("version") {
+            Some(Tag::Int(v)) => Some(*v),
+            _ => None,
+        }
+    })
+}

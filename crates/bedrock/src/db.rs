@@ -1,0 +1,201 @@
+//! Mojang's LevelDB: the `db/` folder of a Bedrock world, through rusty-leveldb with the two
+//! compressions Bedrock adds (`docs/format/bedrock.md`, "The database").
+//!
+//! Bedrock's fork of LevelDB compresses table blocks with zlib (compression id 2, old
+//! worlds) or raw deflate (id 4, every world since 1.2); Snappy (1) is not used. Reading
+//! opens a private copy of the folder: opening a LevelDB database replays and rewrites its
+//! log, and an import must not change the world it reads.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use flate2::Compression;
+use rusty_leveldb::{Compressor, CompressorList, DB, LdbIterator, Options, Status, StatusCode};
+
+use crate::error::{Error, Result};
+
+/// Compression id of zlib table blocks.
+pub const ZLIB: u8 = 2;
+/// Compression id of raw-deflate table blocks (what Bedrock writes).
+pub const RAW_DEFLATE: u8 = 4;
+
+/// A decompressed block may be at most this large (LevelDB blocks are ~4 KiB; Bedrock's
+/// up to a few hundred KiB): a bound on what a hostile block can make the reader allocate.
+const MAX_BLOCK: u64 = 64 << 20;
+
+struct Deflate {
+    zlib: bool,
+}
+
+fn corrupt(e: impl std::fmt::Display) -> Status {
+    Status::new(StatusCode::Corruption, &e.to_string())
+}
+
+impl Compressor for Deflate {
+    fn encode(&self, block: Vec<u8>) -> rusty_leveldb::Result<Vec<u8>> {
+        let out = Vec::with_capacity(block.len() / 2);
+        let level = Compression::default();
+        if self.zlib {
+            let mut e = flate2::write::ZlibEncoder::new(out, level);
+            e.write_all(&block).map_err(corrupt)?;
+            e.finish().map_err(corrupt)
+        } else {
+            let mut e = flate2::write::DeflateEncoder::new(out, level);
+            e.write_all(&block).map_err(corrupt)?;
+            e.finish().map_err(corrupt)
+        }
+    }
+
+    fn decode(&self, block: Vec<u8>) -> rusty_leveldb::Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(block.len() * 4);
+        let n = if self.zlib {
+            flate2::read::ZlibDecoder::new(&block[..]).take(MAX_BLOCK + 1).read_to_end(&mut out)
+        } else {
+            flate2::read::DeflateDecoder::new(&block[..]).take(MAX_BLOCK + 1).read_to_end(&mut out)
+        };
+        match n {
+            Ok(n) if n as u64 > MAX_BLOCK => Err(corrupt("a table block inflates past 64 MiB")),
+            Ok(_) => Ok(out),
+            Err(e) => Err(corrupt(e)),
+        }
+    }
+}
+
+fn options(create: bool) -> Options {
+    let mut list = CompressorList::new();
+    list.set_with_id(0, rusty_leveldb::compressor::NoneCompressor);
+    list.set_with_id(1, rusty_leveldb::compressor::SnappyCompressor);
+    list.set_with_id(ZLIB, Deflate { zlib: true });
+    list.set_with_id(RAW_DEFLATE, Deflate { zlib: false });
+    let mut o = Options {
+        create_if_missing: create,
+        compressor: RAW_DEFLATE,
+        compressor_list: Rc::new(list),
+        paranoid_checks: true,
+        ..Options::default()
+    };
+    // Bedrock's own settings: 4 MiB write buffer, 160 KiB blocks.
+    o.write_buffer_size = 4 << 20;
+    o.block_size = 160 << 10;
+    o
+}
+
+fn db_error(path: &Path) -> impl Fn(Status) -> Error + '_ {
+    move |s| Error::Db { path: path.to_path_buf(), message: s.to_string() }
+}
+
+/// A temporary folder removed when dropped.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A Bedrock world's database opened for reading, through a private copy of its `db/`
+/// folder (removed when dropped).
+pub struct ReadDb {
+    db: DB,
+    _copy: TempDir,
+}
+
+impl ReadDb {
+    /// Opens `db_dir` (a world's `db/` folder) by copying it to a temporary folder first.
+    pub fn open(db_dir: &Path) -> Result<ReadDb> {
+        if !db_dir.join("CURRENT").is_file() {
+            return Err(Error::Db {
+                path: db_dir.to_path_buf(),
+                message: "no CURRENT file: not a LevelDB database".into(),
+            });
+        }
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let copy = std::env::temp_dir().join(format!("terrane-bedrock-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&copy);
+        let guard = TempDir(copy.clone());
+        std::fs::create_dir_all(&copy).map_err(|e| Error::Io { path: copy.clone(), source: e })?;
+        let rd =
+            std::fs::read_dir(db_dir).map_err(|e| Error::Io { path: db_dir.into(), source: e })?;
+        for e in rd {
+            let e = e.map_err(|e| Error::Io { path: db_dir.into(), source: e })?;
+            if e.file_type().is_ok_and(|t| t.is_file()) {
+                let from = e.path();
+                std::fs::copy(&from, copy.join(e.file_name()))
+                    .map_err(|e| Error::Io { path: from.clone(), source: e })?;
+            }
+        }
+        let db = DB::open(&copy, options(false)).map_err(db_error(db_dir))?;
+        Ok(ReadDb { db, _copy: guard })
+    }
+
+    /// Every live key and value, in key order (the newest entry per key; deleted keys are
+    /// left out), passed to `f`.
+    pub fn for_each(&mut self, mut f: impl FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> {
+        let mut it = self
+            .db
+            .new_iter()
+            .map_err(|s| Error::Db { path: PathBuf::from("db"), message: s.to_string() })?;
+        it.seek_to_first();
+        while it.valid() {
+            if let Some((k, v)) = it.current() {
+                f(&k, &v)?;
+            }
+            if !it.advance() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The value of `key`, if present.
+    pub fn get(&mut self, key: &[u8]) -> Option<Vec<u8>> {
+        self.db.get(key).map(|b| b.to_vec())
+    }
+}
+
+/// A new Bedrock database being written (raw-deflate tables, as Bedrock writes them).
+pub struct WriteDb {
+    db: DB,
+    path: PathBuf,
+    batch: rusty_leveldb::WriteBatch,
+    batched: usize,
+}
+
+impl WriteDb {
+    /// Creates the database in `db_dir` (created; it must not exist yet).
+    pub fn create(db_dir: &Path) -> Result<WriteDb> {
+        if db_dir.exists() {
+            return Err(Error::Db {
+                path: db_dir.to_path_buf(),
+                message: "already exists: a new database goes into a new folder".into(),
+            });
+        }
+        let db = DB::open(db_dir, options(true)).map_err(db_error(db_dir))?;
+        Ok(WriteDb { db, path: db_dir.to_path_buf(), batch: Default::default(), batched: 0 })
+    }
+
+    /// Adds one record (written in batches of about 4 MiB).
+    pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.batch.put(key, value);
+        self.batched += key.len() + value.len();
+        if self.batched >= 4 << 20 {
+            self.write_batch()?;
+        }
+        Ok(())
+    }
+
+    fn write_batch(&mut self) -> Result<()> {
+        let b = std::mem::take(&mut self.batch);
+        self.batched = 0;
+        self.db.write(b, false).map_err(db_error(&self.path))
+    }
+
+    /// Writes what is batched, moves the log into tables, syncs and closes.
+    pub fn finish(mut self) -> Result<()> {
+        self.write_batch()?;
+        self.db.flush().map_err(db_error(&self.path))?;
+        self.db.close().map_err(db_error(&self.path))
+    }
+}

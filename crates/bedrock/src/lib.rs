@@ -1,0 +1,77 @@
+//! Minecraft Bedrock Edition worlds in and out of terrane: a world folder's `level.dat` and
+//! its `db/` (Mojang's LevelDB), sub-chunks converted to and from cubic 16³ terrane chunks.
+//!
+//! # Overview
+//!
+//! - [`db`]: the database through rusty-leveldb with Bedrock's compressions (raw deflate and
+//!   zlib). [`db::ReadDb`] reads a private copy, so an import never changes the world it
+//!   reads; [`db::WriteDb`] writes a new one as Bedrock does (raw-deflate tables).
+//! - [`key`]: what each key is: a column's record ([`key::tag`]), an entity (`actorprefix`),
+//!   a column's entity list (`digp`), or a world record kept as it is.
+//! - [`SubChunk`]: the `SubChunkPrefix` record, versions 1, 8 and 9, one or more storages
+//!   (block layers), any width; written as version 9.
+//! - [`names`]: block states as registry names that keep every state's type
+//!   (`minecraft:stone_slab[minecraft:vertical_half="top"]`), and back.
+//! - [`read::read_db`]: a database read column by column, the three dimensions of one `x`,
+//!   `z` together, with the entities each column lists.
+//! - [`convert`]: a column ↔ terrane chunks, entity records and a [`BedrockRecord`] that keeps
+//!   everything else as stored.
+//! - [`LevelDat`]: `level.dat`'s header and settings.
+//!
+//! The keys, the sub-chunk layout and the mapping are specified in `docs/format/bedrock.md`;
+//! the facade's `terrane::bedrock` imports and exports whole world folders into a world.
+//!
+//! # Example
+//!
+//! ```
+//! use terrane_bedrock::subchunk::{CELLS, Storage, SubChunk, bedrock_index};
+//! use terrane_bedrock::names::{parse_state_name, state_name};
+//!
+//! // A sub-chunk of stone with one waterlogged cell: water in the second storage.
+//! let stone = parse_state_name("minecraft:stone", 18_100_737)?;
+//! let air = parse_state_name("minecraft:air", 18_100_737)?;
+//! let water = parse_state_name("minecraft:water[liquid_depth=0]", 18_100_737)?;
+//! let mut layer1 = Box::new([0u16; CELLS]);
+//! layer1[bedrock_index(1, 2, 3)] = 1;
+//! let bytes = SubChunk::encode(-4, &[
+//!     Storage { palette: vec![stone.clone()], indices: Box::new([0; CELLS]) },
+//!     Storage { palette: vec![air, water.clone()], indices: layer1 },
+//! ])?;
+//! let back = SubChunk::decode(&bytes)?;
+//! assert_eq!((back.version, back.y, back.storages.len()), (9, Some(-4), 2));
+//! assert_eq!(state_name(&back.storages[1].palette[1], 18_100_737), "minecraft:water[liquid_depth=0]");
+//! # Ok::<(), terrane_bedrock::Error>(())
+//! ```
+//!
+//! # Features
+//!
+//! None.
+//!
+//! # What it does not guarantee
+//!
+//! - Block states keep their Bedrock names and states: nothing is translated between Java and
+//!   Bedrock names (a Bedrock world stays Bedrock inside terrane).
+//! - Sub-chunks older than 1.2.13 (versions 0 and 2–7, numeric block ids) are not converted:
+//!   they are kept as stored in the column record and written back as they were.
+//! - Block entities, biomes, the pre-1.18.30 entity list and every other column record are
+//!   kept as stored, not decoded into components; entities of current worlds become entity
+//!   records.
+//! - Reading copies the `db/` folder first (disk space of the world's database).
+//! - Exports write version-9 sub-chunks with their palette in first-use order: an exported
+//!   database equals the original record for record as blocks, not byte for byte.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod convert;
+pub mod db;
+mod error;
+pub mod key;
+mod level_dat;
+pub mod names;
+pub mod read;
+pub mod subchunk;
+
+pub use convert::{BedrockRecord, ConvertedColumn};
+pub use error::{Error, Result};
+pub use level_dat::LevelDat;
+pub use subchunk::SubChunk;
