@@ -4,7 +4,7 @@
 
 use std::env;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
@@ -332,6 +332,56 @@ fn prereqs() -> Result {
     }
     if let Some(p) = find_postgres() {
         eprintln!("prerequisites: PostgreSQL server at {}", p.display());
+    }
+    amulet()
+}
+
+/// amulet-core, the reader users trust for Bedrock and Java worlds, pinned, in a virtual
+/// environment the Bedrock and Java export tests run (`crates/terrane/tests/bedrock.rs`).
+const AMULET: &[&str] = &[
+    "amulet-core==1.9.50",
+    "amulet-nbt==2.1.8",
+    "amulet-leveldb==1.0.7",
+    "pymctranslate==1.2.52",
+    "numpy==1.26.4",
+];
+
+/// The virtual environment's folder: `~/.cache/terrane/amulet-venv` (where the tests look
+/// unless `TERRANE_AMULET_PYTHON` names another Python).
+fn amulet_venv() -> PathBuf {
+    PathBuf::from(env::var_os("HOME").unwrap_or_default()).join(".cache/terrane/amulet-venv")
+}
+
+/// Installs amulet-core into [`amulet_venv`] when it is not there yet.
+fn amulet() -> Result {
+    let python = match env::var_os("TERRANE_AMULET_PYTHON") {
+        Some(p) => PathBuf::from(p),
+        None => amulet_venv().join("bin/python"),
+    };
+    let works = |p: &Path| {
+        Command::new(p).args(["-c", "import amulet, leveldb"]).output().is_ok_and(|o| o.status.success())
+    };
+    if works(&python) {
+        eprintln!("prerequisites: amulet-core at {}", python.display());
+        return Ok(());
+    }
+    if env::var_os("TERRANE_AMULET_PYTHON").is_some() {
+        return Err(format!("TERRANE_AMULET_PYTHON={} cannot import amulet", python.display()));
+    }
+    let venv = amulet_venv();
+    eprintln!("missing amulet-core (the Bedrock and Java export tests read exports with it): installing it into {}", venv.display());
+    let _ = fs::remove_dir_all(&venv);
+    let hint = format!(
+        "python3 -m venv {v} && {v}/bin/pip install {}  (needs python3 with venv and headers, and g++)",
+        AMULET.join(" "),
+        v = venv.display()
+    );
+    run(Command::new("python3").args(["-m", "venv"]).arg(&venv))
+        .map_err(|e| format!("{e}\ncould not create the virtual environment; by hand: {hint}"))?;
+    run(Command::new(venv.join("bin/pip")).args(["install", "-q"]).args(AMULET))
+        .map_err(|e| format!("{e}\ncould not install amulet-core; by hand: {hint}"))?;
+    if !works(&python) {
+        return Err(format!("amulet-core installed but `import amulet` fails; by hand: {hint}"));
     }
     Ok(())
 }

@@ -31,6 +31,9 @@ pub enum Error {
     /// A Minecraft conversion failed (registering block states, block entity values).
     #[error("anvil: {0}")]
     Anvil(#[from] terrane_anvil::Error),
+    /// A Bedrock world could not be read or written.
+    #[error(transparent)]
+    Bedrock(#[from] terrane_bedrock::Error),
     /// File system access to the world directory failed.
     #[error("{path}: {source}")]
     Io {

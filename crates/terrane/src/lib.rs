@@ -114,6 +114,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod bedrock;
 pub mod copy;
 mod error;
 pub mod java;

@@ -1,0 +1,458 @@
+//! Minecraft Bedrock Edition worlds in and out of a [`World`], through terrane-bedrock
+//! ([`format`]): a world folder's `level.dat`, `levelname.txt` and `db/`.
+//!
+//! Bedrock's Overworld, Nether and End become terrane dimensions 0, 1 and 2 (as Java's do).
+//! What terrane keeps besides the chunks and entities (`docs/format/world-dir.md`, "Keys the
+//! facade and the CLI add"; the mapping: `docs/format/bedrock.md`):
+//! - each column's [`format::BedrockRecord`] (biomes, block entities, versions, the sub-chunks
+//!   that did not decode, the entity list's order) under [`record_key`];
+//! - every database record that is not a column's (players, maps, villages, ...) under
+//!   [`WORLD_RECORD_PREFIX`] and its key;
+//! - `level.dat` and `levelname.txt`, byte for byte, and the world's block version
+//!   ([`BLOCK_VERSION_KEY`]: block states of another version carry it in their name).
+//!
+//! Each column is one atomic save, and an import skips the columns the world already has, so
+//! an interrupted import resumes where it stopped. Block names are Bedrock's: nothing is
+//! translated between Java and Bedrock.
+//!
+//! ```no_run
+//! # fn main() -> terrane::Result<()> {
+//! use terrane::{World, bedrock};
+//!
+//! let mut world = World::builder().sync_saves(false).create("from-bedrock")?;
+//! bedrock::refuse_overwrite(&world)?;
+//! let s = bedrock::import_bedrock_world(&mut world, "minecraftWorlds/abc=".as_ref(), &mut |p| {
+//!     eprintln!("{} columns", p.columns_done);
+//! })?;
+//! println!("{} columns, {} damaged records kept as they were", s.columns, s.damaged.len());
+//! world.close()?;
+//!
+//! let world = World::open_read_only("from-bedrock")?;
+//! bedrock::export_bedrock_world(&world, "minecraftWorlds/back".as_ref(), &mut |_| {})?;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+pub use terrane_bedrock as format;
+use terrane_bedrock::convert::{column_to_terrane, first_block_version, terrane_to_column};
+use terrane_bedrock::db::{ReadDb, WriteDb};
+use terrane_bedrock::key::BedrockColumnPos;
+use terrane_bedrock::read::{db_dir, read_db};
+use terrane_bedrock::{BedrockRecord, LevelDat};
+use terrane_chunk::Uuid;
+use terrane_section::{ChunkPos, ColumnPos, morton};
+use terrane_store::{KeyRange, tables};
+
+use crate::error::io;
+use crate::{Error, Result, TickSave, World};
+
+/// The `worldProperties` key prefix of imported column records.
+pub const RECORD_PREFIX: &[u8] = b"bedrock:column:";
+/// The `worldProperties` key prefix of the database's other records (then the record's key).
+pub const WORLD_RECORD_PREFIX: &[u8] = b"bedrock:record:";
+/// The `worldProperties` key of `level.dat`, kept byte for byte.
+pub const LEVEL_DAT_KEY: &[u8] = b"bedrock:level.dat";
+/// The `worldProperties` key of `levelname.txt`, kept byte for byte.
+pub const LEVEL_NAME_KEY: &[u8] = b"bedrock:levelname.txt";
+/// The `worldProperties` key of the world's block version (`i32` big-endian): the version
+/// block-state names leave out.
+pub const BLOCK_VERSION_KEY: &[u8] = b"bedrock:blockVersion";
+
+/// The block version of worlds that never came from Bedrock (1.21.0.3).
+pub const NATIVE_BLOCK_VERSION: i32 = 0x0115_0003;
+
+/// The key of a column's record: [`RECORD_PREFIX`], the dimension (`u64` big-endian) unless
+/// 0, and the column's 2D Morton key, as `terrane::java`'s record keys.
+pub fn record_key(dim: u64, pos: ColumnPos) -> Vec<u8> {
+    let morton = morton::encode2(i64::from(pos.x), i64::from(pos.z));
+    if dim == 0 {
+        [RECORD_PREFIX, &morton].concat()
+    } else {
+        [RECORD_PREFIX, &dim.to_be_bytes(), &morton].concat()
+    }
+}
+
+/// Splits a record key into dimension and column; `None` for another key.
+pub fn parse_record_key(key: &[u8]) -> Option<(u64, ColumnPos)> {
+    let rest = key.strip_prefix(RECORD_PREFIX)?;
+    let (dim, m) = match rest.len() {
+        16 => (0, rest),
+        24 => (u64::from_be_bytes(rest[..8].try_into().ok()?), &rest[8..]),
+        _ => return None,
+    };
+    let (x, z) = morton::decode2(m.try_into().ok()?);
+    Some((dim, ColumnPos::new(i32::try_from(x).ok()?, i32::try_from(z).ok()?)))
+}
+
+/// Whether `dir` is a Bedrock world folder (`db/CURRENT` is there).
+pub fn is_bedrock_world(dir: &Path) -> bool {
+    dir.join("db").join("CURRENT").is_file()
+}
+
+/// The world's block version, if an import recorded one.
+pub fn block_version(world: &World) -> Result<Option<i32>> {
+    let Some(o) = world.store().get(tables::WORLD_PROPERTIES, BLOCK_VERSION_KEY)? else {
+        return Ok(None);
+    };
+    match <[u8; 4]>::try_from(o.data.as_slice()) {
+        Ok(b) => Ok(Some(i32::from_be_bytes(b))),
+        Err(_) => Err(Error::Inconsistent(format!(
+            "worldProperties {:?} holds {} bytes, not a 4-byte block version",
+            String::from_utf8_lossy(BLOCK_VERSION_KEY),
+            o.data.len()
+        ))),
+    }
+}
+
+/// Refuses an import into a world that holds chunks that did not come from a Bedrock import
+/// (a world with Bedrock column records is a resumed import: allowed).
+pub fn refuse_overwrite(world: &World) -> Result<()> {
+    let store = world.store();
+    let mut has_chunks = false;
+    for t in [tables::CHUNK_L0, tables::CHUNK_L1, tables::CHUNK_L2] {
+        if store.scan(t, KeyRange::all())?.next().is_some() {
+            has_chunks = true;
+            break;
+        }
+    }
+    if !has_chunks || store.scan_prefix(tables::WORLD_PROPERTIES, RECORD_PREFIX)?.next().is_some()
+    {
+        return Ok(());
+    }
+    Err(Error::Refused(
+        "the world already holds chunks that did not come from a Bedrock import: importing \
+         would write the Bedrock world's columns over them; import into a new world, or merge \
+         explicitly (`terrane import bedrock --merge`)"
+            .into(),
+    ))
+}
+
+/// Where an import or export is.
+#[derive(Clone, Debug, Default)]
+pub struct BedrockProgress {
+    /// Columns done so far (imported, skipped as already there, or exported).
+    pub columns_done: u64,
+    /// Columns in all (exports only; an import learns it at the end).
+    pub columns_total: Option<u64>,
+}
+
+/// What [`import_bedrock_world`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BedrockImportSummary {
+    /// Columns imported (all dimensions).
+    pub columns: u64,
+    /// Columns skipped because the world already had them (a resumed import).
+    pub skipped: u64,
+    /// Columns per terrane dimension (imported ones).
+    pub per_dimension: BTreeMap<u64, u64>,
+    /// Chunks (decoded sub-chunks) imported.
+    pub chunks: u64,
+    /// Blocks imported, extra layers included.
+    pub blocks: u64,
+    /// Entities imported as entity records.
+    pub entities: u64,
+    /// Block entities imported (kept in the column records).
+    pub block_entities: u64,
+    /// Database records besides columns kept (players, maps, ...).
+    pub world_records: u64,
+    /// Bytes of the world's `db/` folder.
+    pub bytes_in: u64,
+    /// Damaged or unsupported records, kept as stored instead of converted: one line each.
+    pub damaged: Vec<String>,
+}
+
+fn bedrock_dim(dim: i32) -> Option<u64> {
+    u64::try_from(dim).ok().filter(|d| *d <= 2)
+}
+
+fn dir_bytes(dir: &Path) -> u64 {
+    fs::read_dir(dir)
+        .map(|rd| rd.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
+        .unwrap_or(0)
+}
+
+/// Imports a Bedrock world folder into `world` (see the module docs). A folder without
+/// `db/CURRENT` is refused before anything is written; damaged records are reported in the
+/// summary and kept as stored; the world's own errors end the import.
+pub fn import_bedrock_world(
+    world: &mut World,
+    bedrock_dir: &Path,
+    progress: &mut dyn FnMut(&BedrockProgress),
+) -> Result<BedrockImportSummary> {
+    let db_path = db_dir(bedrock_dir)?;
+    let mut summary = BedrockImportSummary { bytes_in: dir_bytes(&db_path), ..Default::default() };
+    // level.dat and levelname.txt first: small, and what tells a Bedrock world.
+    let mut save = TickSave::new();
+    let level_dat = bedrock_dir.join("level.dat");
+    if level_dat.is_file() {
+        let bytes = fs::read(&level_dat).map_err(io(&level_dat))?;
+        if let Err(e) = LevelDat::parse(&bytes) {
+            summary.damaged.push(format!("{}: {e} (kept as it is)", level_dat.display()));
+        }
+        save.put_object(tables::WORLD_PROPERTIES, LEVEL_DAT_KEY.to_vec(), bytes);
+    }
+    let name = bedrock_dir.join("levelname.txt");
+    if name.is_file() {
+        let bytes = fs::read(&name).map_err(io(&name))?;
+        save.put_object(tables::WORLD_PROPERTIES, LEVEL_NAME_KEY.to_vec(), bytes);
+    }
+    let tick = world.tick();
+    world.save_tick(tick, save)?;
+
+    let mut db = ReadDb::open(&db_path)?;
+    let mut version = block_version(world)?;
+    let mut schema = world.schema().clone();
+    let mut others = TickSave::new();
+    let mut p = BedrockProgress::default();
+    let mut failure: Option<Error> = None;
+    let mut world_records = 0;
+    let r = read_db(
+        &mut db,
+        |raw| {
+            let mut step = || -> Result<()> {
+                let Some(dim) = bedrock_dim(raw.pos.dim) else {
+                    summary.damaged.push(format!(
+                        "dimension {} column {},{}: not the Overworld, the Nether or the End (kept as world records)",
+                        raw.pos.dim, raw.pos.x, raw.pos.z
+                    ));
+                    return Ok(());
+                };
+                let pos = ColumnPos::new(raw.pos.x, raw.pos.z);
+                let key = record_key(dim, pos);
+                p.columns_done += 1;
+                if world.store().get(tables::WORLD_PROPERTIES, &key)?.is_some() {
+                    summary.skipped += 1;
+                    progress(&p);
+                    return Ok(());
+                }
+                let mut save = TickSave::new();
+                let v = match version {
+                    Some(v) => v,
+                    None => {
+                        let v = first_block_version(&raw).unwrap_or(NATIVE_BLOCK_VERSION);
+                        save.put_object(
+                            tables::WORLD_PROPERTIES,
+                            BLOCK_VERSION_KEY.to_vec(),
+                            v.to_be_bytes().to_vec(),
+                        );
+                        version = Some(v);
+                        v
+                    }
+                };
+                let c = column_to_terrane(&raw, &mut schema, v)?;
+                if schema.blocks().len() != world.schema().blocks().len() {
+                    world.extend_schema(schema.clone())?;
+                }
+                summary.columns += 1;
+                *summary.per_dimension.entry(dim).or_default() += 1;
+                summary.chunks += c.chunks.len() as u64;
+                summary.blocks += c.blocks;
+                summary.entities += c.entities.len() as u64;
+                summary.block_entities += c.block_entities;
+                summary.damaged.extend(c.damaged);
+                for (y, bytes) in c.chunks {
+                    save.put_chunk(dim, ChunkPos::new(i64::from(pos.x), y, i64::from(pos.z)), bytes);
+                }
+                for (uuid, bytes) in c.entities {
+                    save.put_entity(uuid, bytes);
+                }
+                save.put_object(tables::WORLD_PROPERTIES, key, c.record);
+                if dim == 0 {
+                    world.mark_generated(pos)?;
+                }
+                let tick = world.tick();
+                world.save_tick(tick, save)?;
+                progress(&p);
+                Ok(())
+            };
+            step().map_err(|e| {
+                let msg = e.to_string();
+                failure = Some(e);
+                terrane_bedrock::Error::Db { path: PathBuf::from("world"), message: msg }
+            })
+        },
+        |k, v| {
+            world_records += 1;
+            others.put_object(tables::WORLD_PROPERTIES, [WORLD_RECORD_PREFIX, k].concat(), v.to_vec());
+            Ok(())
+        },
+    );
+    match (r, failure) {
+        (Ok(()), _) => {}
+        (Err(_), Some(e)) => return Err(e),
+        (Err(e), None) => return Err(e.into()),
+    }
+    summary.world_records = world_records;
+    let tick = world.tick();
+    world.save_tick(tick, others)?;
+    world.sync()?;
+    Ok(summary)
+}
+
+/// What [`export_bedrock_world`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BedrockExportSummary {
+    /// Columns written (all dimensions).
+    pub columns: u64,
+    /// Sub-chunks written.
+    pub sub_chunks: u64,
+    /// Entities written.
+    pub entities: u64,
+    /// Other database records written back.
+    pub world_records: u64,
+    /// Terrane dimensions other than 0, 1 and 2, not exported (Bedrock has three).
+    pub skipped_dimensions: Vec<u64>,
+    /// Bytes of the written `db/` folder.
+    pub bytes_out: u64,
+}
+
+/// A minimal `level.dat` for a world that never came from Bedrock.
+fn fresh_level_dat() -> Vec<u8> {
+    use terrane_nbt::{Compound, Tag, Writer};
+    let mut c = Compound::new();
+    c.insert("LevelName", Tag::String("terrane world".into()));
+    c.insert("StorageVersion", Tag::Int(10));
+    c.insert("Generator", Tag::Int(2));
+    c.insert("lastOpenedWithVersion", Tag::List(3, [1, 21, 0, 3, 0].map(Tag::Int).to_vec()));
+    let mut w = Writer::new().little_endian();
+    w.named("", &Tag::Compound(c)).expect("a fixed compound encodes");
+    [&10i32.to_le_bytes()[..], &(w.out.len() as i32).to_le_bytes(), &w.out].concat()
+}
+
+/// Exports `world` as a Bedrock world folder at `bedrock_dir`, which must not exist: the
+/// folder is written under a temporary name beside it and renamed into place once whole.
+/// Dimensions 0, 1 and 2 become the Overworld, the Nether and the End.
+pub fn export_bedrock_world(
+    world: &World,
+    bedrock_dir: &Path,
+    progress: &mut dyn FnMut(&BedrockProgress),
+) -> Result<BedrockExportSummary> {
+    if bedrock_dir.exists() {
+        return Err(Error::Refused(format!(
+            "{} already exists: export into a new folder",
+            bedrock_dir.display()
+        )));
+    }
+    let file_name = bedrock_dir.file_name().ok_or_else(|| {
+        Error::Refused(format!("{} names no folder", bedrock_dir.display()))
+    })?;
+    let tmp = bedrock_dir.with_file_name(format!(".{}.terrane-export", file_name.to_string_lossy()));
+    let _ = fs::remove_dir_all(&tmp);
+    let r = export_into(world, &tmp, progress);
+    match r {
+        Ok(s) => {
+            fs::rename(&tmp, bedrock_dir).map_err(io(bedrock_dir))?;
+            Ok(s)
+        }
+        Err(e) => {
+            let _ = fs::remove_dir_all(&tmp);
+            Err(e)
+        }
+    }
+}
+
+fn export_into(
+    world: &World,
+    dir: &Path,
+    progress: &mut dyn FnMut(&BedrockProgress),
+) -> Result<BedrockExportSummary> {
+    let mut summary = BedrockExportSummary::default();
+    let version = block_version(world)?.unwrap_or(NATIVE_BLOCK_VERSION);
+    let schema = world.schema();
+    let mut columns: BTreeMap<(u64, ColumnPos), Vec<(i64, Vec<u8>)>> = BTreeMap::new();
+    for ((dim, pos), (_, bytes)) in world.tiered().all_chunks()? {
+        let (Ok(x), Ok(z)) = (i32::try_from(pos.x), i32::try_from(pos.z)) else {
+            return Err(Error::Refused(format!(
+                "chunk {pos} of dimension {dim} is beyond Bedrock's coordinates"
+            )));
+        };
+        columns.entry((dim, ColumnPos::new(x, z))).or_default().push((pos.y, bytes));
+    }
+    let mut records: HashMap<(u64, ColumnPos), BedrockRecord> = HashMap::new();
+    let mut world_records = Vec::new();
+    let (mut level_dat, mut level_name) = (None, None);
+    for e in world.store().scan_prefix(tables::WORLD_PROPERTIES, b"bedrock:")? {
+        let (k, o) = e?;
+        if let Some(key) = parse_record_key(&k) {
+            records.insert(key, BedrockRecord::decode(&o.data)?);
+            columns.entry(key).or_default();
+        } else if let Some(raw) = k.strip_prefix(WORLD_RECORD_PREFIX) {
+            world_records.push((raw.to_vec(), o.data));
+        } else if k == LEVEL_DAT_KEY {
+            level_dat = Some(o.data);
+        } else if k == LEVEL_NAME_KEY {
+            level_name = Some(o.data);
+        }
+    }
+    let mut entities: HashMap<Uuid, Vec<u8>> = HashMap::new();
+    for e in world.store().scan(tables::ENTITY, KeyRange::all())? {
+        let (k, o) = e?;
+        if let Ok(u) = <[u8; 16]>::try_from(k.as_slice()) {
+            if terrane_bedrock::convert::entity_id(&u).is_some() {
+                entities.insert(u, o.data);
+            }
+        }
+    }
+    fs::create_dir_all(dir).map_err(io(dir))?;
+    let mut db = WriteDb::create(&dir.join("db"))?;
+    let total = columns.keys().filter(|(d, _)| *d <= 2).count() as u64;
+    let mut p = BedrockProgress { columns_done: 0, columns_total: Some(total) };
+    for ((dim, pos), mut chunks) in columns {
+        if dim > 2 {
+            if !summary.skipped_dimensions.contains(&dim) {
+                summary.skipped_dimensions.push(dim);
+            }
+            continue;
+        }
+        chunks.sort_by_key(|c| c.0);
+        let bpos = BedrockColumnPos { dim: dim as i32, x: pos.x, z: pos.z };
+        let record = records.get(&(dim, pos));
+        for (k, v) in terrane_to_column(bpos, &chunks, record, &entities, schema, version)? {
+            match terrane_bedrock::key::DbKey::parse(&k) {
+                terrane_bedrock::key::DbKey::Actor(_) => summary.entities += 1,
+                terrane_bedrock::key::DbKey::Chunk { y: Some(_), .. } => summary.sub_chunks += 1,
+                _ => {}
+            }
+            db.put(&k, &v)?;
+        }
+        summary.columns += 1;
+        p.columns_done += 1;
+        progress(&p);
+    }
+    for (k, v) in &world_records {
+        db.put(k, v)?;
+        summary.world_records += 1;
+    }
+    db.finish()?;
+    summary.bytes_out = dir_bytes(&dir.join("db"));
+    let level_dat = level_dat.unwrap_or_else(fresh_level_dat);
+    let level_name = match level_name {
+        Some(n) => n,
+        None => LevelDat::parse(&level_dat)
+            .ok()
+            .and_then(|l| l.level_name().map(|s| s.as_bytes().to_vec()))
+            .unwrap_or_else(|| b"terrane world".to_vec()),
+    };
+    fs::write(dir.join("level.dat"), &level_dat).map_err(io(dir.join("level.dat")))?;
+    fs::write(dir.join("levelname.txt"), &level_name).map_err(io(dir.join("levelname.txt")))?;
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_keys_round_trip_and_differ_from_java_ones() {
+        let p = ColumnPos::new(-3, 70);
+        for dim in [0, 1, 2] {
+            assert_eq!(parse_record_key(&record_key(dim, p)), Some((dim, p)));
+            assert_eq!(crate::java::parse_record_key(&record_key(dim, p)), None);
+        }
+        assert!(LevelDat::parse(&fresh_level_dat()).is_ok());
+    }
+}

@@ -1,0 +1,157 @@
+//! Bedrock worlds in and out of a `World`: the test world written by amulet-core and Mojang's
+//! LevelDB (`crates/bedrock/tests/data/SOURCES.md`) imported, exported, imported again, and
+//! the export read by amulet-core, the reader users trust.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use terrane::bedrock::{self, format::BedrockRecord};
+use terrane::{ChunkView, World, tables};
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../bedrock/tests/data")
+}
+
+fn new_world(dir: &Path) -> World {
+    World::builder().sync_saves(false).create(dir).unwrap()
+}
+
+/// Every chunk as names: (dimension, chunk) → per cell, its blocks at every layer.
+type Named = BTreeMap<(u64, terrane::ChunkPos), Vec<Vec<String>>>;
+
+fn named_chunks(w: &World) -> Named {
+    let mut out = Named::new();
+    let names: Vec<&str> = w.schema().blocks().names().collect();
+    for ((dim, pos), (_, bytes)) in w.tiered().all_chunks().unwrap() {
+        let v = ChunkView::parse(&bytes).unwrap();
+        let cells = (0..4096u16)
+            .map(|i| {
+                let mut layers = vec![names[v.block(i).0 as usize].to_string()];
+                layers.extend(v.layers(i).map(|b| names[b.0 as usize].to_string()));
+                layers
+            })
+            .collect();
+        out.insert((dim, pos), cells);
+    }
+    out
+}
+
+fn properties(w: &World, prefix: &[u8]) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for e in w.store().scan_prefix(tables::WORLD_PROPERTIES, prefix).unwrap() {
+        let (k, o) = e.unwrap();
+        out.insert(k, o.data);
+    }
+    out
+}
+
+fn entities(w: &World) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for e in w.store().scan(tables::ENTITY, terrane::store::KeyRange::all()).unwrap() {
+        let (k, o) = e.unwrap();
+        out.insert(k, o.data);
+    }
+    out
+}
+
+#[test]
+fn a_bedrock_world_round_trips_block_for_block_with_its_layers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = new_world(&dir.path().join("a"));
+    let mut seen = 0;
+    let s = bedrock::import_bedrock_world(&mut a, &data().join("world"), &mut |p| {
+        seen = p.columns_done
+    })
+    .unwrap();
+    assert_eq!(seen, 27);
+    assert_eq!(s.columns, 27);
+    assert_eq!(s.per_dimension, BTreeMap::from([(0, 9), (1, 9), (2, 9)]));
+    assert_eq!((s.entities, s.block_entities, s.world_records), (6, 3, 3));
+    assert!(s.damaged.is_empty(), "{:?}", s.damaged);
+    assert!(s.blocks > s.chunks * 4096, "extra layers counted: {} blocks", s.blocks);
+    let layered: usize = named_chunks(&a).values().flatten().filter(|c| c.len() > 1).count();
+    assert_eq!(layered, 18, "six waterlogged fences per dimension");
+
+    // Resumed: every column is there already.
+    let again = bedrock::import_bedrock_world(&mut a, &data().join("world"), &mut |_| {}).unwrap();
+    assert_eq!((again.columns, again.skipped), (0, 27));
+
+    let out = dir.path().join("exported");
+    let e = bedrock::export_bedrock_world(&a, &out, &mut |_| {}).unwrap();
+    assert_eq!((e.columns, e.entities, e.world_records), (27, 6, 3));
+    assert!(out.join("db/CURRENT").is_file() && out.join("level.dat").is_file());
+    // No temporary folder left beside it, and a second export refuses to overwrite.
+    let beside: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(beside.len(), 2, "{beside:?}");
+    assert!(bedrock::export_bedrock_world(&a, &out, &mut |_| {}).is_err());
+
+    let mut b = new_world(&dir.path().join("b"));
+    bedrock::import_bedrock_world(&mut b, &out, &mut |_| {}).unwrap();
+    assert_eq!(named_chunks(&b), named_chunks(&a));
+    assert_eq!(entities(&b), entities(&a));
+    let (ra, rb) = (properties(&a, b"bedrock:"), properties(&b, b"bedrock:"));
+    assert_eq!(ra.keys().collect::<Vec<_>>(), rb.keys().collect::<Vec<_>>());
+    for (k, v) in &ra {
+        if let Some(_) = bedrock::parse_record_key(k) {
+            assert_eq!(BedrockRecord::decode(v).unwrap(), BedrockRecord::decode(&rb[k]).unwrap());
+        } else {
+            assert_eq!(v, &rb[k], "{}", String::from_utf8_lossy(k));
+        }
+    }
+}
+
+#[test]
+fn an_import_into_a_world_with_its_own_chunks_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = new_world(&dir.path().join("w"));
+    let mut save = terrane::TickSave::new();
+    save.put_chunk(0, terrane::ChunkPos::new(0, 0, 0), terrane::Chunk::new(w.air()).encode(w.schema()));
+    w.save_tick(1, save).unwrap();
+    let e = bedrock::refuse_overwrite(&w).unwrap_err();
+    assert!(e.to_string().contains("--merge"), "{e}");
+    // A folder that is not a Bedrock world is refused before anything is written.
+    let e = bedrock::import_bedrock_world(&mut w, dir.path(), &mut |_| {}).unwrap_err();
+    assert!(e.to_string().contains("not a Bedrock world folder"), "{e}");
+}
+
+/// The Python of a virtual environment with amulet-core, which `cargo xtask test` installs.
+fn amulet_python() -> PathBuf {
+    let p = std::env::var_os("TERRANE_AMULET_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/terrane/amulet-venv/bin/python")
+    });
+    let ok = Command::new(&p).args(["-c", "import amulet, leveldb"]).output().is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "amulet-core is not installed at {}: run `cargo xtask test` (it installs it), or \
+         `python3 -m venv ~/.cache/terrane/amulet-venv && ~/.cache/terrane/amulet-venv/bin/pip \
+         install amulet-core==1.9.50`, or set TERRANE_AMULET_PYTHON",
+        p.display()
+    );
+    p
+}
+
+fn amulet_compare(expected: &Path, actual: &Path) {
+    let out = Command::new(amulet_python())
+        .arg(data().join("check_world.py"))
+        .args([expected, actual])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "amulet-core found differences:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains(" 0 differences"), "{stdout}");
+}
+
+#[test]
+fn amulet_core_reads_the_exported_bedrock_world_as_the_original() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = new_world(&dir.path().join("w"));
+    bedrock::import_bedrock_world(&mut w, &data().join("world"), &mut |_| {}).unwrap();
+    let out = dir.path().join("exported");
+    bedrock::export_bedrock_world(&w, &out, &mut |_| {}).unwrap();
+    amulet_compare(&data().join("world"), &out);
+}
