@@ -359,7 +359,10 @@ fn amulet() -> Result {
         None => amulet_venv().join("bin/python"),
     };
     let works = |p: &Path| {
-        Command::new(p).args(["-c", "import amulet, leveldb"]).output().is_ok_and(|o| o.status.success())
+        Command::new(p)
+            .args(["-c", "import amulet, leveldb"])
+            .output()
+            .is_ok_and(|o| o.status.success())
     };
     if works(&python) {
         eprintln!("prerequisites: amulet-core at {}", python.display());
@@ -369,7 +372,10 @@ fn amulet() -> Result {
         return Err(format!("TERRANE_AMULET_PYTHON={} cannot import amulet", python.display()));
     }
     let venv = amulet_venv();
-    eprintln!("missing amulet-core (the Bedrock and Java export tests read exports with it): installing it into {}", venv.display());
+    eprintln!(
+        "missing amulet-core (the Bedrock and Java export tests read exports with it): installing it into {}",
+        venv.display()
+    );
     let _ = fs::remove_dir_all(&venv);
     let hint = format!(
         "python3 -m venv {v} && {v}/bin/pip install {}  (needs python3 with venv and headers, and g++)",

@@ -192,10 +192,21 @@ impl WriteDb {
         self.db.write(b, false).map_err(db_error(&self.path))
     }
 
-    /// Writes what is batched, moves the log into tables, syncs and closes.
+    /// Writes what is batched, moves the log into tables (as Bedrock leaves a database it
+    /// closes), closes, and syncs every file and the folder.
     pub fn finish(mut self) -> Result<()> {
         self.write_batch()?;
-        self.db.flush().map_err(db_error(&self.path))?;
-        self.db.close().map_err(db_error(&self.path))
+        let e = db_error(&self.path);
+        self.db.compact_range(&[], &[]).map_err(&e)?;
+        self.db.flush().map_err(&e)?;
+        self.db.close().map_err(&e)?;
+        let io = |e| Error::Io { path: self.path.clone(), source: e };
+        for f in std::fs::read_dir(&self.path).map_err(io)? {
+            let f = f.map_err(io)?;
+            if f.file_type().map_err(io)?.is_file() {
+                std::fs::File::open(f.path()).and_then(|f| f.sync_all()).map_err(io)?;
+            }
+        }
+        std::fs::File::open(&self.path).and_then(|d| d.sync_all()).map_err(io)
     }
 }

@@ -42,6 +42,27 @@ pub enum ImportCmd {
         #[arg(long)]
         merge: bool,
     },
+    /// Import a Minecraft Bedrock world folder (`level.dat`, `levelname.txt`, `db/`) into a
+    /// terrane world, created when missing: the Overworld, the Nether and the End as
+    /// dimensions 0, 1 and 2, block states under their Bedrock names. The world folder is
+    /// not changed (its database is read from a copy). Resumable: a re-run skips the columns
+    /// already imported. Damaged records are reported and kept as stored.
+    Bedrock {
+        /// The Bedrock world folder.
+        source: PathBuf,
+        /// The world directory.
+        world: PathBuf,
+        /// Backend of a new world: rocksdb (default) or blockfile.
+        #[arg(long, value_parser = backend_arg)]
+        backend: Option<Backend>,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Import into a world that already holds chunks of its own (not from an earlier run
+        /// of this import), writing the Bedrock world's columns over them.
+        #[arg(long)]
+        merge: bool,
+    },
 }
 
 /// `terrane export ...`
@@ -68,9 +89,21 @@ pub enum ExportCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Export a world as a Minecraft Bedrock world folder (`level.dat`, `levelname.txt`,
+    /// `db/`): dimensions 0, 1 and 2 as the Overworld, the Nether and the End. The folder must
+    /// not exist; it is written under a temporary name beside it and renamed once whole.
+    Bedrock {
+        /// The world directory.
+        world: PathBuf,
+        /// The Bedrock world folder to write.
+        dest: PathBuf,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
-fn bar(quiet: bool) -> ProgressBar {
+pub(crate) fn bar(quiet: bool) -> ProgressBar {
     if quiet {
         return ProgressBar::hidden();
     }
@@ -91,13 +124,13 @@ fn beside(dir: &Path, name: &str) -> Option<PathBuf> {
     Some(abs.parent()?.join(name))
 }
 
-fn mib(b: u64) -> f64 {
+pub(crate) fn mib(b: u64) -> f64 {
     b as f64 / (1024.0 * 1024.0)
 }
 
 /// Opens the import's world, creating it when missing (a directory that does not exist or
 /// is empty, or a PostgreSQL schema without a world).
-fn open_for_import(world: &Path, backend: Option<Backend>) -> Result<World, Fail> {
+pub(crate) fn open_for_import(world: &Path, backend: Option<Backend>) -> Result<World, Fail> {
     Ok(if terrane::connection_string(world).is_some() {
         match World::builder().sync_saves(false).open(world) {
             Err(terrane::Error::Store(terrane::store::Error::NotFound(_))) => World::builder()
@@ -131,7 +164,14 @@ fn import_json(s: &ImportSummary) -> serde_json::Value {
 }
 
 pub fn import(c: ImportCmd) -> Result<(), Fail> {
-    let ImportCmd::Anvil { source, world, backend, entities, json, merge } = c;
+    let (source, world, backend, entities, json, merge) = match c {
+        ImportCmd::Anvil { source, world, backend, entities, json, merge } => {
+            (source, world, backend, entities, json, merge)
+        }
+        ImportCmd::Bedrock { source, world, backend, json, merge } => {
+            return crate::bedrock::import(&source, &world, backend, json, merge);
+        }
+    };
     if !source.is_dir() {
         return Err(Fail::usage(format!(
             "{} is not a folder (give a Java world folder or its region folder)",
@@ -254,7 +294,14 @@ fn export_json(s: &ExportSummary) -> serde_json::Value {
 }
 
 pub fn export(c: ExportCmd) -> Result<(), Fail> {
-    let ExportCmd::Anvil { world, dest, world_folder, entities, json } = c;
+    let (world, dest, world_folder, entities, json) = match c {
+        ExportCmd::Anvil { world, dest, world_folder, entities, json } => {
+            (world, dest, world_folder, entities, json)
+        }
+        ExportCmd::Bedrock { world, dest, json } => {
+            return crate::bedrock::export(&world, &dest, json);
+        }
+    };
     if world_folder && entities.is_some() {
         return Err(Fail::usage("--entities applies to a region folder, not with --world-folder"));
     }

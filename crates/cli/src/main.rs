@@ -1,6 +1,6 @@
 //! `terrane`: run the demo world; inspect, verify and back up terrane worlds; read and write
 //! raw chunks and Sponge schematics; replay regionizer histories; render maps; import and
-//! export Minecraft Anvil worlds.
+//! export Minecraft Java (Anvil) and Bedrock worlds.
 //!
 //! Logs go to stderr (`RUST_LOG` or `-v` / `-q`), results to stdout (human text, or JSON
 //! with `--json`). Bad input exits with status 2 and a message naming what to fix; any other
@@ -14,6 +14,7 @@ macro_rules! outln {
 }
 
 mod anvil;
+mod bedrock;
 mod commands;
 mod demo;
 mod demo_shared;
@@ -214,12 +215,12 @@ enum Command {
     /// The regionizer's tools.
     #[command(subcommand)]
     Regionizer(commands::RegionizerCmd),
-    /// Import a Minecraft Java world (its folder, or one region folder) into a new or
-    /// existing world.
+    /// Import a Minecraft Java world (its folder, or one region folder) or a Bedrock world
+    /// folder into a new or existing world.
     #[command(subcommand)]
     Import(anvil::ImportCmd),
     /// Export a world to a Minecraft Java region folder or, with --world-folder, a whole Java
-    /// world folder.
+    /// world folder; or to a Bedrock world folder.
     #[command(subcommand)]
     Export(anvil::ExportCmd),
     /// Write a PNG: a top-down map of a world, or the regions of a replayed history.

@@ -850,3 +850,38 @@ fn a_full_disk_ends_the_demo_with_a_clear_error() {
         ok(&["info", s(&w)]);
     }
 }
+
+/// `import bedrock` / `export bedrock` on the Bedrock test world: resumable, verified, the
+/// export re-imports to the same counts, and misuse exits 2 with a message and nothing written.
+#[test]
+#[cfg(feature = "blockfile")]
+fn bedrock_import_export_round_trip() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bedrock/tests/data/world");
+    let a = tmp.path().join("a");
+    let first = json(&["import", "bedrock", s(&src), s(&a), "--backend", "blockfile", "--json"]);
+    assert_eq!(first["columns"], 27);
+    assert_eq!((first["entities"].as_u64(), first["block_entities"].as_u64()), (Some(6), Some(3)));
+    assert_eq!(first["damaged"], serde_json::json!([]));
+    let again = json(&["import", "bedrock", s(&src), s(&a), "--json"]);
+    assert_eq!((again["columns"].as_u64(), again["columns_skipped"].as_u64()), (Some(0), Some(27)));
+    ok(&["verify", s(&a)]);
+
+    let out = tmp.path().join("out");
+    let e = json(&["export", "bedrock", s(&a), s(&out), "--json"]);
+    assert_eq!(e["columns"], 27);
+    let err = fails(&["export", "bedrock", s(&a), s(&out)], 2);
+    assert!(err.contains("already exists"), "{err}");
+    let b = tmp.path().join("b");
+    let second = json(&["import", "bedrock", s(&out), s(&b), "--backend", "blockfile", "--json"]);
+    for k in ["columns", "chunks", "blocks", "entities", "block_entities", "world_records"] {
+        assert_eq!(second[k], first[k], "{k}");
+    }
+    // Not a Bedrock world; a world with chunks of its own needs --merge.
+    let err = fails(&["import", "bedrock", s(tmp.path()), s(&b)], 2);
+    assert!(err.contains("not a Bedrock world folder"), "{err}");
+    let demo = tmp.path().join("demo");
+    tiny_demo(&demo, "blockfile");
+    let err = fails(&["import", "bedrock", s(&src), s(&demo)], 2);
+    assert!(err.contains("--merge"), "{err}");
+}

@@ -119,8 +119,7 @@ pub fn refuse_overwrite(world: &World) -> Result<()> {
             break;
         }
     }
-    if !has_chunks || store.scan_prefix(tables::WORLD_PROPERTIES, RECORD_PREFIX)?.next().is_some()
-    {
+    if !has_chunks || store.scan_prefix(tables::WORLD_PROPERTIES, RECORD_PREFIX)?.next().is_some() {
         return Ok(());
     }
     Err(Error::Refused(
@@ -255,7 +254,11 @@ pub fn import_bedrock_world(
                 summary.block_entities += c.block_entities;
                 summary.damaged.extend(c.damaged);
                 for (y, bytes) in c.chunks {
-                    save.put_chunk(dim, ChunkPos::new(i64::from(pos.x), y, i64::from(pos.z)), bytes);
+                    save.put_chunk(
+                        dim,
+                        ChunkPos::new(i64::from(pos.x), y, i64::from(pos.z)),
+                        bytes,
+                    );
                 }
                 for (uuid, bytes) in c.entities {
                     save.put_entity(uuid, bytes);
@@ -277,7 +280,11 @@ pub fn import_bedrock_world(
         },
         |k, v| {
             world_records += 1;
-            others.put_object(tables::WORLD_PROPERTIES, [WORLD_RECORD_PREFIX, k].concat(), v.to_vec());
+            others.put_object(
+                tables::WORLD_PROPERTIES,
+                [WORLD_RECORD_PREFIX, k].concat(),
+                v.to_vec(),
+            );
             Ok(())
         },
     );
@@ -337,10 +344,11 @@ pub fn export_bedrock_world(
             bedrock_dir.display()
         )));
     }
-    let file_name = bedrock_dir.file_name().ok_or_else(|| {
-        Error::Refused(format!("{} names no folder", bedrock_dir.display()))
-    })?;
-    let tmp = bedrock_dir.with_file_name(format!(".{}.terrane-export", file_name.to_string_lossy()));
+    let file_name = bedrock_dir
+        .file_name()
+        .ok_or_else(|| Error::Refused(format!("{} names no folder", bedrock_dir.display())))?;
+    let tmp =
+        bedrock_dir.with_file_name(format!(".{}.terrane-export", file_name.to_string_lossy()));
     let _ = fs::remove_dir_all(&tmp);
     let r = export_into(world, &tmp, progress);
     match r {
@@ -363,7 +371,9 @@ fn export_into(
     let mut summary = BedrockExportSummary::default();
     let version = block_version(world)?.unwrap_or(NATIVE_BLOCK_VERSION);
     let schema = world.schema();
-    let mut columns: BTreeMap<(u64, ColumnPos), Vec<(i64, Vec<u8>)>> = BTreeMap::new();
+    // (dimension, column) → (chunk y, chunk bytes) of each stored chunk.
+    type Columns = BTreeMap<(u64, ColumnPos), Vec<(i64, Vec<u8>)>>;
+    let mut columns = Columns::new();
     for ((dim, pos), (_, bytes)) in world.tiered().all_chunks()? {
         let (Ok(x), Ok(z)) = (i32::try_from(pos.x), i32::try_from(pos.z)) else {
             return Err(Error::Refused(format!(
@@ -391,10 +401,10 @@ fn export_into(
     let mut entities: HashMap<Uuid, Vec<u8>> = HashMap::new();
     for e in world.store().scan(tables::ENTITY, KeyRange::all())? {
         let (k, o) = e?;
-        if let Ok(u) = <[u8; 16]>::try_from(k.as_slice()) {
-            if terrane_bedrock::convert::entity_id(&u).is_some() {
-                entities.insert(u, o.data);
-            }
+        if let Ok(u) = <[u8; 16]>::try_from(k.as_slice())
+            && terrane_bedrock::convert::entity_id(&u).is_some()
+        {
+            entities.insert(u, o.data);
         }
     }
     fs::create_dir_all(dir).map_err(io(dir))?;

@@ -82,7 +82,8 @@ fn a_bedrock_world_round_trips_block_for_block_with_its_layers() {
     assert_eq!((e.columns, e.entities, e.world_records), (27, 6, 3));
     assert!(out.join("db/CURRENT").is_file() && out.join("level.dat").is_file());
     // No temporary folder left beside it, and a second export refuses to overwrite.
-    let beside: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let beside: Vec<_> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(beside.len(), 2, "{beside:?}");
     assert!(bedrock::export_bedrock_world(&a, &out, &mut |_| {}).is_err());
 
@@ -93,7 +94,7 @@ fn a_bedrock_world_round_trips_block_for_block_with_its_layers() {
     let (ra, rb) = (properties(&a, b"bedrock:"), properties(&b, b"bedrock:"));
     assert_eq!(ra.keys().collect::<Vec<_>>(), rb.keys().collect::<Vec<_>>());
     for (k, v) in &ra {
-        if let Some(_) = bedrock::parse_record_key(k) {
+        if bedrock::parse_record_key(k).is_some() {
             assert_eq!(BedrockRecord::decode(v).unwrap(), BedrockRecord::decode(&rb[k]).unwrap());
         } else {
             assert_eq!(v, &rb[k], "{}", String::from_utf8_lossy(k));
@@ -106,7 +107,11 @@ fn an_import_into_a_world_with_its_own_chunks_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let mut w = new_world(&dir.path().join("w"));
     let mut save = terrane::TickSave::new();
-    save.put_chunk(0, terrane::ChunkPos::new(0, 0, 0), terrane::Chunk::new(w.air()).encode(w.schema()));
+    save.put_chunk(
+        0,
+        terrane::ChunkPos::new(0, 0, 0),
+        terrane::Chunk::new(w.air()).encode(w.schema()),
+    );
     w.save_tick(1, save).unwrap();
     let e = bedrock::refuse_overwrite(&w).unwrap_err();
     assert!(e.to_string().contains("--merge"), "{e}");
@@ -118,9 +123,13 @@ fn an_import_into_a_world_with_its_own_chunks_is_refused() {
 /// The Python of a virtual environment with amulet-core, which `cargo xtask test` installs.
 fn amulet_python() -> PathBuf {
     let p = std::env::var_os("TERRANE_AMULET_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/terrane/amulet-venv/bin/python")
+        PathBuf::from(std::env::var("HOME").unwrap_or_default())
+            .join(".cache/terrane/amulet-venv/bin/python")
     });
-    let ok = Command::new(&p).args(["-c", "import amulet, leveldb"]).output().is_ok_and(|o| o.status.success());
+    let ok = Command::new(&p)
+        .args(["-c", "import amulet, leveldb"])
+        .output()
+        .is_ok_and(|o| o.status.success());
     assert!(
         ok,
         "amulet-core is not installed at {}: run `cargo xtask test` (it installs it), or \
