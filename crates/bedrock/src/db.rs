@@ -126,6 +126,7 @@ impl ReadDb {
                     .map_err(|e| Error::Io { path: from.clone(), source: e })?;
             }
         }
+        crate::table_check::check_tables(&copy)?;
         let db = DB::open(&copy, options(false)).map_err(db_error(db_dir))?;
         Ok(ReadDb { db, _copy: guard })
     }

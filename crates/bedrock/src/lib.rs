@@ -70,6 +70,7 @@ mod level_dat;
 pub mod names;
 pub mod read;
 pub mod subchunk;
+pub mod table_check;
 
 pub use convert::{BedrockRecord, ConvertedColumn};
 pub use error::{Error, Result};
