@@ -18,6 +18,7 @@
 //! | [`distance`] | terrane-distance | the distance graph for nearest-first generation |
 //! | [`snapshot`] | terrane-snapshot | arena snapshots, budgeted restore, Sponge schematics |
 //! | [`anvil`] | terrane-anvil | Minecraft Java Edition region files in and out |
+//! | [`bedrock::format`] | terrane-bedrock | Minecraft Bedrock Edition LevelDB worlds in and out |
 //!
 //! On top of them, [`World`] composes one world directory: the object store (embedded
 //! RocksDB by default), the [tiered chunk store](cluster::TieredStore), a
@@ -29,8 +30,9 @@
 //!
 //! [`java`] brings whole Minecraft Java worlds (`level.dat`, the Overworld, the Nether and the
 //! End) or single region folders in and out of a [`World`], through terrane-anvil's
-//! converter. [`schem`] carries Sponge schematic block entities in and out of chunks by
-//! terrane-anvil's block-entity component convention.
+//! converter; [`bedrock`] does the same for Bedrock world folders through terrane-bedrock
+//! (re-exported as [`bedrock::format`]). [`schem`] carries Sponge schematic block entities in
+//! and out of chunks by terrane-anvil's block-entity component convention.
 //!
 //! The World is thin glue: the logic lives in the member crates, and everything it holds is
 //! reachable ([`World::tiered`], [`World::regionizer`], [`World::distance`], [`World::store`])
