@@ -3,7 +3,7 @@
 //! - each decoded sub-chunk becomes one 16³ [`Chunk`] at chunk y = its `y` index: storage 0
 //!   is layer 0, storage `n` is extra layer `n` of the cells where it (or a higher storage)
 //!   holds something other than air; block states are registered by their
-//!   [`state_name`](crate::names::state_name);
+//!   [`state_name`];
 //! - each entity of the column's `digp` list becomes an entity record (its 8-byte unique id
 //!   after the 8 bytes `bedrock\0`, its NBT as stored) referenced by the chunk its `Pos`
 //!   falls in, when the column has that chunk;

@@ -1,5 +1,5 @@
 //! Minecraft Bedrock Edition worlds in and out of a [`World`], through terrane-bedrock
-//! ([`format`]): a world folder's `level.dat`, `levelname.txt` and `db/`.
+//! ([`format`](mod@format)): a world folder's `level.dat`, `levelname.txt` and `db/`.
 //!
 //! Bedrock's Overworld, Nether and End become terrane dimensions 0, 1 and 2 (as Java's do).
 //! What terrane keeps besides the chunks and entities (`docs/format/world-dir.md`, "Keys the
