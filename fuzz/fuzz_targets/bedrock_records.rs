@@ -1,4 +1,4 @@
-//! Bedrock's other decoders of outside bytes: the LevelDB table check, `level.dat`, keys,
+//! Bedrock's other decoders of outside bytes: the LevelDB table and log checks, `level.dat`, keys,
 //! column records and block-state names. The first byte picks one; none panics, and what
 //! parses round-trips.
 #![no_main]
@@ -6,13 +6,15 @@
 use libfuzzer_sys::fuzz_target;
 use terrane_bedrock::key::DbKey;
 use terrane_bedrock::names::{parse_state_name, state_name};
+use terrane_bedrock::log_check::check_log;
 use terrane_bedrock::table_check::check_table;
 use terrane_bedrock::{BedrockRecord, LevelDat};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&which, rest)) = data.split_first() else { return };
-    match which % 5 {
+    match which % 6 {
         0 => drop(check_table(rest)),
+        5 => drop(check_log(rest)),
         1 => drop(LevelDat::parse(rest)),
         2 => drop(DbKey::parse(rest)),
         3 => {
@@ -20,12 +22,13 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(BedrockRecord::decode(&r.encode()).expect("re-encoded"), r);
             }
         }
-        _ => {
+        4 => {
             let Ok(s) = std::str::from_utf8(rest) else { return };
             if let Ok(c) = parse_state_name(s, 7) {
                 let n = state_name(&c, 7);
                 assert_eq!(parse_state_name(&n, 7).expect("a written name parses"), c);
             }
         }
+        _ => unreachable!(),
     }
 });

@@ -98,6 +98,7 @@ impl Drop for TempDir {
 /// folder (removed when dropped).
 pub struct ReadDb {
     db: DB,
+    notes: Vec<String>,
     _copy: TempDir,
 }
 
@@ -127,8 +128,15 @@ impl ReadDb {
             }
         }
         crate::table_check::check_tables(&copy)?;
+        let notes = check_logs(&copy)?;
         let db = DB::open(&copy, options(false)).map_err(db_error(db_dir))?;
-        Ok(ReadDb { db, _copy: guard })
+        Ok(ReadDb { db, notes, _copy: guard })
+    }
+
+    /// What the checks found and tolerated (a log ending inside its last write), one line
+    /// each, for the import's report.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// Every live key and value, in key order (the newest entry per key; deleted keys are
@@ -154,6 +162,36 @@ impl ReadDb {
     pub fn get(&mut self, key: &[u8]) -> Option<Vec<u8>> {
         self.db.get(key).map(|b| b.to_vec())
     }
+}
+
+/// Checks every log of a database folder ([`crate::log_check`]); returns a note per torn tail.
+fn check_logs(dir: &Path) -> Result<Vec<String>> {
+    let io = |e| Error::Io { path: dir.to_path_buf(), source: e };
+    let mut notes = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(io)? {
+        let path = e.map_err(io)?.path();
+        if path.extension().is_none_or(|x| x != "log") {
+            continue;
+        }
+        let bytes =
+            std::fs::read(&path).map_err(|e| Error::Io { path: path.clone(), source: e })?;
+        let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        match crate::log_check::check_log(&bytes) {
+            Ok(crate::log_check::LogEnd::Clean) => {}
+            Ok(crate::log_check::LogEnd::Torn { at }) => notes.push(format!(
+                "db/{name}: the log ends inside a write (from byte {at} of {}): the game stopped \
+                 while writing it; that incomplete write is left out",
+                bytes.len()
+            )),
+            Err(why) => {
+                return Err(Error::Db {
+                    path,
+                    message: format!("damaged log: {why}; the writes after it cannot be read"),
+                });
+            }
+        }
+    }
+    Ok(notes)
 }
 
 /// A new Bedrock database being written (raw-deflate tables, as Bedrock writes them).
@@ -210,4 +248,18 @@ impl WriteDb {
         }
         std::fs::File::open(&self.path).and_then(|d| d.sync_all()).map_err(io)
     }
+}
+
+/// Writes `records` into a new database at `db_dir` and leaves them in its log, as a world
+/// whose game stopped before LevelDB compacted it (for tests of damaged logs).
+#[doc(hidden)]
+pub fn write_log_only(db_dir: &Path, records: &[(Vec<u8>, Vec<u8>)]) -> Result<()> {
+    let mut w = WriteDb::create(db_dir)?;
+    for (k, v) in records {
+        w.batch.put(k, v);
+    }
+    w.write_batch()?;
+    let e = db_error(db_dir);
+    w.db.flush().map_err(&e)?;
+    w.db.close().map_err(&e)
 }

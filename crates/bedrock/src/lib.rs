@@ -67,6 +67,7 @@ pub mod db;
 mod error;
 pub mod key;
 mod level_dat;
+pub mod log_check;
 pub mod names;
 pub mod read;
 pub mod subchunk;

@@ -203,6 +203,7 @@ pub fn import_bedrock_world(
     world.save_tick(tick, save)?;
 
     let mut db = ReadDb::open(&db_path)?;
+    summary.damaged.extend(db.notes().iter().cloned());
     let mut version = block_version(world)?;
     let mut schema = world.schema().clone();
     let mut others = TickSave::new();
