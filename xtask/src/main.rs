@@ -31,6 +31,10 @@ Tasks:
                           the SIGKILL crash harnesses: N kills per backend, N/5 rounds of
                           three game servers on one PostgreSQL world (FILTER: test names)
   demo [DIR]              check prerequisites, then run the main job (`terrane demo`)
+  soak --minutes N [DIR] [--backend B]
+                          the demo's world under continuous play for N minutes: tick-save
+                          p50/p99/max and resident memory per minute; fails when memory grows
+                          or the p99 does (docs/RELIABILITY.md, Soak)
   prereqs                 only check (and install, when possible) the system prerequisites
 ";
 
@@ -50,6 +54,7 @@ fn main() -> ExitCode {
         "fuzz" => fuzz::task(rest),
         "crash" => crash(rest),
         "demo" => demo(rest),
+        "soak" => soak(rest),
         "prereqs" => prereqs(),
         "help" | "--help" | "-h" => {
             print!("{HELP}");
@@ -277,6 +282,26 @@ fn demo(rest: &[String]) -> Result {
         cmd.arg("--force");
     }
     run(&mut cmd)
+}
+
+/// `cargo xtask soak`: `terrane demo --minutes N` in release, on DIR or on a world under the
+/// target directory; fails when the soak goal is not met (the command's exit status).
+fn soak(rest: &[String]) -> Result {
+    known_flags(rest, &["--minutes", "--backend"], &[])?;
+    let minutes = flag_value(rest, "--minutes").ok_or_else(|| usage("soak needs --minutes N"))?;
+    if minutes.parse::<f64>().map_or(true, |m| m.is_nan() || m <= 0.0) {
+        return Err(usage(format!("--minutes {minutes}: give a positive number")));
+    }
+    // Every argument goes to `terrane demo`; a directory only when none was given.
+    let mut args = rest.to_vec();
+    let has_dir = rest.iter().enumerate().any(|(i, a)| {
+        !a.starts_with("--")
+            && (i == 0 || !matches!(rest[i - 1].as_str(), "--minutes" | "--backend"))
+    });
+    if !has_dir {
+        args.push(rocksdb::target_dir()?.join("terrane-soak-world").display().to_string());
+    }
+    demo(&args)
 }
 
 /// The value after `name` in `args`, if any.

@@ -84,6 +84,15 @@ pub struct DemoArgs {
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Soak: play for this many minutes of wall time instead of --ticks, damaging and
+    /// restoring the arena again every 200 ticks; the summary adds a row per minute
+    /// (tick-save p50 / p99 / max, resident memory, restores) and the soak goal's verdict
+    /// (flat memory, a p99 that does not grow). `cargo xtask soak` runs it.
+    #[arg(long, value_name = "MINUTES", help_heading = "Soak")]
+    pub minutes: Option<f64>,
+    /// Seconds per soak row (default 60: one row a minute).
+    #[arg(long, default_value_t = 60.0, hide = true)]
+    pub soak_row_seconds: f64,
     /// Run as server N of a world shared by --servers game servers (needs --store): each
     /// leases its areas, saves fenced by them and hands walkers off to the others.
     #[arg(long, value_name = "N", help_heading = "Shared world")]
@@ -260,6 +269,11 @@ pub struct Summary {
     pub restore_max_tick_ms: f64,
     pub restore_budget_ms: f64,
     pub restore_exact: bool,
+    /// With --minutes: a row per minute, and the verdict.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub soak: Vec<crate::soak::SoakRow>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub soak_verdict: Option<crate::soak::SoakVerdict>,
 }
 
 /// A generated column and its encoded chunks.
@@ -517,8 +531,13 @@ struct Sim<'a> {
     entity_chunk: HashMap<Uuid, ChunkPos>,
     /// State of the players' random turns.
     rng: u64,
+    /// With --minutes: the per-minute recorder.
+    soak: Option<crate::soak::SoakRecorder>,
     summary: Summary,
 }
+
+/// Ticks between the end of a restore and the next damage, in a soak.
+const SOAK_ARENA_EVERY: u64 = 200;
 
 /// The arena: captured, damaged, then restored through the queue under the tick budget.
 struct Arena {
@@ -669,6 +688,11 @@ impl<'a> Sim<'a> {
             loaded_cols: HashMap::new(),
             entity_chunk: HashMap::new(),
             rng: args.seed,
+            soak: args.minutes.map(|_| {
+                crate::soak::SoakRecorder::new(Duration::from_secs_f64(
+                    args.soak_row_seconds.max(0.1),
+                ))
+            }),
             summary,
         })
     }
@@ -707,6 +731,9 @@ impl<'a> Sim<'a> {
             self.save_tick(save)?;
 
             self.sample_and_maintain()?;
+            if let Some(soak) = &mut self.soak {
+                soak.tick(&self.save_nanos);
+            }
             if self.progress()? {
                 break;
             }
@@ -1001,6 +1028,12 @@ impl<'a> Sim<'a> {
                 && arena_positions(arena.bounds).all(|p| again.block(p) == snap.block(p));
             s.restore_blocks_written = arena.restore_written.load(Ordering::Relaxed);
             tracing::info!(tick, ticks = tick + 1 - arena.restore_first_tick, "arena restored");
+            if let Some(soak) = &mut self.soak {
+                // Continuous play: the arena is damaged again a while later.
+                soak.restored(s.restore_exact);
+                arena.damage_tick = tick - self.first_tick + SOAK_ARENA_EVERY;
+                arena.restore_done.store(false, Ordering::Relaxed);
+            }
         }
         Ok(())
     }
@@ -1047,6 +1080,12 @@ impl<'a> Sim<'a> {
     /// pre-generated, the arena restored), and fails when it runs far too long.
     fn progress(&self) -> Result<bool, Fail> {
         let ran = self.tick + 1 - self.first_tick;
+        if let (Some(soak), Some(minutes)) = (&self.soak, self.args.minutes) {
+            // A soak ends on time, between two arena cycles.
+            return Ok(
+                soak.elapsed().as_secs_f64() >= minutes * 60.0 && !self.arena.restore_pending
+            );
+        }
         if ran <= self.args.ticks {
             self.tick_bar.set_position(ran);
         }
@@ -1114,6 +1153,10 @@ impl<'a> Sim<'a> {
     /// Flushes the region history; returns the summary, with the wall time so far.
     fn finish(mut self, started: Instant) -> Result<Summary, Fail> {
         self.region_log.flush().map_err(|e| Fail::io(&self.args.dir, e))?;
+        if let Some(soak) = self.soak.take() {
+            self.summary.soak_verdict = Some(crate::soak::verdict(&soak.rows));
+            self.summary.soak = soak.rows;
+        }
         self.summary.wall_seconds = started.elapsed().as_secs_f64();
         Ok(self.summary)
     }
@@ -1207,6 +1250,9 @@ pub fn print_human(s: &Summary) {
         s.restore_budget_ms,
         if s.restore_exact { "identical to the snapshot" } else { "NOT identical" }
     );
+    if let Some(v) = &s.soak_verdict {
+        crate::soak::print_table(&s.soak, v);
+    }
     outln!();
     outln!(
         "next: terrane info {0} | terrane verify {0} | terrane render --world {0} --regions map.png",

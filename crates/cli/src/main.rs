@@ -19,6 +19,7 @@ mod commands;
 mod demo;
 mod demo_shared;
 mod render;
+mod soak;
 mod terrain;
 
 use std::fmt;
@@ -273,6 +274,17 @@ fn run(cli: Cli) -> Result<(), Fail> {
                 return Err(Fail::other(
                     "the demo's arena restore did not finish identical to its snapshot",
                 ));
+            }
+            if let Some(v) = s.soak_verdict.as_ref().filter(|v| !v.goal_met) {
+                return Err(Fail::other(format!(
+                    "the soak goal was not met: memory x{:.3} (goal <= {}), tick-save p99 x{:.2} \
+                     (goal <= {}), restores {} (a soak needs four minutes or more to be judged)",
+                    v.memory_growth,
+                    soak::MAX_MEMORY_GROWTH,
+                    v.p99_growth,
+                    soak::MAX_P99_GROWTH,
+                    if v.restores_exact { "exact" } else { "NOT all exact" }
+                )));
             }
             Ok(())
         }

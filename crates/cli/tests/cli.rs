@@ -885,3 +885,39 @@ fn bedrock_import_export_round_trip() {
     let err = fails(&["import", "bedrock", s(&src), s(&demo)], 2);
     assert!(err.contains("--merge"), "{err}");
 }
+
+/// `demo --minutes`: the soak runs on the clock, restores the arena again and again, and
+/// reports a row per interval (here a second) and the verdict; a missed goal is exit 1 with a
+/// message naming the goal, the table still printed.
+#[test]
+#[cfg(feature = "blockfile")]
+fn a_short_soak_reports_rows_and_a_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let w = tmp.path().join("soak");
+    let o = run(&[
+        "demo", s(&w), "--backend", "blockfile", "--minutes", "0.1", "--soak-row-seconds", "1",
+        "--tps", "200", "--players", "2", "--view", "1", "--walk", "64", "--pregen-radius", "3",
+        "--pregen-threads", "1", "--workers", "1", "--arena", "8", "--region-work-us", "200",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON summary");
+    let rows = v["soak"].as_array().expect("soak rows");
+    assert!(rows.len() >= 5, "{rows:?}");
+    for r in rows {
+        assert!(r["ticks"].as_u64().unwrap() > 0 && r["rss_mib"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["save_p99_ms"].as_f64().unwrap() >= r["save_p50_ms"].as_f64().unwrap(), "{r}");
+    }
+    let restores: u64 = rows.iter().map(|r| r["restores"].as_u64().unwrap()).sum();
+    let exact: u64 = rows.iter().map(|r| r["restores_exact"].as_u64().unwrap()).sum();
+    assert!(restores >= 2 && exact == restores, "{restores} restores, {exact} exact");
+    let verdict = &v["soak_verdict"];
+    match o.status.code() {
+        Some(0) => assert_eq!(verdict["goal_met"], true),
+        Some(1) => {
+            assert_eq!(verdict["goal_met"], false);
+            assert!(String::from_utf8_lossy(&o.stderr).contains("soak goal was not met"));
+        }
+        other => panic!("exit {other:?}: {}", String::from_utf8_lossy(&o.stderr)),
+    }
+    ok(&["verify", s(&w)]);
+}

@@ -1,0 +1,234 @@
+//! `terrane demo --minutes N`: the demo's world under continuous play, measured per minute
+//! (tick-save latency percentiles, resident memory, arena restores), and the verdict of the
+//! soak goal (docs/RELIABILITY.md, "Soak").
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+/// One row of the soak table: the ticks of one interval (a minute unless told otherwise).
+#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+pub struct SoakRow {
+    /// 1-based interval number.
+    pub minute: usize,
+    /// Ticks run in the interval.
+    pub ticks: u64,
+    /// Tick-save latency, milliseconds: median, 99th percentile, maximum.
+    pub save_p50_ms: f64,
+    pub save_p99_ms: f64,
+    pub save_max_ms: f64,
+    /// Resident memory at the interval's end (VmRSS), MiB; 0 where /proc is missing.
+    pub rss_mib: f64,
+    /// Arena restores finished in the interval, and how many ended identical to the snapshot.
+    pub restores: u64,
+    pub restores_exact: u64,
+}
+
+/// The soak goal, judged on the rows after the first (warm-up: the pre-generator, caches and
+/// the first maintenance passes).
+#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+pub struct SoakVerdict {
+    /// Largest resident memory of the steady rows over the first steady row's.
+    pub memory_growth: f64,
+    /// Median tick-save p99 of the last third of the steady rows over the first third's.
+    pub p99_growth: f64,
+    /// Every arena restore ended identical to its snapshot.
+    pub restores_exact: bool,
+    /// Memory growth at most [`MAX_MEMORY_GROWTH`], p99 growth at most [`MAX_P99_GROWTH`],
+    /// every restore exact, and at least three steady rows to judge by.
+    pub goal_met: bool,
+}
+
+/// Memory is flat when the steady rows stay within 10 % of the first.
+pub const MAX_MEMORY_GROWTH: f64 = 1.10;
+/// The p99 does not grow when the last third's is within 1.5× the first third's (the machines
+/// are shared: a factor, not a few per cent).
+pub const MAX_P99_GROWTH: f64 = 1.5;
+
+/// Resident memory of this process, MiB (Linux `/proc/self/status`), 0 elsewhere.
+pub fn rss_mib() -> f64 {
+    let Ok(s) = std::fs::read_to_string("/proc/self/status") else { return 0.0 };
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// The `q`-quantile (0..=1) of sorted values, nearest rank; 0 for none.
+fn quantile(sorted: &[u64], q: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() { 0.0 } else { v[v.len() / 2] }
+}
+
+/// Collects the rows as the demo runs.
+pub struct SoakRecorder {
+    start: Instant,
+    interval: Duration,
+    /// Index into the demo's save timings where the current interval starts.
+    saves_from: usize,
+    ticks: u64,
+    restores: u64,
+    restores_exact: u64,
+    /// The rows so far.
+    pub rows: Vec<SoakRow>,
+}
+
+impl SoakRecorder {
+    /// A recorder starting now, one row per `interval`.
+    pub fn new(interval: Duration) -> Self {
+        SoakRecorder {
+            start: Instant::now(),
+            interval,
+            saves_from: 0,
+            ticks: 0,
+            restores: 0,
+            restores_exact: 0,
+            rows: Vec::new(),
+        }
+    }
+
+    /// Time since the soak started.
+    pub fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    /// A restore finished (`exact`: identical to its snapshot).
+    pub fn restored(&mut self, exact: bool) {
+        self.restores += 1;
+        self.restores_exact += u64::from(exact);
+    }
+
+    /// After each tick: closes the interval when its time is up. `save_nanos` is the demo's
+    /// list of every tick's save time.
+    pub fn tick(&mut self, save_nanos: &[u64]) {
+        self.ticks += 1;
+        let due = self.interval * (self.rows.len() as u32 + 1);
+        if self.start.elapsed() >= due {
+            self.close(save_nanos);
+        }
+    }
+
+    fn close(&mut self, save_nanos: &[u64]) {
+        let mut v = save_nanos[self.saves_from.min(save_nanos.len())..].to_vec();
+        v.sort_unstable();
+        let ms = |n: u64| n as f64 / 1e6;
+        self.rows.push(SoakRow {
+            minute: self.rows.len() + 1,
+            ticks: self.ticks,
+            save_p50_ms: ms(quantile(&v, 0.50)),
+            save_p99_ms: ms(quantile(&v, 0.99)),
+            save_max_ms: ms(v.last().copied().unwrap_or(0)),
+            rss_mib: rss_mib(),
+            restores: self.restores,
+            restores_exact: self.restores_exact,
+        });
+        self.saves_from = save_nanos.len();
+        self.ticks = 0;
+        self.restores = 0;
+        self.restores_exact = 0;
+    }
+}
+
+/// Judges the rows (see [`SoakVerdict`]).
+pub fn verdict(rows: &[SoakRow]) -> SoakVerdict {
+    let steady = rows.get(1..).unwrap_or(&[]);
+    let restores_exact = rows.iter().all(|r| r.restores == r.restores_exact);
+    if steady.len() < 3 {
+        return SoakVerdict { restores_exact, ..SoakVerdict::default() };
+    }
+    let first_rss = steady[0].rss_mib.max(f64::MIN_POSITIVE);
+    let memory_growth = steady.iter().map(|r| r.rss_mib).fold(0.0, f64::max) / first_rss;
+    let third = (steady.len() / 3).max(1);
+    let p99 = |rows: &[SoakRow]| median(rows.iter().map(|r| r.save_p99_ms).collect());
+    let p99_growth = p99(&steady[steady.len() - third..]) / p99(&steady[..third]).max(1e-9);
+    SoakVerdict {
+        memory_growth,
+        p99_growth,
+        restores_exact,
+        goal_met: memory_growth <= MAX_MEMORY_GROWTH
+            && p99_growth <= MAX_P99_GROWTH
+            && restores_exact,
+    }
+}
+
+/// Prints the rows and the verdict for people.
+pub fn print_table(rows: &[SoakRow], v: &SoakVerdict) {
+    outln!("soak (a row per minute; the first is the warm-up)");
+    outln!("  minute   ticks   save p50    p99      max   RSS MiB  restores");
+    for r in rows {
+        outln!(
+            "  {:6} {:7} {:8.2} {:8.2} {:8.2} {:9.1}  {}/{}",
+            r.minute,
+            r.ticks,
+            r.save_p50_ms,
+            r.save_p99_ms,
+            r.save_max_ms,
+            r.rss_mib,
+            r.restores_exact,
+            r.restores
+        );
+    }
+    if rows.len() < 4 {
+        outln!("  verdict: too short to judge (needs four rows: the warm-up and three more)");
+    } else {
+        outln!(
+            "  verdict: memory x{:.3} (goal <= {MAX_MEMORY_GROWTH}), p99 x{:.2} (goal <= {MAX_P99_GROWTH}), restores {}: goal {}",
+            v.memory_growth,
+            v.p99_growth,
+            if v.restores_exact { "all exact" } else { "NOT all exact" },
+            if v.goal_met { "met" } else { "NOT met" }
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(minute: usize, p99: f64, rss: f64) -> SoakRow {
+        SoakRow { minute, save_p99_ms: p99, rss_mib: rss, ..SoakRow::default() }
+    }
+
+    #[test]
+    fn the_verdict_sees_growing_memory_and_latency_and_skips_the_warm_up() {
+        // Warm-up row (large) ignored; flat after it.
+        let flat: Vec<SoakRow> =
+            [(9.0, 500.0), (2.0, 100.0), (2.2, 104.0), (1.9, 103.0), (2.1, 105.0)]
+                .iter()
+                .enumerate()
+                .map(|(i, &(p, m))| row(i + 1, p, m))
+                .collect();
+        let v = verdict(&flat);
+        assert!(v.goal_met, "{v:?}");
+        assert!((v.memory_growth - 1.05).abs() < 1e-9, "{v:?}");
+        // A leak: 10 % more per row.
+        let leak: Vec<SoakRow> =
+            (0..8).map(|i| row(i + 1, 2.0, 100.0 * 1.1f64.powi(i as i32))).collect();
+        assert!(!verdict(&leak).goal_met);
+        // A p99 that doubles.
+        let slow: Vec<SoakRow> = (0..7).map(|i| row(i + 1, 1.0 + i as f64, 100.0)).collect();
+        let v = verdict(&slow);
+        assert!(v.p99_growth > 2.0 && !v.goal_met, "{v:?}");
+        // Too short to judge; a restore that was not exact fails the goal.
+        assert!(!verdict(&flat[..3]).goal_met);
+        let mut bad = flat.clone();
+        bad[2].restores = 1;
+        assert!(!verdict(&bad).goal_met);
+    }
+
+    #[test]
+    fn quantiles_are_nearest_rank() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!((quantile(&v, 0.5), quantile(&v, 0.99), quantile(&v, 1.0)), (50, 99, 100));
+        assert_eq!(quantile(&[], 0.5), 0);
+        assert!(rss_mib() > 0.0, "Linux has /proc/self/status");
+    }
+}
