@@ -25,11 +25,15 @@ pub struct SoakRow {
 }
 
 /// The soak goal, judged on the rows after the first (warm-up: the pre-generator, caches and
-/// the first maintenance passes).
+/// the first maintenance passes) by their trend, first third against last third: resident
+/// memory swings by ±10 % from minute to minute (allocator, RocksDB's memtables), so a row
+/// against a row would judge the noise.
 #[derive(Serialize, Debug, Clone, Default, PartialEq)]
 pub struct SoakVerdict {
-    /// Largest resident memory of the steady rows over the first steady row's.
+    /// Median resident memory of the last third of the steady rows over the first third's.
     pub memory_growth: f64,
+    /// Least-squares slope of resident memory over the steady rows, MiB per row (minute).
+    pub memory_slope_mib: f64,
     /// Median tick-save p99 of the last third of the steady rows over the first third's.
     pub p99_growth: f64,
     /// Every arena restore ended identical to its snapshot.
@@ -39,7 +43,7 @@ pub struct SoakVerdict {
     pub goal_met: bool,
 }
 
-/// Memory is flat when the steady rows stay within 10 % of the first.
+/// Memory is flat when the last third's median stays within 10 % of the first third's.
 pub const MAX_MEMORY_GROWTH: f64 = 1.10;
 /// The p99 does not grow when the last third's is within 1.5× the first third's (the machines
 /// are shared: a factor, not a few per cent).
@@ -144,13 +148,23 @@ pub fn verdict(rows: &[SoakRow]) -> SoakVerdict {
     if steady.len() < 3 {
         return SoakVerdict { restores_exact, ..SoakVerdict::default() };
     }
-    let first_rss = steady[0].rss_mib.max(f64::MIN_POSITIVE);
-    let memory_growth = steady.iter().map(|r| r.rss_mib).fold(0.0, f64::max) / first_rss;
     let third = (steady.len() / 3).max(1);
+    let (first, last) = (&steady[..third], &steady[steady.len() - third..]);
+    let rss = |rows: &[SoakRow]| median(rows.iter().map(|r| r.rss_mib).collect());
+    let memory_growth = rss(last) / rss(first).max(f64::MIN_POSITIVE);
     let p99 = |rows: &[SoakRow]| median(rows.iter().map(|r| r.save_p99_ms).collect());
-    let p99_growth = p99(&steady[steady.len() - third..]) / p99(&steady[..third]).max(1e-9);
+    let p99_growth = p99(last) / p99(first).max(1e-9);
+    let n = steady.len() as f64;
+    let mx = (n - 1.0) / 2.0;
+    let my = steady.iter().map(|r| r.rss_mib).sum::<f64>() / n;
+    let (mut sxy, mut sxx) = (0.0, 0.0);
+    for (i, r) in steady.iter().enumerate() {
+        sxy += (i as f64 - mx) * (r.rss_mib - my);
+        sxx += (i as f64 - mx) * (i as f64 - mx);
+    }
     SoakVerdict {
         memory_growth,
+        memory_slope_mib: sxy / sxx.max(f64::MIN_POSITIVE),
         p99_growth,
         restores_exact,
         goal_met: memory_growth <= MAX_MEMORY_GROWTH
@@ -180,8 +194,9 @@ pub fn print_table(rows: &[SoakRow], v: &SoakVerdict) {
         outln!("  verdict: too short to judge (needs four rows: the warm-up and three more)");
     } else {
         outln!(
-            "  verdict: memory x{:.3} (goal <= {MAX_MEMORY_GROWTH}), p99 x{:.2} (goal <= {MAX_P99_GROWTH}), restores {}: goal {}",
+            "  verdict: memory x{:.3} (goal <= {MAX_MEMORY_GROWTH}; trend {:+.2} MiB/minute), p99 x{:.2} (goal <= {MAX_P99_GROWTH}), restores {}: goal {}",
             v.memory_growth,
+            v.memory_slope_mib,
             v.p99_growth,
             if v.restores_exact { "all exact" } else { "NOT all exact" },
             if v.goal_met { "met" } else { "NOT met" }
@@ -208,7 +223,15 @@ mod tests {
                 .collect();
         let v = verdict(&flat);
         assert!(v.goal_met, "{v:?}");
-        assert!((v.memory_growth - 1.05).abs() < 1e-9, "{v:?}");
+        assert!((v.memory_growth - 105.0 / 100.0).abs() < 1e-9, "{v:?}");
+        assert!((v.memory_slope_mib - 1.4).abs() < 1e-9, "{v:?}");
+        // Noise without a trend: one row 30 % up is not growth.
+        let noisy: Vec<SoakRow> = [100.0, 100.0, 130.0, 99.0, 101.0, 100.0, 98.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &m)| row(i + 1, 2.0, m))
+            .collect();
+        assert!(verdict(&noisy).goal_met, "{:?}", verdict(&noisy));
         // A leak: 10 % more per row.
         let leak: Vec<SoakRow> =
             (0..8).map(|i| row(i + 1, 2.0, 100.0 * 1.1f64.powi(i as i32))).collect();

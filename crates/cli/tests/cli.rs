@@ -55,35 +55,36 @@ fn tiny_demo(dir: &Path, backend: &str) -> serde_json::Value {
     tiny_demo_at(&[s(dir), "--backend", backend])
 }
 
+/// The flags of a small, fast demo (besides its ticks or minutes).
+const TINY: [&str; 20] = [
+    "--tps",
+    "200",
+    "--players",
+    "2",
+    "--view",
+    "1",
+    "--walk",
+    "64",
+    "--speed",
+    "2",
+    "--pregen-radius",
+    "3",
+    "--pregen-threads",
+    "1",
+    "--workers",
+    "1",
+    "--arena",
+    "8",
+    "--region-work-us",
+    "200",
+];
+
 /// A small demo at `location` (a directory and its backend, or `--store CONNECTION`).
 fn tiny_demo_at(location: &[&str]) -> serde_json::Value {
     let mut args = vec!["demo"];
     args.extend(location);
-    args.extend([
-        "--ticks",
-        "12",
-        "--tps",
-        "200",
-        "--players",
-        "2",
-        "--view",
-        "1",
-        "--walk",
-        "64",
-        "--speed",
-        "2",
-        "--pregen-radius",
-        "3",
-        "--pregen-threads",
-        "1",
-        "--workers",
-        "1",
-        "--arena",
-        "8",
-        "--region-work-us",
-        "200",
-        "--json",
-    ]);
+    args.extend(["--ticks", "12", "--json"]);
+    args.extend(TINY);
     json(&args)
 }
 
@@ -894,12 +895,10 @@ fn bedrock_import_export_round_trip() {
 fn a_short_soak_reports_rows_and_a_verdict() {
     let tmp = tempfile::tempdir().unwrap();
     let w = tmp.path().join("soak");
-    let o = run(&[
-        "demo", s(&w), "--backend", "blockfile", "--minutes", "0.1", "--soak-row-seconds", "1",
-        "--tps", "200", "--players", "2", "--view", "1", "--walk", "64", "--pregen-radius", "3",
-        "--pregen-threads", "1", "--workers", "1", "--arena", "8", "--region-work-us", "200",
-        "--json",
-    ]);
+    let mut args = vec!["demo", s(&w), "--backend", "blockfile", "--minutes", "0.1"];
+    args.extend(["--soak-row-seconds", "1", "--json"]);
+    args.extend(TINY);
+    let o = run(&args);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON summary");
     let rows = v["soak"].as_array().expect("soak rows");
     assert!(rows.len() >= 5, "{rows:?}");

@@ -44,7 +44,7 @@ use terrane_bedrock::key::BedrockColumnPos;
 use terrane_bedrock::read::{db_dir, read_db};
 use terrane_bedrock::{BedrockRecord, LevelDat};
 use terrane_chunk::Uuid;
-use terrane_section::{ChunkPos, ColumnPos, morton};
+use terrane_section::{ChunkPos, ColumnPos};
 use terrane_store::{KeyRange, tables};
 
 use crate::error::io;
@@ -68,24 +68,12 @@ pub const NATIVE_BLOCK_VERSION: i32 = 0x0115_0003;
 /// The key of a column's record: [`RECORD_PREFIX`], the dimension (`u64` big-endian) unless
 /// 0, and the column's 2D Morton key, as `terrane::java`'s record keys.
 pub fn record_key(dim: u64, pos: ColumnPos) -> Vec<u8> {
-    let morton = morton::encode2(i64::from(pos.x), i64::from(pos.z));
-    if dim == 0 {
-        [RECORD_PREFIX, &morton].concat()
-    } else {
-        [RECORD_PREFIX, &dim.to_be_bytes(), &morton].concat()
-    }
+    crate::imported::column_record_key(RECORD_PREFIX, dim, pos)
 }
 
 /// Splits a record key into dimension and column; `None` for another key.
 pub fn parse_record_key(key: &[u8]) -> Option<(u64, ColumnPos)> {
-    let rest = key.strip_prefix(RECORD_PREFIX)?;
-    let (dim, m) = match rest.len() {
-        16 => (0, rest),
-        24 => (u64::from_be_bytes(rest[..8].try_into().ok()?), &rest[8..]),
-        _ => return None,
-    };
-    let (x, z) = morton::decode2(m.try_into().ok()?);
-    Some((dim, ColumnPos::new(i32::try_from(x).ok()?, i32::try_from(z).ok()?)))
+    crate::imported::parse_column_record_key(RECORD_PREFIX, key)
 }
 
 /// Whether `dir` is a Bedrock world folder (`db/CURRENT` is there).
@@ -111,23 +99,12 @@ pub fn block_version(world: &World) -> Result<Option<i32>> {
 /// Refuses an import into a world that holds chunks that did not come from a Bedrock import
 /// (a world with Bedrock column records is a resumed import: allowed).
 pub fn refuse_overwrite(world: &World) -> Result<()> {
-    let store = world.store();
-    let mut has_chunks = false;
-    for t in [tables::CHUNK_L0, tables::CHUNK_L1, tables::CHUNK_L2] {
-        if store.scan(t, KeyRange::all())?.next().is_some() {
-            has_chunks = true;
-            break;
-        }
-    }
-    if !has_chunks || store.scan_prefix(tables::WORLD_PROPERTIES, RECORD_PREFIX)?.next().is_some() {
-        return Ok(());
-    }
-    Err(Error::Refused(
-        "the world already holds chunks that did not come from a Bedrock import: importing \
-         would write the Bedrock world's columns over them; import into a new world, or merge \
-         explicitly (`terrane import bedrock --merge`)"
-            .into(),
-    ))
+    crate::imported::refuse_overwrite(
+        world,
+        RECORD_PREFIX,
+        "Bedrock world",
+        "terrane import bedrock",
+    )
 }
 
 /// Where an import or export is.

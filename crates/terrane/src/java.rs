@@ -44,7 +44,7 @@ use terrane_anvil::{
     ImportedColumn, Progress,
 };
 use terrane_chunk::{Chunk, ChunkView, Schema};
-use terrane_section::{ChunkPos, ColumnPos, morton};
+use terrane_section::{ChunkPos, ColumnPos};
 use terrane_store::{KeyRange, tables};
 
 use crate::error::io;
@@ -124,24 +124,12 @@ pub const NATIVE_DATA_VERSION: i32 = terrane_anvil::convert::DATA_VERSION_1_21_1
 /// dimension (`u64` big-endian), then the 2D Morton key of the column (16 bytes, keys.md).
 /// Overworld keys have no dimension part, as before dimensions were imported.
 pub fn record_key(dim: u64, pos: ColumnPos) -> Vec<u8> {
-    let morton = morton::encode2(i64::from(pos.x), i64::from(pos.z));
-    if dim == 0 {
-        [RECORD_PREFIX, &morton].concat()
-    } else {
-        [RECORD_PREFIX, &dim.to_be_bytes(), &morton].concat()
-    }
+    crate::imported::column_record_key(RECORD_PREFIX, dim, pos)
 }
 
 /// Splits a record key into dimension and column; `None` for another key.
 pub fn parse_record_key(key: &[u8]) -> Option<(u64, ColumnPos)> {
-    let rest = key.strip_prefix(RECORD_PREFIX)?;
-    let (dim, m) = match rest.len() {
-        16 => (0, rest),
-        24 => (u64::from_be_bytes(rest[..8].try_into().ok()?), &rest[8..]),
-        _ => return None,
-    };
-    let (x, z) = morton::decode2(m.try_into().ok()?);
-    Some((dim, ColumnPos::new(i32::try_from(x).ok()?, i32::try_from(z).ok()?)))
+    crate::imported::parse_column_record_key(RECORD_PREFIX, key)
 }
 
 /// Whether `dir` is a Java world folder (it holds `level.dat` or a `region` folder), as
@@ -159,23 +147,7 @@ pub fn has_region_files(dir: &Path) -> bool {
 /// columns over them without a word. A world whose chunks came from an import (it holds
 /// column records) is a resumed import: allowed.
 pub fn refuse_overwrite(world: &World) -> Result<()> {
-    let store = world.store();
-    let mut has_chunks = false;
-    for t in [tables::CHUNK_L0, tables::CHUNK_L1, tables::CHUNK_L2] {
-        if store.scan(t, KeyRange::all())?.next().is_some() {
-            has_chunks = true;
-            break;
-        }
-    }
-    if !has_chunks || store.scan_prefix(tables::WORLD_PROPERTIES, RECORD_PREFIX)?.next().is_some() {
-        return Ok(());
-    }
-    Err(Error::Refused(
-        "the world already holds chunks that did not come from an import: importing would \
-         write the Java world's columns over them; import into a new world, or merge \
-         explicitly (`terrane import anvil --merge`)"
-            .into(),
-    ))
+    crate::imported::refuse_overwrite(world, RECORD_PREFIX, "Java world", "terrane import anvil")
 }
 
 /// Imports into a [`World`]: one atomic save per column (chunks, entities, column record).

@@ -119,6 +119,7 @@
 pub mod bedrock;
 pub mod copy;
 mod error;
+mod imported;
 pub mod java;
 pub mod schem;
 pub mod shared;

@@ -1,0 +1,59 @@
+//! What `java` and `bedrock` imports share: the keys of their column records and the rule
+//! that an import does not write over a world's own chunks (`docs/format/world-dir.md`).
+
+use terrane_section::{ColumnPos, morton};
+use terrane_store::{KeyRange, tables};
+
+use crate::{Error, Result, World};
+
+/// The key of a column's record under `prefix`: then, for dimensions other than 0, the
+/// dimension (`u64` big-endian), then the 2D Morton key of the column (16 bytes, keys.md).
+/// Overworld keys have no dimension part, as before dimensions were imported.
+pub(crate) fn column_record_key(prefix: &[u8], dim: u64, pos: ColumnPos) -> Vec<u8> {
+    let morton = morton::encode2(i64::from(pos.x), i64::from(pos.z));
+    if dim == 0 {
+        [prefix, &morton].concat()
+    } else {
+        [prefix, &dim.to_be_bytes(), &morton].concat()
+    }
+}
+
+/// Splits a key made by [`column_record_key`] with `prefix`; `None` for another key.
+pub(crate) fn parse_column_record_key(prefix: &[u8], key: &[u8]) -> Option<(u64, ColumnPos)> {
+    let rest = key.strip_prefix(prefix)?;
+    let (dim, m) = match rest.len() {
+        16 => (0, rest),
+        24 => (u64::from_be_bytes(rest[..8].try_into().ok()?), &rest[8..]),
+        _ => return None,
+    };
+    let (x, z) = morton::decode2(m.try_into().ok()?);
+    Some((dim, ColumnPos::new(i32::try_from(x).ok()?, i32::try_from(z).ok()?)))
+}
+
+/// Refuses an import into a world that holds chunks of its own: the import would write its
+/// columns over them without a word. A world that holds column records under `prefix` (its
+/// chunks came from this kind of import) is a resumed import: allowed. `what` names the
+/// source ("Java world"), `command` the command whose `--merge` writes over them anyway.
+pub(crate) fn refuse_overwrite(
+    world: &World,
+    prefix: &[u8],
+    what: &str,
+    command: &str,
+) -> Result<()> {
+    let store = world.store();
+    let mut has_chunks = false;
+    for t in [tables::CHUNK_L0, tables::CHUNK_L1, tables::CHUNK_L2] {
+        if store.scan(t, KeyRange::all())?.next().is_some() {
+            has_chunks = true;
+            break;
+        }
+    }
+    if !has_chunks || store.scan_prefix(tables::WORLD_PROPERTIES, prefix)?.next().is_some() {
+        return Ok(());
+    }
+    Err(Error::Refused(format!(
+        "the world already holds chunks that did not come from an import: importing would \
+         write the {what}'s columns over them; import into a new world, or merge explicitly \
+         (`{command} --merge`)"
+    )))
+}
