@@ -119,3 +119,70 @@ fn a_full_disk_fails_the_save_loses_nothing_acknowledged_and_saving_resumes() {
         eprintln!("{backend}: {last_acked} tick saves acknowledged before the disk was full");
     }
 }
+
+/// An import that fills the disk (issue 20, point 4, "filled by ... imports"): the Java world
+/// import stops with an error that says the disk is full; the world opens read-only and
+/// verifies, and every column it recorded has all its chunks (a column is one atomic save);
+/// with space freed, the same import resumes, skips what is there and completes.
+#[test]
+fn an_import_that_fills_the_disk_stops_cleanly_and_resumes() {
+    let java = terrane_section::testdata::fixture("anvil/1.21.1");
+    // The file system's size and the ballast freed later, MiB: the whole import takes about
+    // 26 MiB as a block file (a copy of the index per unsynced save until the next sync) and
+    // 3 MiB in RocksDB.
+    for (backend, mib, ballast_mib) in [(Backend::BlockFile, 40, 28), (Backend::RocksDb, 8, 6)] {
+        let fs = Tmpfs::mount(mib * 1024);
+        let path: PathBuf = fs.path().join("w");
+        let ballast = fs.path().join("ballast");
+        std::fs::write(&ballast, vec![1u8; ballast_mib << 20]).unwrap();
+        let mut w = World::builder().backend(backend).sync_saves(false).create(&path).unwrap();
+        let options = terrane::anvil::ImportOptions::new();
+        let err = terrane::java::import_region_dir(&mut w, 0, &java, &options, &mut |_| {})
+            .expect_err("the space left beside the ballast cannot hold the region's columns");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("No space left") || msg.contains("os error 28"),
+            "{backend}: the error does not say the disk is full: {msg}"
+        );
+        drop(w);
+
+        let count = |w: &World| -> usize {
+            let mut columns = 0;
+            for e in
+                w.store().scan_prefix(terrane::tables::WORLD_PROPERTIES, b"anvil:column:").unwrap()
+            {
+                let (k, _) = e.unwrap();
+                let (_, pos) = terrane::java::parse_record_key(&k).unwrap();
+                let chunks = (-4..20)
+                    .filter(|&y| {
+                        w.get_chunk(ChunkPos::new(pos.x.into(), y, pos.z.into())).unwrap().is_some()
+                    })
+                    .count();
+                assert!(chunks > 0, "{backend}: column {pos} recorded without its chunks");
+                columns += 1;
+            }
+            columns
+        };
+        let r = World::open_read_only(&path).unwrap();
+        r.verify().unwrap();
+        let before = count(&r);
+        assert!(before > 0, "{backend}: nothing was imported before the disk was full");
+        drop(r);
+
+        std::fs::remove_file(&ballast).unwrap();
+        let mut w = World::builder().sync_saves(false).open(&path).unwrap();
+        let s = terrane::java::import_region_dir(&mut w, 0, &java, &options, &mut |_| {}).unwrap();
+        assert_eq!(
+            s.columns_skipped as usize, before,
+            "{backend}: the resumed import skips what is there"
+        );
+        w.close().unwrap();
+        let r = World::open_read_only(&path).unwrap();
+        r.verify().unwrap();
+        assert_eq!(count(&r), before + s.columns as usize);
+        eprintln!(
+            "{backend}: {before} columns before the disk was full, {} after resuming",
+            s.columns
+        );
+    }
+}
