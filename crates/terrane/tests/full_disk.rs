@@ -128,7 +128,7 @@ fn a_full_disk_fails_the_save_loses_nothing_acknowledged_and_saving_resumes() {
 fn an_import_that_fills_the_disk_stops_cleanly_and_resumes() {
     let java = terrane_section::testdata::fixture("anvil/1.21.1");
     // The file system's size and the ballast freed later, MiB: the whole import takes about
-    // 26 MiB as a block file (its freed blocks are not reused on this path: RELIABILITY.md) and
+    // 26 MiB as a block file (an object takes at least one 4 KiB block: RELIABILITY.md) and
     // 3 MiB in RocksDB.
     for (backend, mib, ballast_mib) in [(Backend::BlockFile, 40, 28), (Backend::RocksDb, 8, 6)] {
         let fs = Tmpfs::mount(mib * 1024);
