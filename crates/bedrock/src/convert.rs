@@ -326,43 +326,37 @@ pub fn terrane_to_column(
             ))
         })?;
         let chunk = Chunk::decode(bytes, schema)?;
-        let mut storages = Vec::new();
-        // Layer 0.
-        let mut index_of: HashMap<BlockId, u16> = HashMap::new();
-        let mut palette = Vec::new();
-        let mut indices = Box::new([0u16; CELLS]);
+        // One storage per layer; past layer 0, cells without that layer hold air (entry 0).
         let layers = (0..CELLS as u16).map(|i| chunk.layer_count(i)).max().unwrap_or(1);
+        let mut storages = Vec::with_capacity(layers as usize);
         for layer in 0..layers {
-            index_of.clear();
-            palette.clear();
-            if layer > 0 {
-                palette.push(air.clone());
-            }
+            let mut index_of: HashMap<BlockId, u16> = HashMap::new();
+            let mut palette = if layer > 0 { vec![air.clone()] } else { Vec::new() };
+            let mut indices = Box::new([0u16; CELLS]);
             for x in 0..16 {
                 for yy in 0..16 {
                     for z in 0..16 {
-                        let cell = cell_index(x, yy, z);
-                        let i = match chunk.get_layer(cell, layer) {
-                            Some(b) => match index_of.get(&b) {
-                                Some(&i) => i,
-                                None => {
-                                    let i = u16::try_from(palette.len()).map_err(|_| {
-                                        Error::SubChunk(
-                                            "more than 65,536 block states in one chunk".into(),
-                                        )
-                                    })?;
-                                    palette.push(entry(b)?);
-                                    index_of.insert(b, i);
-                                    i
-                                }
-                            },
-                            None => 0,
+                        let Some(b) = chunk.get_layer(cell_index(x, yy, z), layer) else {
+                            continue;
+                        };
+                        let i = match index_of.get(&b) {
+                            Some(&i) => i,
+                            None => {
+                                let i = u16::try_from(palette.len()).map_err(|_| {
+                                    Error::SubChunk(
+                                        "more than 65,536 block states in one chunk".into(),
+                                    )
+                                })?;
+                                palette.push(entry(b)?);
+                                index_of.insert(b, i);
+                                i
+                            }
                         };
                         indices[bedrock_index(x, yy, z)] = i;
                     }
                 }
             }
-            storages.push(Storage { palette: palette.clone(), indices: indices.clone() });
+            storages.push(Storage { palette, indices });
         }
         out.push((pos.sub_chunk_key(y8), SubChunk::encode(y8, &storages)?));
     }

@@ -141,15 +141,25 @@ impl ReadDb {
 
     /// Every live key and value, in key order (the newest entry per key; deleted keys are
     /// left out), passed to `f`.
-    pub fn for_each(&mut self, mut f: impl FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> {
+    pub fn for_each(&mut self, f: impl FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> {
+        self.for_each_prefix(&[], f)
+    }
+
+    /// [`for_each`](Self::for_each) over the keys that start with `prefix` only.
+    pub fn for_each_prefix(
+        &mut self,
+        prefix: &[u8],
+        mut f: impl FnMut(&[u8], &[u8]) -> Result<()>,
+    ) -> Result<()> {
         let mut it = self
             .db
             .new_iter()
             .map_err(|s| Error::Db { path: PathBuf::from("db"), message: s.to_string() })?;
-        it.seek_to_first();
+        it.seek(prefix);
         while it.valid() {
-            if let Some((k, v)) = it.current() {
-                f(&k, &v)?;
+            match it.current() {
+                Some((k, v)) if k.starts_with(prefix) => f(&k, &v)?,
+                _ => break,
             }
             if !it.advance() {
                 break;

@@ -32,10 +32,6 @@ pub enum LogEnd {
     },
 }
 
-fn unmask(c: u32) -> u32 {
-    c.wrapping_sub(0xa282_ead8).rotate_left(15)
-}
-
 /// Checks one log file's bytes; `Err` says where and what is damaged.
 pub fn check_log(b: &[u8]) -> Result<LogEnd, String> {
     let mut pos = 0;
@@ -66,7 +62,7 @@ pub fn check_log(b: &[u8]) -> Result<LogEnd, String> {
             return Ok(LogEnd::Torn { at: open.unwrap_or(pos) });
         }
         let crc = crc32c::crc32c_append(crc32c::crc32c(&[ty]), &b[pos + HEADER..end]);
-        if crc != unmask(stored) {
+        if crc != crate::table_check::unmask_crc(stored) {
             return Err(format!("the record at byte {pos} fails its checksum"));
         }
         match (ty, open) {

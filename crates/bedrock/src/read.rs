@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::db::ReadDb;
 use crate::error::{Error, Result};
-use crate::key::{BedrockColumnPos, DbKey, tag};
+use crate::key::{ACTOR_PREFIX, BedrockColumnPos, DIGP_PREFIX, DbKey, tag};
 
 /// Everything a Bedrock world holds for one column of one dimension, as stored.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -33,32 +33,22 @@ pub fn read_db(
     mut other: impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<()> {
     // Entities first: they live under their own keys, and the columns that list them come in
-    // any order.
+    // any order. (No chunk key is as long as an entity's or a list's: a prefix scan finds
+    // exactly them.)
     let mut actors: HashMap<i64, Vec<u8>> = HashMap::new();
     let mut digps: HashMap<BedrockColumnPos, Vec<u8>> = HashMap::new();
-    db.for_each(|k, v| {
-        match DbKey::parse(k) {
-            DbKey::Actor(id) => drop(actors.insert(id, v.to_vec())),
-            DbKey::Digp(p) => drop(digps.insert(p, v.to_vec())),
-            _ => {}
-        }
-        Ok(())
-    })?;
+    for prefix in [ACTOR_PREFIX, DIGP_PREFIX] {
+        db.for_each_prefix(prefix, |k, v| {
+            match DbKey::parse(k) {
+                DbKey::Actor(id) => drop(actors.insert(id, v.to_vec())),
+                DbKey::Digp(p) => drop(digps.insert(p, v.to_vec())),
+                _ => {}
+            }
+            Ok(())
+        })?;
+    }
     let mut group: Vec<RawColumn> = Vec::new();
     let mut prefix: Option<[u8; 8]> = None;
-    let flush = |group: &mut Vec<RawColumn>,
-                 column: &mut dyn FnMut(RawColumn) -> Result<()>,
-                 actors: &mut HashMap<i64, Vec<u8>>,
-                 digps: &mut HashMap<BedrockColumnPos, Vec<u8>>|
-     -> Result<()> {
-        group.sort_by_key(|c| c.pos.dim);
-        for mut c in group.drain(..) {
-            attach(&mut c, actors, digps);
-            c.sub_chunks.sort_by_key(|s| s.0);
-            column(c)?;
-        }
-        Ok(())
-    };
     db.for_each(|k, v| {
         let (pos, t, y) = match DbKey::parse(k) {
             DbKey::Chunk { pos, tag, y } => (pos, tag, y),
@@ -67,7 +57,7 @@ pub fn read_db(
         };
         let p: [u8; 8] = k[..8].try_into().expect("chunk keys are longer than 8 bytes");
         if prefix != Some(p) {
-            flush(&mut group, &mut column, &mut actors, &mut digps)?;
+            emit(&mut group, &mut column, &mut actors, &mut digps)?;
             prefix = Some(p);
         }
         let i = match group.iter().position(|c| c.pos == pos) {
@@ -84,7 +74,7 @@ pub fn read_db(
         }
         Ok(())
     })?;
-    flush(&mut group, &mut column, &mut actors, &mut digps)?;
+    emit(&mut group, &mut column, &mut actors, &mut digps)?;
     // Columns that have entities and no other record.
     let mut rest: Vec<BedrockColumnPos> = digps.keys().copied().collect();
     rest.sort();
@@ -98,6 +88,23 @@ pub fn read_db(
     left.sort_by_key(|a| a.0);
     for (id, v) in left {
         other(&crate::key::actor_key(id), &v)?;
+    }
+    Ok(())
+}
+
+/// Hands the columns of one `x`, `z` to `column`, dimension by dimension, with their
+/// entities and their sub-chunks in `y` order.
+fn emit(
+    group: &mut Vec<RawColumn>,
+    column: &mut impl FnMut(RawColumn) -> Result<()>,
+    actors: &mut HashMap<i64, Vec<u8>>,
+    digps: &mut HashMap<BedrockColumnPos, Vec<u8>>,
+) -> Result<()> {
+    group.sort_by_key(|c| c.pos.dim);
+    for mut c in group.drain(..) {
+        attach(&mut c, actors, digps);
+        c.sub_chunks.sort_by_key(|s| s.0);
+        column(c)?;
     }
     Ok(())
 }

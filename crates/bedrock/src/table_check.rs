@@ -46,9 +46,10 @@ fn handle(b: &[u8], at: &mut usize, len: usize) -> Option<(usize, usize)> {
     (off.checked_add(size)?.checked_add(TRAILER)? <= len).then_some((off, size))
 }
 
-fn unmask(c: u32) -> u32 {
-    let r = c.wrapping_sub(0xa282_ead8);
-    r.rotate_left(15)
+/// LevelDB's stored CRC-32C (tables and logs) is masked: rotated right by 15 bits plus a
+/// constant. This undoes it.
+pub(crate) fn unmask_crc(c: u32) -> u32 {
+    c.wrapping_sub(0xa282_ead8).rotate_left(15)
 }
 
 /// The block at `(off, size)` after its checksum is verified: its compression type and data.
@@ -57,7 +58,7 @@ fn block(file: &[u8], (off, size): (usize, usize)) -> Option<(u8, &[u8])> {
     let ty = file[off + size];
     let stored = u32::from_le_bytes(file[off + size + 1..off + size + TRAILER].try_into().ok()?);
     let crc = crc32c::crc32c_append(crc32c::crc32c(data), &[ty]);
-    (crc == unmask(stored)).then_some((ty, data))
+    (crc == unmask_crc(stored)).then_some((ty, data))
 }
 
 fn inflate(ty: u8, data: &[u8]) -> std::result::Result<Vec<u8>, String> {

@@ -83,17 +83,7 @@ pub fn is_bedrock_world(dir: &Path) -> bool {
 
 /// The world's block version, if an import recorded one.
 pub fn block_version(world: &World) -> Result<Option<i32>> {
-    let Some(o) = world.store().get(tables::WORLD_PROPERTIES, BLOCK_VERSION_KEY)? else {
-        return Ok(None);
-    };
-    match <[u8; 4]>::try_from(o.data.as_slice()) {
-        Ok(b) => Ok(Some(i32::from_be_bytes(b))),
-        Err(_) => Err(Error::Inconsistent(format!(
-            "worldProperties {:?} holds {} bytes, not a 4-byte block version",
-            String::from_utf8_lossy(BLOCK_VERSION_KEY),
-            o.data.len()
-        ))),
-    }
+    crate::imported::i32_property(world, BLOCK_VERSION_KEY, "block version")
 }
 
 /// Refuses an import into a world that holds chunks that did not come from a Bedrock import
@@ -145,12 +135,6 @@ fn bedrock_dim(dim: i32) -> Option<u64> {
     u64::try_from(dim).ok().filter(|d| *d <= 2)
 }
 
-fn dir_bytes(dir: &Path) -> u64 {
-    fs::read_dir(dir)
-        .map(|rd| rd.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
-        .unwrap_or(0)
-}
-
 /// Imports a Bedrock world folder into `world` (see the module docs). A folder without
 /// `db/CURRENT` is refused before anything is written; damaged records are reported in the
 /// summary and kept as stored; the world's own errors end the import.
@@ -160,7 +144,8 @@ pub fn import_bedrock_world(
     progress: &mut dyn FnMut(&BedrockProgress),
 ) -> Result<BedrockImportSummary> {
     let db_path = db_dir(bedrock_dir)?;
-    let mut summary = BedrockImportSummary { bytes_in: dir_bytes(&db_path), ..Default::default() };
+    let mut summary =
+        BedrockImportSummary { bytes_in: crate::world::dir_bytes(&db_path), ..Default::default() };
     // level.dat and levelname.txt first: small, and what tells a Bedrock world.
     let mut save = TickSave::new();
     let level_dat = bedrock_dir.join("level.dat");
@@ -416,7 +401,7 @@ fn export_into(
         summary.world_records += 1;
     }
     db.finish()?;
-    summary.bytes_out = dir_bytes(&dir.join("db"));
+    summary.bytes_out = crate::world::dir_bytes(&dir.join("db"));
     let level_dat = level_dat.unwrap_or_else(fresh_level_dat);
     let level_name = match level_name {
         Some(n) => n,

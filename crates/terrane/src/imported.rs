@@ -1,5 +1,6 @@
-//! What `java` and `bedrock` imports share: the keys of their column records and the rule
-//! that an import does not write over a world's own chunks (`docs/format/world-dir.md`).
+//! What `java` and `bedrock` imports share: the keys of their column records, their `i32`
+//! world properties and the rule that an import does not write over a world's own chunks
+//! (`docs/format/world-dir.md`).
 
 use terrane_section::{ColumnPos, morton};
 use terrane_store::{KeyRange, tables};
@@ -28,6 +29,22 @@ pub(crate) fn parse_column_record_key(prefix: &[u8], key: &[u8]) -> Option<(u64,
     };
     let (x, z) = morton::decode2(m.try_into().ok()?);
     Some((dim, ColumnPos::new(i32::try_from(x).ok()?, i32::try_from(z).ok()?)))
+}
+
+/// A `worldProperties` value that is one `i32` big-endian (`what` names it in the error), if
+/// the world has it.
+pub(crate) fn i32_property(world: &World, key: &[u8], what: &str) -> Result<Option<i32>> {
+    let Some(o) = world.store().get(tables::WORLD_PROPERTIES, key)? else {
+        return Ok(None);
+    };
+    match <[u8; 4]>::try_from(o.data.as_slice()) {
+        Ok(b) => Ok(Some(i32::from_be_bytes(b))),
+        Err(_) => Err(Error::Inconsistent(format!(
+            "worldProperties {:?} holds {} bytes, not a 4-byte {what}",
+            String::from_utf8_lossy(key),
+            o.data.len()
+        ))),
+    }
 }
 
 /// Refuses an import into a world that holds chunks of its own: the import would write its

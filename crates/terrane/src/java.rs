@@ -83,17 +83,7 @@ pub const DATA_VERSION_KEY: &[u8] = b"minecraft:dataVersion";
 /// The newest `DataVersion` the world's blocks were imported at ([`DATA_VERSION_KEY`]), if
 /// any import recorded one.
 pub fn data_version(world: &World) -> Result<Option<i32>> {
-    let Some(o) = world.store().get(tables::WORLD_PROPERTIES, DATA_VERSION_KEY)? else {
-        return Ok(None);
-    };
-    match <[u8; 4]>::try_from(o.data.as_slice()) {
-        Ok(b) => Ok(Some(i32::from_be_bytes(b))),
-        Err(_) => Err(Error::Inconsistent(format!(
-            "worldProperties {:?} holds {} bytes, not a 4-byte DataVersion",
-            String::from_utf8_lossy(DATA_VERSION_KEY),
-            o.data.len()
-        ))),
-    }
+    crate::imported::i32_property(world, DATA_VERSION_KEY, "DataVersion")
 }
 
 /// Records that blocks of `DataVersion` `v` were imported: [`data_version`] becomes the
