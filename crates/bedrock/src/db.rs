@@ -273,3 +273,31 @@ pub fn write_log_only(db_dir: &Path, records: &[(Vec<u8>, Vec<u8>)]) -> Result<(
     w.db.flush().map_err(&e)?;
     w.db.close().map_err(&e)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_block_inflating_past_64_mib_is_damage_not_an_allocation() {
+        for zlib in [false, true] {
+            let c = Deflate { zlib };
+            let small = c.encode(vec![7u8; 100_000]).unwrap();
+            assert_eq!(c.decode(small).unwrap(), vec![7u8; 100_000]);
+            let bomb = c.encode(vec![0u8; (MAX_BLOCK + 1) as usize]).unwrap();
+            assert!(bomb.len() < 1 << 20);
+            let e = c.decode(bomb).unwrap_err();
+            assert!(e.to_string().contains("64 MiB"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_new_database_goes_into_a_new_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = WriteDb::create(dir.path()).err().expect("an existing folder is refused");
+        assert!(e.to_string().contains("already exists"), "{e}");
+        let w = WriteDb::create(&dir.path().join("db")).unwrap();
+        w.finish().unwrap();
+        assert!(dir.path().join("db/CURRENT").is_file());
+    }
+}

@@ -167,6 +167,13 @@ mod tests {
         for k in [&b"~local_player"[..], b"BiomeData", b"portals", b"Overworld", b"map_-12", b""] {
             assert_eq!(DbKey::parse(k), DbKey::Other, "{:?}", String::from_utf8_lossy(k));
         }
+        // The blending and digest tags of 1.18 (up to 0x44) are column records; 0x45 is not.
+        let p0 = BedrockColumnPos { dim: 0, x: 5, z: 6 };
+        for t in [0x40, 0x44, tag::LEGACY_VERSION] {
+            assert_eq!(DbKey::parse(&p0.key(t)), DbKey::Chunk { pos: p0, tag: t, y: None });
+        }
+        assert_eq!(DbKey::parse(&p0.key(0x45)), DbKey::Other);
+        assert_eq!(DbKey::parse(&p0.key(0x2A)), DbKey::Other);
         // A sub-chunk tag without a y, or a y after another tag, is not a chunk key.
         let p = BedrockColumnPos { dim: 0, x: 1, z: 2 };
         assert_eq!(DbKey::parse(&p.key(tag::SUB_CHUNK)), DbKey::Other);

@@ -221,3 +221,58 @@ fn amulet_core_reads_the_exported_java_world_as_the_original() {
     terrane::java::export_java_world(&world, &out, &mut |_, _| {}).unwrap();
     amulet_compare(&java, &out);
 }
+
+/// What an import keeps although it is damaged is reported in the summary: a `level.dat`
+/// whose header lies, a log that ends inside its last write (the game killed while writing).
+#[test]
+fn tolerated_damage_is_reported_in_the_import_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("bedrock");
+    std::fs::create_dir(&src).unwrap();
+    let level = std::fs::read(data().join("world/level.dat")).unwrap();
+    std::fs::write(src.join("level.dat"), &level[..level.len() - 1]).unwrap();
+    // The test world's records, all in a log, the log cut inside its write.
+    let mut records = Vec::new();
+    let mut db = bedrock::format::db::ReadDb::open(&data().join("world/db")).unwrap();
+    db.for_each(|k, v| {
+        records.push((k.to_vec(), v.to_vec()));
+        Ok(())
+    })
+    .unwrap();
+    bedrock::format::db::write_log_only(&src.join("db"), &records).unwrap();
+    let log = std::fs::read_dir(src.join("db"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "log"))
+        .unwrap();
+    let bytes = std::fs::read(&log).unwrap();
+    std::fs::write(&log, &bytes[..bytes.len() - 10]).unwrap();
+
+    let mut w = new_world(&dir.path().join("w"));
+    let s = bedrock::import_bedrock_world(&mut w, &src, &mut |_| {}).unwrap();
+    assert!(s.damaged.iter().any(|d| d.contains("level.dat")), "{:?}", s.damaged);
+    assert!(s.damaged.iter().any(|d| d.contains("ends inside a write")), "{:?}", s.damaged);
+    // level.dat is kept as it was.
+    let kept = w.store().get(tables::WORLD_PROPERTIES, bedrock::LEVEL_DAT_KEY).unwrap().unwrap();
+    assert_eq!(kept.data, level[..level.len() - 1]);
+}
+
+/// An export that fails part-way leaves nothing behind: neither the destination nor its
+/// temporary folder.
+#[test]
+fn a_failed_export_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = new_world(&dir.path().join("w"));
+    bedrock::import_bedrock_world(&mut w, &data().join("world"), &mut |_| {}).unwrap();
+    // A chunk Bedrock cannot hold (sub-chunk y is an i8), in the last column exported.
+    let mut save = terrane::TickSave::new();
+    let c = terrane::Chunk::new(w.air()).encode(w.schema());
+    save.put_chunk(0, terrane::ChunkPos::new(1000, 200, 1000), c);
+    w.save_tick(w.tick() + 1, save).unwrap();
+    let out = dir.path().join("exported");
+    let e = bedrock::export_bedrock_world(&w, &out, &mut |_| {}).unwrap_err();
+    assert!(e.to_string().contains("beyond Bedrock"), "{e}");
+    let beside: Vec<_> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(beside, ["w"], "left behind: {beside:?}");
+}
