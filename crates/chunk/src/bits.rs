@@ -3,6 +3,7 @@
 //! Stream bit `k` is bit `k % 8` of byte `k / 8`, which is also bit `k % 64` of the
 //! little-endian `u64` word `k / 64`: the owned chunk keeps layer 0 as such words and writes
 //! them out unchanged.
+use crate::BlockId;
 
 /// Bits per local id for a palette of `n` entries: `ceil(log2(n))`, 0 for `n <= 1`.
 #[inline]
@@ -153,6 +154,136 @@ fn cells<const B: usize>(bytes: &[u8], mut f: impl FnMut(usize, u32)) {
         let v = u128::from_le_bytes(raw);
         for j in 0..8 {
             f(g * 8 + j, ((v >> (j * B)) & m) as u32);
+        }
+    }
+}
+
+/// The bulk read of a small palette (at most 64 entries, so at most 6 bits): unpacks the
+/// 4096 `b`-bit local ids of `bytes`, writes `ids[local]` to `out`, and returns the set of
+/// local ids seen (bit `l` for local `l`), from which the caller checks both rules: every id
+/// below the palette's length, every entry used. One function with its accumulator in a
+/// register: through a closure it lived in memory, a store-to-load chain per cell (measured
+/// 2× slower).
+pub(crate) fn map_small_palette(
+    bytes: &[u8],
+    b: u32,
+    ids: &[u32; 64],
+    out: &mut [BlockId; 4096],
+) -> u64 {
+    match b {
+        0 => {
+            out.fill(BlockId(ids[0]));
+            1
+        }
+        1 => map_pairs::<1>(bytes, ids, out),
+        2 => map_pairs::<2>(bytes, ids, out),
+        3 => map_pairs::<3>(bytes, ids, out),
+        4 => map_pairs::<4>(bytes, ids, out),
+        5 => map_single::<5>(bytes, ids, out),
+        _ => map_single::<6>(bytes, ids, out),
+    }
+}
+
+/// Widths up to 4: two cells at a time through a table of the `2^(2B)` id pairs (at most
+/// 256 entries, built per call), so each pair costs one load for both ids and one for the
+/// ids it marks seen.
+#[inline(always)]
+fn map_pairs<const B: usize>(bytes: &[u8], ids: &[u32; 64], out: &mut [BlockId; 4096]) -> u64 {
+    let pairs = 1usize << (2 * B);
+    let m = (1usize << B) - 1;
+    let mut pair = [(0u32, 0u32); 256];
+    let mut marks = [0u64; 256];
+    for p in 0..pairs {
+        let (lo, hi) = (p & m, p >> B);
+        pair[p] = (ids[lo], ids[hi]);
+        marks[p] = 1 << lo | 1 << hi;
+    }
+    let mut seen = 0u64;
+    for (group, o) in bytes.chunks_exact(B).zip(out.chunks_exact_mut(8)) {
+        let mut raw = [0u8; 8];
+        raw[..B].copy_from_slice(group);
+        let v = u64::from_le_bytes(raw);
+        for (k, two) in o.chunks_exact_mut(2).enumerate() {
+            let p = (v >> (2 * B * k)) as usize & (pairs - 1);
+            seen |= marks[p];
+            two[0] = BlockId(pair[p].0);
+            two[1] = BlockId(pair[p].1);
+        }
+    }
+    seen
+}
+
+/// Widths 5 and 6: one cell at a time.
+#[inline(always)]
+fn map_single<const B: usize>(bytes: &[u8], ids: &[u32; 64], out: &mut [BlockId; 4096]) -> u64 {
+    let m = (1u64 << B) - 1;
+    let mut seen = 0u64;
+    for (group, o) in bytes.chunks_exact(B).zip(out.chunks_exact_mut(8)) {
+        let mut raw = [0u8; 8];
+        raw[..B].copy_from_slice(group);
+        let v = u64::from_le_bytes(raw);
+        for (j, slot) in o.iter_mut().enumerate() {
+            let l = ((v >> (j * B)) & m) as usize;
+            seen |= 1 << l;
+            *slot = BlockId(ids[l]);
+        }
+    }
+    seen
+}
+
+/// The bulk read of a palette of 65 to 4096 entries (7 to 12 bits): unpacks the 4096
+/// local ids, writes `ids[local]` to `out` and marks `seen[local]`. `ids` and `seen` hold
+/// `2^b` entries (ids past the palette are zero), so no id needs a range check here: the
+/// caller finds one past the palette among the marks. `false` for other widths (nothing
+/// written).
+pub(crate) fn map_large_palette(
+    bytes: &[u8],
+    b: u32,
+    ids: &[u32],
+    seen: &mut [bool],
+    out: &mut [BlockId; 4096],
+) -> bool {
+    match b {
+        7 => map_marked::<7>(bytes, ids, seen, out),
+        8 => map_marked::<8>(bytes, ids, seen, out),
+        9 => map_marked::<9>(bytes, ids, seen, out),
+        10 => map_marked::<10>(bytes, ids, seen, out),
+        11 => map_marked::<11>(bytes, ids, seen, out),
+        12 => map_marked::<12>(bytes, ids, seen, out),
+        _ => return false,
+    }
+    true
+}
+
+#[inline(always)]
+fn map_marked<const B: usize>(
+    bytes: &[u8],
+    ids: &[u32],
+    seen: &mut [bool],
+    out: &mut [BlockId; 4096],
+) {
+    let (ids, seen) = (&ids[..1 << B], &mut seen[..1 << B]);
+    let m = (1u64 << B) - 1;
+    let mut put = |v: u64, o: &mut [BlockId]| {
+        for (j, slot) in o.iter_mut().enumerate() {
+            let l = ((v >> (j * B)) & m) as usize;
+            seen[l] = true;
+            *slot = BlockId(ids[l]);
+        }
+    };
+    for (group, o) in bytes.chunks_exact(B).zip(out.chunks_exact_mut(8)) {
+        let mut raw = [0u8; 8];
+        if B <= 8 {
+            raw[..B].copy_from_slice(&group[..B]);
+            put(u64::from_le_bytes(raw), o);
+        } else {
+            // Four entries from the first 8 bytes, four from the last 8 (bits 4B..8B of
+            // the group start 64 - 4B bits into them).
+            raw.copy_from_slice(&group[..8]);
+            let (first, last) = o.split_at_mut(4);
+            put(u64::from_le_bytes(raw), first);
+            raw.copy_from_slice(&group[B - 8..]);
+            put(u64::from_le_bytes(raw) >> (64 - 4 * B), last);
         }
     }
 }

@@ -8,10 +8,13 @@ use crate::{BlockId, CELLS, ComponentId, ComponentKind, Error, FORMAT_VERSION, R
 
 /// Palettes up to this length are searched linearly; longer ones through a hash index.
 const LINEAR_PALETTE: usize = 16;
+/// Palettes up to this length are searched with an early exit; longer ones compare every
+/// entry (measured: `cargo xtask bench terrane-chunk -- set_random`, docs/BENCHMARKS.md).
+const SHORT_PALETTE: usize = 8;
 
 /// An owned, editable 16³ chunk: layer 0 bit-packed behind a palette that grows as new
-/// blocks arrive and compacts when most of it is unused, extra layers, component values per
-/// (cell, layer) entry, and entity UUIDs.
+/// blocks arrive and drops its unused entries when it fills, extra layers, component values
+/// per (cell, layer) entry, and entity UUIDs.
 ///
 /// Equality is semantic: two chunks are equal when they hold the same blocks at every cell
 /// and layer, the same component values and the same entities, whatever their palettes.
@@ -22,15 +25,10 @@ const LINEAR_PALETTE: usize = 16;
 /// drops that entry's values.
 #[derive(Debug, Clone)]
 pub struct Chunk {
-    /// Local id → global id. Slots with `counts == 0` are free (possibly still named by
-    /// extra layers, which store global ids).
+    /// Local id → global id. Entries no layer-0 cell uses any more stay until the palette
+    /// fills (`make_room`) or `compact`: `set_index` keeps no use counts,
+    /// which would cost it two read-modify-writes and two branches per call.
     palette: Vec<BlockId>,
-    /// Layer-0 cells per local id.
-    counts: Vec<u32>,
-    /// Slots that dropped to zero (validated lazily on reuse).
-    free: Vec<u32>,
-    /// Slots with `counts > 0`.
-    live: u32,
     bits: u32,
     /// 4096 `bits`-bit local ids, tight LSB-first (`64 * bits` words).
     words: Vec<u64>,
@@ -75,9 +73,6 @@ impl Chunk {
     pub fn new(fill: BlockId) -> Self {
         Chunk {
             palette: vec![fill],
-            counts: vec![CELLS as u32],
-            free: Vec::new(),
-            live: 1,
             bits: 0,
             words: Vec::new(),
             index: None,
@@ -116,30 +111,24 @@ impl Chunk {
     ///
     /// # Panics
     /// When `index >= 4096`.
+    #[inline]
     pub fn set_index(&mut self, index: u16, block: BlockId) -> BlockId {
         let i = check_cell(index);
+        if self.bits == 0 && self.palette[0] == block {
+            return block; // a uniform chunk set to its own block: nothing to unpack
+        }
         let old_local = get_packed(&self.words, i, self.bits) as usize;
-        let old = self.palette[old_local];
+        let Some(&old) = self.palette.get(old_local) else {
+            unreachable!("local id {old_local} outside the palette of {}", self.palette.len())
+        };
         if old == block {
             return old;
         }
         self.canonical = false;
-        self.counts[old_local] -= 1;
-        if self.counts[old_local] == 0 {
-            self.live -= 1;
-            self.free.push(old_local as u32);
-        }
-        let local = self.local_for(block);
-        if self.counts[local] == 0 {
-            self.live += 1;
-        }
-        self.counts[local] += 1;
+        let local = self.local_for(block, old_local);
         set_packed(&mut self.words, i, self.bits, local as u64);
         if !self.components.is_empty() {
             self.drop_values(index, 0);
-        }
-        if self.layered == 0 && self.bits >= 2 && (self.live as usize) * 4 <= 1 << self.bits {
-            self.compact();
         }
         old
     }
@@ -233,10 +222,6 @@ impl Chunk {
         canon.dedup();
         let remap: Vec<u32> =
             palette.iter().map(|b| canon.binary_search(b).unwrap_or(0) as u32).collect();
-        let mut canon_counts = vec![0u32; canon.len()];
-        for (l, &c) in counts.iter().enumerate() {
-            canon_counts[remap[l] as usize] += c;
-        }
         let bits = bits_for(canon.len() as u64);
         // 4096 entries of `bits` bits fill exactly 64 * bits words; packed LSB first across
         // word boundaries, as the byte stream of `BitWriter` read as little-endian words.
@@ -253,21 +238,30 @@ impl Chunk {
                 bit += bits as usize;
             }
         }
-        self.live = canon.len() as u32;
-        self.counts = canon_counts;
         self.palette = canon;
-        self.free.clear();
         self.bits = bits;
         self.words = words;
         self.index = None;
         self.canonical = true;
     }
 
-    /// The local id for `block`, adding it to the palette (and widening the packing) if needed.
-    fn local_for(&mut self, block: BlockId) -> usize {
-        if self.palette.len() <= LINEAR_PALETTE {
+    /// The local id for `block`, adding it to the palette (and making room) if needed;
+    /// `leaving` is the local id of the cell about to be overwritten.
+    #[inline]
+    fn local_for(&mut self, block: BlockId, leaving: usize) -> usize {
+        if self.palette.len() <= SHORT_PALETTE {
             if let Some(l) = self.palette.iter().position(|&b| b == block) {
                 return l;
+            }
+        } else if self.palette.len() <= LINEAR_PALETTE {
+            // Every entry compared, the matches gathered in a mask: no early exit to
+            // mispredict on random input.
+            let mut found = 0u32;
+            for (l, &b) in self.palette.iter().enumerate() {
+                found |= u32::from(b == block) << l;
+            }
+            if found != 0 {
+                return found.trailing_zeros() as usize;
             }
         } else {
             let palette = &self.palette;
@@ -278,36 +272,59 @@ impl Chunk {
                 return l as usize;
             }
         }
-        // A free slot, a fresh slot within the current width, or a wider packing.
-        let slot = loop {
-            match self.free.pop() {
-                Some(l) if self.counts[l as usize] == 0 => break Some(l as usize),
-                Some(_) => continue,
-                None => break None,
-            }
-        };
-        let l = match slot {
-            Some(l) => {
-                let old = self.palette[l];
-                if let Some(ix) = &mut self.index {
-                    ix.remove(&old);
-                }
-                self.palette[l] = block;
-                l
-            }
-            None => {
-                if self.palette.len() >= 1 << self.bits {
-                    self.repack(self.bits + 1, None);
-                }
-                self.palette.push(block);
-                self.counts.push(0);
-                self.palette.len() - 1
-            }
-        };
+        self.add_entry(block, leaving)
+    }
+
+    /// Appends `block` to the palette (making room first when it is full); its local id.
+    #[inline(never)]
+    fn add_entry(&mut self, block: BlockId, leaving: usize) -> usize {
+        if self.palette.len() >= 1 << self.bits {
+            self.make_room(leaving);
+        }
+        self.palette.push(block);
+        let l = self.palette.len() - 1;
         if let Some(ix) = &mut self.index {
             ix.insert(block, l as u32);
         }
         l
+    }
+
+    /// Called when the palette is full and a new block arrives: counts the layer-0 uses of
+    /// each entry (one pass over the packed cells), drops the unused entries and re-packs at
+    /// the width that holds twice the entries in use, so that the next rebuild is at least
+    /// that many new blocks away (amortised O(1) per new block, as a palette that only
+    /// grows). `leaving`, the entry of the cell being overwritten, counts one use less.
+    /// Entries keep their order; the chunk stays non-canonical.
+    fn make_room(&mut self, leaving: usize) {
+        let mut counts = self.layer0_counts();
+        counts[leaving] -= 1;
+        // Dropped entries map to 0: none is used, but for the leaving cell, rewritten next.
+        let mut remap = vec![0u32; self.palette.len()];
+        let mut kept = Vec::with_capacity(self.palette.len());
+        for (l, (&b, &c)) in self.palette.iter().zip(&counts).enumerate() {
+            if c > 0 {
+                remap[l] = kept.len() as u32;
+                kept.push(b);
+            }
+        }
+        // At most 4096 entries: a full 4096-entry palette always frees `leaving`'s entry.
+        let bits = bits_for(2 * kept.len() as u64).min(12);
+        if kept.len() == self.palette.len() {
+            self.repack(bits, None);
+        } else {
+            self.repack(bits, Some(&remap));
+            self.palette = kept;
+            self.index = None;
+        }
+    }
+
+    /// How many layer-0 cells use each local id.
+    fn layer0_counts(&self) -> Vec<u32> {
+        let mut counts = vec![0u32; self.palette.len()];
+        for_each_packed(self.words.iter().copied(), self.bits, CELLS, |_, v| {
+            counts[v as usize] += 1;
+        });
+        counts
     }
 
     /// Re-packs layer 0 at `bits`, mapping local ids through `remap` when given.
@@ -325,20 +342,16 @@ impl Chunk {
     /// The canonical palette (sorted, used blocks of every layer) and, per current local id,
     /// its canonical local id (`u32::MAX` for free slots).
     fn canonical_palette(&self) -> (Vec<BlockId>, Vec<u32>) {
-        let mut canon: Vec<BlockId> = self
-            .palette
-            .iter()
-            .zip(&self.counts)
-            .filter(|&(_, &c)| c > 0)
-            .map(|(&b, _)| b)
-            .collect();
+        let counts = self.layer0_counts();
+        let mut canon: Vec<BlockId> =
+            self.palette.iter().zip(&counts).filter(|&(_, &c)| c > 0).map(|(&b, _)| b).collect();
         canon.extend(self.layers.values().flatten().copied());
         canon.sort_unstable();
         canon.dedup();
         let remap = self
             .palette
             .iter()
-            .zip(&self.counts)
+            .zip(&counts)
             .map(|(b, &c)| {
                 if c > 0 { canon.binary_search(b).map_or(u32::MAX, |l| l as u32) } else { u32::MAX }
             })
@@ -348,8 +361,9 @@ impl Chunk {
 
     /// Shrinks the palette to the blocks in use (at any layer), sorted, and re-packs layer 0
     /// at `ceil(log2(len))` bits: the canonical form, which [`Chunk::encode`] then copies.
-    /// [`Chunk::set_index`] calls it when three quarters of the palette are unused and the
-    /// chunk has no extra layers (with extra layers, call it yourself).
+    /// Edits never shrink the packing on their own: [`Chunk::set_index`] only drops unused
+    /// entries when the palette is full and a new block arrives. Call this after edits that
+    /// removed most kinds of block to get the narrowest packing back.
     pub fn compact(&mut self) {
         if self.canonical {
             return;
@@ -357,22 +371,14 @@ impl Chunk {
         let (canon, remap) = self.canonical_palette();
         let bits = bits_for(canon.len() as u64);
         self.repack(bits, Some(&remap));
-        let mut counts = vec![0u32; canon.len()];
-        for (old, &new) in remap.iter().enumerate() {
-            if new != u32::MAX {
-                counts[new as usize] = self.counts[old];
-            }
-        }
-        self.live = counts.iter().filter(|&&c| c > 0).count() as u32;
-        self.free = (0..counts.len() as u32).filter(|&l| counts[l as usize] == 0).collect();
-        self.counts = counts;
         self.palette = canon;
         self.index = None;
         self.canonical = true;
     }
 
     /// The current local palette (local id → global id). It may hold blocks no longer used
-    /// at layer 0 until the next [`Chunk::compact`]; encoding always writes the canonical one.
+    /// at layer 0 until it fills or the next [`Chunk::compact`]; encoding always writes the
+    /// canonical one.
     pub fn palette(&self) -> &[BlockId] {
         &self.palette
     }
@@ -589,18 +595,15 @@ impl Chunk {
     /// [`ChunkView::components`] for the checks). Accepts canonical input only, so
     /// `decode(x).encode() == x` for every accepted `x`.
     pub fn decode(bytes: &[u8], schema: &Schema) -> Result<Chunk> {
-        let (view, counts) = ChunkView::parse_counted(bytes)?;
-        Self::from_parts(&view, counts, schema)
+        Self::from_parts(&ChunkView::parse(bytes)?, schema)
     }
 
     /// Copies a parsed view into an owned chunk (validating its components against `schema`).
     pub fn from_view(view: &ChunkView<'_>, schema: &Schema) -> Result<Chunk> {
-        let mut counts = vec![0u32; view.palette_len()];
-        view.for_each_block_local(|l| counts[l] += 1);
-        Self::from_parts(view, counts, schema)
+        Self::from_parts(view, schema)
     }
 
-    fn from_parts(view: &ChunkView<'_>, counts: Vec<u32>, schema: &Schema) -> Result<Chunk> {
+    fn from_parts(view: &ChunkView<'_>, schema: &Schema) -> Result<Chunk> {
         let comps = view.components(schema)?;
         let palette: Vec<BlockId> = view.palette_iter().collect();
         let bits = view.bits_per_block();
@@ -618,13 +621,8 @@ impl Chunk {
                 }
             }
         }
-        let live = counts.iter().filter(|&&c| c > 0).count() as u32;
-        let free = (0..counts.len() as u32).filter(|&l| counts[l as usize] == 0).collect();
         Ok(Chunk {
             palette,
-            counts,
-            free,
-            live,
             bits,
             words,
             index: None,
@@ -657,7 +655,13 @@ impl Chunk {
             (&self.palette, None)
         } else {
             owned = self.canonical_palette();
-            if owned.0 == self.palette { (&owned.0, None) } else { (&owned.0, Some(&owned.1)) }
+            // The words copy as they are only when packed at the canonical width too
+            // (`make_room` leaves headroom).
+            if owned.0 == self.palette && self.bits == bits_for(owned.0.len() as u64) {
+                (&owned.0, None)
+            } else {
+                (&owned.0, Some(&owned.1))
+            }
         };
         let bits = bits_for(canon.len() as u64);
         out.reserve(HEADER_LEN + 8 * canon.len() + 512 * bits as usize + 16);

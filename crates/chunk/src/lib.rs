@@ -5,10 +5,13 @@
 //!
 //! - [`ChunkView`]: a validated zero-copy view over encoded bytes: O(1) block lookup at
 //!   layer 0, the palette, the extra layers, the entity UUIDs, and (with the [`Schema`]) the
-//!   [`Components`] rank index reading any component value in O(1).
-//! - [`Chunk`]: an owned, editable chunk: get/set blocks at any layer, a palette that grows
-//!   and compacts with re-packing, component values, entities; [`Chunk::encode`] writes the
-//!   canonical bytes and [`Chunk::decode`] reads them back.
+//!   [`Components`] rank index reading any component value in O(1). The bulk read,
+//!   [`ChunkView::parse_blocks`], validates and copies all 4096 blocks in one pass.
+//! - [`Chunk`]: an owned, editable chunk: get/set blocks at any layer (and all 4096 at once,
+//!   [`Chunk::set_blocks`]), a palette that grows and drops its unused entries when it fills
+//!   (no use counts on the hot path; [`Chunk::compact`] shrinks it on demand), component
+//!   values, entities; [`Chunk::encode`] writes the canonical bytes and [`Chunk::decode`]
+//!   reads them back.
 //! - [`Schema`]: the world's block, component, entity and structure [`Registry`]s, component
 //!   sizes ([`ComponentKind`]) and the block → components map, with their `worldMeta`
 //!   encodings ([`SchemaBytes`]) and [`Schema::check_extends`] for registries that only grow.

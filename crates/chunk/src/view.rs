@@ -3,7 +3,7 @@
 use zerocopy::little_endian::U64;
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
-use crate::bits::{bits_for, for_each_cell, read_bits};
+use crate::bits::{bits_for, for_each_cell, map_large_palette, map_small_palette, read_bits};
 use crate::{BlockId, CELLS, ComponentId, ComponentKind, Error, FORMAT_VERSION, Result, Schema};
 
 /// The fixed 40-byte header.
@@ -62,6 +62,15 @@ fn truncated(what: &'static str, offset: usize, needed: u128, len: usize) -> Err
     }
 }
 
+/// The ids of a palette of at most 64 entries (validated to fit `u32`), zero past its end.
+fn small_ids(palette: &[U64]) -> [u32; 64] {
+    let mut ids = [0u32; 64];
+    for (d, e) in ids.iter_mut().zip(palette) {
+        *d = e.get() as u32;
+    }
+    ids
+}
+
 impl<'a> ChunkView<'a> {
     /// Parses and validates an encoded chunk: header, version, palette (strictly ascending,
     /// every entry used), every local id below the palette count, layer records sorted by
@@ -69,16 +78,33 @@ impl<'a> ChunkView<'a> {
     ///
     /// Component values are checked by [`ChunkView::components`], which needs the schema.
     pub fn parse(bytes: &'a [u8]) -> Result<ChunkView<'a>> {
-        Self::parse_inner(bytes, false).map(|(v, _)| v)
+        Self::parse_inner(bytes, None)
     }
 
-    /// [`ChunkView::parse`], also returning how many layer-0 cells use each local id.
-    pub(crate) fn parse_counted(bytes: &'a [u8]) -> Result<(ChunkView<'a>, Vec<u32>)> {
-        Self::parse_inner(bytes, true)
+    /// [`ChunkView::parse`] and [`ChunkView::read_blocks`] in one pass over layer 0: the
+    /// bulk read of a stored chunk, which unpacks each local id once, both to check it and to
+    /// look it up. On an error, `out` holds unspecified blocks.
+    ///
+    /// ```
+    /// # use terrane_chunk::{BlockId, Chunk, ChunkView, Schema};
+    /// # let mut schema = Schema::new();
+    /// # schema.add_block("air", &[]).unwrap();
+    /// # let stone = schema.add_block("stone", &[]).unwrap();
+    /// let mut chunk = Chunk::new(BlockId(0));
+    /// chunk.set(1, 2, 3, stone);
+    /// let bytes = chunk.encode(&schema);
+    /// let mut blocks = [BlockId(0); 4096];
+    /// let view = ChunkView::parse_blocks(&bytes, &mut blocks)?;
+    /// assert_eq!(blocks[(1 << 8) | (2 << 4) | 3], stone);
+    /// assert_eq!(view.block((1 << 8) | (2 << 4) | 3), stone);
+    /// # Ok::<(), terrane_chunk::Error>(())
+    /// ```
+    pub fn parse_blocks(bytes: &'a [u8], out: &mut [BlockId; CELLS]) -> Result<ChunkView<'a>> {
+        Self::parse_inner(bytes, Some(out))
     }
 
-    /// Parses; with `with_counts`, the layer-0 use count of each local id (else empty).
-    fn parse_inner(bytes: &'a [u8], with_counts: bool) -> Result<(ChunkView<'a>, Vec<u32>)> {
+    /// Parses; with `out`, writes layer 0's blocks there during the local-id check.
+    fn parse_inner(bytes: &'a [u8], out: Option<&mut [BlockId; CELLS]>) -> Result<ChunkView<'a>> {
         let len = bytes.len();
         let (header, rest) = RawHeader::ref_from_prefix(bytes)
             .map_err(|_| truncated("header", 0, HEADER_LEN as u128, len))?;
@@ -97,16 +123,25 @@ impl<'a> ChunkView<'a> {
         let (pal_raw, rest) = rest.split_at(pal_bytes as usize);
         let palette = <[U64]>::ref_from_bytes(pal_raw)
             .map_err(|_| truncated("block palette", HEADER_LEN, pal_bytes, len))?;
-        let mut prev: Option<u64> = None;
-        for (i, e) in palette.iter().enumerate() {
-            let id = e.get();
-            if id > u64::from(u32::MAX) {
-                return Err(Error::BlockIdTooLarge { index: i as u64, id });
+        // Strictly ascending and within `u32`, checked without an early exit (the common,
+        // valid case vectorises); a bad palette pays a second pass to name the entry.
+        // (The order is compared on the low halves once the high ones are known to be zero:
+        // baseline x86-64 has no vector compare of 64-bit lanes.)
+        let fits = palette.iter().fold(0u64, |a, e| a | e.get() >> 32) == 0;
+        let ascending =
+            palette.windows(2).fold(true, |a, w| a & ((w[0].get() as u32) < (w[1].get() as u32)));
+        if !(ascending && fits) {
+            let mut prev: Option<u64> = None;
+            for (i, e) in palette.iter().enumerate() {
+                let id = e.get();
+                if id > u64::from(u32::MAX) {
+                    return Err(Error::BlockIdTooLarge { index: i as u64, id });
+                }
+                if prev.is_some_and(|p| p >= id) {
+                    return Err(Error::PaletteNotSorted { index: i as u64 });
+                }
+                prev = Some(id);
             }
-            if prev.is_some_and(|p| p >= id) {
-                return Err(Error::PaletteNotSorted { index: i as u64 });
-            }
-            prev = Some(id);
         }
         let n = palette.len();
         let bits = bits_for(n as u64);
@@ -187,30 +222,45 @@ impl<'a> ChunkView<'a> {
             }
         }
 
-        // Local ids: below the palette count, and every palette entry used. Without counts,
-        // one pass marks the ids seen and keeps the largest (no load-to-store chain through
-        // a counter), and only a bad chunk pays a second pass to name the cell.
-        let mut counts = Vec::new();
+        // Local ids: below the palette count, and every palette entry used. One pass marks
+        // the ids seen and keeps the largest (no load-to-store chain through a counter), and
+        // only a bad chunk pays a second pass to name the cell.
         let mut used = vec![false; n];
         let mut max = 0u32;
-        if with_counts {
-            counts = vec![0u32; n];
-            for_each_cell(layer0, bits, |_, v| {
-                max = max.max(v);
-                if let Some(c) = counts.get_mut(v as usize) {
-                    *c += 1;
+        match out {
+            // Up to 64 entries, with an output: the ids seen are bits of a register.
+            Some(out) if n <= 64 => {
+                let seen = map_small_palette(layer0, bits, &small_ids(palette), out);
+                max = 63 - seen.leading_zeros();
+                for (l, u) in used.iter_mut().enumerate() {
+                    *u = seen >> l & 1 == 1;
                 }
-            });
-            for (u, &c) in used.iter_mut().zip(&counts) {
-                *u = c > 0;
             }
-        } else {
-            for_each_cell(layer0, bits, |_, v| {
-                max = max.max(v);
-                if let Some(u) = used.get_mut(v as usize) {
-                    *u = true;
+            // Up to 4096 entries: marks in an array as wide as the packing allows.
+            Some(out) if bits <= 12 => {
+                let mut ids = vec![0u32; 1 << bits];
+                for (d, e) in ids.iter_mut().zip(palette) {
+                    *d = e.get() as u32;
                 }
-            });
+                let mut seen = vec![false; 1 << bits];
+                map_large_palette(layer0, bits, &ids, &mut seen, out);
+                max = seen.iter().rposition(|&s| s).unwrap_or(0) as u32;
+                used.copy_from_slice(&seen[..n]);
+            }
+            out => {
+                for_each_cell(layer0, bits, |_, v| {
+                    max = max.max(v);
+                    if let Some(u) = used.get_mut(v as usize) {
+                        *u = true;
+                    }
+                });
+                if let Some(out) = out {
+                    let ids: Vec<u32> = palette.iter().map(|e| e.get() as u32).collect();
+                    for_each_cell(layer0, bits, |i, v| {
+                        out[i] = BlockId(ids.get(v as usize).copied().unwrap_or(0));
+                    });
+                }
+            }
         }
         if max as usize >= n {
             let mut bad = None;
@@ -255,29 +305,30 @@ impl<'a> ChunkView<'a> {
                 }
             }
         }
-        for (i, &u) in used.iter().enumerate() {
-            if !u && !layer_used.get(i).copied().unwrap_or(false) {
-                return Err(Error::UnusedPaletteEntry {
-                    index: i as u64,
-                    id: palette[i].get() as u32,
-                });
+        // Without an early exit the common case (all used at layer 0) vectorises.
+        let all_used = used.iter().fold(true, |a, &u| a & u);
+        if !all_used {
+            for (i, &u) in used.iter().enumerate() {
+                if !u && !layer_used.get(i).copied().unwrap_or(false) {
+                    return Err(Error::UnusedPaletteEntry {
+                        index: i as u64,
+                        id: palette[i].get() as u32,
+                    });
+                }
             }
         }
 
-        Ok((
-            ChunkView {
-                bytes,
-                palette,
-                bits,
-                layer0,
-                records,
-                layered,
-                component_offset,
-                entity_offset,
-                entities,
-            },
-            counts,
-        ))
+        Ok(ChunkView {
+            bytes,
+            palette,
+            bits,
+            layer0,
+            records,
+            layered,
+            component_offset,
+            entity_offset,
+            entities,
+        })
     }
 
     /// The encoded bytes.
@@ -351,6 +402,10 @@ impl<'a> ChunkView<'a> {
     /// # Ok::<(), terrane_chunk::Error>(())
     /// ```
     pub fn read_blocks(&self, out: &mut [BlockId; CELLS]) {
+        if self.palette.len() <= 64 {
+            map_small_palette(self.layer0, self.bits, &small_ids(self.palette), out);
+            return;
+        }
         let pal = self.palette_ids();
         for_each_cell(self.layer0, self.bits, |i, v| {
             out[i] = BlockId(pal.get(v as usize).copied().unwrap_or(0));
@@ -360,11 +415,6 @@ impl<'a> ChunkView<'a> {
     /// The palette as `u32` block ids (validated at parse to fit).
     fn palette_ids(&self) -> Vec<u32> {
         self.palette.iter().map(|e| e.get() as u32).collect()
-    }
-
-    /// Calls `f(local)` for the 4096 layer-0 local ids in index order.
-    pub(crate) fn for_each_block_local(&self, mut f: impl FnMut(usize)) {
-        for_each_cell(self.layer0, self.bits, |_, v| f(v as usize));
     }
 
     /// Number of extra-layer records (`layeredBlockCount`).

@@ -22,8 +22,58 @@ fn sample() -> Vec<u8> {
     c.encode(&schema().schema)
 }
 
+/// The error of `parse`, checked equal to the one-pass bulk read's.
 fn parse_err(bytes: &[u8]) -> Error {
-    ChunkView::parse(bytes).expect_err("must be rejected")
+    let e = ChunkView::parse(bytes).expect_err("must be rejected");
+    let mut out = [b(0); 4096];
+    assert_eq!(ChunkView::parse_blocks(bytes, &mut out).err(), Some(e.clone()), "parse_blocks");
+    e
+}
+
+/// Writes local id `v` into cell `i` of layer 0 (`bits` wide, after a palette of `n`).
+fn put_local(bytes: &mut [u8], n: usize, bits: usize, i: usize, v: u64) {
+    let start = 40 + 8 * n;
+    for k in 0..bits {
+        let bit = i * bits + k;
+        let byte = &mut bytes[start + bit / 8];
+        *byte = (*byte & !(1 << (bit % 8))) | (((v >> k) & 1) as u8) << (bit % 8);
+    }
+}
+
+/// The bulk read takes a different loop per width (pairs up to 4 bits, single cells up to
+/// 6, marks in an array up to 12): at each, it reads what `parse` + `read_blocks` read, and
+/// rejects what `parse` rejects with the same error.
+#[test]
+fn the_bulk_read_agrees_with_parse_at_every_width() {
+    let s = schema();
+    for n in [1usize, 2, 3, 5, 16, 17, 33, 64, 65, 129, 300, 513, 1025, 2049, 4096] {
+        let bits = if n <= 1 { 0 } else { (usize::BITS - (n - 1).leading_zeros()) as usize };
+        let mut c = Chunk::new(b(0));
+        for i in 0..4096u16 {
+            c.set_index(i, b(10 + (u32::from(i) * 7) % n as u32));
+        }
+        let bytes = c.encode(&s.schema);
+        let mut want = [b(0); 4096];
+        ChunkView::parse(&bytes).unwrap().read_blocks(&mut want);
+        let mut got = [b(1); 4096];
+        ChunkView::parse_blocks(&bytes, &mut got).unwrap();
+        assert_eq!(got, want, "palette of {n}");
+        if bits == 0 {
+            continue;
+        }
+        // A local id past the palette, where the width leaves room for one.
+        if n < 1 << bits {
+            let mut bad = bytes.clone();
+            put_local(&mut bad, n, bits, 4000, n as u64);
+            assert!(matches!(parse_err(&bad), Error::LocalIdOutOfRange { cell: 4000, .. }));
+        }
+        // Local id 1 used nowhere: its cells take local id 0.
+        let mut bad = bytes.clone();
+        for i in (0..4096).filter(|i| (i * 7) % n == 1) {
+            put_local(&mut bad, n, bits, i, 0);
+        }
+        assert!(matches!(parse_err(&bad), Error::UnusedPaletteEntry { index: 1, .. }), "{n}");
+    }
 }
 
 #[test]
