@@ -166,17 +166,24 @@ pub(crate) fn load_index(
     let mut past_end: Option<String> = None;
     let mut blocks_needed = 0u32;
     let mut listed = BTreeMap::new();
+    // Each run is claimed block by block only within the file: a run past its end (a
+    // truncated file, or a crafted count of 2^31 blocks) is noted without walking its blocks.
     let mut claim = |runs: &[(u32, u32)], what: &str| -> std::result::Result<(), String> {
-        for blk in from_runs(runs) {
-            blocks_needed = blocks_needed.max(blk.saturating_add(1));
-            match used.get_mut(blk as usize) {
-                None => {
-                    past_end.get_or_insert_with(|| {
-                        format!("{what}: block {blk} is past the end of the file (truncated)")
-                    });
+        for &(start, len) in runs {
+            let end = start.saturating_add(len);
+            blocks_needed = blocks_needed.max(end);
+            if end > file_blocks {
+                let blk = start.max(file_blocks);
+                past_end.get_or_insert_with(|| {
+                    format!("{what}: block {blk} is past the end of the file (truncated)")
+                });
+            }
+            let within = used.get_mut(start as usize..end.min(file_blocks) as usize);
+            for (blk, slot) in (start..).zip(within.unwrap_or(&mut [])) {
+                if *slot {
+                    return Err(format!("{what}: block {blk} is used twice"));
                 }
-                Some(slot) if *slot => return Err(format!("{what}: block {blk} is used twice")),
-                Some(slot) => *slot = true,
+                *slot = true;
             }
         }
         Ok(())

@@ -130,6 +130,8 @@ use terrane_store::{Batch, Store};
 pub use terrane_store::{Error, Result};
 
 pub use open::BlockFileOptions;
+#[doc(hidden)]
+pub use read::{read_error_pending, simulate_read_error_at};
 pub use report::Recovery;
 pub use signature::read_signature;
 

@@ -3,7 +3,7 @@
 //! that choice, and nothing at all by a read-only open.
 
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
@@ -281,7 +281,7 @@ impl BlockFile {
         let file = open_locked(path, config)?;
         let len = file.metadata()?.len();
         let mut head = vec![0u8; (len.min(BLOCK as u64)) as usize];
-        file.read_exact_at(&mut head, 0)?;
+        crate::read::read_exact_at(&file, &mut head, 0)?;
         let (found, sig_len, version) = parse_signature_line(&head)?;
         if found != config.signature {
             return Err(Error::SignatureMismatch { expected: config.signature.clone(), found });

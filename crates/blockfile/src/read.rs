@@ -10,10 +10,43 @@ use terrane_store::{Parts, cut_range};
 use crate::format::{BLOCK, KIND_COMMIT, KIND_OBJECT, Trailer, capacity, parse_block};
 use crate::{Entry, Error, Result};
 
+thread_local! {
+    /// Testing only: reads of this thread left before the simulated read error (-1: off).
+    static READ_FAULT: std::cell::Cell<i64> = const { std::cell::Cell::new(-1) };
+}
+
+/// Testing only: on this thread, the `n`th read of a block file from now (counted from 1:
+/// the first block at open, the index, the recovery scan, every object read) fails once
+/// with `EIO`, as a failing disk reports it; `None` turns it off. Per thread, because an
+/// open reads before there is a handle to ask.
+#[doc(hidden)]
+pub fn simulate_read_error_at(n: Option<u64>) {
+    READ_FAULT.set(n.map_or(-1, |n| n.saturating_sub(1) as i64));
+}
+
+/// Testing only: whether the read error asked for on this thread has not happened yet.
+#[doc(hidden)]
+pub fn read_error_pending() -> bool {
+    READ_FAULT.get() >= 0
+}
+
+/// Every read of a block file: `read_exact_at`, counted against the simulated read error.
+pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    match READ_FAULT.get() {
+        -1 => {}
+        0 => {
+            READ_FAULT.set(-1);
+            return Err(std::io::Error::from_raw_os_error(5)); // EIO
+        }
+        left => READ_FAULT.set(left - 1),
+    }
+    file.read_exact_at(buf, offset)
+}
+
 /// Reads `n` whole blocks from block `first`.
 pub(crate) fn read_blocks(file: &File, first: u32, n: u32) -> std::io::Result<Vec<u8>> {
     let mut buf = vec![0u8; n as usize * BLOCK];
-    file.read_exact_at(&mut buf, first as u64 * BLOCK as u64)?;
+    read_exact_at(file, &mut buf, first as u64 * BLOCK as u64)?;
     Ok(buf)
 }
 

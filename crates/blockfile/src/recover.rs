@@ -194,6 +194,11 @@ pub(crate) fn scan(file: &File, file_blocks: u32, durable: Option<u64>) -> Resul
         }
         let Some(rec) = parse_record(&payload, txn, chain) else { continue };
         let all_present = rec.puts.iter().all(|(t, k, version, len, runs)| {
+            // Runs naming more blocks than the file has are not all there: refused before the
+            // blocks are listed (a crafted record may name 2^31 of them).
+            if runs.iter().map(|r| u64::from(r.1)).sum::<u64>() > u64::from(file_blocks) {
+                return false;
+            }
             let blocks: Vec<u32> = from_runs(runs).collect();
             let Some(first) = blocks.first() else { return false };
             match infos.get(*first as usize).and_then(|i| i.as_ref()) {

@@ -97,13 +97,28 @@ pub(crate) fn is_unfinished(dir: &Path) -> bool {
     dir.join(CREATING).exists() && !dir.join(MARKER).exists()
 }
 
+/// The most a marker file may hold: its text is two short lines, so anything longer is not
+/// terrane's and is refused without being read whole.
+const MARKER_MAX: u64 = 64 << 10;
+
 fn read_marker_file(dir: &Path, name: &str) -> Result<Option<Backend>> {
+    use std::io::Read as _;
     let path = dir.join(name);
-    let text = match fs::read_to_string(&path) {
-        Ok(t) => t,
+    let mut text = String::new();
+    let read = fs::File::open(&path)
+        .and_then(|f| f.take(MARKER_MAX + 1).read_to_string(&mut text).map(|_| ()));
+    match read {
+        Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::Io { path, source: e }),
-    };
+    }
+    if text.len() as u64 > MARKER_MAX {
+        return Err(Error::Backend(format!(
+            "{}: larger than {} KiB, so not a terrane world marker (expected `{SIGNATURE}` and a backend line)",
+            path.display(),
+            MARKER_MAX >> 10
+        )));
+    }
     let mut lines = text.lines();
     if lines.next() != Some(SIGNATURE) {
         return Err(Error::Backend(format!(
@@ -132,5 +147,27 @@ pub(crate) fn clear(dir: &Path) {
             let p = e.path();
             let _ = if p.is_dir() { fs::remove_dir_all(&p) } else { fs::remove_file(&p) };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A marker is two short lines: a file past 64 KiB is refused without being read whole,
+    /// even when it starts and ends like a marker.
+    #[test]
+    fn an_oversized_marker_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = format!("{SIGNATURE}\n");
+        text.push_str(&"# padding\n".repeat(7000));
+        text.push_str("backend = memory\n");
+        fs::write(dir.path().join(MARKER), &text).unwrap();
+        let e = read_marker_file(dir.path(), MARKER).unwrap_err().to_string();
+        assert!(e.contains("larger than 64 KiB"), "{e}");
+        // The same marker within the bound is read.
+        let text = format!("{SIGNATURE}\nbackend = memory\n");
+        fs::write(dir.path().join(MARKER), text).unwrap();
+        assert_eq!(read_marker_file(dir.path(), MARKER).unwrap(), Some(Backend::Memory));
     }
 }

@@ -2,7 +2,8 @@
 //! much as it can, each decoded in a child process (this test binary, re-executed) that
 //! reports its peak resident memory (`VmHWM`). The parent checks each peak against the bound
 //! the decoder states, above the peak of a child that decodes nothing. The field sweeps set
-//! every 4-byte window of a valid chunk, cluster and distance graph to a huge count.
+//! every 4-byte window of a valid chunk, cluster, distance graph and block-file index to a
+//! huge count; a crafted block file's commit record claims 2^31 blocks.
 
 use std::io::Write;
 use std::process::Command;
@@ -38,7 +39,7 @@ fn region_bomb(n: usize) -> Vec<u8> {
 
 /// The cases: name and the bound on the growth of the decoder's peak memory (above the idle
 /// child's), with the reason.
-const CASES: [(&str, u64); 6] = [
+const CASES: [(&str, u64); 8] = [
     ("idle", 0),
     // Every 4-byte window of a valid encoding set to a huge count (both byte orders), each
     // decoded: a declared size never allocates beyond the bytes present. Bound: 64 MiB for
@@ -46,6 +47,14 @@ const CASES: [(&str, u64); 6] = [
     ("chunk_fields", 64 << 20),
     ("cluster_fields", 64 << 20),
     ("distance_fields", 64 << 20),
+    // The same over the index block of a block file (its checksum recomputed, so the index
+    // is parsed, not just rejected), each variant opened read-only and scanned: the index's
+    // counts and runs are checked against the file's blocks before allocating.
+    ("blockfile_index_fields", 64 << 20),
+    // A block file whose index is damaged (so the open scans) and whose commit record, its
+    // checksum valid, says its one object spans 2^31 - 1 blocks: the recovery scan checks
+    // the runs against the file's length before listing their blocks (8 GiB before).
+    ("blockfile_commit_runs", 64 << 20),
     // 1 MB on the wire, 1 M tree nodes of 32 bytes, the list's vector growing to twice that.
     ("nbt_compound_list", 80 << 20),
     // A region file under 1 MB whose chunk inflates to 60 MiB of empty compounds: the
@@ -67,6 +76,53 @@ fn input(name: &str) -> Vec<u8> {
                 b.insert(i * 7, sample_chunk()).unwrap();
             }
             b.build().unwrap()
+        }
+        "blockfile_index_fields" => {
+            use terrane::store::{Batch, Store};
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("w.tbf");
+            let s = terrane::blockfile::BlockFile::open(&path, &blockfile_config(false)).unwrap();
+            for v in 0..3i64 {
+                let mut b = Batch::new();
+                for i in 0..12u8 {
+                    b.put(
+                        terrane::tables::CHUNK_L0,
+                        vec![b'k', i],
+                        v,
+                        vec![i; 100 + 700 * i as usize],
+                    );
+                }
+                s.write(&b.synced()).unwrap();
+            }
+            drop(s);
+            std::fs::read(&path).unwrap()
+        }
+        "blockfile_commit_runs" => {
+            use terrane::store::{Batch, Store};
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("w.tbf");
+            let s = terrane::blockfile::BlockFile::open(&path, &blockfile_config(false)).unwrap();
+            let mut b = Batch::new();
+            b.put(terrane::tables::CHUNK_L0, b"k".to_vec(), 1, vec![0xAB; 3000]);
+            s.write(&b.synced()).unwrap();
+            drop(s);
+            let mut file = std::fs::read(&path).unwrap();
+            // The put in the commit record: its length (3000), one run, then start, length.
+            // (Past block 0, the index, which lists the same put.)
+            let block = terrane::blockfile::BLOCK_SIZE;
+            let mut pat = 3000u64.to_le_bytes().to_vec();
+            pat.extend_from_slice(&1u32.to_le_bytes());
+            let at = block
+                + file[block..]
+                    .windows(pat.len())
+                    .position(|w| w == pat)
+                    .expect("the commit record");
+            file[at + 16..at + 20].copy_from_slice(&0x7FFF_FFFFu32.to_le_bytes());
+            let first = at / block * block;
+            let crc = crc32c::crc32c(&file[first..first + block - 4]);
+            file[first + block - 4..first + block].copy_from_slice(&crc.to_le_bytes());
+            file[100] ^= 0xFF; // the index no longer passes its checksum: the open scans
+            file
         }
         "distance_fields" => {
             let mut g = terrane::DistanceGraph::new();
@@ -133,8 +189,40 @@ fn decode(name: &str, bytes: &[u8]) {
             }
         }),
         "distance_fields" => sweep(bytes, |b| drop(terrane::DistanceGraph::from_bytes(b))),
+        "blockfile_commit_runs" => {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("v.tbf");
+            std::fs::write(&path, bytes).unwrap();
+            let opened = terrane::blockfile::BlockFile::open(&path, &blockfile_config(true));
+            std::hint::black_box(opened.map(|_| ()).map_err(|e| e.to_string()).err());
+        }
+        "blockfile_index_fields" => {
+            use terrane::store::{KeyRange, ReadView};
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("v.tbf");
+            let block = terrane::blockfile::BLOCK_SIZE;
+            // The index payload sits at the start of block 0, after the signature line.
+            sweep(&bytes[..1536], |head| {
+                let mut file = bytes.to_vec();
+                file[..head.len()].copy_from_slice(head);
+                let crc = crc32c::crc32c(&file[..block - 4]);
+                file[block - 4..block].copy_from_slice(&crc.to_le_bytes());
+                std::fs::write(&path, &file).unwrap();
+                if let Ok(s) = terrane::blockfile::BlockFile::open(&path, &blockfile_config(true)) {
+                    let n = s.scan(terrane::tables::CHUNK_L0, KeyRange::all()).map(Iterator::count);
+                    std::hint::black_box(n.ok());
+                }
+            });
+        }
         other => panic!("unknown case {other}"),
     }
+}
+
+/// The block file case's store configuration: created, or opened read-only.
+fn blockfile_config(read_only: bool) -> terrane::StoreConfig {
+    use terrane::store::OpenMode;
+    let c = terrane::StoreConfig::new("terrane hostile test");
+    if read_only { c.mode(OpenMode::Open).read_only(true) } else { c.mode(OpenMode::Create) }
 }
 
 fn peak_kib() -> u64 {
