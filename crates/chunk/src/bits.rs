@@ -245,7 +245,14 @@ pub(crate) fn map_large_palette(
 ) -> bool {
     match b {
         7 => map_marked::<7>(bytes, ids, seen, out),
-        8 => map_marked::<8>(bytes, ids, seen, out),
+        // One byte a cell: the bytes are the local ids.
+        8 => {
+            let (ids, seen) = (&ids[..256], &mut seen[..256]);
+            for (&l, slot) in bytes.iter().zip(out.iter_mut()) {
+                seen[usize::from(l)] = true;
+                *slot = BlockId(ids[usize::from(l)]);
+            }
+        }
         9 => map_marked::<9>(bytes, ids, seen, out),
         10 => map_marked::<10>(bytes, ids, seen, out),
         11 => map_marked::<11>(bytes, ids, seen, out),
