@@ -231,18 +231,17 @@ fn map_single<const B: usize>(bytes: &[u8], ids: &[u32; 64], out: &mut [BlockId;
     seen
 }
 
-/// The bulk read of a palette of 65 to 4096 entries (7 to 12 bits): unpacks the 4096
-/// local ids, writes `ids[local]` to `out` and marks `seen[local]`. `ids` and `seen` hold
-/// `2^b` entries (ids past the palette are zero), so no id needs a range check here: the
-/// caller finds one past the palette among the marks. `false` for other widths (nothing
-/// written).
+/// The bulk read of a larger palette (loops specialised for 7 to 12 bits, the widths of 65
+/// to 4096 entries): unpacks the 4096 local ids, writes `ids[local]` to `out` and marks
+/// `seen[local]`. `ids` and `seen` hold `2^b` entries (ids past the palette are zero), so no
+/// id needs a range check here: the caller finds one past the palette among the marks.
 pub(crate) fn map_large_palette(
     bytes: &[u8],
     b: u32,
     ids: &[u32],
     seen: &mut [bool],
     out: &mut [BlockId; 4096],
-) -> bool {
+) {
     match b {
         7 => map_marked::<7>(bytes, ids, seen, out),
         // One byte a cell: the bytes are the local ids.
@@ -257,9 +256,11 @@ pub(crate) fn map_large_palette(
         10 => map_marked::<10>(bytes, ids, seen, out),
         11 => map_marked::<11>(bytes, ids, seen, out),
         12 => map_marked::<12>(bytes, ids, seen, out),
-        _ => return false,
+        _ => for_each_cell(bytes, b, |i, l| {
+            seen[l as usize] = true;
+            out[i] = BlockId(ids[l as usize]);
+        }),
     }
-    true
 }
 
 #[inline(always)]

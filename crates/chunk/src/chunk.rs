@@ -595,15 +595,11 @@ impl Chunk {
     /// [`ChunkView::components`] for the checks). Accepts canonical input only, so
     /// `decode(x).encode() == x` for every accepted `x`.
     pub fn decode(bytes: &[u8], schema: &Schema) -> Result<Chunk> {
-        Self::from_parts(&ChunkView::parse(bytes)?, schema)
+        Self::from_view(&ChunkView::parse(bytes)?, schema)
     }
 
     /// Copies a parsed view into an owned chunk (validating its components against `schema`).
     pub fn from_view(view: &ChunkView<'_>, schema: &Schema) -> Result<Chunk> {
-        Self::from_parts(view, schema)
-    }
-
-    fn from_parts(view: &ChunkView<'_>, schema: &Schema) -> Result<Chunk> {
         let comps = view.components(schema)?;
         let palette: Vec<BlockId> = view.palette_iter().collect();
         let bits = view.bits_per_block();

@@ -62,7 +62,17 @@ fn truncated(what: &'static str, offset: usize, needed: u128, len: usize) -> Err
     }
 }
 
-/// The ids of a palette of at most 64 entries (validated to fit `u32`), zero past its end.
+/// The ids of a palette (validated to fit `u32`), zero from its end up to `len`.
+fn padded_ids(palette: &[U64], len: usize) -> Vec<u32> {
+    let mut ids = vec![0u32; len.max(palette.len())];
+    for (d, e) in ids.iter_mut().zip(palette) {
+        *d = e.get() as u32;
+    }
+    ids
+}
+
+/// [`padded_ids`] of a palette of at most 64 entries, as an array (so that a 6-bit local id
+/// indexes it without a bounds check).
 fn small_ids(palette: &[U64]) -> [u32; 64] {
     let mut ids = [0u32; 64];
     for (d, e) in ids.iter_mut().zip(palette) {
@@ -238,10 +248,7 @@ impl<'a> ChunkView<'a> {
             }
             // Up to 4096 entries: marks in an array as wide as the packing allows.
             Some(out) if bits <= 12 => {
-                let mut ids = vec![0u32; 1 << bits];
-                for (d, e) in ids.iter_mut().zip(palette) {
-                    *d = e.get() as u32;
-                }
+                let ids = padded_ids(palette, 1 << bits);
                 let mut seen = vec![false; 1 << bits];
                 map_large_palette(layer0, bits, &ids, &mut seen, out);
                 max = seen.iter().rposition(|&s| s).unwrap_or(0) as u32;
@@ -255,7 +262,7 @@ impl<'a> ChunkView<'a> {
                     }
                 });
                 if let Some(out) = out {
-                    let ids: Vec<u32> = palette.iter().map(|e| e.get() as u32).collect();
+                    let ids = padded_ids(palette, n);
                     for_each_cell(layer0, bits, |i, v| {
                         out[i] = BlockId(ids.get(v as usize).copied().unwrap_or(0));
                     });
@@ -414,7 +421,7 @@ impl<'a> ChunkView<'a> {
 
     /// The palette as `u32` block ids (validated at parse to fit).
     fn palette_ids(&self) -> Vec<u32> {
-        self.palette.iter().map(|e| e.get() as u32).collect()
+        padded_ids(self.palette, 0)
     }
 
     /// Number of extra-layer records (`layeredBlockCount`).
