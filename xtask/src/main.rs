@@ -29,7 +29,8 @@ Tasks:
   fuzz --list                   list the fuzz targets
   crash [--kills N] [-- FILTER]
                           the SIGKILL crash harnesses: N kills per backend, N/5 rounds of
-                          three game servers on one PostgreSQL world (FILTER: test names)
+                          three game servers on one PostgreSQL world; and the injected
+                          system-call faults at every N (FILTER: test names)
   demo [DIR]              check prerequisites, then run the main job (`terrane demo`)
   soak --minutes N [DIR] [--backend B]
                           the demo's world under continuous play for N minutes: tick-save
@@ -264,11 +265,14 @@ fn crash(rest: &[String]) -> Result {
             "--all-features",
             "--test",
             "crash",
+            "--test",
+            "syscall_faults",
             "--",
             "--nocapture",
         ])
         .args(rest.iter().skip_while(|a| *a != "--").skip(1))
-        .env("TERRANE_CRASH_KILLS", kills))
+        .env("TERRANE_CRASH_KILLS", kills)
+        .env("TERRANE_SYSCALL_FAULT_EVERY_N", "1"))
 }
 
 fn demo(rest: &[String]) -> Result {
@@ -310,7 +314,8 @@ pub fn flag_value(args: &[String], name: &str) -> Option<String> {
 }
 
 /// System prerequisites: librocksdb-sys runs bindgen, which needs libclang at build time; the
-/// PostgreSQL tests start throwaway servers from Debian's `postgresql` package.
+/// PostgreSQL tests start throwaway servers from Debian's `postgresql` package; the injected
+/// system-call faults come from `strace`.
 fn prereqs() -> Result {
     let mut missing: Vec<&str> = Vec::new();
     if cfg!(target_os = "linux") && find_libclang().is_none() {
@@ -318,6 +323,9 @@ fn prereqs() -> Result {
     }
     if cfg!(target_os = "linux") && find_postgres().is_none() {
         missing.push("postgresql");
+    }
+    if cfg!(target_os = "linux") && !have("strace") {
+        missing.push("strace");
     }
     if !missing.is_empty() {
         let cmd = format!("apt-get update && apt-get install -y {}", missing.join(" "));
@@ -328,7 +336,8 @@ fn prereqs() -> Result {
         if is_root && have("apt-get") {
             eprintln!(
                 "missing system packages ({}: libclang builds RocksDB's bindings, PostgreSQL runs \
-                 the terrane-postgres tests): installing them with apt-get",
+                 the terrane-postgres tests, strace injects the system-call faults): installing \
+                 them with apt-get",
                 missing.join(", ")
             );
             run(Command::new("apt-get").args(["update", "-q"]))?;
@@ -342,11 +351,14 @@ fn prereqs() -> Result {
             if find_postgres().is_none() {
                 return Err("postgresql installed but no /usr/lib/postgresql/*/bin/initdb".into());
             }
+            if !have("strace") {
+                return Err("strace installed but not on the PATH".into());
+            }
         } else {
             return Err(format!(
                 "missing system packages: {}.\n\
                  libclang builds RocksDB's bindings; PostgreSQL's server runs the terrane-postgres \
-                 tests. Install them with:\n    sudo sh -c '{cmd}'\n\
+                 tests; strace injects the system-call faults. Install them with:\n    sudo sh -c '{cmd}'\n\
                  (or set LIBCLANG_PATH to the folder holding libclang.so)",
                 missing.join(", ")
             ));

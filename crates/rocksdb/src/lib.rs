@@ -261,7 +261,12 @@ impl RocksOptions {
 fn rocks_err(e: rocksdb::Error) -> Error {
     match e.kind() {
         rocksdb::ErrorKind::Corruption => Error::Corrupt(e.into_string()),
-        rocksdb::ErrorKind::IOError => Error::Io(std::io::Error::other(e.into_string())),
+        rocksdb::ErrorKind::IOError => {
+            // RocksDB's text starts with its own "IO error: "; `Error::Io` says it already.
+            let text = e.into_string();
+            let text = text.strip_prefix("IO error: ").map(str::to_string).unwrap_or(text);
+            Error::Io(std::io::Error::other(text))
+        }
         _ => Error::Backend(e.into_string()),
     }
 }

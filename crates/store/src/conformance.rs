@@ -21,6 +21,7 @@ pub mod crash;
 pub mod creation;
 pub mod full_disk;
 pub mod process_lock;
+pub mod syscall_faults;
 
 use crate::{
     Batch, Error, KeyRange, MAX_KEY_LEN, Object, OpenMode, Parts, ReadView, Store, StoreConfig,

@@ -124,6 +124,19 @@ pub fn save_batch(id: u64) -> Batch {
 
 type Model = BTreeMap<(String, Vec<u8>), Object>;
 
+/// The tables the save batches write.
+pub(crate) const SAVE_TABLES: [&str; 4] =
+    [tables::WORLD_META, tables::CHUNK_L0, tables::CHUNK_L2, tables::ENTITY];
+
+/// Every object of the state after save batches `0..=b` (empty for `b = -1`).
+pub(crate) fn state_after(b: i64) -> Model {
+    let mut model = Model::new();
+    for id in 0..=b {
+        apply(&mut model, &save_batch(id as u64));
+    }
+    model
+}
+
 fn apply(model: &mut Model, batch: &Batch) {
     for op in batch.ops() {
         match op {
@@ -229,11 +242,8 @@ pub fn check_saves(
     if b > at_most {
         return Err(format!("the store is at batch {b}, beyond the last one written ({at_most})"));
     }
-    let mut model = Model::new();
-    for id in 0..=b {
-        apply(&mut model, &save_batch(id as u64));
-    }
-    for t in [tables::WORLD_META, tables::CHUNK_L0, tables::CHUNK_L2, tables::ENTITY] {
+    let model = state_after(b);
+    for t in SAVE_TABLES {
         let got = collect(store, t, KeyRange::all());
         let want: Vec<(Vec<u8>, Object)> =
             model.iter().filter(|(k, _)| k.0 == t).map(|(k, v)| (k.1.clone(), v.clone())).collect();
