@@ -217,6 +217,49 @@ impl PgServer {
         }
     }
 
+    /// The primary's running processes: its postmaster (the first line of `postmaster.pid`)
+    /// and every process it started (backends, WAL writer, checkpointer...). Empty when it
+    /// is not running. For tracing the server (injected system-call faults).
+    pub fn primary_pids(&self) -> Vec<u32> {
+        let Some(postmaster) = postmaster_pid(&self.primary) else { return Vec::new() };
+        let mut pids = vec![postmaster];
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            // Field 4 of /proc/PID/stat, after the parenthesised name, is the parent's pid.
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            let parent = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|p| p.parse::<u32>().ok());
+            if parent == Some(postmaster) {
+                pids.push(pid);
+            }
+        }
+        pids
+    }
+
+    /// The paths of the primary's first `n` WAL segment files (timeline 1, as a new cluster
+    /// and its crash recoveries write them), existing or not.
+    pub fn primary_wal_segments(&self, n: u32) -> Vec<PathBuf> {
+        (1..=n).map(|i| self.primary.data.join(format!("pg_wal/00000001{:016X}", i))).collect()
+    }
+
+    /// Starts the primary again when it is not running (a fault stopped it), and waits until
+    /// it accepts connections.
+    pub fn ensure_primary_running(&self) -> ServerResult<()> {
+        let alive = postmaster_pid(&self.primary).is_some_and(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                s.rsplit_once(')').is_some_and(|(_, r)| !r.trim_start().starts_with('Z'))
+            })
+        });
+        if !alive {
+            self.restart_primary()?;
+        }
+        Ok(())
+    }
+
     /// Promotes the standby (`pg_ctl promote`) after the primary was lost, and clears its
     /// `synchronous_standby_names` (it has no standby of its own: synced commits would wait
     /// forever). Afterwards [`conninfo`](Self::conninfo) still names the old primary; connect
@@ -327,6 +370,12 @@ impl PgServer {
 
 fn conninfo(node: &Node) -> String {
     format!("host={} user={USER} dbname=postgres", node.socket.display())
+}
+
+/// A node's postmaster pid (the first line of `postmaster.pid`), if the file is there.
+fn postmaster_pid(node: &Node) -> Option<u32> {
+    let text = std::fs::read_to_string(node.data.join("postmaster.pid")).ok()?;
+    text.lines().next()?.trim().parse().ok()
 }
 
 /// SIGKILLs a node's postmaster (the pid is the first line of `postmaster.pid`).

@@ -130,6 +130,32 @@ impl SyscallFaultReport {
     }
 }
 
+/// Whose calls fail: the child process's own (a backend whose files the process writes: the
+/// block file, RocksDB), or a database server's.
+pub enum Traced<'a> {
+    /// Every thread of the child process.
+    Child,
+    /// A server's processes, and every process they start while traced (a server that
+    /// restarts after a failure restarts under the tracer): only the calls on `paths` fail
+    /// (e.g. PostgreSQL's WAL segments). A server recovers from a failed write or sync itself
+    /// (PostgreSQL stops and replays its WAL), so a write acknowledged after a failed one is
+    /// allowed; every acknowledged batch must still be there afterwards.
+    Server {
+        /// The server's process ids at the moment of attaching.
+        pids: &'a dyn Fn() -> Vec<u32>,
+        /// The files whose calls fail.
+        paths: Vec<PathBuf>,
+        /// The kinds of call to fail.
+        kinds: Vec<FaultKind>,
+        /// Run after each child, the tracer detached: brings the server back when the fault
+        /// stopped it (e.g. a failed write during its own recovery).
+        recover: &'a dyn Fn(),
+        /// Error variants a client may see beyond `Io`, `Poisoned` and `ReadOnly` (a server's
+        /// own refusals: `Backend`).
+        backend_errors_allowed: bool,
+    },
+}
+
 /// The error's variant and its message up to the first path, numbers as `N`, for the report.
 fn error_kind(e: &Error) -> String {
     let debug = format!("{e:?}");
@@ -149,8 +175,14 @@ fn error_kind(e: &Error) -> String {
     format!("{variant}: {}", short.trim_end_matches([' ', ':']))
 }
 
-fn typed_ok(e: &Error) -> bool {
-    matches!(e, Error::Io(_) | Error::Poisoned(_) | Error::ReadOnly(_))
+/// The tag of an error in the child's report: `typed` (an I/O error, or a write refused after
+/// one), `server` (a server's own refusal, allowed when the server is traced) or `untyped`.
+fn error_tag(e: &Error) -> &'static str {
+    match e {
+        Error::Io(_) | Error::Poisoned(_) | Error::ReadOnly(_) => "typed",
+        Error::Backend(_) => "server",
+        _ => "untyped",
+    }
 }
 
 /// Prints a protocol line, retrying: the child's own `write` to its stdout is counted and may
@@ -184,7 +216,7 @@ fn child<S: Store>(spec: &str, open: &dyn Fn(&Path) -> Result<S>) {
     let store = match open(&dir) {
         Ok(s) => s,
         Err(e) => {
-            say(&format!("OPEN-ERR {}", if typed_ok(&e) { "typed" } else { "untyped" }));
+            say(&format!("OPEN-ERR {}", error_tag(&e)));
             say(&format!("KIND {}", error_kind(&e)));
             say("DONE");
             return;
@@ -196,7 +228,7 @@ fn child<S: Store>(spec: &str, open: &dyn Fn(&Path) -> Result<S>) {
                 Ok(Some(o)) => o.version as u64 + 1,
                 Ok(None) => 0,
                 Err(e) => {
-                    say(&format!("READ-ERR {}", if typed_ok(&e) { "typed" } else { "untyped" }));
+                    say(&format!("READ-ERR {}", error_tag(&e)));
                     say(&format!("KIND {}", error_kind(&e)));
                     say("DONE");
                     return;
@@ -209,10 +241,7 @@ fn child<S: Store>(spec: &str, open: &dyn Fn(&Path) -> Result<S>) {
                         say(&format!("ACK {id} {}", if failed { "after-error" } else { "ok" }))
                     }
                     Err(e) => {
-                        say(&format!(
-                            "WRITE-ERR {id} {}",
-                            if typed_ok(&e) { "typed" } else { "untyped" }
-                        ));
+                        say(&format!("WRITE-ERR {id} {}", error_tag(&e)));
                         say(&format!("KIND {}", error_kind(&e)));
                         if failed {
                             break; // refused twice: the store is poisoned, as it must be
@@ -223,10 +252,7 @@ fn child<S: Store>(spec: &str, open: &dyn Fn(&Path) -> Result<S>) {
                         match store.write(&save_batch(id)) {
                             Ok(()) => say(&format!("ACK {id} after-error")),
                             Err(e) => {
-                                say(&format!(
-                                    "WRITE-ERR {id} {}",
-                                    if typed_ok(&e) { "typed" } else { "untyped" }
-                                ));
+                                say(&format!("WRITE-ERR {id} {}", error_tag(&e)));
                                 say(&format!("KIND {}", error_kind(&e)));
                                 break;
                             }
@@ -246,7 +272,7 @@ fn child<S: Store>(spec: &str, open: &dyn Fn(&Path) -> Result<S>) {
 fn read_back(store: &dyn Store, batch: i64) {
     let model = state_after(batch);
     let fail = |e: &Error| {
-        say(&format!("READ-ERR {}", if typed_ok(e) { "typed" } else { "untyped" }));
+        say(&format!("READ-ERR {}", error_tag(e)));
         say(&format!("KIND {}", error_kind(e)));
     };
     for ((table, key), want) in &model {
@@ -287,11 +313,18 @@ fn read_back(store: &dyn Store, batch: i64) {
     say("READ-OK");
 }
 
-/// Waits until every thread of `pid` is traced by `tracer`.
+/// Waits until every thread of `pid` is traced by `tracer`, or `pid` is gone (a server's
+/// short-lived process may end between the listing and the attach).
 fn wait_attached(pid: u32, tracer: u32) -> bool {
     let deadline = Instant::now() + Duration::from_secs(10);
     let want = format!("TracerPid:\t{tracer}");
     while Instant::now() < deadline {
+        let gone = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+            s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        });
+        if gone {
+            return true;
+        }
         let tasks = std::fs::read_dir(format!("/proc/{pid}/task"));
         let all = tasks.map(|entries| {
             let mut any = false;
@@ -317,8 +350,11 @@ struct TracedRun {
     injected: u64,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn traced_run(
     test_name: &str,
+    child_env: &[(String, String)],
+    traced: &Traced<'_>,
     kind: FaultKind,
     n: u64,
     batch: i64,
@@ -329,6 +365,7 @@ fn traced_run(
     let mut child = Command::new(exe)
         .args([test_name, "--exact", "--nocapture", "--test-threads", "1", "-q"])
         .env(CHILD_ENV, format!("{}:{batch}:{}", kind.name(), dir.display()))
+        .envs(child_env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(log.with_extension("stderr")).expect("child stderr file"))
@@ -343,16 +380,25 @@ fn traced_run(
         seen.push_str(&line);
     }
     let set = kind.syscalls();
-    let tracer = Command::new("strace")
+    let pids = match traced {
+        Traced::Child => vec![child.id()],
+        Traced::Server { pids, .. } => pids(),
+    };
+    let mut strace = Command::new("strace");
+    strace
         .args(["-f", "-qq", "-o"])
         .arg(log)
         .args(["-e", &format!("trace={set}")])
-        .args(["-e", &format!("inject={set}:error=EIO:when={n}")])
-        .args(["-p", &child.id().to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn();
+        .args(["-e", &format!("inject={set}:error=EIO:when={n}")]);
+    if let Traced::Server { paths, .. } = traced {
+        for p in paths {
+            strace.arg("-P").arg(p);
+        }
+    }
+    for pid in &pids {
+        strace.args(["-p", &pid.to_string()]);
+    }
+    let tracer = strace.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn();
     let mut tracer = match tracer {
         Ok(t) => t,
         Err(e) => {
@@ -363,7 +409,7 @@ fn traced_run(
             )
         }
     };
-    if !wait_attached(child.id(), tracer.id()) {
+    if !pids.iter().all(|&pid| wait_attached(pid, tracer.id())) {
         let _ = child.kill();
         let _ = tracer.kill();
         let mut why = String::new();
@@ -402,7 +448,14 @@ fn traced_run(
         }
     }
     let status = child.wait().expect("reap the child");
-    let _ = tracer.wait();
+    if let Traced::Server { recover, .. } = traced {
+        // Detach from the server (strace detaches on SIGTERM), then bring it back if needed.
+        let _ = Command::new("kill").args(["-TERM", &tracer.id().to_string()]).status();
+        let _ = tracer.wait();
+        recover();
+    } else {
+        let _ = tracer.wait();
+    }
     if !status.success() || !lines.iter().any(|l| l == "DONE") {
         let stderr = std::fs::read_to_string(log.with_extension("stderr")).unwrap_or_default();
         let tail: String =
@@ -423,6 +476,17 @@ fn traced_run(
 /// N = 1, 2, ... (see [`EVERY_N_ENV`]) until a run has no call failed. `test_name` is the calling `#[test]`
 /// function's name; `open` opens or creates the store in the given directory.
 pub fn run<S: Store>(test_name: &str, open: impl Fn(&Path) -> Result<S>) -> SyscallFaultReport {
+    run_with(test_name, &[], &Traced::Child, open)
+}
+
+/// [`run`], with environment variables for every child (e.g. where its server is) and the
+/// calls of a server failed instead of the child's ([`Traced::Server`]).
+pub fn run_with<S: Store>(
+    test_name: &str,
+    child_env: &[(String, String)],
+    traced: &Traced<'_>,
+    open: impl Fn(&Path) -> Result<S>,
+) -> SyscallFaultReport {
     if let Ok(spec) = std::env::var(CHILD_ENV) {
         child(&spec, &open);
         std::process::exit(0);
@@ -434,13 +498,36 @@ pub fn run<S: Store>(test_name: &str, open: impl Fn(&Path) -> Result<S>) -> Sysc
     let mut report =
         SyscallFaultReport { acknowledged: -1, committed: -1, ..SyscallFaultReport::default() };
     let mut attempted: i64 = -1;
-    for kind in FaultKind::ALL {
+    let (kinds, server, backend_ok) = match traced {
+        Traced::Child => (FaultKind::ALL.to_vec(), false, false),
+        Traced::Server { kinds, backend_errors_allowed, .. } => {
+            (kinds.clone(), true, *backend_errors_allowed)
+        }
+    };
+    // A server may be back only a moment after a failure stopped it: the reopen waits.
+    let reopen = |n: u64, kind: FaultKind| {
+        let deadline = Instant::now() + Duration::from_secs(if server { 60 } else { 0 });
+        loop {
+            match open(&dir) {
+                Ok(s) => return s,
+                Err(e) if Instant::now() < deadline => {
+                    let _ = e;
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                Err(e) => {
+                    panic!("{} fault at N = {n}: the store does not reopen: {e}", kind.name())
+                }
+            }
+        }
+    };
+    for kind in kinds {
         let mut kr = KindReport::default();
         let every = std::env::var(EVERY_N_ENV).is_ok_and(|v| v == "1");
         let mut n = 0;
         loop {
             n = if every || n < EVERY_N_UP_TO { n + 1 } else { n + n / 8 };
-            let run = traced_run(test_name, kind, n, report.committed, &dir, &log);
+            let run =
+                traced_run(test_name, child_env, traced, kind, n, report.committed, &dir, &log);
             kr.runs += 1;
             kr.injected += run.injected;
             let mut failed = false;
@@ -454,7 +541,8 @@ pub fn run<S: Store>(test_name: &str, open: impl Fn(&Path) -> Result<S>) -> Sysc
                 match tag {
                     "OPEN-ERR" | "WRITE-ERR" | "READ-ERR" => {
                         assert!(
-                            rest.last() == Some(&"typed"),
+                            rest.last() == Some(&"typed")
+                                || (backend_ok && rest.last() == Some(&"server")),
                             "an injected EIO surfaced as an untyped or wrong error (Corrupt, \
                              Damaged...): {}",
                             context()
@@ -474,7 +562,7 @@ pub fn run<S: Store>(test_name: &str, open: impl Fn(&Path) -> Result<S>) -> Sysc
                     "ACK" => {
                         let id: i64 = rest[0].parse().expect("batch id");
                         assert!(
-                            rest.get(1) != Some(&"after-error") && !failed,
+                            server || (rest.get(1) != Some(&"after-error") && !failed),
                             "a write was acknowledged after a failed one in the same process \
                              (a failed write or fsync may have lost pages that a later \
                              successful sync does not bring back): {}",
@@ -491,9 +579,7 @@ pub fn run<S: Store>(test_name: &str, open: impl Fn(&Path) -> Result<S>) -> Sysc
                 }
             }
             // Reopen without the fault: every acknowledged batch, the failed one whole or absent.
-            let store = open(&dir).unwrap_or_else(|e| {
-                panic!("{} fault at N = {n}: the store does not reopen: {e}", kind.name())
-            });
+            let store = reopen(n, kind);
             let at_most = attempted.max(report.committed);
             report.committed =
                 check_saves(&store, report.acknowledged, at_most).unwrap_or_else(|e| {
