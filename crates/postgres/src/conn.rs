@@ -195,19 +195,20 @@ pub(crate) fn pg_err(what: &str, e: postgres::Error) -> Error {
         } else if code.code().starts_with("58") || *code == SqlState::DISK_FULL {
             // The server could not read or write its own files (class 58, "system error":
             // EIO and the like; 53100: no space): an I/O error, though the server's.
-            let kind = if *code == SqlState::DISK_FULL {
-                std::io::ErrorKind::StorageFull
-            } else {
-                std::io::ErrorKind::Other
-            };
-            return Error::Io(std::io::Error::new(
-                kind,
-                format!(
-                    "postgres: {text}: the server failed to read or write its own files (see its \
-                     log); a failed WAL write or flush makes it restart and recover, after which \
-                     the store reconnects"
-                ),
-            ));
+            if *code == SqlState::DISK_FULL {
+                return Error::Io(std::io::Error::new(
+                    std::io::ErrorKind::StorageFull,
+                    format!(
+                        "postgres: {text}: the server's disk is full; the batch was not written \
+                         (nothing of it is kept): free space there, then save again"
+                    ),
+                ));
+            }
+            return Error::Io(std::io::Error::other(format!(
+                "postgres: {text}: the server failed to read or write its own files (see its \
+                 log); a failed WAL write or flush makes it restart and recover, after which the \
+                 store reconnects"
+            )));
         } else {
             ""
         };

@@ -117,12 +117,18 @@ fn run_as() -> ServerResult<Option<(u32, u32)>> {
 impl PgServer {
     /// Starts a server in a new temporary directory.
     pub fn start() -> ServerResult<PgServer> {
+        PgServer::start_in(&std::env::temp_dir())
+    }
+
+    /// Starts a server in a new temporary directory under `parent` (e.g. a small file system
+    /// to fill; `parent` must be reachable by the `postgres` user when running as root).
+    pub fn start_in(parent: &Path) -> ServerResult<PgServer> {
         let bin = find_bin()?;
         let run_as = run_as()?;
         let dir = tempfile::Builder::new()
             .prefix("terrane-pg-")
-            .tempdir()
-            .map_err(|e| format!("temporary directory: {e}"))?;
+            .tempdir_in(parent)
+            .map_err(|e| format!("temporary directory in {}: {e}", parent.display()))?;
         if let Some((uid, gid)) = run_as {
             std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid))
                 .map_err(|e| format!("handing {} to postgres: {e}", dir.path().display()))?;
