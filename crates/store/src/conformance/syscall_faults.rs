@@ -10,6 +10,10 @@
 //! the store's own work are counted: `when=N` counts per thread, and RocksDB's background
 //! threads get their Nth call failed too.
 //!
+//! Every other run's child exits without closing the store, like a crash, and the check after
+//! it opens a copy, so the next child's open recovers (replays the log, scans for the batches
+//! after the last index) under its own faults: the sweeps cross a save and a recovery.
+//!
 //! What every run must show (a panic names the run otherwise):
 //! - every failure reaches the caller as a typed error: [`Error::Io`] (or [`Error::Poisoned`]
 //!   / [`Error::ReadOnly`] for a write refused after one), never [`Error::Corrupt`],
@@ -42,7 +46,8 @@ use std::time::{Duration, Instant};
 use super::crash::{SAVE_TABLES, check_saves, save_batch, state_after};
 use crate::{Error, KeyRange, Result, Store, tables};
 
-/// The environment variable that selects the child role (`<kind>:<batch>:<store dir>`).
+/// The environment variable that selects the child role
+/// (`<kind>:<batch>:<abandon|close>:<store dir>`).
 pub const CHILD_ENV: &str = "TERRANE_SYSCALL_FAULT_CHILD";
 
 /// Batches a writing child commits (fewer when one fails).
@@ -199,9 +204,10 @@ fn say(line: &str) {
 
 /// The child role: waits until the tracer is attached, then works on the store.
 fn child<S: Store>(spec: &str, open: &dyn Fn(&Path) -> Result<S>) {
-    let mut parts = spec.splitn(3, ':');
+    let mut parts = spec.splitn(4, ':');
     let kind = parts.next().and_then(FaultKind::parse).expect("child: fault kind");
     let batch: i64 = parts.next().and_then(|b| b.parse().ok()).expect("child: batch");
+    let abandon = parts.next() == Some("abandon");
     let dir = PathBuf::from(parts.next().expect("child: store dir"));
     say("READY");
     // Wait for the parent's go (the tracer is attached); a failed read is retried.
@@ -263,7 +269,13 @@ fn child<S: Store>(spec: &str, open: &dyn Fn(&Path) -> Result<S>) {
         }
         FaultKind::Reads => read_back(&store, batch),
     }
-    drop(store);
+    if abandon {
+        // Exit without closing, like a crash: the next open recovers (replays the log,
+        // scans for the batches after the last index), under the next run's faults.
+        std::mem::forget(store);
+    } else {
+        drop(store);
+    }
     say("DONE");
 }
 
@@ -311,6 +323,21 @@ fn read_back(store: &dyn Store, batch: i64) {
         }
     }
     say("READ-OK");
+}
+
+/// Copies a directory tree (files and folders).
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
 }
 
 /// Waits until every thread of `pid` is traced by `tracer`, or `pid` is gone (a server's
@@ -364,7 +391,15 @@ fn traced_run(
     let exe = std::env::current_exe().expect("test binary path");
     let mut child = Command::new(exe)
         .args([test_name, "--exact", "--nocapture", "--test-threads", "1", "-q"])
-        .env(CHILD_ENV, format!("{}:{batch}:{}", kind.name(), dir.display()))
+        .env(
+            CHILD_ENV,
+            format!(
+                "{}:{batch}:{}:{}",
+                kind.name(),
+                if n % 2 == 1 { "abandon" } else { "close" },
+                dir.display()
+            ),
+        )
         .envs(child_env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -505,10 +540,22 @@ pub fn run_with<S: Store>(
         }
     };
     // A server may be back only a moment after a failure stopped it: the reopen waits.
+    // The check opens a copy of the store, so that what the child left (a log to replay, the
+    // batches after the last index) is recovered by the next child, under its faults. A
+    // server's store is checked in place; it may be back only a moment after a fault stopped
+    // it, so the open waits.
+    let check_dir = tmp.path().join("check");
     let reopen = |n: u64, kind: FaultKind| {
+        let at = if server {
+            dir.clone()
+        } else {
+            let _ = std::fs::remove_dir_all(&check_dir);
+            copy_dir(&dir, &check_dir).expect("copying the store for the check");
+            check_dir.clone()
+        };
         let deadline = Instant::now() + Duration::from_secs(if server { 60 } else { 0 });
         loop {
-            match open(&dir) {
+            match open(&at) {
                 Ok(s) => return s,
                 Err(e) if Instant::now() < deadline => {
                     let _ = e;
