@@ -732,7 +732,7 @@ impl<'a> Sim<'a> {
 
             self.sample_and_maintain()?;
             if let Some(soak) = &mut self.soak {
-                soak.tick(&self.save_nanos);
+                soak.tick(&self.save_nanos, || self.world.store().cache_bytes());
             }
             if self.progress()? {
                 break;

@@ -769,4 +769,25 @@ impl Store for RocksStore {
         }
         self.db.flush_wal(true).map_err(rocks_err)
     }
+
+    /// Memtables of every column family (active, immutable and pinned), the shared block
+    /// cache's usage (index and filter blocks included: they are cached there) and the table
+    /// readers' own memory.
+    fn cache_bytes(&self) -> Option<u64> {
+        let mut total = 0u64;
+        let mut shared_cache = None;
+        for t in &self.tables {
+            let cf = self.db.cf_handle(t)?;
+            for property in ["rocksdb.size-all-mem-tables", "rocksdb.estimate-table-readers-mem"] {
+                total += self.db.property_int_value_cf(cf, property).ok().flatten()?;
+            }
+            // Every table's factory has the one shared cache (the `default` family, not a
+            // table, has RocksDB's own): ask one of them.
+            if shared_cache.is_none() {
+                shared_cache =
+                    self.db.property_int_value_cf(cf, "rocksdb.block-cache-usage").ok().flatten();
+            }
+        }
+        Some(total + shared_cache?)
+    }
 }

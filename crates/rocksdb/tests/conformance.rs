@@ -28,3 +28,30 @@ fn rocksdb_conforms_across_reopens() {
         RocksStore::open_with(dir.join("db"), config, &small())
     });
 }
+
+/// `cache_bytes` counts what is written into the memtables, and what reads bring into the
+/// block cache after a flush (a soak tells these caps from a leak by it).
+#[test]
+fn cache_bytes_counts_memtables_and_the_block_cache() {
+    use terrane_store::{ReadView, Store, tables};
+    let dir = tempfile::tempdir().unwrap();
+    let store =
+        RocksStore::open_with(dir.path().join("db"), &conformance::config("caches"), &small())
+            .unwrap();
+    let empty = store.cache_bytes().expect("RocksDB reports its caches");
+    // Values below the blob threshold, so that they live in the tables' data blocks (blob
+    // files are read past the block cache).
+    for i in 0..4096u32 {
+        store.put(tables::CHUNK_L0, &i.to_be_bytes(), 1, &vec![i as u8; 256]).unwrap();
+    }
+    let written = store.cache_bytes().unwrap();
+    assert!(written >= empty + (1 << 20), "1 MiB written, caches {empty} -> {written}");
+    store.flush().unwrap();
+    let flushed = store.cache_bytes().unwrap();
+    assert!(flushed < written, "the flush emptied the memtable: {written} -> {flushed}");
+    for i in 0..4096u32 {
+        store.get(tables::CHUNK_L0, &i.to_be_bytes()).unwrap().unwrap();
+    }
+    let read = store.cache_bytes().unwrap();
+    assert!(read >= flushed + (512 << 10), "reads filled the block cache: {flushed} -> {read}");
+}

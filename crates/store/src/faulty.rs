@@ -158,4 +158,8 @@ impl<S: Store> Store for FaultyStore<S> {
         self.check(&self.syncs, self.plan.fail_sync, "sync")?;
         self.inner.sync()
     }
+
+    fn cache_bytes(&self) -> Option<u64> {
+        self.inner.cache_bytes()
+    }
 }

@@ -393,6 +393,14 @@ pub trait Store: ReadView + Send + Sync {
     /// Makes every write acknowledged so far survive power loss.
     fn sync(&self) -> Result<()>;
 
+    /// Bytes of memory the backend holds in its own bounded caches and write buffers
+    /// (RocksDB: memtables, block cache, table readers), so that a long run can tell them
+    /// filling towards their caps from a leak. `None` (the default) for a backend without
+    /// such caches or that cannot say.
+    fn cache_bytes(&self) -> Option<u64> {
+        None
+    }
+
     /// Writes one object (a batch of one put).
     fn put(&self, table: &str, key: &[u8], version: i64, data: &[u8]) -> Result<()> {
         let mut b = Batch::new();
@@ -485,6 +493,9 @@ impl<S: Store + ?Sized> Store for Box<S> {
     fn sync(&self) -> Result<()> {
         (**self).sync()
     }
+    fn cache_bytes(&self) -> Option<u64> {
+        (**self).cache_bytes()
+    }
 }
 
 impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
@@ -505,6 +516,9 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
     }
     fn sync(&self) -> Result<()> {
         (**self).sync()
+    }
+    fn cache_bytes(&self) -> Option<u64> {
+        (**self).cache_bytes()
     }
 }
 
