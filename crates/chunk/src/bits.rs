@@ -245,11 +245,18 @@ pub(crate) fn map_large_palette(
     match b {
         7 => map_marked::<7>(bytes, ids, seen, out),
         // One byte a cell: the bytes are the local ids.
+        // Two cells are written as one 8-byte store: the loop is bound by stores (a mark and
+        // an id per cell), so this is a quarter fewer.
         8 => {
             let (ids, seen) = (&ids[..256], &mut seen[..256]);
-            for (&l, slot) in bytes.iter().zip(out.iter_mut()) {
-                seen[usize::from(l)] = true;
-                *slot = BlockId(ids[usize::from(l)]);
+            let out = zerocopy::IntoBytes::as_mut_bytes(&mut out[..]);
+            for (pair, slot) in bytes.chunks_exact(2).zip(out.chunks_exact_mut(8)) {
+                let (a, b) = (usize::from(pair[0]), usize::from(pair[1]));
+                seen[a] = true;
+                seen[b] = true;
+                let (a, b) = (u64::from(ids[a]), u64::from(ids[b]));
+                let two = if cfg!(target_endian = "little") { a | b << 32 } else { b | a << 32 };
+                slot.copy_from_slice(&two.to_ne_bytes());
             }
         }
         9 => map_marked::<9>(bytes, ids, seen, out),

@@ -10,7 +10,22 @@ use crate::{Error, Result};
 /// A global block id: the block's registration index in the world's block registry.
 ///
 /// Stored as `u64` in the chunk palette; values beyond `u32` are rejected on decode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    zerocopy::IntoBytes,
+    zerocopy::FromBytes,
+    zerocopy::Immutable,
+    zerocopy::KnownLayout,
+)]
+#[repr(transparent)]
 pub struct BlockId(pub u32);
 
 /// A component id as stored in chunks: the registration index, with the most significant bit
