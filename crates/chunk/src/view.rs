@@ -133,19 +133,40 @@ impl<'a> ChunkView<'a> {
         let (pal_raw, rest) = rest.split_at(pal_bytes as usize);
         let palette = <[U64]>::ref_from_bytes(pal_raw)
             .map_err(|_| truncated("block palette", HEADER_LEN, pal_bytes, len))?;
+        let n = palette.len();
+        let bits = bits_for(n as u64);
         // Strictly ascending and within `u32`, checked without an early exit (the common,
-        // valid case vectorises); a bad palette pays a second pass to name the entry.
-        // (The order is compared on the low halves once the high ones are known to be zero:
-        // baseline x86-64 has no vector compare of 64-bit lanes.)
-        // (An integer OR over pairs: `windows(2)` folded with `&` on `bool` stayed scalar, a
-        // dependency chain per entry that perf showed as a quarter of a 4096-entry read.)
-        let fits = palette.iter().fold(0u64, |a, e| a | e.get() >> 32) == 0;
-        let ascending = palette
-            .iter()
-            .zip(&palette[1..])
-            .fold(0u32, |a, (x, y)| a | u32::from(y.get() as u32 <= x.get() as u32))
-            == 0;
-        if !(ascending && fits) {
+        // valid case vectorises); a bad palette pays a second pass to name the entry. The
+        // order is compared on the low halves, as `u32`, once the high halves are known to be
+        // zero (baseline x86-64 has no vector compare of 64-bit lanes), with an integer OR over
+        // pairs (a `bool` fold over `windows(2)` stayed a scalar chain: a quarter of a
+        // 4096-entry bulk read in perf). A bulk read past 64 entries keeps the low halves as
+        // its lookup table, padded to the packing's width: one pass over the palette fewer.
+        let bulk_ids = out.is_some() && n > 64 && bits <= 12;
+        let mut high = 0u64;
+        let low: Vec<u32> = if bulk_ids {
+            palette
+                .iter()
+                .map(|e| {
+                    let v = e.get();
+                    high |= v >> 32;
+                    v as u32
+                })
+                .collect()
+        } else {
+            high = palette.iter().fold(0u64, |a, e| a | e.get() >> 32);
+            Vec::new()
+        };
+        let ascending = if bulk_ids {
+            low.iter().zip(&low[1..]).fold(0u32, |a, (x, y)| a | u32::from(y <= x)) == 0
+        } else {
+            palette
+                .iter()
+                .zip(&palette[1..])
+                .fold(0u32, |a, (x, y)| a | u32::from(y.get() as u32 <= x.get() as u32))
+                == 0
+        };
+        if !(ascending && high == 0) {
             let mut prev: Option<u64> = None;
             for (i, e) in palette.iter().enumerate() {
                 let id = e.get();
@@ -158,8 +179,6 @@ impl<'a> ChunkView<'a> {
                 prev = Some(id);
             }
         }
-        let n = palette.len();
-        let bits = bits_for(n as u64);
 
         let l0_off = HEADER_LEN + pal_raw.len();
         let l0_len = 512 * bits as usize;
@@ -253,7 +272,8 @@ impl<'a> ChunkView<'a> {
             }
             // Up to 4096 entries: marks in an array as wide as the packing allows.
             Some(out) if bits <= 12 => {
-                let ids = padded_ids(palette, 1 << bits);
+                let mut ids = low;
+                ids.resize(1 << bits, 0);
                 let mut seen = vec![false; 1 << bits];
                 map_large_palette(layer0, bits, &ids, &mut seen, out);
                 max = seen.iter().rposition(|&s| s).unwrap_or(0) as u32;

@@ -139,6 +139,35 @@ fn palette() {
     assert_eq!(parse_err(&t), Error::PaletteNotSorted { index: 1 });
 }
 
+/// The same palette checks past 64 entries, where the bulk read keeps the palette's low halves
+/// as its lookup table (a path of its own): 300 entries, 9 bits.
+#[test]
+fn palette_past_64_entries() {
+    let mut c = Chunk::new(b(0));
+    for i in 1..300u32 {
+        c.set_index(i as u16, b(2 * i));
+    }
+    let s = c.encode(&schema().schema);
+    assert_eq!(get_u64(&s, 32), 300);
+    let mut out = [b(0); 4096];
+    ChunkView::parse_blocks(&s, &mut out).expect("valid");
+    assert_eq!(out[299], b(598));
+    let entry = |i: usize| 40 + 8 * i;
+    let mut t = s.clone();
+    put_u64(&mut t, entry(200), 1 << 33);
+    assert!(matches!(parse_err(&t), Error::BlockIdTooLarge { index: 200, .. }));
+    // Ascending on the low halves alone, not as 64-bit values: too large, not "sorted".
+    let mut t = s.clone();
+    put_u64(&mut t, entry(299), (1 << 32) + 1000);
+    assert!(matches!(parse_err(&t), Error::BlockIdTooLarge { index: 299, .. }));
+    let mut t = s.clone();
+    put_u64(&mut t, entry(150), get_u64(&s, entry(149)));
+    assert_eq!(parse_err(&t), Error::PaletteNotSorted { index: 150 });
+    let mut t = s.clone();
+    put_u64(&mut t, entry(1), 0);
+    assert_eq!(parse_err(&t), Error::PaletteNotSorted { index: 1 });
+}
+
 #[test]
 fn local_ids_beyond_the_palette() {
     // Three entries: 2 bits, so local id 3 is out of range.
