@@ -70,6 +70,19 @@ fn bench(c: &mut Criterion) {
     g.bench_function("terrane_import_to_cubic_chunks", |b| {
         b.iter(|| black_box(import(&dir).1.chunks));
     });
+    // The same on the calling thread alone: the per-core figure beside fastanvil's (which
+    // parses on one thread).
+    g.bench_function("terrane_import_one_thread", |b| {
+        let options = terrane_anvil::ImportOptions::new().threads(1);
+        b.iter(|| {
+            let mut w = MemColumns::new();
+            black_box(
+                terrane_anvil::import_region_dir_with(&dir, &mut w, &options, &mut |_| {})
+                    .unwrap()
+                    .chunks,
+            )
+        });
+    });
     g.bench_function("fastanvil_parse_only", |b| {
         b.iter(|| {
             let mut r = Region::from_stream(std::io::Cursor::new(&region_bytes)).unwrap();

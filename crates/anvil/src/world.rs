@@ -219,6 +219,7 @@ impl ImportSummary {
 pub struct ImportOptions {
     max_decompressed: usize,
     entities_dir: Option<PathBuf>,
+    threads: usize,
 }
 
 impl Default for ImportOptions {
@@ -229,9 +230,21 @@ impl Default for ImportOptions {
 
 impl ImportOptions {
     /// Defaults: decompressed chunks up to [`region::DEFAULT_MAX_DECOMPRESSED`] (64 MiB), no
-    /// `entities/` folder.
+    /// `entities/` folder, as many threads as the machine runs at once
+    /// ([`std::thread::available_parallelism`]).
     pub fn new() -> Self {
-        ImportOptions { max_decompressed: region::DEFAULT_MAX_DECOMPRESSED, entities_dir: None }
+        ImportOptions {
+            max_decompressed: region::DEFAULT_MAX_DECOMPRESSED,
+            entities_dir: None,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+    /// Threads in all: `n - 1` read and decode columns (inflate, NBT, palettes) while the
+    /// calling thread converts them and hands them to the sink, in the region's order (the
+    /// output does not depend on `n`); `1` (or `0`) does everything on the calling thread.
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = n.max(1);
+        self
     }
     /// Also reads a 1.17+ world's entity regions (`<world>/entities`): each column's entities
     /// are taken from the entity chunk at the same position (default: none).
@@ -342,54 +355,49 @@ pub fn import_region_dir_with<S: ImportSink>(
                 }
             }
         }
+        // The columns to import; those the sink holds are skipped without being read.
+        let mut todo = Vec::new();
         for e in r.entries() {
+            if sink.has_column(column_of(rx, rz, e.index)).map_err(sink_err)? {
+                summary.columns_skipped += 1;
+                p.columns_done += 1;
+                progress(&p);
+            } else {
+                todo.push(e);
+            }
+        }
+        let ents = ents.as_ref().map(|(path, er)| (path.as_path(), er));
+        let decode =
+            |e: &region::ChunkEntry| decode_column(&r, ents, e, column_of(rx, rz, e.index));
+        let mut convert = |d: DecodedColumn| -> Result<()> {
+            let e = d.entry;
             let pos = column_of(rx, rz, e.index);
             p.columns_done += 1;
-            if sink.has_column(pos).map_err(sink_err)? {
-                summary.columns_skipped += 1;
-                progress(&p);
-                continue;
-            }
+            summary.bytes_in += d.external_bytes;
+            p.bytes_in += d.external_bytes;
             let damaged = |error| DamagedChunk {
                 file: path.clone(),
                 index: Some(e.index),
                 pos: Some(pos),
                 error,
             };
-            let col = r.read(&e).and_then(|raw| {
-                if raw.external {
-                    summary.bytes_in += raw.stored_len as u64;
-                    p.bytes_in += raw.stored_len as u64;
-                }
-                Column::from_nbt(&raw.nbt, (pos.x, pos.z))
-            });
-            let mut col = match col {
+            if let Some(d) = d.entity_damage {
+                summary.damaged.push(d);
+            }
+            let col = match d.column {
                 Ok(c) => c,
                 Err(err) => {
                     summary.damaged.push(damaged(err));
                     progress(&p);
-                    continue;
+                    return Ok(());
                 }
             };
-            if let Some((epath, er)) = &ents
-                && let Some(ee) = er.entry(e.index)
-            {
-                // A damaged entity chunk is reported; the column imports without it.
-                if let Err(error) = er.read(&ee).and_then(|raw| col.add_entity_chunk(&raw.nbt)) {
-                    summary.damaged.push(DamagedChunk {
-                        file: epath.clone(),
-                        index: Some(e.index),
-                        pos: Some(pos),
-                        error,
-                    });
-                }
-            }
             let (imp, stats) = match column_to_terrane(&col, e.timestamp, sink.schema()) {
                 Ok(x) => x,
                 Err(err) => {
                     summary.damaged.push(damaged(ChunkError::Malformed(err.to_string())));
                     progress(&p);
-                    continue;
+                    return Ok(());
                 }
             };
             let out = imp.encoded_len() as u64;
@@ -403,6 +411,36 @@ pub fn import_region_dir_with<S: ImportSink>(
             summary.bytes_out += out;
             p.bytes_out += out;
             progress(&p);
+            Ok(())
+        };
+        let decoders = options.threads - 1;
+        if decoders == 0 || todo.len() < 2 {
+            for e in &todo {
+                convert(decode(e))?;
+            }
+        } else {
+            // Decoder k takes columns k, k + D, k + 2D...; the calling thread takes their
+            // results round-robin, so it converts in the region's order.
+            std::thread::scope(|scope| -> Result<()> {
+                let mut inbox = Vec::with_capacity(decoders);
+                for k in 0..decoders {
+                    let (tx, rx) = std::sync::mpsc::sync_channel(4);
+                    let (todo, decode) = (&todo, &decode);
+                    scope.spawn(move || {
+                        for e in todo.iter().skip(k).step_by(decoders) {
+                            if tx.send(decode(e)).is_err() {
+                                break; // the converting side stopped on an error
+                            }
+                        }
+                    });
+                    inbox.push(rx);
+                }
+                for i in 0..todo.len() {
+                    let d = inbox[i % decoders].recv().expect("a decoder thread panicked");
+                    convert(d)?;
+                }
+                Ok(())
+            })?;
         }
         sink.region_done(rx, rz).map_err(sink_err)?;
         summary.regions += 1;
@@ -657,6 +695,47 @@ fn present_entries(path: &Path) -> Result<Vec<usize>> {
     let mut table = vec![0u8; region::SECTOR];
     f.take(region::SECTOR as u64).read_exact(&mut table).map_err(|e| Error::io(path, e))?;
     Ok(table.chunks(4).enumerate().filter(|(_, c)| c != &[0, 0, 0, 0]).map(|(i, _)| i).collect())
+}
+
+/// One column read and decoded, on its way to conversion.
+struct DecodedColumn {
+    entry: region::ChunkEntry,
+    /// Compressed bytes read from a `.mcc` side file (0 for a column inside the region).
+    external_bytes: u64,
+    column: std::result::Result<Column, ChunkError>,
+    /// A damaged entity chunk (the column imports without its entities).
+    entity_damage: Option<DamagedChunk>,
+}
+
+/// Reads and decodes one column (inflate, NBT, palettes) and adds its entity chunk: the part of
+/// an import that needs nothing but the region, so it runs on the decoding threads.
+fn decode_column(
+    r: &RegionFile,
+    ents: Option<(&Path, &RegionFile)>,
+    e: &region::ChunkEntry,
+    pos: ColumnPos,
+) -> DecodedColumn {
+    let mut external_bytes = 0;
+    let column = r.read(e).and_then(|raw| {
+        if raw.external {
+            external_bytes = raw.stored_len as u64;
+        }
+        Column::from_nbt(&raw.nbt, (pos.x, pos.z))
+    });
+    let mut entity_damage = None;
+    let mut column = column;
+    if let (Ok(col), Some((epath, er))) = (&mut column, ents)
+        && let Some(ee) = er.entry(e.index)
+        && let Err(error) = er.read(&ee).and_then(|raw| col.add_entity_chunk(&raw.nbt))
+    {
+        entity_damage = Some(DamagedChunk {
+            file: epath.to_path_buf(),
+            index: Some(e.index),
+            pos: Some(pos),
+            error,
+        });
+    }
+    DecodedColumn { entry: *e, external_bytes, column, entity_damage }
 }
 
 fn column_of(rx: i32, rz: i32, index: usize) -> ColumnPos {

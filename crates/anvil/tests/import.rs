@@ -392,3 +392,33 @@ fn columns_built_in_terrane_export_with_a_fresh_record() {
     assert_eq!(col.block_entities[0].get("x"), Some(&Tag::Int(-33 * 16 + 4)));
     assert_eq!(col.block_entities[0].get("y"), Some(&Tag::Int(-15)));
 }
+
+/// Columns are decoded on other threads and converted in the region's order, so the import is
+/// the same, damaged reports included, whatever the number of threads.
+#[test]
+fn the_import_is_the_same_on_any_number_of_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = std::fs::read(common::fixture("anvil/1.21.1/r.0.0.mca")).unwrap();
+    let present: Vec<usize> = (0..1024).filter(|&i| be32(&b, i * 4) != 0).collect();
+    for &i in &present[10..13] {
+        let s = (be32(&b, i * 4) >> 8) as usize * SECTOR;
+        b[s + 4] = 42; // unknown compression
+    }
+    std::fs::write(dir.path().join("r.0.0.mca"), &b).unwrap();
+    std::fs::copy(common::fixture("anvil/1.18.2/r.0.0.mca"), dir.path().join("r.1.0.mca")).unwrap();
+    let import = |threads: usize| {
+        let mut w = MemColumns::new();
+        let options = terrane_anvil::ImportOptions::new().threads(threads);
+        let s = terrane_anvil::import_region_dir_with(dir.path(), &mut w, &options, &mut |_| {})
+            .unwrap();
+        let names: Vec<String> = w.schema.blocks().names().map(str::to_string).collect();
+        (s, names, w.columns)
+    };
+    let one = import(1);
+    assert_eq!(one.0.columns, 222 + 280, "{:?}", one.0);
+    assert_eq!(one.0.damaged.len(), 3);
+    for threads in [2, 3, 8] {
+        let many = import(threads);
+        assert!(many == one, "{threads} threads imported something else than one");
+    }
+}
