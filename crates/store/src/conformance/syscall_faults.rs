@@ -26,14 +26,20 @@
 //! - a read either returns the exact object or fails with a typed error: never wrong data,
 //!   never a missing object.
 //!
+//! A database server's calls can be failed instead ([`Traced::Server`], [`run_with`]): the
+//! tracer attaches to the server's processes, follows those they start, and fails only the
+//! calls on the files named (PostgreSQL's WAL segments); the server, not the client, then owns
+//! the recovery, so a write acknowledged after a failed one is allowed there.
+//!
 //! Needs the `strace` binary (Debian package `strace`, which `cargo xtask test` installs) and
-//! permission to trace a child (the default for a process's own children).
+//! the right to trace a process that is not strace's own child: root (as CI runs the suite)
+//! or `kernel.yama.ptrace_scope = 0`.
 //!
 //! ```ignore
 //! #[test]
 //! fn syscall_faults() {
 //!     let report = terrane_store::conformance::syscall_faults::run("syscall_faults", |dir| open(dir));
-//!     assert!(report.injected > 0);
+//!     assert!(report.injected() > 0);
 //! }
 //! ```
 
