@@ -62,7 +62,7 @@ const BATCHES: u64 = 6;
 /// thousands of calls for six batches).
 const MAX_N: u64 = 2000;
 /// Set to `1` to try every N (`cargo xtask crash` does); by default every N up to
-/// [`EVERY_N_UP_TO`], then steps of an eighth (N = 24, 27, 30, 33, 37, ...), so that the
+/// 24, then steps of an eighth (N = 24, 27, 30, 33, 37, ...), so that the
 /// normal suite stays short.
 pub const EVERY_N_ENV: &str = "TERRANE_SYSCALL_FAULT_EVERY_N";
 const EVERY_N_UP_TO: u64 = 24;
