@@ -1,4 +1,5 @@
-//! Cluster container v1 decoding: any bytes either fail with a typed error or give a view
+//! Cluster container v1 decoding, and the opacity map's tiles: any bytes either fail with a
+//! typed error or give a tile that re-encodes to them, and for clusters a view
 //! whose every chunk reads back, whose blobs tile the body exactly, and which re-encodes to
 //! the same bytes (every valid cluster is canonical). The input is tried as is, and behind a
 //! valid 9-byte prefix (version 1, scale from the first byte) so that the fuzzer spends its
@@ -6,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use terrane_cluster::{ClusterBuilder, ClusterView};
+use terrane_cluster::{ClusterBuilder, ClusterView, OpacityTile};
 
 fn check(data: &[u8]) {
     let Ok(view) = ClusterView::new(data) else { return };
@@ -24,6 +25,9 @@ fn check(data: &[u8]) {
 }
 
 fuzz_target!(|data: &[u8]| {
+    if let Ok(tile) = OpacityTile::from_bytes(data) {
+        assert_eq!(tile.to_bytes(), data);
+    }
     check(data);
     if let Some((&first, rest)) = data.split_first() {
         let mut prefixed = Vec::with_capacity(9 + rest.len());
