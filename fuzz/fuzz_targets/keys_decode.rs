@@ -1,6 +1,7 @@
-//! Store keys (`docs/format/keys.md`): chunk cell keys, 2D column keys and area entity keys.
-//! Keys come back from stores, where damage can reach them: any bytes either do not parse or
-//! parse to coordinates whose key is the same bytes (the encodings are bijections).
+//! Store keys (`docs/format/keys.md`): chunk cell keys, 2D column keys, area entity keys and
+//! the imported worlds' column record keys. Keys come back from stores, where damage can reach
+//! them: any bytes either do not parse or parse to coordinates whose key is the same bytes
+//! (the encodings are bijections; a record key of dimension 0 has a short form too).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -20,5 +21,20 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Some((area, uuid)) = parse_area_entity_key(data) {
         assert_eq!(area_entity_key(area, &uuid), data);
+    }
+    type Parse = fn(&[u8]) -> Option<(u64, terrane_section::ColumnPos)>;
+    type Key = fn(u64, terrane_section::ColumnPos) -> Vec<u8>;
+    let records: [(Parse, Key); 2] = [
+        (terrane::java::parse_record_key, terrane::java::record_key),
+        (terrane::bedrock::parse_record_key, terrane::bedrock::record_key),
+    ];
+    for (parse, key) in records {
+        if let Some((dim, pos)) = parse(data) {
+            let again = key(dim, pos);
+            assert_eq!(parse(&again), Some((dim, pos)));
+            if again.len() == data.len() {
+                assert_eq!(again, data);
+            }
+        }
     }
 });

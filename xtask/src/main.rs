@@ -155,6 +155,16 @@ fn test() -> Result {
         "-D",
         "warnings",
     ]))?;
+    // The facade without its backends (memory worlds only), as the fuzz crate builds it.
+    run(cargo().args([
+        "clippy",
+        "-p",
+        "terrane",
+        "--no-default-features",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
     let nextest = cargo()
         .args(["nextest", "--version"])
         .stdout(std::process::Stdio::null())
