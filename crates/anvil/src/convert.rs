@@ -400,14 +400,14 @@ pub fn column_to_terrane(
     for s in &col.sections {
         let ids =
             s.palette.iter().map(|n| block_id(schema, be, n)).collect::<Result<Vec<_>, _>>()?;
-        let mut counts = vec![0u32; ids.len()];
-        if ids.len() == 1 {
-            counts[0] = CELLS as u32;
+        let counts = if ids.len() == 1 {
+            vec![CELLS as u32]
         } else {
-            for &b in &s.blocks {
-                counts[b as usize] += 1;
-            }
-        }
+            let cells: &[u16; CELLS] = s.blocks.as_slice().try_into().map_err(|_| {
+                Error::Convert(format!("section y {} has {} cells", s.y, s.blocks.len()))
+            })?;
+            terrane_chunk::count_indices(cells, ids.len())
+        };
         let fill = (0..ids.len()).max_by_key(|&i| counts[i]).unwrap_or(0);
         let mut chunk = Chunk::new(ids[fill]);
         if counts[fill] as usize != CELLS {

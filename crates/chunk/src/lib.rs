@@ -69,7 +69,7 @@ mod error;
 mod schema;
 mod view;
 
-pub use chunk::Chunk;
+pub use chunk::{Chunk, count_indices};
 pub use error::{Error, Result};
 pub use schema::{BlockId, ComponentId, ComponentKind, Registry, Schema, SchemaBytes};
 pub use view::{ChunkView, Components, LayerRecord, Layers, Uuid};
