@@ -279,14 +279,20 @@ fn map_marked<const B: usize>(
 ) {
     let (ids, seen) = (&ids[..1 << B], &mut seen[..1 << B]);
     let m = (1u64 << B) - 1;
-    let mut put = |v: u64, o: &mut [BlockId]| {
-        for (j, slot) in o.iter_mut().enumerate() {
-            let l = ((v >> (j * B)) & m) as usize;
-            seen[l] = true;
-            *slot = BlockId(ids[l]);
+    // Cells are written two at a time, as one 8-byte store (see the 8-bit case).
+    let mut put = |v: u64, o: &mut [u8]| {
+        for (j, slot) in o.chunks_exact_mut(8).enumerate() {
+            let a = ((v >> (2 * j * B)) & m) as usize;
+            let b = ((v >> ((2 * j + 1) * B)) & m) as usize;
+            seen[a] = true;
+            seen[b] = true;
+            let (a, b) = (u64::from(ids[a]), u64::from(ids[b]));
+            let two = if cfg!(target_endian = "little") { a | b << 32 } else { b | a << 32 };
+            slot.copy_from_slice(&two.to_ne_bytes());
         }
     };
-    for (group, o) in bytes.chunks_exact(B).zip(out.chunks_exact_mut(8)) {
+    let out = zerocopy::IntoBytes::as_mut_bytes(&mut out[..]);
+    for (group, o) in bytes.chunks_exact(B).zip(out.chunks_exact_mut(32)) {
         let mut raw = [0u8; 8];
         if B <= 8 {
             raw[..B].copy_from_slice(&group[..B]);
@@ -295,7 +301,7 @@ fn map_marked<const B: usize>(
             // Four entries from the first 8 bytes, four from the last 8 (bits 4B..8B of
             // the group start 64 - 4B bits into them).
             raw.copy_from_slice(&group[..8]);
-            let (first, last) = o.split_at_mut(4);
+            let (first, last) = o.split_at_mut(16);
             put(u64::from_le_bytes(raw), first);
             raw.copy_from_slice(&group[B - 8..]);
             put(u64::from_le_bytes(raw) >> (64 - 4 * B), last);
