@@ -251,12 +251,7 @@ pub(crate) fn map_large_palette(
             let (ids, seen) = (&ids[..256], &mut seen[..256]);
             let out = zerocopy::IntoBytes::as_mut_bytes(&mut out[..]);
             for (pair, slot) in bytes.chunks_exact(2).zip(out.chunks_exact_mut(8)) {
-                let (a, b) = (usize::from(pair[0]), usize::from(pair[1]));
-                seen[a] = true;
-                seen[b] = true;
-                let (a, b) = (u64::from(ids[a]), u64::from(ids[b]));
-                let two = if cfg!(target_endian = "little") { a | b << 32 } else { b | a << 32 };
-                slot.copy_from_slice(&two.to_ne_bytes());
+                put_two(slot, usize::from(pair[0]), usize::from(pair[1]), ids, seen);
             }
         }
         9 => map_marked::<9>(bytes, ids, seen, out),
@@ -268,6 +263,17 @@ pub(crate) fn map_large_palette(
             out[i] = BlockId(ids[l as usize]);
         }),
     }
+}
+
+/// Marks local ids `a` and `b` used and writes their blocks, two cells, into `slot` (the 8
+/// bytes of the pair in the output) with one store.
+#[inline(always)]
+fn put_two(slot: &mut [u8], a: usize, b: usize, ids: &[u32], seen: &mut [bool]) {
+    seen[a] = true;
+    seen[b] = true;
+    let (a, b) = (u64::from(ids[a]), u64::from(ids[b]));
+    let two = if cfg!(target_endian = "little") { a | b << 32 } else { b | a << 32 };
+    slot.copy_from_slice(&two.to_ne_bytes());
 }
 
 #[inline(always)]
@@ -284,11 +290,7 @@ fn map_marked<const B: usize>(
         for (j, slot) in o.chunks_exact_mut(8).enumerate() {
             let a = ((v >> (2 * j * B)) & m) as usize;
             let b = ((v >> ((2 * j + 1) * B)) & m) as usize;
-            seen[a] = true;
-            seen[b] = true;
-            let (a, b) = (u64::from(ids[a]), u64::from(ids[b]));
-            let two = if cfg!(target_endian = "little") { a | b << 32 } else { b | a << 32 };
-            slot.copy_from_slice(&two.to_ne_bytes());
+            put_two(slot, a, b, ids, seen);
         }
     };
     let out = zerocopy::IntoBytes::as_mut_bytes(&mut out[..]);
