@@ -221,7 +221,6 @@ pub fn task(rest: &[String]) -> Result {
     if !nightly {
         eprintln!("nightly toolchain not found: fuzzing on stable without sanitizers (-s none)");
     }
-    let mut stats = Stats::load();
     let mut report = Vec::new();
     for t in &chosen {
         let fuzz = |sub: &str| {
@@ -251,7 +250,11 @@ pub fn task(rest: &[String]) -> Result {
         cmin.arg(t.as_str()).arg(&corpus).arg("--").args(libfuzzer_bounds(t));
         logged(&mut cmin, &format!("{t}-cmin"))?;
         let after = corpus_size(&corpus);
+        // Read, add and write back at once: two `cargo xtask fuzz` may run side by side (one
+        // per core), and neither may write over the other's totals.
+        let mut stats = Stats::load();
         let total = stats.add(t, run.execs, run.cov_end);
+        stats.save()?;
         report.push(format!(
             "{t:<20} {:>12} execs ({:>8.0}/s)  cov {:>6} -> {:<6}  corpus {} -> {} files ({} KiB)  total {} execs",
             run.execs,
@@ -263,7 +266,6 @@ pub fn task(rest: &[String]) -> Result {
             after.1 / 1024,
             total
         ));
-        stats.save()?;
     }
     eprintln!("\nfuzz report (totals accumulate in fuzz/stats.tsv):");
     for line in &report {
