@@ -37,7 +37,7 @@ pub const KILLS_ENV: &str = "TERRANE_CRASH_KILLS";
 
 const CHUNK_KEYS: u64 = 48;
 const ENTITY_KEYS: u64 = 16;
-const PLAYER_KEY: &[u8] = b"player:0";
+pub(crate) const PLAYER_KEY: &[u8] = b"player:0";
 
 /// What a crash run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -49,7 +49,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::crash::{SAVE_TABLES, check_saves, save_batch, state_after};
+use super::crash::{PLAYER_KEY, SAVE_TABLES, check_saves, save_batch, state_after};
 use crate::{Error, KeyRange, Result, Store, tables};
 
 /// The environment variable that selects the child role
@@ -236,7 +236,7 @@ fn child<S: Store>(spec: &str, open: &dyn Fn(&Path) -> Result<S>) {
     };
     match kind {
         FaultKind::Writes | FaultKind::Syncs => {
-            let next = match store.get(tables::WORLD_META, b"player:0") {
+            let next = match store.get(tables::WORLD_META, PLAYER_KEY) {
                 Ok(Some(o)) => o.version as u64 + 1,
                 Ok(None) => 0,
                 Err(e) => {
