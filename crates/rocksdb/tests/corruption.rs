@@ -41,11 +41,7 @@ fn build(dir: &Path) -> Model {
 
 fn copy_dir(from: &Path, to: &Path) {
     let _ = std::fs::remove_dir_all(to);
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-    }
+    terrane_store::conformance::copy_dir(from, to).unwrap();
 }
 
 /// Opens a damaged copy: a typed error, or reads that are right or fail.

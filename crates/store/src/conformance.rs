@@ -54,6 +54,22 @@ impl Rng {
     }
 }
 
+/// Copies a folder tree (files and folders) into `to`, creating it: a store's directory as a
+/// process left it, to open a copy (the crash and fault harnesses' checks, damaged copies).
+pub fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
 /// Reads a whole scan, panicking on errors.
 pub fn collect(view: &dyn ReadView, table: &str, range: KeyRange) -> Vec<(Vec<u8>, Object)> {
     view.scan(table, range)

@@ -143,16 +143,7 @@ fn amulet_python() -> PathBuf {
 /// Copies a folder tree (amulet rewrites `level.dat` and the database of every world it
 /// opens: the test data is only ever read through a copy).
 fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_tree(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
+    terrane_store::conformance::copy_dir(from, to).unwrap();
 }
 
 fn amulet_compare(expected: &Path, actual: &Path) {

@@ -331,21 +331,6 @@ fn read_back(store: &dyn Store, batch: i64) {
     say("READ-OK");
 }
 
-/// Copies a directory tree (files and folders).
-fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
-}
-
 /// Waits until every thread of `pid` is traced by `tracer`, or `pid` is gone (a server's
 /// short-lived process may end between the listing and the attach).
 fn wait_attached(pid: u32, tracer: u32) -> bool {
@@ -556,7 +541,7 @@ pub fn run_with<S: Store>(
             dir.clone()
         } else {
             let _ = std::fs::remove_dir_all(&check_dir);
-            copy_dir(&dir, &check_dir).expect("copying the store for the check");
+            super::copy_dir(&dir, &check_dir).expect("copying the store for the check");
             check_dir.clone()
         };
         let deadline = Instant::now() + Duration::from_secs(if server { 60 } else { 0 });
