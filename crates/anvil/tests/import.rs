@@ -422,3 +422,19 @@ fn the_import_is_the_same_on_any_number_of_threads() {
         assert!(many == one, "{threads} threads imported something else than one");
     }
 }
+
+/// A column whose section does not hold 4096 cells (a `Column` built by hand: its fields are
+/// public) is refused with an error naming the section, not a panic.
+#[test]
+fn a_section_without_4096_cells_is_an_error() {
+    let mut w = MemColumns::new();
+    let region =
+        RegionFile::new(std::fs::read(common::fixture("anvil/1.18.2/r.0.0.mca")).unwrap()).unwrap();
+    let e = region.entries().next().unwrap();
+    let mut col = Column::from_nbt(&region.read(&e).unwrap().nbt, (0, 0)).unwrap();
+    let s = col.sections.iter_mut().find(|s| s.palette.len() > 1).unwrap();
+    s.blocks.truncate(10);
+    let y = s.y;
+    let err = convert::column_to_terrane(&col, 0, &mut w.schema).unwrap_err().to_string();
+    assert!(err.contains(&format!("section y {y} has 10 cells")), "{err}");
+}

@@ -62,6 +62,13 @@ fn truncated(what: &'static str, offset: usize, needed: u128, len: usize) -> Err
     }
 }
 
+/// Whether every pair is in strictly ascending order, without an early exit (an integer OR,
+/// which vectorises).
+#[inline(always)]
+fn strictly_ascending(pairs: impl Iterator<Item = (u32, u32)>) -> bool {
+    pairs.fold(0u32, |a, (x, y)| a | u32::from(y <= x)) == 0
+}
+
 /// The ids of a palette (validated to fit `u32`), zero from its end up to `len`.
 fn padded_ids(palette: &[U64], len: usize) -> Vec<u32> {
     let mut ids = vec![0u32; len.max(palette.len())];
@@ -158,13 +165,11 @@ impl<'a> ChunkView<'a> {
             Vec::new()
         };
         let ascending = if bulk_ids {
-            low.iter().zip(&low[1..]).fold(0u32, |a, (x, y)| a | u32::from(y <= x)) == 0
+            strictly_ascending(low.iter().zip(&low[1..]).map(|(&x, &y)| (x, y)))
         } else {
-            palette
-                .iter()
-                .zip(&palette[1..])
-                .fold(0u32, |a, (x, y)| a | u32::from(y.get() as u32 <= x.get() as u32))
-                == 0
+            strictly_ascending(
+                palette.iter().zip(&palette[1..]).map(|(x, y)| (x.get() as u32, y.get() as u32)),
+            )
         };
         if !(ascending && high == 0) {
             let mut prev: Option<u64> = None;

@@ -192,18 +192,18 @@ pub(crate) fn pg_err(what: &str, e: postgres::Error) -> Error {
             ": the server is shutting down or restarting; retry once it is back (the store reconnects)"
         } else if *code == SqlState::INSUFFICIENT_PRIVILEGE {
             ": grant the user rights on the database and schema"
-        } else if code.code().starts_with("58") || *code == SqlState::DISK_FULL {
-            // The server could not read or write its own files (class 58, "system error":
-            // EIO and the like; 53100: no space): an I/O error, though the server's.
-            if *code == SqlState::DISK_FULL {
-                return Error::Io(std::io::Error::new(
-                    std::io::ErrorKind::StorageFull,
-                    format!(
-                        "postgres: {text}: the server's disk is full; the batch was not written \
-                         (nothing of it is kept): free space there, then save again"
-                    ),
-                ));
-            }
+        } else if *code == SqlState::DISK_FULL {
+            // The server's own files: an I/O error, as the file backends give for a full disk.
+            return Error::Io(std::io::Error::new(
+                std::io::ErrorKind::StorageFull,
+                format!(
+                    "postgres: {text}: the server's disk is full; the batch was not written \
+                     (nothing of it is kept): free space there, then save again"
+                ),
+            ));
+        } else if code.code().starts_with("58") {
+            // Class 58, "system error": the server could not read or write its own files
+            // (EIO and the like), an I/O error though the server's.
             return Error::Io(std::io::Error::other(format!(
                 "postgres: {text}: the server failed to read or write its own files (see its \
                  log); a failed WAL write or flush makes it restart and recover, after which the \

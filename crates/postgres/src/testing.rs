@@ -26,6 +26,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use terrane_store::conformance::process_alive;
+
 /// What went wrong starting or driving a test server: a message naming the command and its
 /// output.
 pub type ServerResult<T> = std::result::Result<T, String>;
@@ -255,12 +257,7 @@ impl PgServer {
     /// Starts the primary again when it is not running (a fault stopped it), and waits until
     /// it accepts connections.
     pub fn ensure_primary_running(&self) -> ServerResult<()> {
-        let alive = postmaster_pid(&self.primary).is_some_and(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-                s.rsplit_once(')').is_some_and(|(_, r)| !r.trim_start().starts_with('Z'))
-            })
-        });
-        if !alive {
+        if !postmaster_pid(&self.primary).is_some_and(process_alive) {
             self.restart_primary()?;
         }
         Ok(())
@@ -386,27 +383,19 @@ fn postmaster_pid(node: &Node) -> Option<u32> {
 
 /// SIGKILLs a node's postmaster (the pid is the first line of `postmaster.pid`).
 fn kill_node(node: &Node) -> ServerResult<()> {
-    let pidfile = node.data.join("postmaster.pid");
-    let text =
-        std::fs::read_to_string(&pidfile).map_err(|e| format!("{}: {e}", pidfile.display()))?;
-    let pid = text.lines().next().unwrap_or("").trim().to_string();
+    let pid = postmaster_pid(node).ok_or_else(|| {
+        format!("{}: no postmaster pid", node.data.join("postmaster.pid").display())
+    })?;
     let status = Command::new("kill")
-        .args(["-KILL", &pid])
+        .args(["-KILL", &pid.to_string()])
         .status()
         .map_err(|e| format!("kill -KILL {pid}: {e}"))?;
     if !status.success() {
         return Err(format!("kill -KILL {pid} failed"));
     }
     // Wait for it to be gone.
-    let proc = PathBuf::from(format!("/proc/{pid}"));
     let deadline = Instant::now() + Duration::from_secs(10);
-    let alive = || {
-        std::fs::read_to_string(proc.join("stat")).is_ok_and(|s| {
-            // A zombie (state Z, after the closing parenthesis of the name) is gone.
-            s.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
-        })
-    };
-    while alive() && Instant::now() < deadline {
+    while process_alive(pid) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
     Ok(())

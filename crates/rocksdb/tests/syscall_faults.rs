@@ -19,4 +19,10 @@ fn syscall_faults() {
     eprintln!("terrane-rocksdb: {report:#?}");
     assert!(report.injected() > 0, "no call was failed: {report:?}");
     assert!(report.acknowledged >= 0, "no batch was ever acknowledged: {report:?}");
+    // RocksDB's own "IO error: " prefix is not repeated after the store's "I/O error: ".
+    for kind in report.kinds.values() {
+        for error in kind.errors.keys() {
+            assert!(!error.contains("I/O error: IO error"), "{error}");
+        }
+    }
 }

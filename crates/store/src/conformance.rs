@@ -70,6 +70,15 @@ pub fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Whether process `pid` is running (Linux `/proc`): a zombie, finished but not yet reaped,
+/// is not.
+pub fn process_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        // The state follows the parenthesised name.
+        s.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+    })
+}
+
 /// Reads a whole scan, panicking on errors.
 pub fn collect(view: &dyn ReadView, table: &str, range: KeyRange) -> Vec<(Vec<u8>, Object)> {
     view.scan(table, range)

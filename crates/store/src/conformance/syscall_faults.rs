@@ -337,10 +337,7 @@ fn wait_attached(pid: u32, tracer: u32) -> bool {
     let deadline = Instant::now() + Duration::from_secs(10);
     let want = format!("TracerPid:\t{tracer}");
     while Instant::now() < deadline {
-        let gone = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
-            s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-        });
-        if gone {
+        if !super::process_alive(pid) {
             return true;
         }
         let tasks = std::fs::read_dir(format!("/proc/{pid}/task"));
