@@ -333,7 +333,8 @@ mod tests {
         assert_eq!(plain[..3], ["-s", "none", "--no-trace-compares"]);
         assert!(plain[4].ends_with("fuzz/target/plain"));
         // Every target named in the table exists.
-        for t in ["anvil_region", "schem_read", "regionizer_ops", "regionizer_replay", "chunk_edit"] {
+        for t in ["anvil_region", "schem_read", "regionizer_ops", "regionizer_replay", "chunk_edit"]
+        {
             assert!(super::targets().contains(&t.to_string()), "{t} is not a fuzz target");
         }
     }
