@@ -225,6 +225,18 @@ impl PgServer {
         }
     }
 
+    /// Stops the primary cleanly (`pg_ctl stop -m fast`, which checkpoints) and starts it
+    /// again: its shared buffers start empty, so the next reads reach the files (for failing
+    /// the server's reads).
+    pub fn restart_primary_cold(&self) -> ServerResult<()> {
+        self.run(
+            Command::new(self.bin.join("pg_ctl"))
+                .args(["stop", "-m", "fast", "-w", "-t", "60", "-D"])
+                .arg(&self.primary.data),
+        )?;
+        self.pg_ctl_start(&self.primary)
+    }
+
     /// The primary's running processes: its postmaster (the first line of `postmaster.pid`)
     /// and every process it started (backends, WAL writer, checkpointer...). Empty when it
     /// is not running. For tracing the server (injected system-call faults).

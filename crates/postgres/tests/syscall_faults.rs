@@ -1,7 +1,9 @@
 //! Failed system calls in the PostgreSQL server (issue 20, point 3): the Nth write or the Nth
 //! `fdatasync`/`fsync` of every server process on the WAL segment files fails once with `EIO`
 //! (injected by `strace` attached to the server's processes and following those it starts),
-//! for every N, while a child process commits synced save batches through terrane-postgres.
+//! for every N, while a child process commits synced save batches through terrane-postgres;
+//! then the Nth `pread64` of any file (catalogs, the store's tables, the WAL), the server
+//! restarted before each run so that the child's open and reads miss its shared buffers.
 //! PostgreSQL answers such a failure by stopping and replaying its WAL (a failed WAL flush is
 //! a PANIC since version 11: it never retries an fsync as if the data were safe); a fault in
 //! that recovery stops the server, which the test starts again. What must hold: every error
@@ -14,7 +16,7 @@ mod common;
 
 use std::time::Duration;
 
-use terrane_store::conformance::syscall_faults::{self, FaultKind, Traced};
+use terrane_store::conformance::syscall_faults::{self, FaultKind, ServerCalls, Traced};
 
 #[test]
 fn syscall_faults() {
@@ -34,10 +36,23 @@ fn syscall_faults() {
     };
     let pids = || server.primary_pids();
     let recover = || server.ensure_primary_running().unwrap_or_else(|e| panic!("{e}"));
+    // Writes and syncs fail on the WAL; reads (`pread64`: relation files, the WAL and the
+    // commit log, on PostgreSQL 15) on any file, after a restart: the child's reads
+    // then miss the server's shared buffers and reach the files (the catalogs' too).
+    let calls = |kind| match kind {
+        FaultKind::Reads => ServerCalls { syscalls: "pread64".into(), paths: Vec::new() },
+        kind => ServerCalls::of(kind, server.primary_wal_segments(64)),
+    };
+    let prepare = |kind| {
+        if kind == FaultKind::Reads {
+            server.restart_primary_cold().unwrap_or_else(|e| panic!("{e}"));
+        }
+    };
     let traced = Traced::Server {
         pids: &pids,
-        paths: server.primary_wal_segments(64),
-        kinds: vec![FaultKind::Writes, FaultKind::Syncs],
+        kinds: vec![FaultKind::Writes, FaultKind::Syncs, FaultKind::Reads],
+        calls: &calls,
+        prepare: &prepare,
         recover: &recover,
         backend_errors_allowed: true,
     };
@@ -55,6 +70,11 @@ fn syscall_faults() {
         count("aborting startup due to startup process failure"),
     );
     assert!(log.contains("PANIC"), "the server never failed a WAL write or flush:\n{log}");
+    let reads = &report.kinds[&FaultKind::Reads];
+    assert!(
+        reads.injected > 0 && reads.failed_reads + reads.failed_opens > 0,
+        "no read of the server failed, or none reached the client: {reads:?}"
+    );
     // The server's own failures reach the client as I/O errors, not as a backend's refusal.
     for kind in report.kinds.values() {
         for error in kind.errors.keys() {

@@ -28,8 +28,10 @@
 //!
 //! A database server's calls can be failed instead ([`Traced::Server`], [`run_with`]): the
 //! tracer attaches to the server's processes, follows those they start, and fails only the
-//! calls on the files named (PostgreSQL's WAL segments); the server, not the client, then owns
-//! the recovery, so a write acknowledged after a failed one is allowed there.
+//! calls named per kind (PostgreSQL: writes and syncs on its WAL segments; `pread64` on any
+//! file, the server restarted before each read run so that its cache is cold); the server,
+//! not the client, then owns the recovery, so a write acknowledged after a failed one is
+//! allowed there.
 //!
 //! Needs the `strace` binary (Debian package `strace`, which `cargo xtask test` installs) and
 //! the right to trace a process that is not strace's own child: root (as CI runs the suite)
@@ -85,7 +87,8 @@ impl FaultKind {
     /// Every kind, in the order [`run`] tries them.
     pub const ALL: [FaultKind; 3] = [FaultKind::Writes, FaultKind::Syncs, FaultKind::Reads];
 
-    fn syscalls(self) -> &'static str {
+    /// The system calls of this kind, as strace's `trace=` takes them.
+    pub fn syscalls(self) -> &'static str {
         match self {
             FaultKind::Writes => "write,pwrite64,writev,pwritev,pwritev2",
             FaultKind::Syncs => "fsync,fdatasync,sync_file_range",
@@ -154,10 +157,15 @@ pub enum Traced<'a> {
     Server {
         /// The server's process ids at the moment of attaching.
         pids: &'a dyn Fn() -> Vec<u32>,
-        /// The files whose calls fail.
-        paths: Vec<PathBuf>,
         /// The kinds of call to fail.
         kinds: Vec<FaultKind>,
+        /// Per kind, the calls that fail: the system calls (an strace `trace=` set) and the
+        /// files (none: any file). A server's calls of a kind are not the client's: e.g. a
+        /// server that reads its relation files with `pread64` also reads its wake-up pipes.
+        calls: &'a dyn Fn(FaultKind) -> ServerCalls,
+        /// Run before each child: e.g. restarts the server before a read run, so that what
+        /// the child reads comes from the files, not from the server's cache.
+        prepare: &'a dyn Fn(FaultKind),
         /// Run after each child, the tracer detached: brings the server back when the fault
         /// stopped it (e.g. a failed write during its own recovery).
         recover: &'a dyn Fn(),
@@ -165,6 +173,21 @@ pub enum Traced<'a> {
         /// own refusals: `Backend`).
         backend_errors_allowed: bool,
     },
+}
+
+/// The calls of a server that fail in one kind of run ([`Traced::Server`]).
+pub struct ServerCalls {
+    /// The system calls, as strace's `trace=` takes them (e.g. `pread64`).
+    pub syscalls: String,
+    /// Only the calls on these files fail; empty: the calls on any file.
+    pub paths: Vec<PathBuf>,
+}
+
+impl ServerCalls {
+    /// Every system call of `kind` ([`FaultKind::syscalls`]) on `paths`.
+    pub fn of(kind: FaultKind, paths: Vec<PathBuf>) -> Self {
+        Self { syscalls: kind.syscalls().to_string(), paths }
+    }
 }
 
 /// The error's variant and its message up to the first path, numbers as `N`, for the report.
@@ -376,6 +399,9 @@ fn traced_run(
     dir: &Path,
     log: &Path,
 ) -> TracedRun {
+    if let Traced::Server { prepare, .. } = traced {
+        prepare(kind);
+    }
     let exe = std::env::current_exe().expect("test binary path");
     let mut child = Command::new(exe)
         .args([test_name, "--exact", "--nocapture", "--test-threads", "1", "-q"])
@@ -402,21 +428,19 @@ fn traced_run(
         assert!(n > 0, "the child did not start: it printed {seen:?}");
         seen.push_str(&line);
     }
-    let set = kind.syscalls();
-    let pids = match traced {
-        Traced::Child => vec![child.id()],
-        Traced::Server { pids, .. } => pids(),
+    let (calls, pids) = match traced {
+        Traced::Child => (ServerCalls::of(kind, Vec::new()), vec![child.id()]),
+        Traced::Server { pids, calls, .. } => (calls(kind), pids()),
     };
+    let set = calls.syscalls;
     let mut strace = Command::new("strace");
     strace
         .args(["-f", "-qq", "-o"])
         .arg(log)
         .args(["-e", &format!("trace={set}")])
         .args(["-e", &format!("inject={set}:error=EIO:when={n}")]);
-    if let Traced::Server { paths, .. } = traced {
-        for p in paths {
-            strace.arg("-P").arg(p);
-        }
+    for p in &calls.paths {
+        strace.arg("-P").arg(p);
     }
     for pid in &pids {
         strace.args(["-p", &pid.to_string()]);
