@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use postgres::Client;
+use postgres::error::SqlState;
 use terrane_store::{Error, OpenMode, Result, StoreConfig};
 
 use crate::conn::pg_err;
@@ -90,6 +91,18 @@ fn has_lz4(client: &mut impl postgres::GenericClient) -> Result<bool> {
     Ok(row.is_some())
 }
 
+/// Whether a query of the meta table failed because the table is not shaped like terrane's
+/// (a column missing, or of another type: `name = 'format'` on an integer column is invalid
+/// input), rather than for the server's or the connection's sake.
+fn not_our_shape(e: &postgres::Error) -> bool {
+    e.code().is_some_and(|c| {
+        *c == SqlState::UNDEFINED_COLUMN
+            || *c == SqlState::DATATYPE_MISMATCH
+            || *c == SqlState::UNDEFINED_FUNCTION
+            || *c == SqlState::INVALID_TEXT_REPRESENTATION
+    })
+}
+
 /// Checks that `schema` exists and holds a terrane store (of any signature).
 pub(crate) fn check_ours(client: &mut Client, schema: &str, location: &str) -> Result<()> {
     let row = client
@@ -103,14 +116,14 @@ pub(crate) fn check_ours(client: &mut Client, schema: &str, location: &str) -> R
         return Err(Error::NotFound(location.into()));
     }
     let format = if has_meta {
-        client
-            .query_opt(
-                &format!("SELECT value FROM {}.meta WHERE name = 'format'", ident(schema)),
-                &[],
-            )
-            .ok()
-            .flatten()
-            .map(|r| r.get::<_, Vec<u8>>(0))
+        match client.query_opt(
+            &format!("SELECT value FROM {}.meta WHERE name = 'format'", ident(schema)),
+            &[],
+        ) {
+            Ok(row) => row.and_then(|r| r.try_get::<_, Vec<u8>>(0).ok()),
+            Err(e) if not_our_shape(&e) => None,
+            Err(e) => return Err(pg_err("reading the meta table", e)),
+        }
     } else {
         None
     };
@@ -188,12 +201,23 @@ pub(crate) fn open(
                  (pick another with PgOptions::schema)"
             )));
         }
-        let rows = tx
-            .query(&format!("SELECT name, value FROM {meta}"), &[])
-            .map_err(|e| not_ours(format!("{location}: its meta table is not terrane's ({e})")))?;
+        // A meta table of other columns is another program's; any other failure (the server
+        // failing to read its files, a lost connection) is that failure, not a verdict on
+        // the schema.
+        let foreign = || {
+            not_ours(format!(
+                "{location}: its meta table is not terrane's (columns `name text, value bytea`                  expected): another program's schema (pick another with PgOptions::schema)"
+            ))
+        };
+        let rows = tx.query(&format!("SELECT name, value FROM {meta}"), &[]).map_err(|e| {
+            if not_our_shape(&e) { foreign() } else { pg_err("reading the meta table", e) }
+        })?;
         let mut found: BTreeMap<String, Vec<u8>> = BTreeMap::new();
         for r in rows {
-            let (name, value): (String, Vec<u8>) = (r.get(0), r.get(1));
+            let (Ok(name), Ok(value)) = (r.try_get::<_, String>(0), r.try_get::<_, Vec<u8>>(1))
+            else {
+                return Err(foreign());
+            };
             found.insert(name, value);
         }
         match found.get("format").map(Vec::as_slice) {

@@ -45,6 +45,32 @@ fn a_schema_of_another_program_or_world_is_refused_and_left_alone() {
     let theirs = PgOptions::new().schema("theirs");
     let e = PgStore::open_with(&server.conninfo(), &config(), &theirs).unwrap_err();
     assert!(matches!(e, Error::NotAStore { .. }), "{e}");
+    // Their own table named `meta`, of other columns, or of terrane's names with other types
+    // (read without a panic): another program's schema too.
+    let foreign_metas = [
+        ("theirs_a", "id int", "7"),
+        ("theirs_b", "name int, value text", "1, 'format'"),
+        ("theirs_c", "name text, value text", "'format', 'x'"),
+    ];
+    for (schema, columns, row) in foreign_metas {
+        c.batch_execute(&format!(
+            "CREATE SCHEMA {schema}; CREATE TABLE {schema}.meta ({columns}); \
+             INSERT INTO {schema}.meta VALUES ({row})"
+        ))
+        .unwrap();
+        let options = PgOptions::new().schema(schema);
+        match PgStore::open_with(&server.conninfo(), &config(), &options) {
+            Err(Error::NotAStore { detail, .. }) => {
+                assert!(detail.contains("its meta table is not terrane's"), "{detail}")
+            }
+            other => panic!("{schema}: expected NotAStore, got {other:?}"),
+        }
+        // Nor is it removed.
+        match PgStore::remove(&server.conninfo(), &options) {
+            Err(Error::NotAStore { .. }) => {}
+            other => panic!("{schema}: remove: expected NotAStore, got {other:?}"),
+        }
+    }
     let n: i64 = c.query_one("SELECT count(*) FROM theirs.accounts", &[]).unwrap().get(0);
     assert_eq!(n, 1, "the other program's table was changed");
     let tables: i64 = c
