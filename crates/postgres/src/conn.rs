@@ -207,7 +207,7 @@ pub(crate) fn pg_err(what: &str, e: postgres::Error) -> Error {
             return Error::Io(std::io::Error::other(format!(
                 "postgres: {text}: the server failed to read or write its own files (see its \
                  log); a failed WAL write or flush makes it restart and recover, after which the \
-                 store reconnects; a failed read can be tried again"
+                 store reconnects; a failed read may succeed if tried again"
             )));
         } else {
             ""

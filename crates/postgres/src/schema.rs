@@ -91,16 +91,27 @@ fn has_lz4(client: &mut impl postgres::GenericClient) -> Result<bool> {
     Ok(row.is_some())
 }
 
-/// Whether a query of the meta table failed because the table is not shaped like terrane's
-/// (a column missing, or of another type: `name = 'format'` on an integer column is invalid
-/// input), rather than for the server's or the connection's sake.
-fn not_our_shape(e: &postgres::Error) -> bool {
-    e.code().is_some_and(|c| {
-        *c == SqlState::UNDEFINED_COLUMN
-            || *c == SqlState::DATATYPE_MISMATCH
-            || *c == SqlState::UNDEFINED_FUNCTION
-            || *c == SqlState::INVALID_TEXT_REPRESENTATION
-    })
+/// The rows of `schema`'s meta table (name → value), or `None` when the table is not shaped
+/// like terrane's (a column missing, or of another type): another program's. Any other
+/// failure (the server failing to read its files, a lost connection) is that failure, not a
+/// verdict on the schema.
+fn read_meta(
+    client: &mut impl postgres::GenericClient,
+    schema: &str,
+) -> Result<Option<BTreeMap<String, Vec<u8>>>> {
+    let rows = match client.query(&format!("SELECT name, value FROM {}.meta", ident(schema)), &[]) {
+        Ok(rows) => rows,
+        Err(e) if e.code() == Some(&SqlState::UNDEFINED_COLUMN) => return Ok(None),
+        Err(e) => return Err(pg_err("reading the meta table", e)),
+    };
+    let mut found = BTreeMap::new();
+    for r in rows {
+        let (Ok(name), Ok(value)) = (r.try_get::<_, String>(0), r.try_get::<_, Vec<u8>>(1)) else {
+            return Ok(None);
+        };
+        found.insert(name, value);
+    }
+    Ok(Some(found))
 }
 
 /// Checks that `schema` exists and holds a terrane store (of any signature).
@@ -116,14 +127,7 @@ pub(crate) fn check_ours(client: &mut Client, schema: &str, location: &str) -> R
         return Err(Error::NotFound(location.into()));
     }
     let format = if has_meta {
-        match client.query_opt(
-            &format!("SELECT value FROM {}.meta WHERE name = 'format'", ident(schema)),
-            &[],
-        ) {
-            Ok(row) => row.and_then(|r| r.try_get::<_, Vec<u8>>(0).ok()),
-            Err(e) if not_our_shape(&e) => None,
-            Err(e) => return Err(pg_err("reading the meta table", e)),
-        }
+        read_meta(client, schema)?.and_then(|m| m.get("format").cloned())
     } else {
         None
     };
@@ -201,25 +205,12 @@ pub(crate) fn open(
                  (pick another with PgOptions::schema)"
             )));
         }
-        // A meta table of other columns is another program's; any other failure (the server
-        // failing to read its files, a lost connection) is that failure, not a verdict on
-        // the schema.
-        let foreign = || {
-            not_ours(format!(
-                "{location}: its meta table is not terrane's (columns `name text, value bytea`                  expected): another program's schema (pick another with PgOptions::schema)"
-            ))
+        let Some(found) = read_meta(&mut tx, schema)? else {
+            return Err(not_ours(format!(
+                "{location}: its meta table is not terrane's (columns `name text, value bytea` \
+                 expected): another program's schema (pick another with PgOptions::schema)"
+            )));
         };
-        let rows = tx.query(&format!("SELECT name, value FROM {meta}"), &[]).map_err(|e| {
-            if not_our_shape(&e) { foreign() } else { pg_err("reading the meta table", e) }
-        })?;
-        let mut found: BTreeMap<String, Vec<u8>> = BTreeMap::new();
-        for r in rows {
-            let (Ok(name), Ok(value)) = (r.try_get::<_, String>(0), r.try_get::<_, Vec<u8>>(1))
-            else {
-                return Err(foreign());
-            };
-            found.insert(name, value);
-        }
         match found.get("format").map(Vec::as_slice) {
             Some(f) if f == FORMAT.as_bytes() => {}
             Some(f) => {
@@ -270,7 +261,8 @@ pub(crate) fn open(
                 &[],
             )
             .map_err(|e| pg_err("taking the writer epoch", e))?
-            .and_then(|r| <[u8; 8]>::try_from(r.get::<_, Vec<u8>>(0)).ok())
+            .and_then(|r| r.try_get::<_, Vec<u8>>(0).ok())
+            .and_then(|v| <[u8; 8]>::try_from(v).ok())
             .map_or(0, u64::from_be_bytes);
         epoch = (current + 1).to_be_bytes().to_vec();
         tx.execute(

@@ -234,7 +234,7 @@ impl PgServer {
                 .args(["stop", "-m", "fast", "-w", "-t", "60", "-D"])
                 .arg(&self.primary.data),
         )?;
-        self.pg_ctl_start(&self.primary)
+        self.restart_primary()
     }
 
     /// The primary's running processes: its postmaster (the first line of `postmaster.pid`)

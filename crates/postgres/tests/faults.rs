@@ -51,6 +51,7 @@ fn a_schema_of_another_program_or_world_is_refused_and_left_alone() {
         ("theirs_a", "id int", "7"),
         ("theirs_b", "name int, value text", "1, 'format'"),
         ("theirs_c", "name text, value text", "'format', 'x'"),
+        ("theirs_d", "name date, value bytea", "'2020-01-01', 'x'"),
     ];
     for (schema, columns, row) in foreign_metas {
         c.batch_execute(&format!(
@@ -70,6 +71,13 @@ fn a_schema_of_another_program_or_world_is_refused_and_left_alone() {
             Err(Error::NotAStore { .. }) => {}
             other => panic!("{schema}: remove: expected NotAStore, got {other:?}"),
         }
+        let rows: i64 =
+            c.query_one(&format!("SELECT count(*) FROM {schema}.meta"), &[]).unwrap().get(0);
+        let tables: i64 = c
+            .query_one("SELECT count(*) FROM pg_tables WHERE schemaname = $1", &[&schema])
+            .unwrap()
+            .get(0);
+        assert_eq!((rows, tables), (1, 1), "{schema} was changed");
     }
     let n: i64 = c.query_one("SELECT count(*) FROM theirs.accounts", &[]).unwrap().get(0);
     assert_eq!(n, 1, "the other program's table was changed");

@@ -36,11 +36,13 @@ fn syscall_faults() {
     };
     let pids = || server.primary_pids();
     let recover = || server.ensure_primary_running().unwrap_or_else(|e| panic!("{e}"));
-    // Writes and syncs fail on the WAL; reads (`pread64`: relation files, the WAL and the
-    // commit log, on PostgreSQL 15) on any file, after a restart: the child's reads
+    // Writes and syncs fail on the WAL; reads (`pread64`, or `preadv` where a newer server
+    // reads several blocks at once: relation files, the WAL and the commit log) on any file, after a restart: the child's reads
     // then miss the server's shared buffers and reach the files (the catalogs' too).
     let calls = |kind| match kind {
-        FaultKind::Reads => ServerCalls { syscalls: "pread64".into(), paths: Vec::new() },
+        FaultKind::Reads => {
+            ServerCalls { syscalls: "pread64,preadv,preadv2".into(), paths: Vec::new() }
+        }
         kind => ServerCalls::of(kind, server.primary_wal_segments(64)),
     };
     let prepare = |kind| {
@@ -75,12 +77,16 @@ fn syscall_faults() {
         reads.injected > 0 && reads.failed_reads + reads.failed_opens > 0,
         "no read of the server failed, or none reached the client: {reads:?}"
     );
+    // A failed read of the server's files is an I/O error, never the server's refusal.
+    for error in reads.errors.keys() {
+        assert!(error.starts_with("Io"), "a failed read of the server is not an Io error: {error}");
+    }
     // The server's own failures reach the client as I/O errors, not as a backend's refusal.
     for kind in report.kinds.values() {
         for error in kind.errors.keys() {
             assert!(
                 !error.contains("Input/output error") || error.starts_with("Io"),
-                "a failed write of the server is not an Io error: {error}"
+                "a failed call of the server is not an Io error: {error}"
             );
         }
     }

@@ -276,6 +276,27 @@ fn within_skips_out_of_domain_positions() {
     assert_eq!(edge.within(1).count(), 4);
     let edge3 = ChunkPos::new(i64::MAX, 0, i64::MIN);
     assert_eq!(edge3.within(2).count(), 3 * 5 * 3);
+    // The same positions in the same order as nested loops over the clamped ranges.
+    let mut want = Vec::new();
+    for x in (i32::MAX - 1)..=i32::MAX {
+        for z in i32::MIN..=(i32::MIN + 1) {
+            want.push(ColumnPos::new(x, z));
+        }
+    }
+    assert_eq!(edge.within(1).collect::<Vec<_>>(), want);
+    let runs: Vec<_> = edge.within_runs(1).collect();
+    assert_eq!(runs, want.chunks(2).map(|r| (r[0], r[1])).collect::<Vec<_>>());
+    let mut want3 = Vec::new();
+    for x in (i64::MAX - 2)..=i64::MAX {
+        for y in -2..=2 {
+            for z in i64::MIN..=(i64::MIN + 2) {
+                want3.push(ChunkPos::new(x, y, z));
+            }
+        }
+    }
+    assert_eq!(edge3.within(2).collect::<Vec<_>>(), want3);
+    let runs3: Vec<_> = edge3.within_runs(2).collect();
+    assert_eq!(runs3, want3.chunks(3).map(|r| (r[0], r[2])).collect::<Vec<_>>());
 }
 
 #[test]

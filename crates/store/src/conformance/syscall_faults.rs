@@ -150,8 +150,8 @@ pub enum Traced<'a> {
     /// Every thread of the child process.
     Child,
     /// A server's processes, and every process they start while traced (a server that
-    /// restarts after a failure restarts under the tracer): only the calls on `paths` fail
-    /// (e.g. PostgreSQL's WAL segments). A server recovers from a failed write or sync itself
+    /// restarts after a failure restarts under the tracer): only the calls `calls` names fail
+    /// (e.g. writes on PostgreSQL's WAL segments). A server recovers from a failed write or sync itself
     /// (PostgreSQL stops and replays its WAL), so a write acknowledged after a failed one is
     /// allowed; every acknowledged batch must still be there afterwards.
     Server {
@@ -176,6 +176,7 @@ pub enum Traced<'a> {
 }
 
 /// The calls of a server that fail in one kind of run ([`Traced::Server`]).
+#[derive(Clone, Debug)]
 pub struct ServerCalls {
     /// The system calls, as strace's `trace=` takes them (e.g. `pread64`).
     pub syscalls: String,
@@ -309,46 +310,65 @@ fn child<S: Store>(spec: &str, open: &dyn Fn(&Path) -> Result<S>) {
 }
 
 /// Reads every object of the state after `batch` one by one, then every table by a scan:
-/// each read is the exact object or a typed error (`READ-ERR`), else `WRONG`.
+/// each read is the exact object or a typed error (`READ-ERR`), else `WRONG`. The first failed
+/// read is tried again on the same handle and the reads go on: one failed call must not keep
+/// a store from reading (`RETRY-ERR` when every try fails). The tracer fails the Nth call of
+/// each thread or process, so a try may meet another one's fault (a server's other backend,
+/// through another pooled connection): up to eight tries.
 fn read_back(store: &dyn Store, batch: i64) {
     let model = state_after(batch);
-    let fail = |e: &Error| {
-        say(&format!("READ-ERR {}", error_tag(e)));
-        say(&format!("KIND {}", error_kind(e)));
+    let mut failed = false;
+    // `Err(())`: the sweep is over (wrong data, or a retry that failed too).
+    let mut check = |what: &str, read: &dyn Fn() -> Result<bool>| -> std::result::Result<(), ()> {
+        match read() {
+            Ok(true) => return Ok(()),
+            Ok(false) => {
+                say(&format!("WRONG {what}"));
+                return Err(());
+            }
+            Err(e) => {
+                say(&format!("READ-ERR {}", error_tag(&e)));
+                say(&format!("KIND {}", error_kind(&e)));
+            }
+        }
+        if failed {
+            // One fault per run: a second failure is the store refusing after the first,
+            // tried again below only for the first.
+            return Err(());
+        }
+        failed = true;
+        let mut last = String::new();
+        for _ in 0..8 {
+            match read() {
+                Ok(true) => return Ok(()),
+                Ok(false) => {
+                    say(&format!("WRONG {what} (read again)"));
+                    return Err(());
+                }
+                Err(e) => last = error_kind(&e),
+            }
+        }
+        say(&format!("RETRY-ERR {last}"));
+        Err(())
     };
     for ((table, key), want) in &model {
-        match store.get(table, key) {
-            Ok(Some(got)) if &got == want => {}
-            Ok(got) => {
-                let got = got.map(|o| (o.version, o.data.len()));
-                return say(&format!("WRONG get {table} {key:?}: {got:?}"));
-            }
-            Err(e) => return fail(&e),
+        let get = || store.get(table, key).map(|got| got.as_ref() == Some(want));
+        if check(&format!("get {table} {key:?}"), &get).is_err() {
+            return;
         }
     }
     for table in SAVE_TABLES {
-        let scan = match store.scan(table, KeyRange::all()) {
-            Ok(s) => s,
-            Err(e) => return fail(&e),
-        };
-        let mut got = Vec::new();
-        for item in scan {
-            match item {
-                Ok(entry) => got.push(entry),
-                Err(e) => return fail(&e),
-            }
-        }
         let want: Vec<_> = model
             .iter()
             .filter(|(k, _)| k.0 == table)
             .map(|(k, v)| (k.1.clone(), v.clone()))
             .collect();
-        if got != want {
-            return say(&format!(
-                "WRONG scan of {table}: {} objects, {} expected",
-                got.len(),
-                want.len()
-            ));
+        let scan = || -> Result<bool> {
+            let got = store.scan(table, KeyRange::all())?.collect::<Result<Vec<_>>>()?;
+            Ok(got == want)
+        };
+        if check(&format!("scan of {table}"), &scan).is_err() {
+            return;
         }
     }
     say("READ-OK");
@@ -631,6 +651,11 @@ pub fn run_with<S: Store>(
                         report.acknowledged = report.acknowledged.max(id);
                     }
                     "WRONG" => panic!("a read returned wrong data: {}", context()),
+                    "RETRY-ERR" => panic!(
+                        "a read failed again when tried once more after a single failed call: \
+                         one fault must not keep a store from reading: {}",
+                        context()
+                    ),
                     _ => {}
                 }
                 if let Some(k) = kind_line.take() {
