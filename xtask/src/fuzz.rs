@@ -57,11 +57,9 @@ fn seed_dirs(target: &str) -> Result<Vec<std::path::PathBuf>> {
 /// How a target is built: cargo-fuzz's defaults (AddressSanitizer and traced comparisons) suit
 /// decoders that must guess magic numbers and lengths; targets whose executions walk long
 /// loops (every cell of a chunk, every sector of a region, every neighbour of a section) spend
-/// most of their time in the tracing instead. Measured on this machine, 30 s each from the
-/// committed corpus: anvil_region 1.7 k -> 3.8 k executions/s without traced comparisons,
-/// schem_read 6.5 k -> 17.9 k, both reaching at least the coverage they reached with them;
-/// regionizer_ops 230 -> 1.9 k, chunk_edit 300 -> 2.6 k, regionizer_replay 0.8 k -> 3.3 k
-/// without either. Each build has its own target directory.
+/// most of their time in the tracing instead, and run 2–8 times as many inputs a second
+/// without it, at equal or higher coverage (figures: docs/RELIABILITY.md, Fuzzing). Each build
+/// has its own target directory.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Build {
     /// AddressSanitizer and traced comparisons.

@@ -113,9 +113,8 @@ fn clamp_range(v: i64, r: u32, lo: i64, hi: i64) -> (i64, i64) {
 
 /// The points of an inclusive box `lo..=hi` in ascending lexicographic order, the last axis
 /// fastest: one flat loop where nested `flat_map`s keep a state machine per level. As fast as
-/// those in a release build (the replay tool's `--time`: 89–91 ns per operation either way);
-/// 20 % more executions a second for the regionizer's fuzz target, whose instrumented build
-/// spent a third of its time stepping them.
+/// those in a release build, and cheaper in the fuzzers' instrumented builds, which spent a
+/// third of their time stepping them (docs/RELIABILITY.md, Fuzzing).
 struct Odometer<const N: usize> {
     lo: [i64; N],
     hi: [i64; N],
