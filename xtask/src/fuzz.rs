@@ -340,7 +340,13 @@ mod tests {
         let plain = Build::of("regionizer_ops").flags(false);
         assert_eq!(plain[..3], ["-s", "none", "--no-trace-compares"]);
         assert!(plain[4].ends_with("fuzz/target/plain"));
-        // Every target named in the table exists.
+        // Inputs stop where the quadratic targets become slow or stop reading.
+        let max_len = |t: &str| super::libfuzzer_bounds(t)[0].clone();
+        assert_eq!(max_len("regionizer_replay"), "-max_len=2048");
+        assert_eq!(max_len("regionizer_ops"), "-max_len=1025");
+        assert_eq!(max_len("anvil_region"), "-max_len=12288");
+        assert_eq!(max_len("chunk_decode"), "-max_len=8192");
+        // Every target named in the tables exists.
         for t in ["anvil_region", "schem_read", "regionizer_ops", "regionizer_replay", "chunk_edit"]
         {
             assert!(super::targets().contains(&t.to_string()), "{t} is not a fuzz target");

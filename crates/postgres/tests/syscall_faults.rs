@@ -37,8 +37,9 @@ fn syscall_faults() {
     let pids = || server.primary_pids();
     let recover = || server.ensure_primary_running().unwrap_or_else(|e| panic!("{e}"));
     // Writes and syncs fail on the WAL; reads (`pread64`, or `preadv` where a newer server
-    // reads several blocks at once: relation files, the WAL and the commit log) on any file, after a restart: the child's reads
-    // then miss the server's shared buffers and reach the files (the catalogs' too).
+    // reads several blocks at once: relation files, the WAL and the commit log) on any file,
+    // after a restart: the child's reads then miss the server's shared buffers and reach the
+    // files (the catalogs' too).
     let calls = |kind| match kind {
         FaultKind::Reads => {
             ServerCalls { syscalls: "pread64,preadv,preadv2".into(), paths: Vec::new() }

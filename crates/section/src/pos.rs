@@ -247,8 +247,7 @@ impl GridPos for ColumnPos {
     fn within_runs(self, radius: u32) -> impl Iterator<Item = (Self, Self)> {
         let (x0, x1) = clamp_range(self.x as i64, radius, i32::MIN as i64, i32::MAX as i64);
         let (z0, z1) = clamp_range(self.z as i64, radius, i32::MIN as i64, i32::MAX as i64);
-        Odometer::new([x0], [x1])
-            .map(move |[x]| (Self::new(x as i32, z0 as i32), Self::new(x as i32, z1 as i32)))
+        (x0..=x1).map(move |x| (Self::new(x as i32, z0 as i32), Self::new(x as i32, z1 as i32)))
     }
 }
 

@@ -151,9 +151,9 @@ pub enum Traced<'a> {
     Child,
     /// A server's processes, and every process they start while traced (a server that
     /// restarts after a failure restarts under the tracer): only the calls `calls` names fail
-    /// (e.g. writes on PostgreSQL's WAL segments). A server recovers from a failed write or sync itself
-    /// (PostgreSQL stops and replays its WAL), so a write acknowledged after a failed one is
-    /// allowed; every acknowledged batch must still be there afterwards.
+    /// (e.g. writes on PostgreSQL's WAL segments). A server recovers from a failed write or
+    /// sync itself (PostgreSQL stops and replays its WAL), so a write acknowledged after a
+    /// failed one is allowed; every acknowledged batch must still be there afterwards.
     Server {
         /// The server's process ids at the moment of attaching.
         pids: &'a dyn Fn() -> Vec<u32>,
@@ -318,42 +318,41 @@ fn child<S: Store>(spec: &str, open: &dyn Fn(&Path) -> Result<S>) {
 fn read_back(store: &dyn Store, batch: i64) {
     let model = state_after(batch);
     let mut failed = false;
-    // `Err(())`: the sweep is over (wrong data, or a retry that failed too).
-    let mut check = |what: &str, read: &dyn Fn() -> Result<bool>| -> std::result::Result<(), ()> {
+    // Whether the sweep goes on (not after wrong data, nor after a retry that failed too).
+    let mut check = |what: &str, read: &dyn Fn() -> Result<bool>| -> bool {
         match read() {
-            Ok(true) => return Ok(()),
+            Ok(true) => return true,
             Ok(false) => {
                 say(&format!("WRONG {what}"));
-                return Err(());
+                return false;
             }
             Err(e) => {
                 say(&format!("READ-ERR {}", error_tag(&e)));
                 say(&format!("KIND {}", error_kind(&e)));
             }
         }
-        if failed {
-            // One fault per run: a second failure is the store refusing after the first,
-            // tried again below only for the first.
-            return Err(());
+        // Only the first failure is tried again; a later one (another thread's fault) ends
+        // the sweep.
+        if std::mem::replace(&mut failed, true) {
+            return false;
         }
-        failed = true;
         let mut last = String::new();
         for _ in 0..8 {
             match read() {
-                Ok(true) => return Ok(()),
+                Ok(true) => return true,
                 Ok(false) => {
                     say(&format!("WRONG {what} (read again)"));
-                    return Err(());
+                    return false;
                 }
                 Err(e) => last = error_kind(&e),
             }
         }
         say(&format!("RETRY-ERR {last}"));
-        Err(())
+        false
     };
     for ((table, key), want) in &model {
         let get = || store.get(table, key).map(|got| got.as_ref() == Some(want));
-        if check(&format!("get {table} {key:?}"), &get).is_err() {
+        if !check(&format!("get {table} {key:?}"), &get) {
             return;
         }
     }
@@ -367,7 +366,7 @@ fn read_back(store: &dyn Store, batch: i64) {
             let got = store.scan(table, KeyRange::all())?.collect::<Result<Vec<_>>>()?;
             Ok(got == want)
         };
-        if check(&format!("scan of {table}"), &scan).is_err() {
+        if !check(&format!("scan of {table}"), &scan) {
             return;
         }
     }
@@ -652,7 +651,7 @@ pub fn run_with<S: Store>(
                     }
                     "WRONG" => panic!("a read returned wrong data: {}", context()),
                     "RETRY-ERR" => panic!(
-                        "a read failed again when tried once more after a single failed call: \
+                        "a read failed on every one of eight tries after a single failed call: \
                          one fault must not keep a store from reading: {}",
                         context()
                     ),
