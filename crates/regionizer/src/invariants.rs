@@ -1,10 +1,10 @@
 //! `check_invariants`: the eight invariants of the spec, verified from scratch.
 
-use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
 
 use terrane_section::GridPos;
 
+use crate::neighbourhood::{self, SectionFact};
 use crate::{Error, RegionData, RegionId, RegionState, Regionizer, Result};
 
 fn fail<T>(number: u8, detail: String) -> Result<T> {
@@ -18,7 +18,9 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
     /// take the write lock): call it at quiescent points. Invariant 8's callback order is
     /// checked as far as the regionizer can see it (a region is active iff READY or TICKING,
     /// dead regions are unregistered); a recording [`Callbacks`](crate::Callbacks) checks the
-    /// rest in the tests. Costs O(non-empty sections × (2C+1)^dims + sections × (2M+1)^dims).
+    /// rest in the tests. Costs O(sections × (2R+1)^dims) at most, R the larger radius, and
+    /// about O(bounding box × dims × (2R+1)) where the sections are close together (see
+    /// `neighbourhood.rs`).
     ///
     /// # Errors
     /// [`Error::Invariant`] naming the first broken invariant; [`Error::Reentrant`];
@@ -49,29 +51,19 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
             }
             secs.insert(*e.key(), (st.count, st.nen, e.value().owner.load(Ordering::Acquire)));
         }
-        // 2. sections exist around non-empty ones; count each non-empty section once at
-        // every other section within C (only non-empty sections scan their neighbourhood).
-        let mut expected: ahash::AHashMap<P, u32> = ahash::AHashMap::new();
-        for (&p, &(count, ..)) in &secs {
-            if count == 0 {
-                continue;
-            }
-            for q in p.within(c) {
-                if q == p {
-                    continue;
-                }
-                if !secs.contains_key(&q) {
-                    return fail(
-                        2,
-                        format!("non-empty section {p:?} lacks neighbour {q:?} within C"),
-                    );
-                }
-                *expected.entry(q).or_default() += 1;
-            }
+        // 2. sections exist around non-empty ones, and each counts the non-empty sections
+        // within C; 6. (below) owners that meet within M.
+        let table: Vec<SectionFact<P>> = secs
+            .iter()
+            .map(|(&pos, &(count, _, owner))| SectionFact { pos, non_empty: count > 0, owner })
+            .collect();
+        let facts = neighbourhood::facts(&table, c, m);
+        if let Some((p, q)) = facts.missing {
+            return fail(2, format!("non-empty section {p:?} lacks neighbour {q:?} within C"));
         }
-        for (&p, &(count, nen, owner)) in &secs {
+        for (s, &n) in table.iter().zip(&facts.non_empty_near) {
+            let (p, (count, nen, owner)) = (s.pos, secs[&s.pos]);
             // 2. non_empty_neighbours.
-            let n = expected.get(&p).copied().unwrap_or(0);
             if n != nen {
                 return fail(2, format!("section {p:?}: non_empty_neighbours {nen}, actual {n}"));
             }
@@ -174,17 +166,7 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
             );
         }
         // 6. sections within M with different owners: one is pending a merge into the other.
-        let mut pairs: BTreeSet<(u64, u64)> = BTreeSet::new();
-        for (&p, &(_, _, o)) in &secs {
-            for q in p.within(m) {
-                if let Some(&(_, _, oq)) = secs.get(&q)
-                    && oq != o
-                {
-                    pairs.insert((o.min(oq), o.max(oq)));
-                }
-            }
-        }
-        for (a, b) in pairs {
+        for (a, b) in facts.owner_pairs {
             let (ra, rb) = (&w.regions[&RegionId(a)], &w.regions[&RegionId(b)]);
             if !ra.mil.contains(&RegionId(b)) && !rb.mil.contains(&RegionId(a)) {
                 return fail(
@@ -194,5 +176,39 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use terrane_section::ColumnPos;
+
+    use crate::{Error, NoCallbacks, Regionizer, RegionizerConfig};
+
+    fn world() -> Regionizer<ColumnPos, ()> {
+        let cfg = RegionizerConfig::builder().shift(0).create_radius(1).merge_radius(1).build();
+        let rz = Regionizer::new(cfg.expect("valid"), NoCallbacks);
+        rz.add_chunk(ColumnPos::new(0, 0)).unwrap();
+        rz.check_invariants().unwrap();
+        rz
+    }
+
+    fn broken(rz: &Regionizer<ColumnPos, ()>) -> u8 {
+        match rz.check_invariants() {
+            Err(Error::Invariant { number, .. }) => number,
+            other => panic!("a broken state passed: {other:?}"),
+        }
+    }
+
+    /// The neighbourhood facts are wired to invariant 2: a wrong count and a missing
+    /// neighbour are both caught.
+    #[test]
+    fn a_wrong_neighbour_count_or_a_missing_neighbour_breaks_invariant_2() {
+        let rz = world();
+        rz.sections.get(&ColumnPos::new(1, 1)).unwrap().st.lock().nen += 1;
+        assert_eq!(broken(&rz), 2);
+        let rz = world();
+        rz.sections.remove(&ColumnPos::new(1, 1));
+        assert_eq!(broken(&rz), 2);
     }
 }

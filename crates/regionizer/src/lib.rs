@@ -111,6 +111,7 @@
 mod config;
 mod error;
 mod invariants;
+mod neighbourhood;
 mod region;
 mod regionizer;
 pub mod replay;
