@@ -138,15 +138,32 @@ impl Grid {
     /// turn: a box fold for an associative `fold` that is a sum or idempotent (sum, min).
     /// Along an axis, cell `i` meets the cells `i ± k × stride` of its slab (the cells that
     /// share its coordinates on the slower axes), so each step is a fold of two whole
-    /// subslices, which the compiler vectorises.
-    fn box_fold<T: Copy>(&self, cells: &mut [T], radius: u32, fold: impl Fn(T, T) -> T + Copy) {
-        let mut before = Vec::with_capacity(cells.len());
+    /// subslices, which the compiler vectorises. Each axis writes a second buffer (the first
+    /// step writes it whole), so no cell is copied on its own.
+    fn box_fold<T: Copy + Default>(
+        &self,
+        cells: &mut Vec<T>,
+        radius: u32,
+        fold: impl Fn(T, T) -> T + Copy,
+    ) {
+        let mut out = vec![T::default(); cells.len()];
         for d in 0..self.dims {
             let (slab, stride) = (self.len[d] * self.stride[d], self.stride[d]);
-            before.clear();
-            before.extend_from_slice(cells);
-            for (dst, src) in cells.chunks_mut(slab).zip(before.chunks(slab)) {
-                for k in 1..=radius as usize {
+            for (dst, src) in out.chunks_mut(slab).zip(cells.chunks(slab)) {
+                let rest = slab - stride;
+                if radius == 0 || rest == 0 {
+                    dst.copy_from_slice(src);
+                    continue;
+                }
+                // k = 1: the cell and the one after it, then the one before it.
+                for ((a, &x), &y) in dst[..rest].iter_mut().zip(&src[..rest]).zip(&src[stride..]) {
+                    *a = fold(x, y);
+                }
+                dst[rest..].copy_from_slice(&src[rest..]);
+                for (a, &b) in dst[stride..].iter_mut().zip(&src[..rest]) {
+                    *a = fold(*a, b);
+                }
+                for k in 2..=radius as usize {
                     let Some(rest) = slab.checked_sub(k * stride).filter(|&r| r > 0) else { break };
                     let off = k * stride;
                     for (a, &b) in dst[..rest].iter_mut().zip(&src[off..]) {
@@ -157,6 +174,7 @@ impl Grid {
                     }
                 }
             }
+            std::mem::swap(cells, &mut out);
         }
     }
 
