@@ -30,8 +30,9 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
         let cfg = *self.config();
         let c = cfg.create_radius();
         let m = cfg.merge_radius();
-        // Copy the section table: (count, nen, owner, popcount).
-        let mut secs: ahash::AHashMap<P, (u32, u32, u64)> = ahash::AHashMap::new();
+        // Copy the section table: position, non-empty, owner; beside it (count, nen).
+        let mut table: Vec<SectionFact<P>> = Vec::with_capacity(self.sections.len());
+        let mut counts: Vec<(u32, u32)> = Vec::with_capacity(self.sections.len());
         for e in self.sections.iter() {
             let st = e.value().st.lock();
             if st.removed {
@@ -49,55 +50,57 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
                     ),
                 );
             }
-            secs.insert(*e.key(), (st.count, st.nen, e.value().owner.load(Ordering::Acquire)));
+            let owner = e.value().owner.load(Ordering::Acquire);
+            table.push(SectionFact { pos: *e.key(), non_empty: st.count > 0, owner });
+            counts.push((st.count, st.nen));
         }
+        let at: ahash::AHashMap<P, usize> =
+            table.iter().enumerate().map(|(i, s)| (s.pos, i)).collect();
+        let is_dead = |i: usize| counts[i] == (0, 0);
         // 2. sections exist around non-empty ones, and each counts the non-empty sections
         // within C; 6. (below) owners that meet within M.
-        let table: Vec<SectionFact<P>> = secs
-            .iter()
-            .map(|(&pos, &(count, _, owner))| SectionFact { pos, non_empty: count > 0, owner })
-            .collect();
         let facts = neighbourhood::facts(&table, c, m);
         if let Some((p, q)) = facts.missing {
             return fail(2, format!("non-empty section {p:?} lacks neighbour {q:?} within C"));
         }
-        for (s, &n) in table.iter().zip(&facts.non_empty_near) {
-            let (p, (count, nen, owner)) = (s.pos, secs[&s.pos]);
+        let mut dead_sections = 0;
+        for (i, (s, &n)) in table.iter().zip(&facts.non_empty_near).enumerate() {
+            let (p, nen, owner) = (s.pos, counts[i].1, s.owner);
             // 2. non_empty_neighbours.
             if n != nen {
                 return fail(2, format!("section {p:?}: non_empty_neighbours {nen}, actual {n}"));
             }
-            // 4. owned by a live region that lists it; 3. dead set membership.
-            let Some(r) = w.regions.get(&RegionId(owner)) else {
+            // 4. owned by a live region (that it lists it: below, by counting).
+            if !w.regions.contains_key(&RegionId(owner)) {
                 return fail(4, format!("section {p:?} owned by {owner}, not a live region"));
-            };
-            if !r.sections.contains(&p) {
-                return fail(4, format!("section {p:?} owned by {owner} but not in its set"));
             }
-            let dead = count == 0 && nen == 0;
-            if dead != r.dead.contains(&p) {
-                return fail(
-                    3,
-                    format!("section {p:?}: dead {dead} but dead-set membership {}", !dead),
-                );
-            }
+            dead_sections += usize::from(is_dead(i));
         }
-        let mut total = 0;
+        // 4. and 3. Every section a region lists is one it owns, and every dead section in
+        // its dead set is dead; with as many listed as there are (dead) sections, every
+        // (dead) section is listed by its owner.
+        let (mut total, mut dead_total) = (0, 0);
         for (&id, r) in &w.regions {
             total += r.sections.len();
+            dead_total += r.dead.len();
             if r.sections.is_empty() {
                 return fail(4, format!("live region {id} owns no section"));
             }
             for p in &r.sections {
-                match secs.get(p) {
-                    Some(&(_, _, o)) if o == id.0 => {}
-                    _ => {
-                        return fail(4, format!("region {id} lists section {p:?} it does not own"));
-                    }
+                if at.get(p).is_none_or(|&i| table[i].owner != id.0) {
+                    return fail(4, format!("region {id} lists section {p:?} it does not own"));
                 }
             }
-            if let Some(p) = r.dead.iter().find(|p| !r.sections.contains(p)) {
-                return fail(3, format!("region {id} has dead section {p:?} outside its set"));
+            for p in &r.dead {
+                let Some(&i) = at.get(p).filter(|&&i| table[i].owner == id.0) else {
+                    return fail(3, format!("region {id} has dead section {p:?} outside its set"));
+                };
+                if !is_dead(i) {
+                    return fail(
+                        3,
+                        format!("section {p:?}: dead false but dead-set membership true"),
+                    );
+                }
             }
             // 5. merge-later links.
             for z in &r.mil {
@@ -155,9 +158,25 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
                 return fail(8, format!("live region {id} lost its data"));
             }
         }
-        // 4. disjoint and covering.
-        if total != secs.len() {
-            return fail(4, format!("regions own {total} sections, the map has {}", secs.len()));
+        // 4. disjoint and covering; 3. every dead section in its region's dead set.
+        if total != table.len() {
+            let p = table.iter().find(|s| {
+                !w.regions.get(&RegionId(s.owner)).is_some_and(|r| r.sections.contains(&s.pos))
+            });
+            let p =
+                p.map_or(String::new(), |s| format!(" ({:?} is not in its owner's set)", s.pos));
+            return fail(
+                4,
+                format!("regions own {total} sections, the map has {}{p}", table.len()),
+            );
+        }
+        if dead_total != dead_sections {
+            let p = table.iter().enumerate().find(|&(i, s)| {
+                is_dead(i)
+                    && !w.regions.get(&RegionId(s.owner)).is_some_and(|r| r.dead.contains(&s.pos))
+            });
+            let p = p.map_or(String::new(), |(_, s)| format!(": {:?} is not", s.pos));
+            return fail(3, format!("{dead_sections} dead sections, {dead_total} in dead sets{p}"));
         }
         if self.region_count() != w.regions.len() {
             return fail(
@@ -210,5 +229,29 @@ mod tests {
         let rz = world();
         rz.sections.remove(&ColumnPos::new(1, 1));
         assert_eq!(broken(&rz), 2);
+    }
+
+    /// Membership is checked by counting: a section missing from its owner's set, or a dead
+    /// section missing from its owner's dead set, is still caught.
+    #[test]
+    fn a_section_left_out_of_its_regions_sets_breaks_invariants_4_and_3() {
+        let rz = world();
+        let edge = ColumnPos::new(1, 1);
+        rz.write().unwrap().regions.values_mut().next().unwrap().sections.remove(&edge);
+        assert_eq!(broken(&rz), 4);
+        let rz = world();
+        rz.remove_chunk(ColumnPos::new(0, 0)).unwrap();
+        rz.add_chunk(ColumnPos::new(5, 5)).unwrap();
+        rz.check_invariants().unwrap();
+        let mut w = rz.write().unwrap();
+        let r = w
+            .regions
+            .values_mut()
+            .find(|r| !r.dead.is_empty())
+            .expect("a region with dead sections");
+        let p = *r.dead.iter().next().unwrap();
+        r.dead.remove(&p);
+        drop(w);
+        assert_eq!(broken(&rz), 3);
     }
 }
