@@ -125,6 +125,18 @@ impl Grid {
             .sum()
     }
 
+    /// The flat offsets of the cells within `radius` of a cell (itself included); valid for
+    /// the cells at least `radius` from the grid's edge, which every section's cell is.
+    fn offsets(&self, radius: u32) -> Vec<isize> {
+        let r = radius as isize;
+        let mut out = vec![0isize];
+        for d in 0..self.dims {
+            let stride = self.stride[d] as isize;
+            out = out.iter().flat_map(|&o| (-r..=r).map(move |k| o + k * stride)).collect();
+        }
+        out
+    }
+
     /// The position of cell `i`, or `None` when it does not fit `P`'s coordinates.
     fn pos<P: GridPos>(&self, i: usize) -> Option<P> {
         let mut c = [0i64; 3];
@@ -143,10 +155,11 @@ impl Grid {
     fn box_fold<T: Copy + Default>(
         &self,
         cells: &mut Vec<T>,
+        out: &mut Vec<T>,
         radius: u32,
         fold: impl Fn(T, T) -> T + Copy,
     ) {
-        let mut out = vec![T::default(); cells.len()];
+        out.resize(cells.len(), T::default());
         for d in 0..self.dims {
             let (slab, stride) = (self.len[d] * self.stride[d], self.stride[d]);
             for (dst, src) in out.chunks_mut(slab).zip(cells.chunks(slab)) {
@@ -174,7 +187,7 @@ impl Grid {
                     }
                 }
             }
-            std::mem::swap(cells, &mut out);
+            std::mem::swap(cells, out);
         }
     }
 
@@ -188,7 +201,8 @@ impl Grid {
         }
         // (Wrapping: the sums stay below (2C + 1)^dims, and overflow checks would stop the
         // vectorising.)
-        self.box_fold(&mut near, c, u32::wrapping_add);
+        let mut scratch = Vec::new();
+        self.box_fold(&mut near, &mut scratch, c, u32::wrapping_add);
         let mut facts =
             Facts { missing: None, non_empty_near: Vec::new(), owner_pairs: BTreeSet::new() };
         // A cell with non-empty sections around it must hold a section (when it is a position).
@@ -229,17 +243,19 @@ impl Grid {
         for (&r, &i) in rank.iter().zip(&cell) {
             owner[i] = r;
         }
-        let mut low = owner.clone();
-        self.box_fold(&mut low, m, u32::min);
-        for ((s, &i), &r) in table.iter().zip(&cell).zip(&rank) {
+        let mut low = near;
+        low.copy_from_slice(&owner);
+        self.box_fold(&mut low, &mut scratch, m, u32::min);
+        // The cells within M of a section, as offsets (the grid's margin keeps them inside).
+        let offsets: Vec<isize> = self.offsets(m);
+        for (&i, &r) in cell.iter().zip(&rank) {
             if low[i] == r {
                 continue;
             }
-            for q in s.pos.within(m) {
-                let o = owner[self.index(q)];
-                if o != u32::MAX && o != r {
-                    let (a, b) = (owners[o.min(r) as usize], owners[o.max(r) as usize]);
-                    facts.owner_pairs.insert((a, b));
+            for &d in &offsets {
+                let o = owner[i.wrapping_add_signed(d)];
+                if o < r {
+                    facts.owner_pairs.insert((owners[o as usize], owners[r as usize]));
                 }
             }
         }
