@@ -37,8 +37,8 @@ pub(crate) struct Facts<P> {
 
 /// The facts of `table` for create radius `c` and merge radius `m` (positions unique).
 pub(crate) fn facts<P: GridPos>(table: &[SectionFact<P>], c: u32, m: u32) -> Facts<P> {
-    let lookups =
-        (table.len() as u128).saturating_mul(u128::from(2 * c.max(m) + 1).pow(P::DIMS as u32));
+    let side = 2 * u128::from(c.max(m)) + 1;
+    let lookups = (table.len() as u128).saturating_mul(side.saturating_pow(P::DIMS as u32));
     match Grid::over(table, c.max(m), lookups.min(1 << 24)) {
         Some(grid) => grid.facts(table, c, m),
         None => by_lookup(table, c, m),
