@@ -853,17 +853,18 @@ pub(crate) fn components<P: GridPos>(secs: &BTreeSet<P>, radius: u32) -> Vec<Vec
     let mut seen = vec![false; list.len()];
     let mut out = Vec::new();
     let mut stack = Vec::new();
-    for (i, &start) in list.iter().enumerate() {
+    for i in 0..list.len() {
         if seen[i] {
             continue;
         }
         seen[i] = true;
-        let mut comp = vec![start];
-        stack.push(start);
-        while let Some(p) = stack.pop() {
-            // One range search per run of neighbours contiguous in sort order.
-            for (lo, hi) in p.within_runs(radius) {
-                let mut j = list.partition_point(|s| *s < lo);
+        let mut comp = vec![list[i]];
+        stack.push(i);
+        while let Some(k) = stack.pop() {
+            // One search per run of neighbours contiguous in sort order, galloping from the
+            // section's own place: its neighbours sort near it.
+            for (lo, hi) in list[k].within_runs(radius) {
+                let mut j = lower_bound_near(&list, k, lo);
                 while let Some(&q) = list.get(j) {
                     if q > hi {
                         break;
@@ -871,7 +872,7 @@ pub(crate) fn components<P: GridPos>(secs: &BTreeSet<P>, radius: u32) -> Vec<Vec
                     if !seen[j] {
                         seen[j] = true;
                         comp.push(q);
-                        stack.push(q);
+                        stack.push(j);
                     }
                     j += 1;
                 }
@@ -885,6 +886,33 @@ pub(crate) fn components<P: GridPos>(secs: &BTreeSet<P>, radius: u32) -> Vec<Vec
         out.push(comp);
     }
     out
+}
+
+/// The first index of sorted `list` whose entry is not below `key`, searched outwards from
+/// `from` in doubling steps, then by bisection: O(log distance) instead of O(log len).
+fn lower_bound_near<P: Ord>(list: &[P], from: usize, key: P) -> usize {
+    let (mut lo, mut hi) = if list[from] < key {
+        // The answer is after `from`: gallop forwards.
+        let (mut lo, mut step) = (from, 1);
+        while lo + step < list.len() && list[lo + step] < key {
+            lo += step;
+            step *= 2;
+        }
+        (lo + 1, (lo + step).min(list.len()))
+    } else {
+        // At or before `from`: gallop backwards.
+        let (mut hi, mut step) = (from, 1);
+        while hi >= step && list[hi - step] >= key {
+            hi -= step;
+            step *= 2;
+        }
+        (hi.saturating_sub(step), hi)
+    };
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if list[mid] < key { lo = mid + 1 } else { hi = mid }
+    }
+    lo
 }
 
 /// A copy of the regionizer's state ([`Regionizer::snapshot`]).
@@ -924,4 +952,25 @@ pub struct SectionSnapshot<P> {
     pub non_empty_neighbours: u32,
     /// Owning region.
     pub owner: RegionId,
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The galloping search finds what a bisection of the whole list finds, from any start.
+        #[test]
+        fn lower_bound_near_is_a_lower_bound(
+            mut list in prop::collection::vec(-50i32..50, 1..200),
+            from in any::<prop::sample::Index>(),
+            key in -60i32..60,
+        ) {
+            list.sort_unstable();
+            list.dedup();
+            let from = from.index(list.len());
+            let want = list.partition_point(|&v| v < key);
+            prop_assert_eq!(super::lower_bound_near(&list, from, key), want);
+        }
+    }
 }
