@@ -163,8 +163,23 @@ fn cells<const B: usize>(bytes: &[u8], mut f: impl FnMut(usize, u32)) {
 /// local ids seen (bit `l` for local `l`), from which the caller checks both rules: every id
 /// below the palette's length, every entry used. One function with its accumulator in a
 /// register: through a closure it lived in memory, a store-to-load chain per cell (measured
-/// 2× slower).
+/// 2× slower). From 1 to 4 bits on a CPU with AVX2, `bits_avx2.rs` does it instead.
 pub(crate) fn map_small_palette(
+    bytes: &[u8],
+    b: u32,
+    ids: &[u32; 64],
+    out: &mut [BlockId; 4096],
+) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(seen) = crate::bits_avx2::map_small_palette(bytes, b, ids, out) {
+        return seen;
+    }
+    map_small_portable(bytes, b, ids, out)
+}
+
+/// [`map_small_palette`] without vector instructions (every CPU; the AVX2 path is compared
+/// with it).
+pub(crate) fn map_small_portable(
     bytes: &[u8],
     b: u32,
     ids: &[u32; 64],

@@ -60,10 +60,18 @@
 //! - No checksum: the chunk relies on its container (cluster, store) for integrity; a
 //!   corrupted chunk that is still well-formed decodes to different blocks.
 //! - Component values are opaque bytes; their meaning belongs to the schema's owner.
+//!
+//! # Unsafe code
+//!
+//! One call: on x86-64 CPUs with AVX2 (detected at run time), the bulk read of palettes of
+//! up to 16 entries runs a function compiled for AVX2 (`src/bits_avx2.rs`, 2.2× faster on
+//! real terrain); every other CPU takes the portable path, and a test compares the two.
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 mod bits;
+#[cfg(target_arch = "x86_64")]
+mod bits_avx2;
 mod chunk;
 mod error;
 mod schema;
