@@ -827,7 +827,7 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
                 }
             })
             .collect();
-        sections.sort_by_key(|s| s.pos);
+        sections.sort_unstable_by_key(|s| s.pos); // positions are unique
         Ok(RegionizerSnapshot { regions, sections })
     }
 }

@@ -331,20 +331,39 @@ fn timed<P: GridPos, R: BufRead, W: Write>(
 }
 
 fn push_pos<P: GridPos>(out: &mut String, p: P, extra: &[u32]) {
-    use std::fmt::Write as _;
     out.push('[');
-    let mut first = true;
-    for v in p.coords().as_ref() {
-        if !first {
+    for (i, &v) in p.coords().as_ref().iter().enumerate() {
+        if i > 0 {
             out.push(',');
         }
-        first = false;
-        let _ = write!(out, "{v}");
+        push_int(out, v);
     }
-    for v in extra {
-        let _ = write!(out, ",{v}");
+    for &v in extra {
+        out.push(',');
+        push_int(out, i64::from(v));
     }
     out.push(']');
+}
+
+/// Appends `v` in decimal, as `write!(out, "{v}")` does, without the formatting machinery
+/// (which was a third of a replay that prints every state).
+fn push_int(out: &mut String, v: i64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = v.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push('-');
+    }
+    // ASCII digits: always UTF-8.
+    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
 }
 
 fn push_list<T: Copy>(out: &mut String, items: &[T], mut f: impl FnMut(&mut String, T)) {
@@ -384,13 +403,9 @@ fn write_state<P: GridPos>(out: &mut String, op: u64, ret: Ret, s: &RegionizerSn
         let mil = idx(&r.merge_into_later);
         let emf = idx(&r.expecting_merge_from);
         out.push_str(",\"merge_into_later\":");
-        push_list(out, &mil, |o, i| {
-            let _ = write!(o, "{i}");
-        });
+        push_list(out, &mil, |o, i| push_int(o, i as i64));
         out.push_str(",\"expecting_merge_from\":");
-        push_list(out, &emf, |o, i| {
-            let _ = write!(o, "{i}");
-        });
+        push_list(out, &emf, |o, i| push_int(o, i as i64));
         out.push('}');
     }
     out.push_str("],\"sections\":");
@@ -398,4 +413,22 @@ fn write_state<P: GridPos>(out: &mut String, op: u64, ret: Ret, s: &RegionizerSn
         push_pos(o, sec.pos, &[sec.chunk_count, sec.non_empty_neighbours])
     });
     out.push_str("}\n");
+}
+
+#[cfg(test)]
+mod tests {
+    /// `push_int` prints what `format!` prints, at the extremes and around every power of ten.
+    #[test]
+    fn push_int_is_format() {
+        let mut cases = vec![0, 1, -1, 9, 10, -10, i64::MAX, i64::MIN, i64::MIN + 1];
+        for k in 1..19 {
+            let p = 10i64.pow(k);
+            cases.extend([p - 1, p, p + 1, -p + 1, -p, -p - 1]);
+        }
+        for v in cases {
+            let mut out = String::from("x");
+            super::push_int(&mut out, v);
+            assert_eq!(out, format!("x{v}"));
+        }
+    }
 }
