@@ -64,7 +64,7 @@
 //! # Unsafe code
 //!
 //! One call: on x86-64 CPUs with AVX2 (detected at run time), the bulk read of palettes of
-//! up to 16 entries runs a function compiled for AVX2 (`src/bits_avx2.rs`, 2.2× faster on
+//! up to 16 entries runs a function compiled for AVX2 (`src/bits_avx2.rs`, 2.5× faster on
 //! real terrain); every other CPU takes the portable path, and a test compares the two.
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
