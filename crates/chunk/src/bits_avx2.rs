@@ -51,18 +51,7 @@ fn map<const B: usize>(bytes: &[u8], ids: &[u32; 64], out: &mut [BlockId; 4096])
     let next8: [u32; 8] = std::array::from_fn(|i| ids[8 + i]);
     let (pal_lo, pal_hi): (__m256i, __m256i) =
         (zerocopy::transmute!(first8), zerocopy::transmute!(next8));
-    // Group k of a block, lane j: the bytes from the one holding bit `j × B` of the group to
-    // the one holding its last bit (at most two; the shuffle zeroes the other two bytes).
-    let mut ctrl = [[0x80u8; 32]; 4];
-    for (k, c) in ctrl.iter_mut().enumerate() {
-        for j in 0..8 {
-            let (first, last) = (k * B + j * B / 8, k * B + (j * B + B - 1) / 8);
-            for m in 0..=last - first {
-                c[4 * j + m] = (first + m) as u8;
-            }
-        }
-    }
-    let ctrl: [__m256i; 4] = ctrl.map(|c| zerocopy::transmute!(c));
+    let ctrl: [__m256i; 4] = const { shuffle_control(B) }.map(|c| zerocopy::transmute!(c));
     let s = |j: i32| (j * B as i32) % 8;
     let shifts = _mm256_setr_epi32(s(0), s(1), s(2), s(3), s(4), s(5), s(6), s(7));
     let mask = _mm256_set1_epi32((1 << B) - 1);
@@ -106,6 +95,28 @@ fn map<const B: usize>(bytes: &[u8], ids: &[u32; 64], out: &mut [BlockId; 4096])
     }
     let seen: [u32; 8] = zerocopy::transmute!(seen);
     u64::from(seen.iter().fold(0, |a, &s| a | s))
+}
+
+/// The byte shuffle of each group `k` of a block at width `b` (computed at compile time): lane
+/// `j` gets the bytes from the one holding bit `j × b` of the group to the one holding its last
+/// bit (at most two; the shuffle zeroes the lane's other bytes).
+const fn shuffle_control(b: usize) -> [[u8; 32]; 4] {
+    let mut ctrl = [[0x80u8; 32]; 4];
+    let mut k = 0;
+    while k < 4 {
+        let mut j = 0;
+        while j < 8 {
+            let (first, last) = (k * b + j * b / 8, k * b + (j * b + b - 1) / 8);
+            let mut m = 0;
+            while m <= last - first {
+                ctrl[k][4 * j + m] = (first + m) as u8;
+                m += 1;
+            }
+            j += 1;
+        }
+        k += 1;
+    }
+    ctrl
 }
 
 #[cfg(test)]

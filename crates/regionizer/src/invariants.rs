@@ -30,9 +30,9 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
         let cfg = *self.config();
         let c = cfg.create_radius();
         let m = cfg.merge_radius();
-        // Copy the section table: position, non-empty, owner; beside it (count, nen).
+        // Copy the section table: position, non-empty, owner; beside it, non_empty_neighbours.
         let mut table: Vec<SectionFact<P>> = Vec::with_capacity(self.sections.len());
-        let mut counts: Vec<(u32, u32)> = Vec::with_capacity(self.sections.len());
+        let mut nens: Vec<u32> = Vec::with_capacity(self.sections.len());
         for e in self.sections.iter() {
             let st = e.value().st.lock();
             if st.removed {
@@ -52,11 +52,11 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
             }
             let owner = e.value().owner.load(Ordering::Acquire);
             table.push(SectionFact { pos: *e.key(), non_empty: st.count > 0, owner });
-            counts.push((st.count, st.nen));
+            nens.push(st.nen);
         }
         let at: ahash::AHashMap<P, usize> =
             table.iter().enumerate().map(|(i, s)| (s.pos, i)).collect();
-        let is_dead = |i: usize| counts[i] == (0, 0);
+        let is_dead = |i: usize| !table[i].non_empty && nens[i] == 0;
         // 2. sections exist around non-empty ones, and each counts the non-empty sections
         // within C; 6. (below) owners that meet within M.
         let facts = neighbourhood::facts(&table, c, m);
@@ -65,7 +65,7 @@ impl<P: GridPos, D: RegionData<P>> Regionizer<P, D> {
         }
         let mut dead_sections = 0;
         for (i, (s, &n)) in table.iter().zip(&facts.non_empty_near).enumerate() {
-            let (p, nen, owner) = (s.pos, counts[i].1, s.owner);
+            let (p, nen, owner) = (s.pos, nens[i], s.owner);
             // 2. non_empty_neighbours.
             if n != nen {
                 return fail(2, format!("section {p:?}: non_empty_neighbours {nen}, actual {n}"));
@@ -253,5 +253,29 @@ mod tests {
         r.dead.remove(&p);
         drop(w);
         assert_eq!(broken(&rz), 3);
+    }
+
+    /// Owners that meet within M are wired to invariant 6: a region next to a ticking one,
+    /// with its pending merge taken away (and made READY, so that invariant 5 still holds),
+    /// is caught.
+    #[test]
+    fn regions_within_m_without_a_pending_merge_break_invariant_6() {
+        use std::sync::atomic::Ordering;
+
+        use crate::RegionState;
+
+        let rz = world();
+        let ticking = rz.owner_of_chunk_exact(ColumnPos::new(0, 0)).unwrap().unwrap();
+        assert!(rz.try_mark_ticking(ticking).unwrap());
+        rz.add_chunk(ColumnPos::new(3, 0)).unwrap();
+        rz.check_invariants().unwrap();
+        let mut w = rz.write().unwrap();
+        w.regions.get_mut(&ticking).unwrap().emf.clear();
+        let later = w.regions.values_mut().find(|r| !r.mil.is_empty()).expect("a pending merge");
+        later.mil.clear();
+        (later.state, later.active) = (RegionState::Ready, true);
+        later.shared.state.store(RegionState::Ready as u8, Ordering::Release);
+        drop(w);
+        assert_eq!(broken(&rz), 6);
     }
 }

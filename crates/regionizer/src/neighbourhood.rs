@@ -46,7 +46,7 @@ pub(crate) fn facts<P: GridPos>(table: &[SectionFact<P>], c: u32, m: u32) -> Fac
 }
 
 /// The facts by one hash lookup per neighbouring position.
-pub(crate) fn by_lookup<P: GridPos>(table: &[SectionFact<P>], c: u32, m: u32) -> Facts<P> {
+fn by_lookup<P: GridPos>(table: &[SectionFact<P>], c: u32, m: u32) -> Facts<P> {
     let at: ahash::AHashMap<P, usize> = table.iter().enumerate().map(|(i, s)| (s.pos, i)).collect();
     let mut facts =
         Facts { missing: None, non_empty_near: vec![0; table.len()], owner_pairs: BTreeSet::new() };
