@@ -1,7 +1,7 @@
 //! The zero-copy view over an encoded chunk, and the component rank index.
 
 use zerocopy::little_endian::U64;
-use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::bits::{bits_for, for_each_cell, map_large_palette, map_small_palette, read_bits};
 use crate::{BlockId, CELLS, ComponentId, ComponentKind, Error, FORMAT_VERSION, Result, Schema};
@@ -72,8 +72,10 @@ fn strictly_ascending(pairs: impl Iterator<Item = (u32, u32)>) -> bool {
 /// The ids of a palette (validated to fit `u32`), zero from its end up to `len`.
 fn padded_ids(palette: &[U64], len: usize) -> Vec<u32> {
     let mut ids = vec![0u32; len.max(palette.len())];
-    for (d, e) in ids.iter_mut().zip(palette) {
-        *d = e.get() as u32;
+    // As 8-byte loads (see `parse_inner`: `U64::get` in a loop was read a byte at a time).
+    let entries = <[[u8; 8]]>::ref_from_bytes(palette.as_bytes()).unwrap_or_default();
+    for (d, e) in ids.iter_mut().zip(entries) {
+        *d = u64::from_le_bytes(*e) as u32;
     }
     ids
 }
@@ -150,25 +152,31 @@ impl<'a> ChunkView<'a> {
         // 4096-entry bulk read in perf). A bulk read past 64 entries keeps the low halves as
         // its lookup table, padded to the packing's width: one pass over the palette fewer.
         let bulk_ids = out.is_some() && n > 64 && bits <= 12;
+        // Each entry read as one 8-byte load (through `U64::get` and through closures that
+        // also OR the high halves, LLVM read them a byte at a time: 2.6 µs of a 6 µs bulk
+        // read of 4096 entries in perf).
+        let entries = <[[u8; 8]]>::ref_from_bytes(pal_raw).unwrap_or_default();
         let mut high = 0u64;
         let low: Vec<u32> = if bulk_ids {
-            palette
-                .iter()
-                .map(|e| {
-                    let v = e.get();
-                    high |= v >> 32;
-                    v as u32
-                })
-                .collect()
+            let mut low = vec![0u32; 1 << bits];
+            for (d, e) in low.iter_mut().zip(entries) {
+                let v = u64::from_le_bytes(*e);
+                high |= v >> 32;
+                *d = v as u32;
+            }
+            low
         } else {
-            high = palette.iter().fold(0u64, |a, e| a | e.get() >> 32);
+            high = entries.iter().fold(0u64, |a, e| a | u64::from_le_bytes(*e) >> 32);
             Vec::new()
         };
         let ascending = if bulk_ids {
-            strictly_ascending(low.iter().zip(&low[1..]).map(|(&x, &y)| (x, y)))
+            strictly_ascending(low[..n].iter().zip(&low[1..n]).map(|(&x, &y)| (x, y)))
         } else {
             strictly_ascending(
-                palette.iter().zip(&palette[1..]).map(|(x, y)| (x.get() as u32, y.get() as u32)),
+                entries
+                    .iter()
+                    .zip(&entries[1..])
+                    .map(|(x, y)| (u64::from_le_bytes(*x) as u32, u64::from_le_bytes(*y) as u32)),
             )
         };
         if !(ascending && high == 0) {
@@ -277,8 +285,7 @@ impl<'a> ChunkView<'a> {
             }
             // Up to 4096 entries: marks in an array as wide as the packing allows.
             Some(out) if bits <= 12 => {
-                let mut ids = low;
-                ids.resize(1 << bits, 0);
+                let ids = low;
                 let mut seen = vec![false; 1 << bits];
                 map_large_palette(layer0, bits, &ids, &mut seen, out);
                 max = seen.iter().rposition(|&s| s).unwrap_or(0) as u32;
