@@ -33,6 +33,9 @@ struct Peers {
     blockfile_uncached: BlockFile,
     #[cfg(feature = "rocksdb")]
     rocks: RocksStore,
+    /// The same without its row cache: point reads go through the block cache.
+    #[cfg(feature = "rocksdb")]
+    rocks_no_rows: RocksStore,
     #[cfg(feature = "postgres")]
     pg: PgStore,
     /// The same without the sole writer's read cache: every read goes to the server.
@@ -59,6 +62,13 @@ fn setup() -> Peers {
     .unwrap();
     #[cfg(feature = "rocksdb")]
     let rocks = RocksStore::open(dir.path().join("rocks"), &config).unwrap();
+    #[cfg(feature = "rocksdb")]
+    let rocks_no_rows = RocksStore::open_with(
+        dir.path().join("rocks-no-rows"),
+        &config,
+        &terrane_rocksdb::RocksOptions::new().row_cache_bytes(0),
+    )
+    .unwrap();
     #[cfg(feature = "postgres")]
     let server = PgServer::start().unwrap_or_else(|e| panic!("{e}"));
     #[cfg(feature = "postgres")]
@@ -96,6 +106,8 @@ fn setup() -> Peers {
     {
         rocks.write(&batch).unwrap();
         rocks.flush().unwrap();
+        rocks_no_rows.write(&batch).unwrap();
+        rocks_no_rows.flush().unwrap();
     }
     #[cfg(feature = "postgres")]
     {
@@ -111,6 +123,8 @@ fn setup() -> Peers {
         blockfile_uncached,
         #[cfg(feature = "rocksdb")]
         rocks,
+        #[cfg(feature = "rocksdb")]
+        rocks_no_rows,
         #[cfg(feature = "postgres")]
         pg,
         #[cfg(feature = "postgres")]
@@ -131,6 +145,8 @@ fn terrane_stores(p: &Peers) -> Vec<(&'static str, &dyn Store)> {
     v.push(("blockfile_uncached", &p.blockfile_uncached));
     #[cfg(feature = "rocksdb")]
     v.push(("rocksdb", &p.rocks));
+    #[cfg(feature = "rocksdb")]
+    v.push(("rocksdb_no_row_cache", &p.rocks_no_rows));
     #[cfg(feature = "postgres")]
     v.push(("postgres", &p.pg));
     #[cfg(feature = "postgres")]

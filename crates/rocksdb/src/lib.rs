@@ -6,7 +6,9 @@
 //!
 //! - every table is a column family; the chunk tables (`chunkl0`, `chunkl1`, `chunkl2`) get
 //!   bloom filters, hash-indexed data blocks and memtable whole-key filters for point
-//!   lookups; values over [`RocksOptions::min_blob_size`] (1 MiB) go to BlobDB blob files;
+//!   lookups, and a row cache ([`RocksOptions::row_cache_bytes`], 32 MiB) keeps values that
+//!   point reads found; values over [`RocksOptions::min_blob_size`] (1 MiB) go to BlobDB blob
+//!   files;
 //!   the cold level `chunkl2` is compressed with zstd, everything else with lz4;
 //! - a [`Batch`] is one `WriteBatch` across column families (atomic), synced batches set
 //!   `WriteOptions::sync`;
@@ -126,6 +128,11 @@ impl Compression {
 pub struct RocksOptions {
     /// Shared LRU block cache for all column families. Default 64 MiB.
     pub block_cache_bytes: usize,
+    /// RocksDB's row cache: whole values found by point reads (`get`, `multi_get`) in table
+    /// files, kept for the next read of the same key, which then skips the block lookup,
+    /// checksum and copy out of a block (the block file's `cache_bytes` does the same). Values
+    /// still in a memtable are read from there. Default 32 MiB; 0 turns it off.
+    pub row_cache_bytes: usize,
     /// Bloom filter bits per key on the chunk tables (and `entity`). Default 10 (~1% false
     /// positives). 0 disables the filters.
     pub bloom_bits_per_key: f64,
@@ -147,6 +154,7 @@ impl Default for RocksOptions {
     fn default() -> Self {
         RocksOptions {
             block_cache_bytes: 64 << 20,
+            row_cache_bytes: 32 << 20,
             bloom_bits_per_key: 10.0,
             min_blob_size: 1 << 20,
             blob_file_size: 256 << 20,
@@ -166,6 +174,11 @@ impl RocksOptions {
     /// Sets [`block_cache_bytes`](Self::block_cache_bytes).
     pub fn block_cache_bytes(mut self, v: usize) -> Self {
         self.block_cache_bytes = v;
+        self
+    }
+    /// Sets [`row_cache_bytes`](Self::row_cache_bytes).
+    pub fn row_cache_bytes(mut self, v: usize) -> Self {
+        self.row_cache_bytes = v;
         self
     }
     /// Sets [`bloom_bits_per_key`](Self::bloom_bits_per_key).
@@ -328,6 +341,9 @@ pub struct RocksStore {
     /// The advisory lock on the directory (terrane_store::lock), held for the store's life.
     _lock: std::fs::File,
     _cache: Cache,
+    /// The row cache, when [`RocksOptions::row_cache_bytes`] is not 0 (its usage is part of
+    /// `cache_bytes`).
+    row_cache: Option<Cache>,
 }
 
 impl std::fmt::Debug for RocksStore {
@@ -428,6 +444,11 @@ impl RocksStore {
             db_opts.set_db_log_dir(logs);
         }
         let cache = Cache::new_lru_cache(options.block_cache_bytes);
+        let row_cache =
+            (options.row_cache_bytes > 0).then(|| Cache::new_lru_cache(options.row_cache_bytes));
+        if let Some(rc) = &row_cache {
+            db_opts.set_row_cache(rc);
+        }
         let mut names: BTreeSet<String> = BTreeSet::new();
         if exists {
             for cf in DB::list_cf(&db_opts, path).map_err(rocks_err)? {
@@ -491,6 +512,7 @@ impl RocksStore {
             write_lock: std::sync::Mutex::new(()),
             _lock: lock,
             _cache: cache,
+            row_cache,
         })
     }
 
@@ -771,8 +793,8 @@ impl Store for RocksStore {
     }
 
     /// Memtables of every column family (active, immutable and pinned), the shared block
-    /// cache's usage (index and filter blocks included: they are cached there) and the table
-    /// readers' own memory.
+    /// cache's usage (index and filter blocks included: they are cached there), the row
+    /// cache's and the table readers' own memory.
     fn cache_bytes(&self) -> Option<u64> {
         let mut total = 0u64;
         let mut shared_cache = None;
@@ -788,6 +810,7 @@ impl Store for RocksStore {
                     self.db.property_int_value_cf(cf, "rocksdb.block-cache-usage").ok().flatten();
             }
         }
-        Some(total + shared_cache?)
+        let rows = self.row_cache.as_ref().map_or(0, |c| c.get_usage() as u64);
+        Some(total + shared_cache? + rows)
     }
 }
