@@ -236,10 +236,66 @@ pub fn pack(values: &[u16], bits: u32, padded: bool) -> Vec<i64> {
     out.into_iter().map(|v| v as i64).collect()
 }
 
-/// Unpacks block states, tolerating writers whose packing or width disagrees with the
-/// DataVersion: the expected (bits, packing) first, then any width/packing whose length
-/// matches exactly.
-fn unpack_states(data: &[i64], palette_len: usize, padded: bool) -> Result<Vec<u16>, ChunkError> {
+/// [`unpack`] straight from the big-endian bytes of a long array (no `i64` copy), with the
+/// largest entry: the import's path. Padded packings (1.16+, nearly every section) take a
+/// loop specialised per width.
+fn unpack_be(bytes: &[u8], bits: u32, padded: bool) -> Option<(Vec<u16>, u16)> {
+    if !(1..=16).contains(&bits) || bytes.len() / 8 < longs_for(bits, padded) {
+        return None;
+    }
+    let mut out = vec![0u16; CELLS];
+    let max = if padded {
+        match bits {
+            1 => padded_be::<1>(bytes, &mut out),
+            2 => padded_be::<2>(bytes, &mut out),
+            3 => padded_be::<3>(bytes, &mut out),
+            4 => padded_be::<4>(bytes, &mut out),
+            5 => padded_be::<5>(bytes, &mut out),
+            6 => padded_be::<6>(bytes, &mut out),
+            7 => padded_be::<7>(bytes, &mut out),
+            8 => padded_be::<8>(bytes, &mut out),
+            9 => padded_be::<9>(bytes, &mut out),
+            10 => padded_be::<10>(bytes, &mut out),
+            11 => padded_be::<11>(bytes, &mut out),
+            12 => padded_be::<12>(bytes, &mut out),
+            13 => padded_be::<13>(bytes, &mut out),
+            14 => padded_be::<14>(bytes, &mut out),
+            15 => padded_be::<15>(bytes, &mut out),
+            _ => padded_be::<16>(bytes, &mut out),
+        }
+    } else {
+        let longs: Vec<i64> =
+            bytes.as_chunks::<8>().0.iter().map(|&c| i64::from_be_bytes(c)).collect();
+        out = unpack(&longs, bits, false)?;
+        out.iter().copied().max().unwrap_or(0)
+    };
+    Some((out, max))
+}
+
+/// The padded packing at a width known at compile time: `64 / B` whole entries per long, low
+/// bits first; the last long's spare entries are dropped. Returns the largest entry.
+#[inline(always)]
+fn padded_be<const B: u32>(bytes: &[u8], out: &mut [u16]) -> u16 {
+    let per = (64 / B) as usize;
+    let mask = (1u64 << B) - 1;
+    let mut max = 0u16;
+    let (longs, _) = bytes.as_chunks::<8>();
+    for (cells, long) in out.chunks_mut(per).zip(longs) {
+        let w = u64::from_be_bytes(*long);
+        for (k, cell) in cells.iter_mut().enumerate() {
+            let v = ((w >> (k as u32 * B)) & mask) as u16;
+            max = max.max(v);
+            *cell = v;
+        }
+    }
+    max
+}
+
+/// Unpacks block states from the big-endian bytes of a long array, tolerating writers whose
+/// packing or width disagrees with the DataVersion: the expected (bits, packing) first, then
+/// any width/packing whose length matches exactly.
+fn unpack_states(bytes: &[u8], palette_len: usize, padded: bool) -> Result<Vec<u16>, ChunkError> {
+    let longs = bytes.len() / 8;
     let bits = bits_for(palette_len);
     let mut tries = vec![(bits, padded), (bits, !padded)];
     for b in bits + 1..=16 {
@@ -247,19 +303,19 @@ fn unpack_states(data: &[i64], palette_len: usize, padded: bool) -> Result<Vec<u
         tries.push((b, !padded));
     }
     for (b, p) in tries {
-        if data.len() == longs_for(b, p) {
-            let v = unpack(data, b, p).ok_or_else(|| malformed("bad block-state array"))?;
-            if let Some(bad) = v.iter().find(|&&i| i as usize >= palette_len) {
+        if longs == longs_for(b, p) {
+            let (v, max) =
+                unpack_be(bytes, b, p).ok_or_else(|| malformed("bad block-state array"))?;
+            if max as usize >= palette_len {
                 return Err(malformed(format!(
-                    "block-state index {bad} outside a palette of {palette_len}"
+                    "block-state index {max} outside a palette of {palette_len}"
                 )));
             }
             return Ok(v);
         }
     }
     Err(malformed(format!(
-        "block-state array of {} longs fits no packing for a palette of {palette_len}",
-        data.len()
+        "block-state array of {longs} longs fits no packing for a palette of {palette_len}"
     )))
 }
 
@@ -350,13 +406,7 @@ fn decode_palette(
     let blocks = match states {
         None if names.len() == 1 => vec![0u16; CELLS],
         None => return Err(malformed("palette of several states without data")),
-        Some(bytes) => {
-            let longs: Vec<i64> = bytes
-                .chunks_exact(8)
-                .map(|c| i64::from_be_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-                .collect();
-            unpack_states(&longs, names.len(), padded)?
-        }
+        Some(bytes) => unpack_states(bytes, names.len(), padded)?,
     };
     Ok(Some((names, blocks)))
 }
@@ -619,6 +669,32 @@ impl Column {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The import's unpacking from big-endian bytes gives what [`unpack`] gives from the
+    /// longs, and the largest entry, at every width and both packings.
+    #[test]
+    fn unpacking_from_bytes_is_unpack() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        for bits in 1..=16u32 {
+            for padded in [true, false] {
+                let n = longs_for(bits, padded) + usize::from(bits % 3 == 0);
+                let longs: Vec<i64> = (0..n)
+                    .map(|_| {
+                        rng ^= rng << 13;
+                        rng ^= rng >> 7;
+                        rng ^= rng << 17;
+                        rng as i64
+                    })
+                    .collect();
+                let bytes: Vec<u8> = longs.iter().flat_map(|l| l.to_be_bytes()).collect();
+                let want = unpack(&longs, bits, padded).unwrap();
+                let (got, max) = unpack_be(&bytes, bits, padded).unwrap();
+                assert_eq!(got, want, "bits {bits}, padded {padded}");
+                assert_eq!(max, *want.iter().max().unwrap(), "bits {bits}, padded {padded}");
+            }
+        }
+        assert!(unpack_be(&[0; 8], 4, true).is_none(), "too few longs");
+    }
 
     #[test]
     fn packing_roundtrips_both_ways() {

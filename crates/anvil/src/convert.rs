@@ -400,26 +400,23 @@ pub fn column_to_terrane(
     for s in &col.sections {
         let ids =
             s.palette.iter().map(|n| block_id(schema, be, n)).collect::<Result<Vec<_>, _>>()?;
+        let mut chunk = Chunk::new(ids[0]);
         let counts = if ids.len() == 1 {
             vec![CELLS as u32]
         } else {
-            let cells: &[u16; CELLS] = s.blocks.as_slice().try_into().map_err(|_| {
-                Error::Convert(format!("section y {} has {} cells", s.y, s.blocks.len()))
-            })?;
-            terrane_chunk::count_indices(cells, ids.len())
-        };
-        let fill = (0..ids.len()).max_by_key(|&i| counts[i]).unwrap_or(0);
-        let mut chunk = Chunk::new(ids[fill]);
-        if counts[fill] as usize != CELLS {
+            if s.blocks.len() != CELLS {
+                let n = s.blocks.len();
+                return Err(Error::Convert(format!("section y {} has {n} cells", s.y)));
+            }
             // One bulk write, in terrane's cell order (x << 8 | y << 4 | z) from Minecraft's
-            // (y << 8 | z << 4 | x).
+            // (y << 8 | z << 4 | x); it counts the cells of each entry for the statistics.
             let mut indices = [0u16; CELLS];
             for (i, cell) in indices.iter_mut().enumerate() {
                 let (x, y, z) = (i >> 8, (i >> 4) & 15, i & 15);
                 *cell = s.blocks[(y << 8) | (z << 4) | x];
             }
-            chunk.set_blocks_paletted(&ids, &indices);
-        }
+            chunk.set_blocks_paletted(&ids, &indices)
+        };
         for (i, n) in counts.iter().enumerate() {
             if !is_air(&s.palette[i]) {
                 stats.blocks += *n as u64;

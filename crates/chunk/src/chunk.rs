@@ -218,21 +218,27 @@ impl Chunk {
     /// let mut indices = [0u16; 4096];
     /// indices[7] = 1;
     /// let mut chunk = Chunk::new(BlockId(0));
-    /// chunk.set_blocks_paletted(&[BlockId(9), BlockId(3)], &indices);
+    /// let counts = chunk.set_blocks_paletted(&[BlockId(9), BlockId(3)], &indices);
     /// assert_eq!((chunk.get_index(0), chunk.get_index(7)), (BlockId(9), BlockId(3)));
+    /// assert_eq!(counts, vec![4095, 1]);
     /// ```
+    ///
+    /// Returns how many cells hold each entry of `palette` ([`count_indices`]), which the
+    /// write needs anyway: a caller that wants them too (an importer's statistics) need not
+    /// count the cells again.
     ///
     /// # Panics
     /// If an index is outside the palette (a caller bug: validate outside data first).
-    pub fn set_blocks_paletted(&mut self, palette: &[BlockId], indices: &[u16; CELLS]) {
+    pub fn set_blocks_paletted(&mut self, palette: &[BlockId], indices: &[u16; CELLS]) -> Vec<u32> {
+        let counts = count_indices(indices, palette.len());
         if !self.components.is_empty() || self.layered > 0 {
             for (i, &l) in indices.iter().enumerate() {
                 self.set_index(i as u16, palette[l as usize]);
             }
-            return;
+            return counts;
         }
-        let counts = count_indices(indices, palette.len());
         self.set_canonical(palette, &counts, indices.iter().map(|&l| u32::from(l)));
+        counts
     }
 
     /// Replaces layer 0 (no components, no extra layers) with `locals`, indices into

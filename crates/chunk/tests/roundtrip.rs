@@ -234,7 +234,8 @@ proptest! {
             (n - 1 - id) as u16
         });
         let mut paletted = start.clone();
-        paletted.set_blocks_paletted(&palette, &indices);
+        let counts = paletted.set_blocks_paletted(&palette, &indices);
+        prop_assert_eq!(counts, terrane_chunk::count_indices(&indices, palette.len()));
         prop_assert_eq!(&paletted, &one);
         prop_assert_eq!(paletted.encode(&s.schema), one.encode(&s.schema));
         check_round_trip(&paletted);
