@@ -163,8 +163,12 @@ struct RunStats {
 }
 
 impl RunStats {
+    /// Reads a run's log: one process (`stat::number_of_executed_units`, the `INITED` line's
+    /// coverage), or fork mode (`--jobs`: the parent's `#N: cov: ...` lines count every job's
+    /// executions; the first gives the coverage the run started from).
     fn parse(log: &str) -> Self {
         let mut s = RunStats::default();
+        let mut forked = None;
         for line in log.lines() {
             if let Some(v) = line.strip_prefix("stat::number_of_executed_units:") {
                 s.execs = v.trim().parse().unwrap_or(0);
@@ -172,11 +176,21 @@ impl RunStats {
             if let Some(i) = line.find(" cov: ") {
                 let n = line[i + 6..].split_whitespace().next().and_then(|n| n.parse().ok());
                 let n = n.unwrap_or(0);
+                let fork_line = line.strip_prefix('#').and_then(|l| l.split_once(": cov: "));
+                if let Some(execs) = fork_line.and_then(|(e, _)| e.parse::<u64>().ok()) {
+                    if forked.is_none() {
+                        s.cov_start = n;
+                    }
+                    forked = Some(execs);
+                }
                 if line.contains("INITED") {
                     s.cov_start = n;
                 }
                 s.cov_end = s.cov_end.max(n);
             }
+        }
+        if let Some(execs) = forked {
+            s.execs = s.execs.max(execs);
         }
         s
     }
@@ -243,9 +257,9 @@ fn ensure_cargo_fuzz() -> Result {
     Ok(())
 }
 
-/// `fuzz <target> [--seconds N]`, `fuzz --all [--seconds N]`, `fuzz --list`.
+/// `fuzz <target> [--seconds N] [--jobs N]`, `fuzz --all [--seconds N]`, `fuzz --list`.
 pub fn task(rest: &[String]) -> Result {
-    crate::known_flags(rest, &["--seconds"], &["--all", "--list"])?;
+    crate::known_flags(rest, &["--seconds", "--jobs"], &["--all", "--list"])?;
     let all = targets();
     if rest.iter().any(|a| a == "--list") {
         for t in &all {
@@ -254,6 +268,17 @@ pub fn task(rest: &[String]) -> Result {
         return Ok(());
     }
     let seconds = flag_value(rest, "--seconds").unwrap_or_else(|| "30".into());
+    // More than one job: libFuzzer's fork mode, one process per job (one per core), merging
+    // what each finds into the one corpus, so a slow target's executions add up faster.
+    let jobs = match flag_value(rest, "--jobs") {
+        None => 1,
+        Some(j) => match j.parse::<u32>() {
+            Ok(n) if n >= 1 => n,
+            _ => {
+                return Err(crate::usage(format!("--jobs takes a number of at least 1, not `{j}`")));
+            }
+        },
+    };
     let chosen: Vec<String> = if rest.iter().any(|a| a == "--all") {
         all.clone()
     } else {
@@ -295,6 +320,9 @@ pub fn task(rest: &[String]) -> Result {
         let mut cmd = fuzz("run");
         cmd.arg(t.as_str()).arg(&corpus).args(seed_dirs(t)?);
         cmd.args(["--", &format!("-max_total_time={seconds}"), "-print_final_stats=1"]);
+        if jobs > 1 {
+            cmd.arg(format!("-fork={jobs}"));
+        }
         cmd.args(libfuzzer_bounds(t));
         let log = logged(&mut cmd, t)?;
         let run = RunStats::parse(&log);
@@ -371,5 +399,12 @@ mod tests {
                    #9000\tDONE   cov: 140 ft: 170 corp: 6/80b lim: 4 exec/s: 3000 rss: 31Mb\n\
                    Done 9000 runs in 3 second(s)\nstat::number_of_executed_units: 9000\n";
         assert_eq!(RunStats::parse(log), RunStats { execs: 9000, cov_start: 120, cov_end: 140 });
+        // Fork mode (`--jobs`): the parent counts every job's executions.
+        let log = "INFO: -fork=2: 2553 seed inputs, starting to fuzz in /tmp/x\n\
+                   #477: cov: 2637 ft: 17000 corp: 2553 exec/s: 238 oom/timeout/crash: 0/0/0 \
+                   time: 11s job: 1 dft_time: 0\n\
+                   #10295: cov: 2646 ft: 17017 corp: 2562 exec/s: 278 oom/timeout/crash: 0/0/0 \
+                   time: 44s job: 7 dft_time: 0\nINFO: exiting: 0 time: 45s\n";
+        assert_eq!(RunStats::parse(log), RunStats { execs: 10295, cov_start: 2637, cov_end: 2646 });
     }
 }

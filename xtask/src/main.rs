@@ -24,9 +24,12 @@ Tasks:
   bench [PACKAGE] [-- ARGS]
                           run the criterion benches (of one package, or all) and print the
                           headline figures read back from criterion's output.
-  fuzz <TARGET> [--seconds N]   fuzz one target (cargo-fuzz on nightly; installed when missing)
-  fuzz --all [--seconds N]      fuzz every target N seconds each (default 30)
-  fuzz --list                   list the fuzz targets
+  fuzz <TARGET> [--seconds N] [--jobs N]
+                          fuzz one target (cargo-fuzz on nightly; installed when missing);
+                          --jobs N: N processes (libFuzzer's fork mode), one per core
+  fuzz --all [--seconds N]
+                          fuzz every target N seconds each (default 30)
+  fuzz --list             list the fuzz targets
   crash [--kills N] [-- FILTER]
                           the SIGKILL crash harnesses: N kills per backend, N/5 rounds of
                           three game servers on one PostgreSQL world; and the injected
