@@ -275,7 +275,9 @@ pub fn task(rest: &[String]) -> Result {
         Some(j) => match j.parse::<u32>() {
             Ok(n) if n >= 1 => n,
             _ => {
-                return Err(crate::usage(format!("--jobs takes a number of at least 1, not `{j}`")));
+                return Err(crate::usage(format!(
+                    "--jobs takes a number of at least 1, not `{j}`"
+                )));
             }
         },
     };
