@@ -670,30 +670,25 @@ impl Column {
 mod tests {
     use super::*;
 
-    /// The import's unpacking from big-endian bytes gives what [`unpack`] gives from the
-    /// longs, and the largest entry, at every width and both packings.
-    #[test]
-    fn unpacking_from_bytes_is_unpack() {
-        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-        for bits in 1..=16u32 {
-            for padded in [true, false] {
-                let n = longs_for(bits, padded) + usize::from(bits % 3 == 0);
-                let longs: Vec<i64> = (0..n)
-                    .map(|_| {
-                        rng ^= rng << 13;
-                        rng ^= rng >> 7;
-                        rng ^= rng << 17;
-                        rng as i64
-                    })
-                    .collect();
-                let bytes: Vec<u8> = longs.iter().flat_map(|l| l.to_be_bytes()).collect();
-                let want = unpack(&longs, bits, padded).unwrap();
-                let (got, max) = unpack_be(&bytes, bits, padded).unwrap();
-                assert_eq!(got, want, "bits {bits}, padded {padded}");
-                assert_eq!(max, *want.iter().max().unwrap(), "bits {bits}, padded {padded}");
-            }
+    proptest::proptest! {
+        /// The import's unpacking from big-endian bytes gives what [`unpack`] gives from the
+        /// longs, and the largest entry, at every width and both packings (a spare long or
+        /// none after the ones needed).
+        #[test]
+        fn unpacking_from_bytes_is_unpack(
+            bits in 1..=16u32,
+            padded in proptest::bool::ANY,
+            spare in 0..2usize,
+            seed in proptest::collection::vec(proptest::num::i64::ANY, 1024 + 1),
+        ) {
+            let longs = &seed[..longs_for(bits, padded) + spare];
+            let bytes: Vec<u8> = longs.iter().flat_map(|l| l.to_be_bytes()).collect();
+            let want = unpack(longs, bits, padded).unwrap();
+            let (got, max) = unpack_be(&bytes, bits, padded).unwrap();
+            proptest::prop_assert_eq!(max, *want.iter().max().unwrap());
+            proptest::prop_assert_eq!(got, want);
+            proptest::prop_assert!(unpack_be(&bytes[8..], bits, padded).is_none() || spare > 0);
         }
-        assert!(unpack_be(&[0; 8], 4, true).is_none(), "too few longs");
     }
 
     #[test]
