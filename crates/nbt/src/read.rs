@@ -224,30 +224,28 @@ impl<'a> Reader<'a> {
                 self.charge(s.len())?;
                 Tag::String(s)
             }
+            // Whole elements as fixed-size arrays, the byte order chosen once per array: one
+            // load and a byte swap per element, vectorised (built byte by byte with the order
+            // tested per element, a 1 KiB long array cost a quarter of its tree node's time).
             id::INT_ARRAY => {
                 let n = self.len(4)?;
                 self.charge(n * 4)?;
-                let s = self.take(n * 4)?.chunks_exact(4);
-                let le = self.le;
-                Tag::IntArray(
-                    s.map(|c| {
-                        let a = [c[0], c[1], c[2], c[3]];
-                        if le { i32::from_le_bytes(a) } else { i32::from_be_bytes(a) }
-                    })
-                    .collect(),
-                )
+                let (words, _) = self.take(n * 4)?.as_chunks::<4>();
+                Tag::IntArray(if self.le {
+                    words.iter().map(|&w| i32::from_le_bytes(w)).collect()
+                } else {
+                    words.iter().map(|&w| i32::from_be_bytes(w)).collect()
+                })
             }
             id::LONG_ARRAY => {
                 let n = self.len(8)?;
                 self.charge(n * 8)?;
-                let s = self.take(n * 8)?.chunks_exact(8);
-                let mut v = Vec::with_capacity(n);
-                let le = self.le;
-                v.extend(s.map(|c| {
-                    let a = [c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]];
-                    if le { i64::from_le_bytes(a) } else { i64::from_be_bytes(a) }
-                }));
-                Tag::LongArray(v)
+                let (words, _) = self.take(n * 8)?.as_chunks::<8>();
+                Tag::LongArray(if self.le {
+                    words.iter().map(|&w| i64::from_le_bytes(w)).collect()
+                } else {
+                    words.iter().map(|&w| i64::from_be_bytes(w)).collect()
+                })
             }
             t => return Err(Error::UnknownTag(t)),
         })

@@ -125,18 +125,28 @@ impl Writer {
                 }
             }
             Tag::Compound(c) => self.compound(c, depth)?,
+            // Room made once, then every element written in place in the byte order chosen
+            // once (vectorised), instead of a capacity check and an order test per element.
             Tag::IntArray(a) => {
                 self.len(a.len())?;
-                self.out.reserve(a.len() * 4);
-                for x in a {
-                    self.int(*x);
+                let start = self.out.len();
+                self.out.resize(start + a.len() * 4, 0);
+                let (dst, _) = self.out[start..].as_chunks_mut::<4>();
+                if self.le {
+                    dst.iter_mut().zip(a).for_each(|(d, x)| *d = x.to_le_bytes());
+                } else {
+                    dst.iter_mut().zip(a).for_each(|(d, x)| *d = x.to_be_bytes());
                 }
             }
             Tag::LongArray(a) => {
                 self.len(a.len())?;
-                self.out.reserve(a.len() * 8);
-                for x in a {
-                    self.long(*x);
+                let start = self.out.len();
+                self.out.resize(start + a.len() * 8, 0);
+                let (dst, _) = self.out[start..].as_chunks_mut::<8>();
+                if self.le {
+                    dst.iter_mut().zip(a).for_each(|(d, x)| *d = x.to_le_bytes());
+                } else {
+                    dst.iter_mut().zip(a).for_each(|(d, x)| *d = x.to_be_bytes());
                 }
             }
         }
@@ -189,6 +199,44 @@ mod tests {
         c.insert("i", Tag::Int(70_000));
         c.insert("g", Tag::Long(-5));
         c
+    }
+
+    /// Int and long arrays in both byte orders: the exact bytes, and read back.
+    #[test]
+    fn arrays_have_their_byte_order_and_read_back() {
+        let ia = Tag::IntArray(vec![0x0102_0304, -2]);
+        let la = Tag::LongArray(vec![0x0102_0304_0506_0708, -1]);
+        let mut be = Writer::new();
+        be.payload(&ia, 0).unwrap();
+        be.payload(&la, 0).unwrap();
+        let mut le = Writer::new().little_endian();
+        le.payload(&ia, 0).unwrap();
+        le.payload(&la, 0).unwrap();
+        let body = |n: [u8; 4], a: [u8; 4], b: [u8; 4]| [n, a, b].concat();
+        let want_be = [
+            body([0, 0, 0, 2], [1, 2, 3, 4], [0xFF, 0xFF, 0xFF, 0xFE]),
+            vec![0, 0, 0, 2, 1, 2, 3, 4, 5, 6, 7, 8],
+            vec![0xFF; 8],
+        ]
+        .concat();
+        let want_le = [
+            body([2, 0, 0, 0], [4, 3, 2, 1], [0xFE, 0xFF, 0xFF, 0xFF]),
+            vec![2, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1],
+            vec![0xFF; 8],
+        ]
+        .concat();
+        assert_eq!(be.out, want_be);
+        assert_eq!(le.out, want_le);
+        let mut r = crate::Reader::new(&want_be);
+        assert_eq!(
+            (r.payload(id::INT_ARRAY, 0).unwrap(), r.payload(id::LONG_ARRAY, 0).unwrap()),
+            (ia.clone(), la.clone())
+        );
+        let mut r = crate::Reader::little_endian(&want_le);
+        assert_eq!(
+            (r.payload(id::INT_ARRAY, 0).unwrap(), r.payload(id::LONG_ARRAY, 0).unwrap()),
+            (ia, la)
+        );
     }
 
     #[test]
