@@ -26,7 +26,7 @@ Tasks:
                           headline figures read back from criterion's output.
   fuzz <TARGET> [--seconds N] [--jobs N]
                           fuzz one target (cargo-fuzz on nightly; installed when missing);
-                          --jobs N: N processes (libFuzzer's fork mode), one per core
+                          --jobs N: N processes sharing the corpus, one per core
   fuzz --all [--seconds N]
                           fuzz every target N seconds each (default 30)
   fuzz --list             list the fuzz targets
