@@ -125,29 +125,13 @@ impl Writer {
                 }
             }
             Tag::Compound(c) => self.compound(c, depth)?,
-            // Room made once, then every element written in place in the byte order chosen
-            // once (vectorised), instead of a capacity check and an order test per element.
             Tag::IntArray(a) => {
                 self.len(a.len())?;
-                let start = self.out.len();
-                self.out.resize(start + a.len() * 4, 0);
-                let (dst, _) = self.out[start..].as_chunks_mut::<4>();
-                if self.le {
-                    dst.iter_mut().zip(a).for_each(|(d, x)| *d = x.to_le_bytes());
-                } else {
-                    dst.iter_mut().zip(a).for_each(|(d, x)| *d = x.to_be_bytes());
-                }
+                put_numbers(&mut self.out, a, self.le, i32::to_le_bytes, i32::to_be_bytes);
             }
             Tag::LongArray(a) => {
                 self.len(a.len())?;
-                let start = self.out.len();
-                self.out.resize(start + a.len() * 8, 0);
-                let (dst, _) = self.out[start..].as_chunks_mut::<8>();
-                if self.le {
-                    dst.iter_mut().zip(a).for_each(|(d, x)| *d = x.to_le_bytes());
-                } else {
-                    dst.iter_mut().zip(a).for_each(|(d, x)| *d = x.to_be_bytes());
-                }
+                put_numbers(&mut self.out, a, self.le, i64::to_le_bytes, i64::to_be_bytes);
             }
         }
         Ok(())
@@ -176,6 +160,26 @@ impl Writer {
     fn entry(&mut self, k: &str, v: &Tag, depth: usize) -> Result<(), Error> {
         self.head(v.type_id(), k)?;
         self.payload(v, depth + 1)
+    }
+}
+
+/// Appends the numbers of an int or long array as `N` bytes each, little-endian when `le`:
+/// room made once, then every element written in place in the order chosen once
+/// (vectorised), instead of a capacity check and an order test per element.
+fn put_numbers<T: Copy, const N: usize>(
+    out: &mut Vec<u8>,
+    a: &[T],
+    le: bool,
+    to_le: impl Fn(T) -> [u8; N],
+    to_be: impl Fn(T) -> [u8; N],
+) {
+    let start = out.len();
+    out.resize(start + a.len() * N, 0);
+    let (dst, _) = out[start..].as_chunks_mut::<N>();
+    if le {
+        dst.iter_mut().zip(a).for_each(|(d, &x)| *d = to_le(x));
+    } else {
+        dst.iter_mut().zip(a).for_each(|(d, &x)| *d = to_be(x));
     }
 }
 
