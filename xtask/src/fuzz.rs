@@ -396,6 +396,17 @@ mod tests {
         }
     }
 
+    /// `--jobs` takes a number of at least 1, refused as a usage error before anything runs.
+    #[test]
+    fn jobs_must_be_a_positive_number() {
+        for bad in ["0", "x", "-1"] {
+            let args: Vec<String> =
+                ["regionizer_ops", "--jobs", bad].iter().map(|s| s.to_string()).collect();
+            let e = super::task(&args).unwrap_err();
+            assert!(e.starts_with(crate::USAGE) && e.contains("--jobs"), "{bad}: {e}");
+        }
+    }
+
     #[test]
     fn executions_add_up_across_runs() {
         let mut s = Stats::parse("target\texecs\truns\tcov\nnbt_read\t100\t1\t50\n");
