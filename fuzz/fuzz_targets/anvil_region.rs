@@ -1,6 +1,7 @@
 //! Reads arbitrary bytes as an Anvil region file and pushes every chunk through the whole
 //! pipeline (decompress, NBT, column decode, cubic conversion, export back to NBT): typed
-//! errors only, never a panic.
+//! errors only, never a panic; and the import's path (`convert::chunk_to_terrane`, no tree
+//! for the column record) gives what the tree path gives, or fails where it fails.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -11,9 +12,14 @@ fn pipeline(bytes: Vec<u8>) {
     let Ok(region) = RegionFile::new(bytes) else { return };
     let region = region.with_max_decompressed(4 << 20);
     let mut schema = terrane_chunk::Schema::new();
+    // The import's path, on its own schema (both register the same blocks in the same order).
+    let mut schema_copy = terrane_chunk::Schema::new();
     for e in region.entries() {
         let Ok(raw) = region.read(&e) else { continue };
-        let Ok(col) = Column::from_nbt(&raw.nbt, (e.local_x() as i32, e.local_z() as i32)) else {
+        let pos = (e.local_x() as i32, e.local_z() as i32);
+        let copied = convert::chunk_to_terrane(&raw.nbt, pos, e.timestamp, &mut schema_copy);
+        let Ok(col) = Column::from_nbt(&raw.nbt, pos) else {
+            assert!(copied.is_err(), "the import took a chunk the tree path refuses");
             continue;
         };
         let _ = col.block_counts();
@@ -23,7 +29,13 @@ fn pipeline(bytes: Vec<u8>) {
         if with_entities.add_entity_chunk(&raw.nbt).is_ok() {
             let _ = with_entities.entity_chunk_nbt();
         }
-        if let Ok((imp, _)) = convert::column_to_terrane(&col, e.timestamp, &mut schema) {
+        let tree = convert::column_to_terrane(&col, e.timestamp, &mut schema);
+        match (&tree, &copied) {
+            (Ok(a), Ok(b)) => assert!(a.0 == b.0, "the import differs from the tree path"),
+            (Err(_), Err(_)) => {}
+            _ => panic!("tree path ok: {}, import ok: {}", tree.is_ok(), copied.is_ok()),
+        }
+        if let Ok((imp, _)) = tree {
             if let Ok((back, _)) = convert::terrane_to_column(&imp, &schema) {
                 let _ = back.to_nbt();
             }

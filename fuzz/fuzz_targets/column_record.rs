@@ -1,8 +1,9 @@
-//! Column records of imported Java columns (`docs/format/anvil.md`, zlib-compressed NBT kept
-//! beside a column's chunks): read back from stores, so any bytes either fail with a typed
-//! error or decode to a record that encodes and decodes to itself. The first byte picks the
-//! input: odd, the rest is the record as stored; even, the rest is the record's NBT, wrapped
-//! here in a stored zlib stream, so that the fuzzer spends its time past zlib.
+//! Column records of imported Java columns (`docs/format/anvil.md`, compressed NBT kept beside
+//! a column's chunks): read back from stores, so any bytes either fail with a typed error or
+//! decode to a record that encodes and decodes to itself. The first byte picks the input:
+//! odd, the rest is the record as stored; 0 mod 4, the rest is the record's NBT, wrapped here
+//! in a stored zlib stream (a record v1); 2 mod 4, the same NBT as a record v2 (LZ4 with its
+//! length and CRC-32C). The wrapped inputs let the fuzzer spend its time past the compression.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -34,7 +35,17 @@ fn zlib_stored(bytes: &[u8]) -> Vec<u8> {
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else { return };
-    let stored = if mode & 1 == 1 { rest.to_vec() } else { zlib_stored(rest) };
+    let stored = match mode & 3 {
+        0 => zlib_stored(rest),
+        2 => {
+            let mut v2 = vec![b'L'];
+            v2.extend((rest.len() as u32).to_le_bytes());
+            v2.extend(crc32c::crc32c(rest).to_le_bytes());
+            v2.extend(lz4_flex::block::compress(rest));
+            v2
+        }
+        _ => rest.to_vec(),
+    };
     if let Ok(record) = ColumnRecord::decode(&stored) {
         // Compared as bytes: a record may hold NaN doubles, never equal to themselves.
         let again = record.encode().expect("a decoded record encodes");

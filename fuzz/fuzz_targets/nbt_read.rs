@@ -1,5 +1,7 @@
 //! NBT reader: arbitrary bytes never panic; whatever parses writes back to bytes that parse
-//! to the same tree, and skipping a value passes over exactly the bytes parsing consumed.
+//! to the same tree, skipping a value passes over exactly the bytes parsing consumed, and
+//! copying it without a tree (`Writer::copy_payload`) writes what the tree writes, or fails
+//! where parsing fails.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -8,6 +10,14 @@ use terrane_nbt::{Reader, Writer, from_bytes, to_bytes};
 fuzz_target!(|data: &[u8]| {
     let Ok((name, tag)) = from_bytes(data) else {
         let _ = Reader::new(data).skip(10, 0);
+        // What does not parse does not copy (the root's name apart: the copy takes payloads).
+        let mut r = Reader::new(data);
+        if let (Ok(ty), Ok(_)) = (r.u8(), r.string()) {
+            assert!(
+                Writer::sorted().copy_payload(&mut r, ty, 0).is_err(),
+                "copied what fails to parse"
+            );
+        }
         return;
     };
     // Skipping agrees with parsing on where the root ends.
@@ -29,4 +39,14 @@ fuzz_target!(|data: &[u8]| {
     w.named(&name, &tag).expect("a parsed tree writes sorted");
     let (_, sorted) = from_bytes(&w.out).expect("sorted NBT reads back");
     assert_eq!(sorted.type_id(), tag.type_id());
+    // Copied without a tree, in both orders: the tree's bytes.
+    for mut copy in [Writer::new(), Writer::sorted()] {
+        let mut tree = copy.clone();
+        tree.payload(&tag, 0).expect("a parsed tree writes");
+        let mut r = Reader::new(data);
+        r.u8().unwrap();
+        r.raw_string().unwrap();
+        copy.copy_payload(&mut r, ty, 0).expect("what parses copies");
+        assert_eq!(copy.out, tree.out);
+    }
 });

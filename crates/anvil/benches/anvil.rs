@@ -31,7 +31,7 @@ fn zlib_len(b: &[u8]) -> usize {
 fn sizes() {
     println!("\nimported size vs .mca (chunk blobs = terrane chunk v1 bytes, uncompressed):");
     println!(
-        "| folder | columns | chunks | .mca bytes | chunk blobs | + column records | blobs zlib'd one by one |"
+        "| folder | columns | chunks | .mca bytes | chunk blobs | + column records (LZ4) | blobs zlib'd one by one |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|");
     for d in DIRS {

@@ -4,7 +4,8 @@
 
 use std::collections::HashMap;
 
-use crate::column_read::{BlockFields, RawSection, read_chunk};
+use crate::column_read::{BlockFields, Kept, KeptEntries, RawSection, RawValue, read_chunk};
+use crate::column_rest::{RestEntries, RestNode};
 use crate::error::{ChunkError, Error};
 use crate::nbt::{self, Compound, Tag};
 
@@ -328,7 +329,12 @@ fn list_type(t: &Tag) -> u8 {
 }
 
 fn section_y(s: &Compound) -> Result<i32, ChunkError> {
-    match s.get("Y").and_then(Tag::as_i64) {
+    checked_section_y(s.get("Y").and_then(Tag::as_i64))
+}
+
+/// A section's `Y` value, checked.
+fn checked_section_y(y: Option<i64>) -> Result<i32, ChunkError> {
+    match y {
         // Minecraft stores Y as a byte; a wider tag is accepted within the byte's range.
         Some(y) if (-128..=127).contains(&y) => Ok(y as i32),
         Some(y) => Err(malformed(format!("section Y {y} outside -128..=127"))),
@@ -411,79 +417,149 @@ fn decode_palette(
     Ok(Some((names, blocks)))
 }
 
+/// A chunk's NBT decoded, what is not blocks kept as `V` (see `column_read.rs`).
+pub(crate) struct ColumnParts<'a, V> {
+    pub data_version: Option<i32>,
+    pub layout: Layout,
+    pub sections: Vec<Section>,
+    pub block_entities: Vec<Compound>,
+    pub entities: Vec<Compound>,
+    /// [`Column::rest`] before it is a tree.
+    pub rest: RestEntries<'a, V>,
+}
+
+/// Removes every entry under `key` and returns the last one's value (the one a compound
+/// keeps); the values it replaces are checked ([`Kept::check`]) and dropped.
+fn take_last<'a, V: Kept<'a>>(
+    entries: &mut KeptEntries<'a, V>,
+    key: &str,
+) -> Result<Option<V>, ChunkError> {
+    let mut last: Option<V> = None;
+    let mut i = 0;
+    while i < entries.len() {
+        if entries[i].0 == key {
+            if let Some(replaced) = last.replace(entries.remove(i).1) {
+                replaced.check()?;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    Ok(last)
+}
+
+/// The last value under `key` (the one a compound keeps).
+fn last<'e, 'a, V>(entries: &'e KeptEntries<'a, V>, key: &str) -> Option<&'e V> {
+    entries.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+/// Decodes a chunk's NBT (see [`Column::from_nbt`]), keeping what is not blocks as `V`.
+pub(crate) fn decode_parts<'a, V: Kept<'a>>(
+    bytes: &'a [u8],
+) -> Result<ColumnParts<'a, V>, ChunkError> {
+    let parts = read_chunk::<V>(bytes)?;
+    let mut root = parts.root;
+    let data_version = last(&root, "DataVersion").and_then(V::as_i64).map(|v| v as i32);
+    let wrapped = parts.level.is_some();
+    let mut level = match parts.level {
+        Some(l) => l,
+        None => std::mem::take(&mut root),
+    };
+    let padded = !wrapped || data_version.is_some_and(|v| v >= PADDED_SINCE);
+    let (sec_key, be_key) =
+        if wrapped { ("Sections", "TileEntities") } else { ("sections", "block_entities") };
+    // Empty placeholders (with the element type the file gave them) remember which lists
+    // the chunk had.
+    let be = take_last(&mut level, be_key)?;
+    let be_placeholder = be.as_ref().map(V::list_type);
+    let block_entities = compounds(be.map(V::into_tag).transpose()?, be_key)?;
+    let ents = take_last(&mut level, "Entities")?;
+    let entities_placeholder = ents.as_ref().map(V::list_type);
+    let entities = compounds(ents.map(V::into_tag).transpose()?, "Entities")?;
+    let mut level: RestEntries<'a, V> =
+        level.into_iter().map(|(k, v)| (k, RestNode::Kept(v))).collect();
+    if let Some(et) = be_placeholder {
+        level.push((be_key.into(), RestNode::EmptyList(et)));
+    }
+    if let Some(et) = entities_placeholder {
+        level.push(("Entities".into(), RestNode::EmptyList(et)));
+    }
+    let raw_sections = parts.sections.unwrap_or_default();
+    let mut kept = Vec::with_capacity(raw_sections.len());
+    let mut sections: Vec<Section> = Vec::new();
+    let mut legacy = false;
+    for RawSection { rest, blocks } in raw_sections {
+        let y = checked_section_y(last(&rest, "Y").and_then(V::as_i64))?;
+        let decoded = if blocks.blocks.is_some() {
+            legacy = true;
+            decode_legacy(&blocks)?
+        } else {
+            decode_palette(blocks.palette, blocks.states, padded)?
+        };
+        if let Some((palette, blocks)) = decoded {
+            if sections.iter().any(|s| s.y == y) {
+                return Err(malformed(format!("two sections at Y {y}")));
+            }
+            sections.push(Section { y, palette, blocks });
+        }
+        kept.push(rest);
+    }
+    sections.sort_by_key(|s| s.y);
+    level.push((sec_key.into(), RestNode::CompoundList(kept)));
+    let rest = if wrapped {
+        let mut root: RestEntries<'a, V> =
+            root.into_iter().map(|(k, v)| (k, RestNode::Kept(v))).collect();
+        root.push(("Level".into(), RestNode::Compound(level)));
+        root
+    } else {
+        level
+    };
+    let layout = if legacy {
+        Layout::Legacy
+    } else if wrapped {
+        Layout::Wrapped
+    } else {
+        Layout::Flat
+    };
+    Ok(ColumnParts { data_version, layout, sections, block_entities, entities, rest })
+}
+
 impl Column {
     /// Decodes a chunk's NBT. `pos` is the column position from the region header, used
     /// when the NBT lacks `xPos`/`zPos` and always as the column's position.
     pub fn from_nbt(bytes: &[u8], pos: (i32, i32)) -> Result<Column, ChunkError> {
-        let parts = read_chunk(bytes)?;
-        let mut root = parts.root;
-        let data_version = root.get("DataVersion").and_then(Tag::as_i64).map(|v| v as i32);
-        let wrapped = parts.level.is_some();
-        let mut level = match parts.level {
-            Some(l) => l,
-            None => std::mem::take(&mut root),
-        };
-        let padded = !wrapped || data_version.is_some_and(|v| v >= PADDED_SINCE);
-        let (sec_key, be_key) =
-            if wrapped { ("Sections", "TileEntities") } else { ("sections", "block_entities") };
-        // Empty placeholders (with the element type the file gave them) remember which lists
-        // the chunk had.
-        let placeholder = |l: Option<&Tag>| l.map(|t| Tag::List(list_type(t), Vec::new()));
-        let be_placeholder = placeholder(level.get(be_key));
-        let entities_placeholder = placeholder(level.get("Entities"));
-        let block_entities = compounds(level.remove(be_key), be_key)?;
-        let entities = compounds(level.remove("Entities"), "Entities")?;
-        if let Some(p) = be_placeholder {
-            level.insert(be_key, p);
-        }
-        if let Some(p) = entities_placeholder {
-            level.insert("Entities", p);
-        }
-        let raw_sections = parts.sections.unwrap_or_default();
-        let mut kept = Vec::with_capacity(raw_sections.len());
-        let mut sections: Vec<Section> = Vec::new();
-        let mut legacy = false;
-        for RawSection { rest, blocks } in raw_sections {
-            let y = section_y(&rest)?;
-            let decoded = if blocks.blocks.is_some() {
-                legacy = true;
-                decode_legacy(&blocks)?
-            } else {
-                decode_palette(blocks.palette, blocks.states, padded)?
-            };
-            if let Some((palette, blocks)) = decoded {
-                if sections.iter().any(|s| s.y == y) {
-                    return Err(malformed(format!("two sections at Y {y}")));
-                }
-                sections.push(Section { y, palette, blocks });
-            }
-            kept.push(rest);
-        }
-        sections.sort_by_key(|s| s.y);
-        level.insert(sec_key, Tag::compound_list(kept));
-        if wrapped {
-            root.insert("Level", Tag::Compound(level));
-        } else {
-            root = level;
-        }
-        let layout = if legacy {
-            Layout::Legacy
-        } else if wrapped {
-            Layout::Wrapped
-        } else {
-            Layout::Flat
-        };
-        Ok(Column {
+        let mut p = decode_parts::<Tag>(bytes)?;
+        let rest = crate::column_rest::to_compound(std::mem::take(&mut p.rest));
+        Ok(Column::from_parts(p, pos, rest))
+    }
+
+    /// [`from_nbt`](Self::from_nbt) for the import: the column without its
+    /// [`rest`](Self::rest), which comes as the payload of the column record's `Rest`
+    /// compound instead (sorted NBT, the bytes [`ColumnRecord::encode`] would write for it),
+    /// copied from the chunk's bytes without a tree.
+    ///
+    /// [`ColumnRecord::encode`]: crate::ColumnRecord::encode
+    pub(crate) fn from_nbt_for_import(
+        bytes: &[u8],
+        pos: (i32, i32),
+    ) -> Result<(Column, Vec<u8>), ChunkError> {
+        let mut p = decode_parts::<RawValue<'_>>(bytes)?;
+        let rest = crate::column_rest::write_sorted(std::mem::take(&mut p.rest))?;
+        Ok((Column::from_parts(p, pos, Compound::new()), rest))
+    }
+
+    fn from_parts<V>(p: ColumnParts<'_, V>, pos: (i32, i32), rest: Compound) -> Column {
+        Column {
             x: pos.0,
             z: pos.1,
-            data_version,
-            layout,
-            sections,
-            block_entities,
-            entities,
+            data_version: p.data_version,
+            layout: p.layout,
+            sections: p.sections,
+            block_entities: p.block_entities,
+            entities: p.entities,
             external_entities: None,
-            rest: root,
-        })
+            rest,
+        }
     }
 
     /// Merges the entity chunk of this column from the 1.17+ `entities/` folder

@@ -1,14 +1,110 @@
-//! Reading a chunk's NBT for [`Column::from_nbt`](crate::Column::from_nbt) in one pass: the
-//! sections' block fields (palettes, packed states, legacy id arrays) are taken straight from
-//! the bytes as they stream by, never built as a tree, since the import only turns them into
-//! canonical names and indices; everything else of the chunk becomes a tree, kept verbatim.
+//! Reading a chunk's NBT in one pass: the sections' block fields (palettes, packed states,
+//! legacy id arrays) are taken straight from the bytes as they stream by, never built as a
+//! tree, since the import only turns them into canonical names and indices; everything else
+//! of the chunk is kept verbatim, as a tree ([`Tag`], for [`Column::from_nbt`]) or as its
+//! payload bytes ([`RawValue`], for the import, which copies them into the column record
+//! without a tree: `column_rest.rs`).
+//!
+//! [`Column::from_nbt`]: crate::Column::from_nbt
 
 use std::borrow::Cow;
 
 use crate::column::{canonical_from_parts, malformed};
 use crate::error::ChunkError;
-use crate::nbt::{Compound, Tag, id};
+use crate::nbt::{Tag, id};
 use terrane_nbt::Reader;
+
+/// What the reader keeps of an entry that is not block data.
+pub(crate) trait Kept<'a>: Sized {
+    /// The payload of type `t` at the cursor, the value at nesting `depth`.
+    fn read(r: &mut Reader<'a>, t: u8, depth: usize) -> Result<Self, ChunkError>;
+    /// A byte array's payload (its length and bytes), kept as it is.
+    fn byte_array(payload: &'a [u8]) -> Self;
+    /// The value as a tree (for the parts every import builds: block entities, entities).
+    fn into_tag(self) -> Result<Tag, ChunkError>;
+    /// The value as an integer of any width.
+    fn as_i64(&self) -> Option<i64>;
+    /// A list's element type (`TAG_End` for what is not a list).
+    fn list_type(&self) -> u8;
+    /// Checks a value that is dropped (a repeated key's replaced value) as the tree reader
+    /// checks what it reads, so that damage in it fails both paths alike.
+    fn check(&self) -> Result<(), ChunkError>;
+}
+
+impl<'a> Kept<'a> for Tag {
+    fn read(r: &mut Reader<'a>, t: u8, depth: usize) -> Result<Self, ChunkError> {
+        Ok(r.payload(t, depth)?)
+    }
+
+    fn byte_array(payload: &'a [u8]) -> Self {
+        Tag::ByteArray(payload[4..].iter().map(|&x| x as i8).collect())
+    }
+
+    fn into_tag(self) -> Result<Tag, ChunkError> {
+        Ok(self)
+    }
+
+    fn as_i64(&self) -> Option<i64> {
+        Tag::as_i64(self)
+    }
+
+    fn list_type(&self) -> u8 {
+        match self {
+            Tag::List(et, _) => *et,
+            _ => id::END,
+        }
+    }
+
+    fn check(&self) -> Result<(), ChunkError> {
+        Ok(()) // read as a tree: checked already
+    }
+}
+
+/// A value's payload bytes as found (type `ty`, at nesting `depth` in the chunk), checked
+/// only as far as [`Reader::skip`] checks: strings are validated when copied or parsed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RawValue<'a> {
+    pub ty: u8,
+    pub bytes: &'a [u8],
+    pub depth: usize,
+}
+
+impl<'a> Kept<'a> for RawValue<'a> {
+    fn read(r: &mut Reader<'a>, t: u8, depth: usize) -> Result<Self, ChunkError> {
+        Ok(RawValue { ty: t, bytes: r.payload_bytes(t, depth)?, depth })
+    }
+
+    fn byte_array(payload: &'a [u8]) -> Self {
+        RawValue { ty: id::BYTE_ARRAY, bytes: payload, depth: 0 }
+    }
+
+    fn into_tag(self) -> Result<Tag, ChunkError> {
+        Ok(Reader::new(self.bytes).payload(self.ty, self.depth)?)
+    }
+
+    fn as_i64(&self) -> Option<i64> {
+        let b = self.bytes;
+        Some(match self.ty {
+            id::BYTE => i64::from(*b.first()? as i8),
+            id::SHORT => i64::from(i16::from_be_bytes(b.get(..2)?.try_into().ok()?)),
+            id::INT => i64::from(i32::from_be_bytes(b.get(..4)?.try_into().ok()?)),
+            id::LONG => i64::from_be_bytes(b.get(..8)?.try_into().ok()?),
+            _ => return None,
+        })
+    }
+
+    fn list_type(&self) -> u8 {
+        if self.ty == id::LIST { self.bytes.first().copied().unwrap_or(id::END) } else { id::END }
+    }
+
+    fn check(&self) -> Result<(), ChunkError> {
+        self.into_tag().map(drop)
+    }
+}
+
+/// A compound's kept entries, in file order (a key may repeat: resolved as
+/// [`terrane_nbt::dedup_entries`] does when the entries become a compound or a record).
+pub(crate) type KeptEntries<'a, V> = Vec<(Cow<'a, str>, V)>;
 
 /// A section's block fields, as found.
 #[derive(Default)]
@@ -27,21 +123,23 @@ pub(crate) struct BlockFields<'a> {
 }
 
 /// One section: the fields kept verbatim (`Y`, light, biomes...) and its block fields.
-pub(crate) struct RawSection<'a> {
-    pub rest: Compound,
+pub(crate) struct RawSection<'a, V> {
+    pub rest: KeptEntries<'a, V>,
     pub blocks: BlockFields<'a>,
 }
 
 /// A chunk's NBT: the root compound without its sections (and, when wrapped, without
 /// `Level`), the `Level` compound (1.17 and older) without its sections, and the sections.
-pub(crate) struct ChunkParts<'a> {
-    pub root: Compound,
-    pub level: Option<Compound>,
-    pub sections: Option<Vec<RawSection<'a>>>,
+pub(crate) struct ChunkParts<'a, V> {
+    pub root: KeptEntries<'a, V>,
+    pub level: Option<KeptEntries<'a, V>>,
+    pub sections: Option<Vec<RawSection<'a, V>>>,
 }
 
 /// Reads a root compound (named root; trailing bytes ignored).
-pub(crate) fn read_chunk(bytes: &[u8]) -> Result<ChunkParts<'_>, ChunkError> {
+pub(crate) fn read_chunk<'a, V: Kept<'a>>(
+    bytes: &'a [u8],
+) -> Result<ChunkParts<'a, V>, ChunkError> {
     let mut r = Reader::new(bytes);
     let t = r.u8()?;
     if t != id::COMPOUND {
@@ -61,50 +159,50 @@ pub(crate) fn read_chunk(bytes: &[u8]) -> Result<ChunkParts<'_>, ChunkError> {
 }
 
 /// A compound's entries as [`entries`] reads them.
-struct Entries<'a> {
-    rest: Compound,
-    sections: Option<Vec<RawSection<'a>>>,
+struct Entries<'a, V> {
+    rest: KeptEntries<'a, V>,
+    sections: Option<Vec<RawSection<'a, V>>>,
     /// The `Level` compound (1.17 and older), read the same way one level down.
-    level: Option<Box<Entries<'a>>>,
+    level: Option<Box<Entries<'a, V>>>,
 }
 
 /// A compound's entries up to its `TAG_End`, the entries at nesting `depth`: the list under
 /// `sec_key` streamed as sections (`flat`: the 1.18+ layout), a `Level` compound at the root
-/// read the same way with `Sections`, everything else a tree. Entries are collected, then made
-/// a compound: linear however many keys a file holds.
-fn entries<'a>(
+/// read the same way with `Sections`, everything else kept. Entries are collected in file
+/// order: linear however many keys a file holds.
+fn entries<'a, V: Kept<'a>>(
     r: &mut Reader<'a>,
     depth: usize,
     sec_key: &str,
     flat: bool,
-) -> Result<Entries<'a>, ChunkError> {
-    let mut rest: Vec<(String, Tag)> = Vec::new();
+) -> Result<Entries<'a, V>, ChunkError> {
+    let mut rest = Vec::new();
     let (mut sections, mut level) = (None, None);
     loop {
         let t = r.u8()?;
         if t == id::END {
             break;
         }
-        let key = r.string()?;
+        let key = r.str()?;
         if key == sec_key {
             sections = Some(self::sections(r, t, sec_key, flat, depth + 1)?);
         } else if flat && key == "Level" && t == id::COMPOUND {
             level = Some(Box::new(entries(r, depth + 1, "Sections", false)?));
         } else {
-            rest.push((key, r.payload(t, depth)?));
+            rest.push((key, V::read(r, t, depth)?));
         }
     }
-    Ok(Entries { rest: rest.into_iter().collect(), sections, level })
+    Ok(Entries { rest, sections, level })
 }
 
 /// A list of section compounds of type `t` (at nesting `depth`).
-fn sections<'a>(
+fn sections<'a, V: Kept<'a>>(
     r: &mut Reader<'a>,
     t: u8,
     what: &str,
     flat: bool,
     depth: usize,
-) -> Result<Vec<RawSection<'a>>, ChunkError> {
+) -> Result<Vec<RawSection<'a, V>>, ChunkError> {
     if t != id::LIST {
         return Err(malformed(format!("{what} is not a list")));
     }
@@ -120,9 +218,15 @@ fn sections<'a>(
 }
 
 /// One section compound's entries (the compound at nesting `depth`).
-fn section<'a>(r: &mut Reader<'a>, flat: bool, depth: usize) -> Result<RawSection<'a>, ChunkError> {
-    let mut rest: Vec<(String, Tag)> = Vec::new();
+fn section<'a, V: Kept<'a>>(
+    r: &mut Reader<'a>,
+    flat: bool,
+    depth: usize,
+) -> Result<RawSection<'a, V>, ChunkError> {
+    let mut rest = Vec::new();
     let mut b = BlockFields::default();
+    // `Add` and `Data` as found (length and bytes), kept when there is no `Blocks`.
+    let (mut add, mut data) = (None, None);
     loop {
         let t = r.u8()?;
         if t == id::END {
@@ -150,23 +254,26 @@ fn section<'a>(r: &mut Reader<'a>, flat: bool, depth: usize) -> Result<RawSectio
             (false, "BlockStates") => b.states = Some(long_array(r, t)?),
             (false, "Blocks") if t == id::BYTE_ARRAY => b.blocks = Some(byte_array(r)?),
             (false, "Blocks") => return Err(malformed("Blocks is not a byte array")),
-            (false, "Add") if t == id::BYTE_ARRAY => b.add = Some(byte_array(r)?),
-            (false, "Data") if t == id::BYTE_ARRAY => b.data = Some(byte_array(r)?),
-            _ => rest.push((key.into_owned(), r.payload(t, depth + 1)?)),
+            (false, "Add") if t == id::BYTE_ARRAY => add = Some(r.payload_bytes(t, depth + 1)?),
+            (false, "Data") if t == id::BYTE_ARRAY => data = Some(r.payload_bytes(t, depth + 1)?),
+            _ => rest.push((key, V::read(r, t, depth + 1)?)),
         }
     }
+    // A byte array's payload is its 4-byte length, then its bytes.
+    (b.add, b.data) = (add.map(|p| &p[4..]), data.map(|p| &p[4..]));
     if b.blocks.is_some() && (b.palette.is_some() || b.states.is_some()) {
         return Err(malformed("a section with both legacy Blocks and a palette"));
     }
     if b.blocks.is_none() {
         // `Add` and `Data` only mean block ids beside `Blocks`: otherwise they stay verbatim.
-        for (k, v) in [("Add", b.add.take()), ("Data", b.data.take())] {
-            if let Some(v) = v {
-                rest.push((k.to_string(), Tag::ByteArray(v.iter().map(|&x| x as i8).collect())));
+        (b.add, b.data) = (None, None);
+        for (k, p) in [("Add", add), ("Data", data)] {
+            if let Some(p) = p {
+                rest.push((Cow::Borrowed(k), V::byte_array(p)));
             }
         }
     }
-    Ok(RawSection { rest: rest.into_iter().collect(), blocks: b })
+    Ok(RawSection { rest, blocks: b })
 }
 
 fn byte_array<'a>(r: &mut Reader<'a>) -> Result<&'a [u8], ChunkError> {

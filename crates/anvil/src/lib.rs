@@ -93,6 +93,7 @@
 
 pub mod column;
 mod column_read;
+mod column_rest;
 pub mod convert;
 mod error;
 pub mod nbt;

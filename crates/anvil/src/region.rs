@@ -444,38 +444,6 @@ fn inflate_with(d: &mut flate2::Decompress, data: &[u8], limit: usize) -> Result
     Ok(out)
 }
 
-/// Compresses `raw` as one zlib stream at level 1 (column records; `docs/format/anvil.md`),
-/// with one compressor per thread, reset per stream.
-pub(crate) fn zlib_fast(raw: &[u8]) -> Vec<u8> {
-    use flate2::{Compress, FlushCompress, Status};
-    thread_local! {
-        static DEFLATER: std::cell::RefCell<Option<Compress>> = const { std::cell::RefCell::new(None) };
-    }
-    DEFLATER.with_borrow_mut(|slot| {
-        let c = match slot {
-            Some(c) => {
-                c.reset();
-                c
-            }
-            None => slot.insert(Compress::new(flate2::Compression::fast(), true)),
-        };
-        let mut out = Vec::with_capacity(raw.len() / 3 + 64);
-        loop {
-            let read = c.total_in() as usize;
-            // Compressing into a Vec only stops for room: grow it and go on. Deflating bytes
-            // in memory has no error case (zlib's only one is a stream used wrongly).
-            let status = c
-                .compress_vec(&raw[read..], &mut out, FlushCompress::Finish)
-                .expect("deflating bytes in memory");
-            if status == Status::StreamEnd {
-                break;
-            }
-            out.reserve(out.capacity().max(4096));
-        }
-        out
-    })
-}
-
 enum Lz4Error {
     TooLarge,
     Bad(String),

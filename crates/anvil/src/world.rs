@@ -8,7 +8,7 @@ use terrane_chunk::{Schema, Uuid};
 use terrane_section::ColumnPos;
 
 use crate::column::{Column, Layout};
-use crate::convert::{ImportedColumn, column_to_terrane, terrane_to_column};
+use crate::convert::{ImportedColumn, column_to_terrane_sorted, terrane_to_column};
 use crate::error::{ChunkError, Error, Result};
 use crate::region::{self, RegionFile, RegionWriter};
 
@@ -384,7 +384,7 @@ pub fn import_region_dir_with<S: ImportSink>(
             if let Some(d) = d.entity_damage {
                 summary.damaged.push(d);
             }
-            let col = match d.column {
+            let (col, rest) = match d.column {
                 Ok(c) => c,
                 Err(err) => {
                     summary.damaged.push(damaged(err));
@@ -392,14 +392,15 @@ pub fn import_region_dir_with<S: ImportSink>(
                     return Ok(());
                 }
             };
-            let (imp, stats) = match column_to_terrane(&col, e.timestamp, sink.schema()) {
-                Ok(x) => x,
-                Err(err) => {
-                    summary.damaged.push(damaged(ChunkError::Malformed(err.to_string())));
-                    progress(&p);
-                    return Ok(());
-                }
-            };
+            let (imp, stats) =
+                match column_to_terrane_sorted(&col, &rest, e.timestamp, sink.schema()) {
+                    Ok(x) => x,
+                    Err(err) => {
+                        summary.damaged.push(damaged(ChunkError::Malformed(err.to_string())));
+                        progress(&p);
+                        return Ok(());
+                    }
+                };
             let out = imp.encoded_len() as u64;
             sink.put_column(imp).map_err(sink_err)?;
             summary.columns += 1;
@@ -702,7 +703,8 @@ struct DecodedColumn {
     entry: region::ChunkEntry,
     /// Compressed bytes read from a `.mcc` side file (0 for a column inside the region).
     external_bytes: u64,
-    column: std::result::Result<Column, ChunkError>,
+    /// The column, and its record's `Rest` payload ([`Column::from_nbt_for_import`]).
+    column: std::result::Result<(Column, Vec<u8>), ChunkError>,
     /// A damaged entity chunk (the column imports without its entities).
     entity_damage: Option<DamagedChunk>,
 }
@@ -720,11 +722,11 @@ fn decode_column(
         if raw.external {
             external_bytes = raw.stored_len as u64;
         }
-        Column::from_nbt(&raw.nbt, (pos.x, pos.z))
+        Column::from_nbt_for_import(&raw.nbt, (pos.x, pos.z))
     });
     let mut entity_damage = None;
     let mut column = column;
-    if let (Ok(col), Some((epath, er))) = (&mut column, ents)
+    if let (Ok((col, _)), Some((epath, er))) = (&mut column, ents)
         && let Some(ee) = er.entry(e.index)
         && let Err(error) = er.read(&ee).and_then(|raw| col.add_entity_chunk(&raw.nbt))
     {

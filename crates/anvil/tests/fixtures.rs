@@ -365,3 +365,83 @@ fn a_failed_export_leaves_nothing_behind() {
     assert_eq!(written.iter().filter(|f| f.ends_with(".mca")).count(), 3, "{written:?}");
     assert!(!written.iter().any(|f| f.contains("tmp")), "{written:?}");
 }
+
+/// `chunk_to_terrane`, the import's path (what the column record keeps is copied from the
+/// chunk's bytes, never a tree), gives exactly what `Column::from_nbt` + `column_to_terrane`
+/// give: on every chunk of every fixture, the same chunks, entities and record bytes; on
+/// damaged copies of them, the same result or an error from both.
+#[test]
+fn the_import_without_a_tree_is_the_tree_path_byte_for_byte() {
+    use terrane_anvil::convert::{chunk_to_terrane, column_to_terrane};
+    let run = |nbt: &[u8], what: &str| -> bool {
+        let mut schema = terrane_chunk::Schema::new();
+        let tree = Column::from_nbt(nbt, (1, -2))
+            .map_err(Error::from)
+            .and_then(|c| column_to_terrane(&c, 7, &mut schema));
+        let mut schema = terrane_chunk::Schema::new();
+        let copied = chunk_to_terrane(nbt, (1, -2), 7, &mut schema);
+        match (tree, copied) {
+            (Ok(a), Ok(b)) => {
+                assert!(a.0 == b.0, "{what}: the import differs from the tree path");
+                true
+            }
+            (Err(_), Err(_)) => false,
+            (a, b) => panic!("{what}: tree path {:?}, import {:?}", a.err(), b.err()),
+        }
+    };
+    let mut chunks: Vec<(String, Vec<u8>)> = Vec::new();
+    for f in common::region_files() {
+        for (i, nbt) in common::oracle_chunks(&f) {
+            chunks.push((format!("{} chunk {i}", f.display()), nbt));
+        }
+    }
+    let dir = common::testdata().join("chunk-nbt");
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        chunks.push((p.display().to_string(), std::fs::read(&p).unwrap()));
+    }
+    let mut ok = 0;
+    for (what, nbt) in &chunks {
+        assert!(run(nbt, what), "{what}: a fixture chunk that does not import");
+        ok += 1;
+    }
+    assert!(ok >= 600, "only {ok} fixture chunks");
+    // Damage: every 25th chunk, a byte flipped at 60 offsets and cut at 10.
+    let (mut same, mut refused) = (0, 0);
+    for (what, nbt) in chunks.iter().step_by(25) {
+        let mut b = nbt.clone();
+        for i in (3..b.len()).step_by(b.len() / 60 + 1) {
+            b[i] ^= 0x5A;
+            if run(&b, &format!("{what}, byte {i} flipped")) {
+                same += 1
+            } else {
+                refused += 1
+            }
+            b[i] = nbt[i];
+        }
+        for cut in (0..nbt.len()).step_by(nbt.len() / 10 + 1) {
+            assert!(!run(&nbt[..cut], &format!("{what} cut at {cut}")));
+        }
+    }
+    assert!(same > 0 && refused > 0, "{same} damaged chunks agreed, {refused} refused by both");
+    // A key repeated: the last value counts, and a damaged value it replaces (a string that is
+    // not modified UTF-8) fails both paths, at the root, in a section, and as block entities.
+    let head = |t: u8, k: &str| [&[t, 0, k.len() as u8][..], k.as_bytes()].concat();
+    let bad_string = [&head(8, "Status")[..], &[0, 1, 0xFF]].concat();
+    let good_string = [&head(8, "Status")[..], &[0, 1, b'x']].concat();
+    let bad_list = [&head(9, "block_entities")[..], &[8, 0, 0, 0, 1, 0, 1, 0xFF]].concat();
+    let empty_list = [&head(9, "block_entities")[..], &[10, 0, 0, 0, 0]].concat();
+    let section = |inner: &[u8]| {
+        [&head(9, "sections")[..], &[10, 0, 0, 0, 1], &head(1, "Y"), &[0], inner, &[0]].concat()
+    };
+    let chunk = |parts: &[&[u8]]| [&[10u8, 0, 0][..], &parts.concat(), &[0]].concat();
+    let dv = [&head(3, "DataVersion")[..], &3955i32.to_be_bytes()].concat();
+    for (what, bytes, imports) in [
+        ("root", chunk(&[&dv, &good_string, &good_string]), true),
+        ("root, damaged value replaced", chunk(&[&dv, &bad_string, &good_string]), false),
+        ("section", chunk(&[&dv, &section(&[&bad_string[..], &good_string].concat())]), false),
+        ("block entities", chunk(&[&dv, &bad_list, &empty_list]), false),
+    ] {
+        assert_eq!(run(&bytes, what), imports, "{what}");
+    }
+}

@@ -71,6 +71,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod copy;
 mod error;
 mod mutf8;
 mod read;
@@ -80,7 +81,7 @@ mod write;
 pub use error::Error;
 pub use mutf8::{decode_mutf8, encode_mutf8};
 pub use read::{Reader, from_bytes};
-pub use tag::{Compound, Tag};
+pub use tag::{Compound, Tag, dedup_entries};
 pub use write::{Writer, to_bytes};
 
 /// Maximum nesting of compounds and lists (Minecraft's `NbtAccounter` depth).

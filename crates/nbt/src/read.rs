@@ -329,6 +329,20 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Passes over a value's payload of type `ty` as [`skip`](Self::skip) does and returns its
+    /// bytes, to keep or copy without building a tree.
+    pub fn payload_bytes(&mut self, ty: u8, depth: usize) -> Result<&'a [u8], Error> {
+        let start = self.pos;
+        self.skip(ty, depth)?;
+        Ok(&self.buf[start..self.pos])
+    }
+
+    /// A cursor over `bytes` with this one's byte order and tree budget (for a payload taken
+    /// with [`payload_bytes`](Self::payload_bytes)).
+    pub fn sub(&self, bytes: &'a [u8]) -> Self {
+        Self { buf: bytes, pos: 0, ..self.clone() }
+    }
+
     /// Passes over a value's payload of type `ty` without building it (iteratively, with the
     /// same checks as [`payload`](Self::payload)).
     pub fn skip(&mut self, ty: u8, depth: usize) -> Result<(), Error> {

@@ -186,46 +186,9 @@ impl Compound {
         }
     }
 
-    /// Makes keys unique after entries were pushed without a check: a repeated key keeps its
-    /// first place and its last value. Linear for the handful of keys compounds usually
-    /// hold, hashed beyond that, so a hostile compound of a million keys costs no more than
-    /// its size.
+    /// Makes keys unique after entries were pushed without a check ([`dedup_entries`]).
     pub(crate) fn dedup_keys(&mut self) {
-        let n = self.0.len();
-        let mut dups: Vec<(usize, usize)> = Vec::new(); // (repeat, first)
-        if n <= 32 {
-            for i in 1..n {
-                let k = &self.0[i].0;
-                if let Some(j) = self.0[..i].iter().position(|(x, _)| x == k) {
-                    dups.push((i, j));
-                }
-            }
-        } else {
-            let mut first: std::collections::HashMap<&str, usize> =
-                std::collections::HashMap::with_capacity(n);
-            for (i, (k, _)) in self.0.iter().enumerate() {
-                match first.entry(k.as_str()) {
-                    std::collections::hash_map::Entry::Occupied(e) => dups.push((i, *e.get())),
-                    std::collections::hash_map::Entry::Vacant(e) => {
-                        e.insert(i);
-                    }
-                }
-            }
-        }
-        if dups.is_empty() {
-            return;
-        }
-        let mut drop = vec![false; n];
-        for (i, j) in dups {
-            let v = std::mem::replace(&mut self.0[i].1, Tag::Byte(0));
-            self.0[j].1 = v;
-            drop[i] = true;
-        }
-        let mut i = 0;
-        self.0.retain(|_| {
-            i += 1;
-            !drop[i - 1]
-        });
+        dedup_entries(&mut self.0);
     }
 
     /// Appends an entry without looking for its key (the reader, which calls
@@ -313,6 +276,53 @@ impl<'a> IntoIterator for &'a Compound {
     fn into_iter(self) -> Self::IntoIter {
         self.0.iter().map(|(k, v)| (k.as_str(), v))
     }
+}
+
+/// Makes the keys of a compound's entries unique as the reader does: a repeated key keeps its
+/// first place and its last value. Linear for the handful of keys compounds usually hold,
+/// hashed beyond that, so a hostile compound of a million keys costs no more than its size.
+/// For entries collected without a tree (raw payloads, edited parts) that must resolve
+/// repeats exactly as [`Compound`] does. Returns the entries dropped (their values are the
+/// ones replaced), in no particular order; empty, without allocating, when no key repeats.
+pub fn dedup_entries<K: AsRef<str>, V>(entries: &mut Vec<(K, V)>) -> Vec<(K, V)> {
+    let n = entries.len();
+    let mut dups: Vec<(usize, usize)> = Vec::new(); // (repeat, first), repeats ascending
+    if n <= 32 {
+        for i in 1..n {
+            let k = entries[i].0.as_ref();
+            if let Some(j) = entries[..i].iter().position(|(x, _)| x.as_ref() == k) {
+                dups.push((i, j));
+            }
+        }
+    } else {
+        let mut first: std::collections::HashMap<&str, usize> =
+            std::collections::HashMap::with_capacity(n);
+        for (i, (k, _)) in entries.iter().enumerate() {
+            match first.entry(k.as_ref()) {
+                std::collections::hash_map::Entry::Occupied(e) => dups.push((i, *e.get())),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(i);
+                }
+            }
+        }
+    }
+    if dups.is_empty() {
+        return Vec::new();
+    }
+    let mut drop = vec![false; n];
+    for (i, j) in dups {
+        // Repeats come in ascending order, so the first place ends with the last value.
+        let (head, tail) = entries.split_at_mut(i);
+        std::mem::swap(&mut head[j].1, &mut tail[0].1);
+        drop[i] = true;
+    }
+    let mut dropped = Vec::new();
+    let mut kept = Vec::with_capacity(n);
+    for (e, d) in entries.drain(..).zip(drop) {
+        if d { dropped.push(e) } else { kept.push(e) }
+    }
+    *entries = kept;
+    dropped
 }
 
 #[cfg(test)]

@@ -19,9 +19,9 @@ pub fn to_bytes(name: &str, value: &Tag) -> Result<Vec<u8>, Error> {
 pub struct Writer {
     /// The bytes written so far.
     pub out: Vec<u8>,
-    sorted: bool,
+    pub(crate) sorted: bool,
     /// Bedrock Edition's byte order: numbers little-endian, strings plain UTF-8.
-    le: bool,
+    pub(crate) le: bool,
 }
 
 impl Writer {

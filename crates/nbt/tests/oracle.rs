@@ -79,6 +79,16 @@ fn real_files_parse_as_fastnbt_parses_them_and_write_back_byte_for_byte() {
         r.raw_string().unwrap();
         r.skip(ty, 0).unwrap();
         assert_eq!(r.position(), raw.len(), "{name}");
+        // Copied without a tree, sorted or not: the bytes the tree writes.
+        for mut w in [Writer::new(), Writer::sorted()] {
+            let mut tree = w.clone();
+            tree.payload(&ours, 0).unwrap();
+            let mut r = Reader::new(&raw);
+            r.u8().unwrap();
+            r.raw_string().unwrap();
+            w.copy_payload(&mut r, ty, 0).unwrap();
+            assert_eq!(w.out, tree.out, "{name}");
+        }
     }
 }
 
@@ -140,7 +150,15 @@ proptest! {
             let reversed: Compound = c.clone().into_iter().rev().collect();
             let mut w2 = Writer::sorted();
             w2.named(&name, &Tag::Compound(reversed)).unwrap();
-            prop_assert_eq!(w.out, w2.out);
+            prop_assert_eq!(&w.out, &w2.out);
+            // Copied from the unsorted bytes without a tree: the same sorted bytes.
+            let mut copy = Writer::sorted();
+            copy.head(t.type_id(), &name).unwrap();
+            let mut r = Reader::new(&bytes);
+            r.u8().unwrap();
+            r.raw_string().unwrap();
+            copy.copy_payload(&mut r, t.type_id(), 0).unwrap();
+            prop_assert_eq!(copy.out, w.out);
         }
     }
 }
