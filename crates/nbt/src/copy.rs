@@ -19,6 +19,7 @@
 
 use std::borrow::Cow;
 
+use crate::read::fixed_size;
 use crate::{Error, MAX_DEPTH, Reader, Writer, decode_mutf8, dedup_entries, id};
 
 /// An entry's type and payload bytes.
@@ -43,13 +44,15 @@ impl Writer {
                 let (et, n) = r.list_head()?;
                 self.out.push(et);
                 self.len(n)?;
-                match et {
-                    id::LIST | id::COMPOUND | id::STRING => {
+                match (et, fixed_size(et)) {
+                    // Numbers: the same bytes, as one run (`list_head` bounded `n`).
+                    (_, Some(size)) => self.out.extend_from_slice(r.take(n * size)?),
+                    (id::LIST | id::COMPOUND | id::STRING, _) => {
                         for _ in 0..n {
                             self.copy_payload(r, et, depth + 1)?;
                         }
                     }
-                    // Fixed-size elements and arrays: the same bytes.
+                    // Arrays: the same bytes.
                     _ => {
                         for _ in 0..n {
                             let b = r.payload_bytes(et, depth + 1)?;

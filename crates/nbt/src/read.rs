@@ -367,7 +367,11 @@ impl<'a> Reader<'a> {
                         }
                         if t == id::LIST {
                             let (et, n) = self.list_head()?;
-                            stack.push((et, Some(n)));
+                            match fixed_size(et) {
+                                // Numbers: the whole run at once (`list_head` bounded `n`).
+                                Some(size) => drop(self.take(n * size)?),
+                                None => stack.push((et, Some(n))),
+                            }
                         } else {
                             stack.push((0, None));
                         }
@@ -404,6 +408,18 @@ impl<'a> Reader<'a> {
                 }
             }
         }
+    }
+}
+
+/// The payload size of a number type (`None` for the others), so that a list of numbers is
+/// passed over or copied as one run of bytes.
+pub(crate) fn fixed_size(ty: u8) -> Option<usize> {
+    match ty {
+        id::BYTE => Some(1),
+        id::SHORT => Some(2),
+        id::INT | id::FLOAT => Some(4),
+        id::LONG | id::DOUBLE => Some(8),
+        _ => None,
     }
 }
 
