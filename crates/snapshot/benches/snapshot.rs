@@ -379,6 +379,11 @@ fn schematic_benches(c: &mut Criterion) {
         g.bench_function("terrane_walker", |b| b.iter(|| Schematic::read(black_box(gz)).unwrap()));
         g.bench_function("fastnbt_tree", |b| b.iter(|| fastnbt_read(black_box(gz))));
         g.bench_function("gzip_inflate_only", |b| b.iter(|| inflate(black_box(gz))));
+        // A floor for any reader with this API: building the owned values it returns (the
+        // palette's strings, the block entities' trees) again, by cloning them.
+        g.bench_function("owned_output_clone_floor", |b| {
+            b.iter(|| (black_box(&s).palette().to_vec(), black_box(&s).block_entities.clone()))
+        });
         let raw = inflate(gz);
         g.bench_function("terrane_walker_no_gzip", |b| {
             b.iter(|| Schematic::from_nbt(black_box(&raw)).unwrap())
