@@ -321,7 +321,7 @@ fn unpack_states(bytes: &[u8], palette_len: usize, padded: bool) -> Result<Vec<u
 }
 
 /// A list's element type (`TAG_End` for what is not a list).
-fn list_type(t: &Tag) -> u8 {
+pub(crate) fn list_type(t: &Tag) -> u8 {
     match t {
         Tag::List(et, _) => *et,
         _ => nbt::id::END,
@@ -433,22 +433,27 @@ pub(crate) struct ColumnParts<'a, V> {
 }
 
 /// Removes every entry under `key` and returns the last one's value (the one a compound
-/// keeps); the values it replaces are checked ([`Kept::check`]) and dropped.
+/// keeps); the values it replaces are checked ([`Kept::check`]) and dropped. One pass, so a
+/// hostile chunk repeating the key costs no more than its size.
 fn take_last<'a, V: Kept<'a>>(
     entries: &mut KeptEntries<'a, V>,
     key: &str,
 ) -> Result<Option<V>, ChunkError> {
+    if !entries.iter().any(|(k, _)| k == key) {
+        return Ok(None);
+    }
     let mut last: Option<V> = None;
-    let mut i = 0;
-    while i < entries.len() {
-        if entries[i].0 == key {
-            if let Some(replaced) = last.replace(entries.remove(i).1) {
+    let mut others = Vec::with_capacity(entries.len());
+    for (k, v) in entries.drain(..) {
+        if k == key {
+            if let Some(replaced) = last.replace(v) {
                 replaced.check()?;
             }
         } else {
-            i += 1;
+            others.push((k, v));
         }
     }
+    *entries = others;
     Ok(last)
 }
 

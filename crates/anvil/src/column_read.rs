@@ -49,10 +49,7 @@ impl<'a> Kept<'a> for Tag {
     }
 
     fn list_type(&self) -> u8 {
-        match self {
-            Tag::List(et, _) => *et,
-            _ => id::END,
-        }
+        crate::column::list_type(self)
     }
 
     fn check(&self) -> Result<(), ChunkError> {
