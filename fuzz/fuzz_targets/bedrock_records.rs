@@ -1,9 +1,10 @@
-//! Bedrock's other decoders of outside bytes: the LevelDB table and log checks, `level.dat`, keys,
-//! column records and block-state names. The first byte picks one; none panics, and what
-//! parses round-trips.
+//! Bedrock's other decoders of outside bytes: the LevelDB table and log checks, `level.dat`, keys
+//! and `Checksums` records, column records and block-state names. The first byte picks one; none
+//! panics, and what parses round-trips.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use terrane_bedrock::checksums::Checksums;
 use terrane_bedrock::key::DbKey;
 use terrane_bedrock::names::{parse_state_name, state_name};
 use terrane_bedrock::log_check::check_log;
@@ -16,7 +17,12 @@ fuzz_target!(|data: &[u8]| {
         0 => drop(check_table(rest)),
         5 => drop(check_log(rest)),
         1 => drop(LevelDat::parse(rest)),
-        2 => drop(DbKey::parse(rest)),
+        2 => {
+            drop(DbKey::parse(rest));
+            if let Ok(c) = Checksums::decode(rest) {
+                assert_eq!(c.encode(), rest, "a Checksums record re-encodes as it was");
+            }
+        }
         3 => {
             if let Ok(r) = BedrockRecord::decode(rest) {
                 assert_eq!(BedrockRecord::decode(&r.encode()).expect("re-encoded"), r);

@@ -21,8 +21,8 @@ pub fn targets() -> Vec<String> {
 }
 
 /// Read-only seed folders of a target: `fuzz/seeds/<target>` (small inputs of our own, e.g.
-/// the golden chunks) and, for decoders of other tools' files, the fixture folder itself (the
-/// fixtures are never copied into the repository).
+/// the golden chunks) and, for decoders of other tools' files, the repository's fixture folder
+/// itself (`testdata/`; read in place, never copied into the corpus).
 fn seed_dirs(target: &str) -> Result<Vec<std::path::PathBuf>> {
     let mut dirs = vec![root().join("fuzz/seeds").join(target)];
     if target == "chunk_edit" {
@@ -40,16 +40,23 @@ fn seed_dirs(target: &str) -> Result<Vec<std::path::PathBuf>> {
         }
         dirs.push(dir);
     }
-    let testdata = std::env::var_os("TERRANE_TESTDATA")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root().join("../shared/testdata"));
+    // The real files other tools wrote, from the repository's testdata/ (testdata/SOURCES.md).
     let fixtures = match target {
         "schem_read" => Some("schem"),
         "anvil_region" => Some("anvil"),
         "nbt_read" => Some("chunk-nbt"),
         _ => None,
     };
-    dirs.extend(fixtures.map(|f| testdata.join(f)));
+    if let Some(f) = fixtures {
+        let dir = root().join("testdata").join(f);
+        if !dir.is_dir() {
+            return Err(format!(
+                "{} is missing: it is part of the repository (`git checkout -- testdata`)",
+                dir.display()
+            ));
+        }
+        dirs.push(dir);
+    }
     dirs.retain(|d| d.is_dir());
     Ok(dirs)
 }

@@ -189,7 +189,41 @@ fn test() -> Result {
         ]))?;
     }
     run(cargo().args(["test", "--workspace", "--all-features", "--doc"]))?;
+    each_crate_builds_its_own_tests()?;
     rocksdb::check_one_build(&rocksdb::target_dir()?, started)
+}
+
+/// `cargo test -p <crate>` with the crate's own default features builds, for every package:
+/// what CONTRIBUTING promises a contributor working on one crate. The workspace run above
+/// turns every feature on, which hides a test that needs a feature its crate does not enable.
+fn each_crate_builds_its_own_tests() -> Result {
+    for package in workspace_packages()? {
+        run(cargo().args(["test", "-p", &package, "--no-run", "--quiet"]))?;
+    }
+    Ok(())
+}
+
+/// The package names of `crates/*`, `benches` and `xtask`, from their manifests.
+fn workspace_packages() -> Result<Vec<String>> {
+    let mut dirs: Vec<PathBuf> = fs::read_dir(root().join("crates"))
+        .map_err(|e| format!("crates/: {e}"))?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    dirs.extend([root().join("benches"), root().join("xtask")]);
+    let mut out = Vec::new();
+    for d in dirs {
+        let toml = fs::read_to_string(d.join("Cargo.toml"))
+            .map_err(|e| format!("{}: {e}", d.join("Cargo.toml").display()))?;
+        let name = toml
+            .lines()
+            .find_map(|l| l.strip_prefix("name = \""))
+            .and_then(|l| l.strip_suffix('"'))
+            .ok_or_else(|| format!("{}: no package name", d.display()))?;
+        out.push(name.to_string());
+    }
+    Ok(out)
 }
 
 fn ci() -> Result {
@@ -289,7 +323,7 @@ fn crash(rest: &[String]) -> Result {
 }
 
 fn demo(rest: &[String]) -> Result {
-    prereqs()?;
+    system_packages(DEMO_NEEDS)?;
     let mut cmd = cargo();
     rocksdb::link_dev_archive(&mut cmd)?;
     cmd.args(["run", "--release", "-p", "terrane-cli", "--", "demo"]).args(rest);
@@ -326,18 +360,41 @@ pub fn flag_value(args: &[String], name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
 }
 
-/// System prerequisites: librocksdb-sys runs bindgen, which needs libclang at build time; the
-/// PostgreSQL tests start throwaway servers from Debian's `postgresql` package; the injected
-/// system-call faults come from `strace`.
+/// Everything the tests need: the system packages, then amulet-core.
 fn prereqs() -> Result {
+    system_packages(TEST_NEEDS)?;
+    amulet()
+}
+
+/// What the tests need (and amulet-core, a Python package, besides).
+const TEST_NEEDS: &[Need] = &[Need::Libclang, Need::Postgres, Need::Strace];
+
+/// What the main job needs: only what builds the command. Not PostgreSQL, strace or
+/// amulet-core (minutes of pip on a fresh machine), which only the tests use.
+const DEMO_NEEDS: &[Need] = &[Need::Libclang];
+
+/// A system package a task needs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Need {
+    /// librocksdb-sys runs bindgen, which needs libclang at build time.
+    Libclang,
+    /// The PostgreSQL tests start throwaway servers from Debian's `postgresql` package.
+    Postgres,
+    /// The injected system-call faults come from `strace`.
+    Strace,
+}
+
+/// Checks the system packages of `needs` and installs the missing ones (as root, with
+/// apt-get), or fails with the command that installs them.
+fn system_packages(needs: &[Need]) -> Result {
     let mut missing: Vec<&str> = Vec::new();
-    if cfg!(target_os = "linux") && find_libclang().is_none() {
+    if cfg!(target_os = "linux") && needs.contains(&Need::Libclang) && find_libclang().is_none() {
         missing.push("libclang-dev");
     }
-    if cfg!(target_os = "linux") && find_postgres().is_none() {
+    if cfg!(target_os = "linux") && needs.contains(&Need::Postgres) && find_postgres().is_none() {
         missing.push("postgresql");
     }
-    if cfg!(target_os = "linux") && !have("strace") {
+    if cfg!(target_os = "linux") && needs.contains(&Need::Strace) && !have("strace") {
         missing.push("strace");
     }
     if !missing.is_empty() {
@@ -358,13 +415,13 @@ fn prereqs() -> Result {
                 .args(["install", "-y", "-q", "--no-install-recommends"])
                 .args(&missing)
                 .env("DEBIAN_FRONTEND", "noninteractive"))?;
-            if find_libclang().is_none() {
+            if needs.contains(&Need::Libclang) && find_libclang().is_none() {
                 return Err("libclang-dev installed but libclang.so still not found".into());
             }
-            if find_postgres().is_none() {
+            if needs.contains(&Need::Postgres) && find_postgres().is_none() {
                 return Err("postgresql installed but no /usr/lib/postgresql/*/bin/initdb".into());
             }
-            if !have("strace") {
+            if needs.contains(&Need::Strace) && !have("strace") {
                 return Err("strace installed but not on the PATH".into());
             }
         } else {
@@ -380,10 +437,10 @@ fn prereqs() -> Result {
     if let Some(p) = find_libclang() {
         eprintln!("prerequisites: libclang at {}", p.display());
     }
-    if let Some(p) = find_postgres() {
+    if let Some(p) = find_postgres().filter(|_| needs.contains(&Need::Postgres)) {
         eprintln!("prerequisites: PostgreSQL server at {}", p.display());
     }
-    amulet()
+    Ok(())
 }
 
 /// amulet-core, the reader users trust for Bedrock and Java worlds, pinned, in a virtual
@@ -502,5 +559,20 @@ mod tests {
             assert!(e.starts_with(USAGE), "{bad}: {e}");
         }
         assert!(!"plain failure".starts_with(USAGE));
+    }
+
+    /// `cargo xtask demo` installs only what builds the command; the tests' tools (PostgreSQL,
+    /// strace, and amulet-core, which only `prereqs` installs) are not the main job's.
+    #[test]
+    fn the_demo_needs_only_what_builds_the_command() {
+        assert!(DEMO_NEEDS == [Need::Libclang]);
+        assert!(
+            TEST_NEEDS.iter().all(|n| [Need::Libclang, Need::Postgres, Need::Strace].contains(n))
+        );
+        let source = fs::read_to_string(root().join("xtask/src/main.rs")).expect("main.rs");
+        let demo = source.split("fn demo(").nth(1).expect("fn demo").split("\n}\n").next();
+        let demo = demo.expect("its body");
+        assert!(demo.contains("system_packages(DEMO_NEEDS)"), "{demo}");
+        assert!(!demo.contains("prereqs()") && !demo.contains("amulet()"), "{demo}");
     }
 }

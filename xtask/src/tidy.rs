@@ -195,6 +195,65 @@ mod tests {
         }
     }
 
+    /// Every file under `testdata/` has its row in `testdata/SOURCES.md` (origin, licence,
+    /// size, sha256), and the sha256 matches: a fixture swapped or damaged in the repository
+    /// fails here, not as a puzzling decoder test.
+    #[test]
+    fn every_fixture_is_listed_with_its_sha256() {
+        let dir = root().join("testdata");
+        let sources = fs::read_to_string(dir.join("SOURCES.md")).expect("testdata/SOURCES.md");
+        let mut files = Vec::new();
+        let mut stack = vec![dir.clone()];
+        while let Some(d) = stack.pop() {
+            for e in fs::read_dir(&d).expect("testdata folder") {
+                let p = e.expect("entry").path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.file_name().is_some_and(|n| n != "SOURCES.md") {
+                    files.push(p);
+                }
+            }
+        }
+        assert!(files.len() >= 26, "testdata/ holds {} files", files.len());
+        for p in files {
+            let rel = p.strip_prefix(&dir).expect("inside").to_string_lossy().replace('\\', "/");
+            let row = sources
+                .lines()
+                .find(|l| l.starts_with(&format!("| `{rel}` |")))
+                .unwrap_or_else(|| panic!("testdata/{rel} has no row in testdata/SOURCES.md"));
+            let out = std::process::Command::new("sha256sum").arg(&p).output().expect("sha256sum");
+            let text = String::from_utf8_lossy(&out.stdout);
+            let sum = text.split_whitespace().next().expect("a sum");
+            assert!(row.contains(&format!("`{sum}`")), "testdata/{rel}: sha256 {sum} differs");
+        }
+    }
+
+    /// Nothing the workspace builds, tests or documents reaches outside the repository: a
+    /// clone alone in an empty folder tests on its own.
+    #[test]
+    fn no_path_reaches_outside_the_repository() {
+        let out = std::process::Command::new("git")
+            .args(["ls-files", "--cached", "--others", "--exclude-standard"])
+            .current_dir(root())
+            .output()
+            .expect("git ls-files");
+        let listed = String::from_utf8_lossy(&out.stdout);
+        let mut checked = 0;
+        for rel in listed.lines() {
+            let text_file =
+                [".rs", ".toml", ".md", ".yml", ".sh", "/run"].iter().any(|e| rel.ends_with(e));
+            if !text_file || rel.starts_with("testdata/") {
+                continue;
+            }
+            let Ok(text) = fs::read_to_string(root().join(rel)) else { continue };
+            checked += 1;
+            for bad in [concat!("../", "shared"), concat!("TERRANE_", "TESTDATA")] {
+                assert!(!text.contains(bad), "{rel} mentions {bad}: a path outside the repository");
+            }
+        }
+        assert!(checked > 100, "only {checked} files checked");
+    }
+
     #[test]
     fn the_layer_list_reads_as_drawn() {
         let l = layers();

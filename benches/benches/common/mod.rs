@@ -29,9 +29,8 @@ pub struct Terrain {
 
 pub fn load() -> Terrain {
     let path = testdata().join(REGION);
-    let mca = std::fs::read(&path).unwrap_or_else(|e| {
-        panic!("missing fixture {}: {e} (set TERRANE_TESTDATA)", path.display())
-    });
+    let mca = std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("fixture {}: {e} (part of the repository)", path.display()));
     let mut region = Region::from_stream(std::io::Cursor::new(mca.clone())).unwrap();
     let mut schema = Schema::new();
     let mut ids: HashMap<String, BlockId> = HashMap::new();

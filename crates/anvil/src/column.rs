@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use terrane_chunk::block_state;
+
 use crate::column_read::{BlockFields, Kept, KeptEntries, RawSection, RawValue, read_chunk};
 use crate::column_rest::{RestEntries, RestNode};
 use crate::error::{ChunkError, Error};
@@ -81,7 +83,8 @@ pub(crate) fn malformed(m: impl Into<String>) -> ChunkError {
     ChunkError::Malformed(m.into())
 }
 
-/// Canonical block-state string from a palette entry `{Name, Properties}`.
+/// The canonical block-state string ([`block_state::canonical_from_parts`]) of a palette
+/// entry `{Name, Properties}`; integer property values become their decimal text.
 pub fn canonical_state(entry: &Compound) -> Result<String, ChunkError> {
     let Some(Tag::String(name)) = entry.get("Name") else {
         return Err(malformed("palette entry without a Name string"));
@@ -99,70 +102,17 @@ pub fn canonical_state(entry: &Compound) -> Result<String, ChunkError> {
             .collect(),
         _ => Vec::new(),
     };
-    Ok(canonical_from_parts(name, props.iter().map(|(k, v)| (*k, v.as_str()))))
+    Ok(block_state::canonical_from_parts(name, props.iter().map(|(k, v)| (*k, v.as_str()))))
 }
 
-/// The canonical string of a state: `minecraft:` added to a name without a namespace, then
-/// the properties sorted by key as `[k=v,...]` (nothing for none). The one place the import's
-/// two palette readers (the tree and the stream) build it.
-pub(crate) fn canonical_from_parts<'a>(
-    name: &str,
-    props: impl Iterator<Item = (&'a str, &'a str)>,
-) -> String {
-    let mut kv: Vec<(&str, &str)> = props.collect();
-    let mut s = String::with_capacity(name.len() + 10 + kv.len() * 16);
-    if !name.contains(':') {
-        s.push_str("minecraft:");
-    }
-    s.push_str(name);
-    if !kv.is_empty() {
-        kv.sort_unstable();
-        s.push('[');
-        for (i, (k, v)) in kv.iter().enumerate() {
-            if i > 0 {
-                s.push(',');
-            }
-            s.push_str(k);
-            s.push('=');
-            s.push_str(v);
-        }
-        s.push(']');
-    }
-    s
-}
-
-/// A block state split into its name and `(key, value)` properties.
-pub type StateParts<'a> = (&'a str, Vec<(&'a str, &'a str)>);
-
-/// Splits a canonical block-state string into its name and properties.
-pub fn parse_state(s: &str) -> Result<StateParts<'_>, Error> {
-    let bad = || Error::InvalidBlockState(s.to_string());
-    let (name, props) = match s.find('[') {
-        Some(i) => {
-            let inner = s[i + 1..].strip_suffix(']').ok_or_else(bad)?;
-            (&s[..i], inner)
-        }
-        None => (s, ""),
-    };
-    if name.is_empty() || !name.contains(':') {
-        return Err(bad());
-    }
-    let mut kv = Vec::new();
-    if !props.is_empty() {
-        for p in props.split(',') {
-            let (k, v) = p.split_once('=').ok_or_else(bad)?;
-            kv.push((k, v));
-        }
-    }
-    Ok((name, kv))
-}
-
+/// The palette entry `{Name, Properties}` of a block state string (parsed by
+/// [`block_state::parse`]: namespaced, properties sorted).
 fn state_entry(s: &str) -> Result<Tag, Error> {
-    let (name, kv) = parse_state(s)?;
+    let (name, kv) = block_state::parse(s).map_err(|_| Error::InvalidBlockState(s.to_string()))?;
     let mut m = Compound::with_capacity(2);
-    m.insert("Name", Tag::String(name.to_string()));
+    m.insert("Name", Tag::String(name));
     if !kv.is_empty() {
-        let props = kv.into_iter().map(|(k, v)| (k.to_string(), Tag::String(v.to_string())));
+        let props = kv.into_iter().map(|(k, v)| (k, Tag::String(v)));
         m.insert("Properties", Tag::Compound(props.collect()));
     }
     Ok(Tag::Compound(m))
@@ -934,11 +884,9 @@ mod tests {
         e.insert("Properties".to_string(), Tag::Compound(props));
         let s = canonical_state(&e).unwrap();
         assert_eq!(s, "minecraft:oak_stairs[facing=north,half=top,waterlogged=false]");
-        let (name, kv) = parse_state(&s).unwrap();
-        assert_eq!(name, "minecraft:oak_stairs");
-        assert_eq!(kv.len(), 3);
-        assert!(parse_state("stone").is_err());
-        assert!(parse_state("a:b[x]").is_err());
-        assert!(parse_state("a:b[x=1").is_err());
+        let Tag::Compound(back) = state_entry(&s).unwrap() else { panic!("not a compound") };
+        assert_eq!(canonical_state(&back).unwrap(), s);
+        assert!(matches!(state_entry("a:b[x]"), Err(Error::InvalidBlockState(_))));
+        assert!(matches!(state_entry("a:b[x=1"), Err(Error::InvalidBlockState(_))));
     }
 }

@@ -9,7 +9,9 @@
 
 use std::borrow::Cow;
 
-use crate::column::{canonical_from_parts, malformed};
+use terrane_chunk::block_state::canonical_from_parts;
+
+use crate::column::malformed;
 use crate::error::ChunkError;
 use crate::nbt::{Tag, id};
 use terrane_nbt::Reader;

@@ -12,9 +12,12 @@
 //! - everything else (biomes, heightmaps, light, ticks, structures, status, DataVersion,
 //!   timestamp) is kept verbatim in the [`ColumnRecord`], the column's side-table entry.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
-use terrane_chunk::{BlockId, Chunk, ChunkView, ComponentId, ComponentKind, Schema, Uuid};
+use terrane_chunk::{
+    BlockId, Chunk, ChunkView, ComponentId, ComponentKind, Schema, Uuid, block_state,
+};
 use terrane_section::{ColumnPos, cell_index};
 
 use crate::column::{CELLS, Column, Layout, Section};
@@ -382,14 +385,20 @@ pub fn block_entity_component(schema: &mut Schema) -> Result<ComponentId, Error>
     }
 }
 
-/// The block id of a canonical state, registering it (with the block-entity component for
-/// [`is_block_entity_block`] names) when missing.
+/// The block id of a block state by its canonical form ([`block_state::canonical`]: any
+/// spelling of one state gets one id), registering that form (with the block-entity
+/// component for [`is_block_entity_block`] names) when missing.
 pub fn block_id(schema: &mut Schema, be: ComponentId, state: &str) -> Result<BlockId, Error> {
-    if let Some(id) = schema.blocks().find(state) {
+    let state: Cow<'_, str> = if block_state::is_canonical(state) {
+        Cow::Borrowed(state)
+    } else {
+        Cow::Owned(block_state::canonical(state))
+    };
+    if let Some(id) = schema.blocks().find(&state) {
         return Ok(BlockId(id));
     }
-    let comps: &[ComponentId] = if is_block_entity_block(state) { &[be] } else { &[] };
-    schema.add_block(state, comps).map_err(|e| Error::Convert(e.to_string()))
+    let comps: &[ComponentId] = if is_block_entity_block(&state) { &[be] } else { &[] };
+    schema.add_block(&state, comps).map_err(|e| Error::Convert(e.to_string()))
 }
 
 fn entity_uuid(e: &Compound) -> Option<Uuid> {

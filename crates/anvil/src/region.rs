@@ -165,6 +165,14 @@ pub fn external_name(x: i32, z: i32) -> String {
     format!("c.{x}.{z}.mcc")
 }
 
+/// Parses a side-file name `c.<x>.<z>.mcc` ([`external_name`]) into the column's absolute
+/// coordinates.
+pub fn parse_external_name(name: &str) -> Option<(i32, i32)> {
+    let rest = name.strip_prefix("c.")?.strip_suffix(".mcc")?;
+    let (x, z) = rest.split_once('.')?;
+    Some((x.parse().ok()?, z.parse().ok()?))
+}
+
 /// A region file held in memory, read leniently.
 ///
 /// ```
@@ -696,6 +704,8 @@ mod tests {
         assert_eq!(parse_region_name("r.0.0.mcr"), None);
         assert_eq!(parse_region_name("r.a.0.mca"), None);
         assert_eq!(external_name(-65, 3), "c.-65.3.mcc");
+        assert_eq!(parse_external_name("c.-65.3.mcc"), Some((-65, 3)));
+        assert_eq!(parse_external_name("r.-65.3.mca"), None);
     }
 
     #[test]

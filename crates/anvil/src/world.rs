@@ -466,6 +466,9 @@ pub struct ExportSummary {
     pub bytes_in: u64,
     /// Bytes of region and side files written.
     pub bytes_out: u64,
+    /// Every region file (entity regions included) and side file written, by its final path,
+    /// in the order written.
+    pub files: Vec<PathBuf>,
 }
 
 impl ExportSummary {
@@ -477,6 +480,7 @@ impl ExportSummary {
         self.side_files += other.side_files;
         self.bytes_in += other.bytes_in;
         self.bytes_out += other.bytes_out;
+        self.files.extend(other.files.iter().cloned());
     }
 }
 
@@ -496,6 +500,10 @@ impl ExportOptions {
     pub fn entities_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.entities_dir = Some(dir.into());
         self
+    }
+    /// The entities folder set with [`entities_dir`](Self::entities_dir), if any.
+    pub fn entities(&self) -> Option<&Path> {
+        self.entities_dir.as_deref()
     }
 }
 
@@ -550,7 +558,8 @@ pub fn export_region_dir_with<S: ExportSource>(
     let mut staged = Staged::default();
     let result = export_staged(source, dir, options, progress, by_region, &mut p, &mut staged);
     match result {
-        Ok(summary) => {
+        Ok(mut summary) => {
+            summary.files = staged.0.iter().map(|(_, path)| path.clone()).collect();
             staged.commit()?;
             Ok(summary)
         }

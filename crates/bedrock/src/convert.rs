@@ -9,7 +9,8 @@
 //!   falls in, when the column has that chunk;
 //! - every other record of the column (biomes, block entities, the old entity list, version,
 //!   generation state, ...), the sub-chunks that do not decode and the `digp` order are kept
-//!   as they are in the column's [`BedrockRecord`].
+//!   as they are in the column's [`BedrockRecord`]; on export, its `Checksums` record is
+//!   rebuilt from the bytes written ([`crate::checksums`]).
 
 use std::collections::HashMap;
 
@@ -17,6 +18,7 @@ use terrane_chunk::{BlockId, Chunk, Schema, Uuid};
 use terrane_nbt::{Compound, Reader, Tag, Writer};
 use terrane_section::cell_index;
 
+use crate::checksums::{self, Checksums};
 use crate::error::{Error, Result};
 use crate::key::{BedrockColumnPos, tag};
 use crate::names::{parse_state_name, state_name};
@@ -135,10 +137,15 @@ pub struct ConvertedColumn {
     pub entities: Vec<(Uuid, Vec<u8>)>,
     /// The encoded [`BedrockRecord`].
     pub record: Vec<u8>,
-    /// Blocks (layer 0 and extra layers, air included) converted.
+    /// Non-air blocks converted: the cells whose block (layer 0) is not air, as terrane-anvil
+    /// counts a Java column's. Extra layers (the water of a waterlogged block) are not counted:
+    /// the cell is already.
     pub blocks: u64,
     /// Block entities the column holds (kept in the record).
     pub block_entities: u64,
+    /// Entities of the column's pre-1.18.30 entity list (tag 0x32), kept in the record as
+    /// stored (the `digp` list's entities are [`entities`](Self::entities)).
+    pub legacy_entities: u64,
     /// What was damaged and kept as it is instead of converted, one line each.
     pub damaged: Vec<String>,
 }
@@ -198,6 +205,28 @@ fn sub_chunk_to_chunk(sc: &SubChunk, schema: &mut Schema, world_version: i32) ->
     Ok(chunk)
 }
 
+/// The non-air cells of a sub-chunk's first storage (its blocks; the other storages are extra
+/// layers).
+fn non_air_blocks(sc: &SubChunk) -> u64 {
+    let Some(first) = sc.storages.first() else { return 0 };
+    let air: Vec<bool> = first.palette.iter().map(is_air).collect();
+    first.indices.iter().filter(|&&i| !air.get(i as usize).copied().unwrap_or(false)).count() as u64
+}
+
+/// How many little-endian NBT compounds `value` holds one after the other (a column's block
+/// entities, its pre-1.18.30 entity list), and the error that ended the count early, if any.
+pub fn count_compounds(value: &[u8]) -> (u64, Option<terrane_nbt::Error>) {
+    let mut r = Reader::little_endian(value);
+    let mut n = 0;
+    while r.remaining() > 0 {
+        match r.root_compound() {
+            Ok(_) => n += 1,
+            Err(e) => return (n, Some(e)),
+        }
+    }
+    (n, None)
+}
+
 /// The version of the first air entry of a storage above the first, when it is not the
 /// world's.
 fn layer_air_version(sc: &SubChunk, world_version: i32) -> Option<i32> {
@@ -240,7 +269,7 @@ pub fn column_to_terrane(
                     record.layer_air_version = layer_air_version(&sc, world_version);
                 }
                 let chunk = sub_chunk_to_chunk(&sc, schema, world_version)?;
-                out.blocks += CELLS as u64 + chunk.layered_block_count() as u64;
+                out.blocks += non_air_blocks(&sc);
                 chunks.push((i64::from(*y), chunk));
             }
             Err(e @ (Error::SubChunk(_) | Error::UnsupportedSubChunk(_) | Error::Nbt(_))) => {
@@ -251,17 +280,18 @@ pub fn column_to_terrane(
         }
     }
     for (t, v) in &raw.records {
-        if *t == tag::BLOCK_ENTITY {
-            let mut r = Reader::little_endian(v);
-            while r.remaining() > 0 {
-                match r.root_compound() {
-                    Ok(_) => out.block_entities += 1,
-                    Err(e) => {
-                        out.damaged.push(format!("{} block entities: {e}", describe(pos)));
-                        break;
-                    }
-                }
+        let (count, what) = match *t {
+            tag::BLOCK_ENTITY => (&mut out.block_entities, "block entities"),
+            tag::ENTITY => (&mut out.legacy_entities, "entity list"),
+            _ => {
+                record.records.push((*t, v.clone()));
+                continue;
             }
+        };
+        let (n, e) = count_compounds(v);
+        *count += n;
+        if let Some(e) = e {
+            out.damaged.push(format!("{} {what}: {e}", describe(pos)));
         }
         record.records.push((*t, v.clone()));
     }
@@ -294,7 +324,8 @@ fn describe(p: BedrockColumnPos) -> String {
 
 /// One column's records for a Bedrock database: key and value of each, from its terrane
 /// chunks (`(y, bytes)`), its record (`None` for a column that did not come from Bedrock)
-/// and the entity table.
+/// and the entity table. A `Checksums` record the column kept is rebuilt to hash the values
+/// returned ([`checksums::rebuild`]).
 pub fn terrane_to_column(
     pos: BedrockColumnPos,
     chunks: &[(i64, Vec<u8>)],
@@ -385,6 +416,14 @@ pub fn terrane_to_column(
         }
     }
     out.sort();
+    // A stored Checksums record hashes the records as they were read; the sub-chunks above
+    // are encoded anew, so it is rebuilt from what is written (`docs/format/bedrock.md`,
+    // "Checksums"). A damaged one names nothing beyond the covered records.
+    let checksums_key = pos.key(tag::CHECKSUMS);
+    if let Some(i) = out.iter().position(|(k, _)| *k == checksums_key) {
+        let named = Checksums::decode(&out[i].1).map(|c| c.entries).unwrap_or_default();
+        out[i].1 = checksums::rebuild(pos, &out, &named).encode();
+    }
     Ok(out)
 }
 

@@ -33,6 +33,9 @@ pub enum Error {
     /// A sub-chunk of a format terrane does not read (kept as it is on import).
     #[error("unsupported sub-chunk format: {0} (kept as it is, not converted)")]
     UnsupportedSubChunk(String),
+    /// A column's `Checksums` record is damaged (an export writes a new one).
+    #[error("damaged Checksums record: {0}")]
+    Checksums(String),
     /// A record's NBT is damaged.
     #[error("damaged NBT: {0}")]
     Nbt(#[from] terrane_nbt::Error),

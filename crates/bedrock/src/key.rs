@@ -23,6 +23,8 @@ pub mod tag {
     pub const ENTITY: u8 = 0x32;
     /// `FinalizedState`: generation stage (`i32`).
     pub const FINALIZED_STATE: u8 = 0x36;
+    /// `Checksums`: xxHash64 of the column's other records ([`crate::checksums`]).
+    pub const CHECKSUMS: u8 = 0x3B;
     /// `LegacyVersion`: the chunk's format version (before 1.16.100).
     pub const LEGACY_VERSION: u8 = 0x76;
 }

@@ -16,6 +16,8 @@
 //!   `z` together, with the entities each column lists.
 //! - [`convert`]: a column ↔ terrane chunks, entity records and a [`BedrockRecord`] that keeps
 //!   everything else as stored.
+//! - [`checksums`]: the `Checksums` column record (xxHash64 of sub-chunks and other
+//!   records), rebuilt by an export from the bytes it writes.
 //! - [`LevelDat`]: `level.dat`'s header and settings.
 //!
 //! The keys, the sub-chunk layout and the mapping are specified in `docs/format/bedrock.md`;
@@ -58,10 +60,12 @@
 //!   records.
 //! - Reading copies the `db/` folder first (disk space of the world's database).
 //! - Exports write version-9 sub-chunks with their palette in first-use order: an exported
-//!   database equals the original record for record as blocks, not byte for byte.
+//!   database equals the original record for record as blocks, not byte for byte; a
+//!   column's `Checksums` record is rebuilt to match the bytes written.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod checksums;
 pub mod convert;
 pub mod db;
 mod error;

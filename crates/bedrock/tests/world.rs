@@ -4,9 +4,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
+use terrane_bedrock::checksums::{self, Checksums, xxhash64};
 use terrane_bedrock::convert::{column_to_terrane, first_block_version, terrane_to_column};
 use terrane_bedrock::db::{ReadDb, WriteDb};
-use terrane_bedrock::key::{BedrockColumnPos, tag};
+use terrane_bedrock::key::{BedrockColumnPos, DbKey, tag};
 use terrane_bedrock::read::{RawColumn, db_dir, read_db};
 use terrane_bedrock::subchunk::{SubChunk, bedrock_index};
 use terrane_bedrock::{BedrockRecord, LevelDat};
@@ -112,18 +113,21 @@ fn converted_and_written_back_the_world_reads_the_same() {
     let version = cols.iter().find_map(first_block_version).unwrap();
     let mut schema = Schema::new();
     let mut out: Vec<(Vec<u8>, Vec<u8>)> = others.clone();
-    let mut blocks = 0;
+    let (mut blocks, mut cells) = (0, 0);
     for c in &cols {
         let conv = column_to_terrane(c, &mut schema, version).unwrap();
         assert!(conv.damaged.is_empty(), "{:?}", conv.damaged);
         blocks += conv.blocks;
+        cells += conv.chunks.len() as u64 * 4096;
         let ents: HashMap<_, _> = conv.entities.iter().cloned().collect();
         let record = BedrockRecord::decode(&conv.record).unwrap();
         out.extend(
             terrane_to_column(c.pos, &conv.chunks, Some(&record), &ents, &schema, version).unwrap(),
         );
     }
-    assert!(blocks > 27 * 4096);
+    // Non-air blocks (the ground, glass, fences, chests), not every cell of the sub-chunks
+    // (crates/terrane/tests/bedrock.rs checks the count cell by cell).
+    assert!(blocks > 3 * 1024 && blocks < cells, "{blocks} non-air blocks of {cells} cells");
     // Registry names keep Bedrock's typed states; the world's block version is left out.
     let names: Vec<&str> = schema.blocks().names().collect();
     assert!(names.contains(&"minecraft:water[liquid_depth=0]"), "{names:?}");
@@ -180,4 +184,75 @@ fn walk(dir: &std::path::Path) -> Vec<(PathBuf, Vec<u8>)> {
     }
     out.sort();
     out
+}
+
+/// Every `Checksums` record of `records` (a whole database) checked against the records it
+/// names: (entries checked, entries whose hash or record is wrong, one line each).
+fn check_checksums(records: &BTreeMap<Vec<u8>, Vec<u8>>) -> (usize, Vec<String>) {
+    let (mut checked, mut wrong) = (0, Vec::new());
+    for (k, v) in records {
+        let DbKey::Chunk { pos, tag: tag::CHECKSUMS, .. } = DbKey::parse(k) else { continue };
+        for e in Checksums::decode(v).unwrap().entries {
+            checked += 1;
+            match e.record_key(pos).and_then(|k| records.get(&k)) {
+                Some(r) if xxhash64(r) == e.hash => {}
+                Some(_) => wrong.push(format!("{pos:?} tag {} sub {}: hash differs", e.tag, e.sub)),
+                None => wrong.push(format!("{pos:?} tag {} sub {}: no record", e.tag, e.sub)),
+            }
+        }
+    }
+    (checked, wrong)
+}
+
+/// A world whose columns carry `Checksums` records (as worlds written before 1.18 do), each
+/// hash good: converted and written back, every entry of every `Checksums` record hashes the
+/// record written, and every sub-chunk written has one.
+#[test]
+fn checksums_written_back_hash_the_records_written() {
+    let (cols, _) = read_all(&world());
+    let version = cols.iter().find_map(first_block_version).unwrap();
+    let mut schema = Schema::new();
+    let mut before = BTreeMap::new();
+    let mut after = BTreeMap::new();
+    for c in &cols {
+        // The column's stored records, and a Checksums record of them.
+        let mut stored: Vec<(Vec<u8>, Vec<u8>)> =
+            c.sub_chunks.iter().map(|(y, v)| (c.pos.sub_chunk_key(*y), v.clone())).collect();
+        stored.extend(c.records.iter().map(|(t, v)| (c.pos.key(*t), v.clone())));
+        stored.sort();
+        let sums = checksums::rebuild(c.pos, &stored, &[]).encode();
+        stored.push((c.pos.key(tag::CHECKSUMS), sums.clone()));
+        before.extend(stored);
+        let mut raw = c.clone();
+        raw.records.push((tag::CHECKSUMS, sums));
+        raw.records.sort();
+
+        let conv = column_to_terrane(&raw, &mut schema, version).unwrap();
+        let ents: HashMap<_, _> = conv.entities.iter().cloned().collect();
+        let record = BedrockRecord::decode(&conv.record).unwrap();
+        let written =
+            terrane_to_column(c.pos, &conv.chunks, Some(&record), &ents, &schema, version).unwrap();
+        after.extend(written);
+    }
+    let (n, wrong) = check_checksums(&before);
+    assert!(n > cols.len() && wrong.is_empty(), "{n} entries, {wrong:?}");
+    // The stored hashes do not fit the written sub-chunks: what the export must not keep.
+    let stale: BTreeMap<_, _> = after
+        .iter()
+        .map(|(k, v)| match DbKey::parse(k) {
+            DbKey::Chunk { tag: tag::CHECKSUMS, .. } => (k.clone(), before[k].clone()),
+            _ => (k.clone(), v.clone()),
+        })
+        .collect();
+    assert!(!check_checksums(&stale).1.is_empty(), "the test world's sub-chunks re-encode");
+
+    let (n, wrong) = check_checksums(&after);
+    assert!(wrong.is_empty(), "{} of {n} entries wrong: {wrong:?}", wrong.len());
+    let sub_chunks =
+        after.keys().filter(|k| matches!(DbKey::parse(k), DbKey::Chunk { y: Some(_), .. })).count();
+    let block_entities = after
+        .keys()
+        .filter(|k| matches!(DbKey::parse(k), DbKey::Chunk { tag: tag::BLOCK_ENTITY, .. }))
+        .count();
+    assert_eq!(n, sub_chunks + block_entities + 1, "every covered record (one Entity list)");
 }

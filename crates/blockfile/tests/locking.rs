@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 
 use common::{build, config, state};
 use terrane_blockfile::BlockFile;
+use terrane_section::testdata::ChildGuard;
 use terrane_store::{Error, OpenMode, ReadView, Store, tables};
 
 const CHILD_ENV: &str = "TERRANE_BLOCKFILE_LOCK_CHILD";
@@ -67,19 +68,20 @@ fn a_writer_in_another_process_excludes_us_until_it_is_killed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("w.tbf");
     let model = build(&path);
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "a_writer_in_another_process_excludes_us_until_it_is_killed",
-            "--exact",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(CHILD_ENV, &path)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = ChildGuard::spawn(
+        Command::new(std::env::current_exe().unwrap())
+            .args([
+                "a_writer_in_another_process_excludes_us_until_it_is_killed",
+                "--exact",
+                "--nocapture",
+                "--test-threads",
+                "1",
+            ])
+            .env(CHILD_ENV, &path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    )
+    .unwrap();
     let out = BufReader::new(child.stdout.take().unwrap());
     let ready = out.lines().map_while(Result::ok).any(|l| l.contains("READY"));
     assert!(ready, "the child did not open the store");

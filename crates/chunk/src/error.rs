@@ -255,6 +255,16 @@ pub enum Error {
         /// The block's name.
         name: String,
     },
+    /// A Java block-state string does not parse ([`block_state::parse`](crate::block_state::parse)).
+    #[error(
+        "{state:?} is not a block state: {reason}; write `namespace:name[key=value,...]`, e.g. `minecraft:oak_stairs[facing=east,half=top]`"
+    )]
+    InvalidBlockState {
+        /// The string.
+        state: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// An edit addressed a layer that does not exist.
     #[error("cell {cell} has {layers} layers; layer {layer} does not exist")]
     NoSuchLayer {

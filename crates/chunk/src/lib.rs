@@ -15,6 +15,8 @@
 //! - [`Schema`]: the world's block, component, entity and structure [`Registry`]s, component
 //!   sizes ([`ComponentKind`]) and the block → components map, with their `worldMeta`
 //!   encodings ([`SchemaBytes`]) and [`Schema::check_extends`] for registries that only grow.
+//! - [`block_state`]: Java block-state strings, parsed and in the one canonical form
+//!   (`minecraft:oak_stairs[facing=east,half=top]`) every Java importer registers them under.
 //! - [`Error`]: every malformed input is a typed error; decoding never panics.
 //!
 //! The byte layout, and every decision the design left open, is specified in
@@ -72,6 +74,7 @@
 mod bits;
 #[cfg(target_arch = "x86_64")]
 mod bits_avx2;
+pub mod block_state;
 mod chunk;
 mod error;
 mod schema;

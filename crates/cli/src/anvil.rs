@@ -21,7 +21,8 @@ pub enum ImportCmd {
     /// Java world folder (`level.dat`, `region/`, `entities/`, the Nether's `DIM-1/` and the
     /// End's `DIM1/`, each its own dimension) or one region folder (`r.X.Z.mca`, `c.X.Z.mcc`)
     /// as the Overworld. Resumable: a re-run skips the columns already imported. Damaged
-    /// chunks are reported and skipped.
+    /// chunks are reported and skipped: the summary's last line says the import was partial,
+    /// and an import of nothing but damaged chunks fails (exit status 1).
     Anvil {
         /// The Java world folder, or a region folder.
         source: PathBuf,
@@ -46,7 +47,9 @@ pub enum ImportCmd {
     /// terrane world, created when missing: the Overworld, the Nether and the End as
     /// dimensions 0, 1 and 2, block states under their Bedrock names. The world folder is
     /// not changed (its database is read from a copy). Resumable: a re-run skips the columns
-    /// already imported. Damaged records are reported and kept as stored.
+    /// already imported. Damaged records are reported and kept as stored, not converted: the
+    /// summary's last line says the import was partial, and an import that converted no chunk
+    /// fails (exit status 1).
     Bedrock {
         /// The Bedrock world folder.
         source: PathBuf,
@@ -70,13 +73,26 @@ pub enum ImportCmd {
 pub enum ExportCmd {
     /// Export a world's Overworld to a Minecraft Java region folder (zlib chunks, `.mcc` over
     /// 1 MiB; each region file written whole, then renamed into place), or with --world-folder
-    /// the whole world as a Java world folder.
+    /// the whole world as a Java world folder. A destination that already holds region files
+    /// or a Java world is refused (exit status 2, nothing written) unless --force or --merge
+    /// says what to do with them.
     Anvil {
         /// The world directory.
         world: PathBuf,
         /// The region folder to write (created when missing); with --world-folder, the Java
         /// world folder.
         dest: PathBuf,
+        /// Replace what the destination holds: the region files (and entity regions, side
+        /// files) the export does not write are removed, in every dimension's folders with
+        /// --world-folder (and an old level.dat when the world kept none), so the result is
+        /// exactly this world.
+        #[arg(long, conflicts_with = "merge")]
+        force: bool,
+        /// Merge into the destination: this world's region files are written over the
+        /// same-named ones (each region whole, with its entity region), the other regions,
+        /// level.dat and everything else there are kept.
+        #[arg(long)]
+        merge: bool,
         /// Write a whole Java world folder: `region/`, `entities/`, `DIM-1/`, `DIM1/` and the
         /// `level.dat` kept at import.
         #[arg(long)]
@@ -90,13 +106,25 @@ pub enum ExportCmd {
         json: bool,
     },
     /// Export a world as a Minecraft Bedrock world folder (`level.dat`, `levelname.txt`,
-    /// `db/`): dimensions 0, 1 and 2 as the Overworld, the Nether and the End. The folder must
-    /// not exist; it is written under a temporary name beside it and renamed once whole.
+    /// `db/`): dimensions 0, 1 and 2 as the Overworld, the Nether and the End. It is written
+    /// under a temporary name beside the folder and renamed once whole. A folder that holds a
+    /// Bedrock world is refused (exit status 2, nothing written) unless --force or --merge
+    /// says what to do with it; any other non-empty folder is refused.
     Bedrock {
         /// The world directory.
         world: PathBuf,
-        /// The Bedrock world folder to write.
+        /// The Bedrock world folder to write (missing or empty, or a Bedrock world with
+        /// --force or --merge).
         dest: PathBuf,
+        /// Replace the Bedrock world there, whole: the result is exactly this world.
+        #[arg(long, conflicts_with = "merge")]
+        force: bool,
+        /// Merge into the Bedrock world there: this world's columns replace the same columns
+        /// (with their entities), its records the same-named ones; the other columns,
+        /// entities, records and files (packs, icon) are kept, and level.dat unless this world
+        /// kept one.
+        #[arg(long)]
+        merge: bool,
         /// Print the summary as JSON.
         #[arg(long)]
         json: bool,
@@ -260,7 +288,7 @@ pub fn import(c: ImportCmd) -> Result<(), Fail> {
             }
         }
         outln!(
-            "  {} cubic chunks, {} blocks, {} block entities, {} entities",
+            "  {} cubic chunks, {} non-air blocks, {} block entities, {} entities",
             total.chunks,
             total.blocks,
             total.block_entities,
@@ -274,12 +302,45 @@ pub fn import(c: ImportCmd) -> Result<(), Fail> {
         );
         if !total.damaged.is_empty() {
             outln!("  {} damaged chunks skipped:", total.damaged.len());
-            for d in total.damaged.iter().take(10) {
+            for d in total.damaged.iter().take(LISTED) {
                 outln!("    {d}");
             }
         }
     }
+    let damaged = total.damaged.len();
+    if damaged > 0 && total.columns + total.columns_skipped == 0 {
+        return Err(Fail::other(format!(
+            "nothing was imported from {}: every chunk read was damaged ({damaged} skipped, {})",
+            source.display(),
+            listed(damaged, json)
+        )));
+    }
+    if damaged > 0 && !json {
+        outln!("partial import: {damaged} damaged chunks skipped ({})", listed(damaged, false));
+    }
     Ok(())
+}
+
+/// How many damaged chunks or records a human summary lists.
+pub(crate) const LISTED: usize = 10;
+
+/// Where the `n` damaged chunks or records of a summary are listed.
+pub(crate) fn listed(n: usize, json: bool) -> String {
+    match (json, n > LISTED) {
+        (true, _) => "listed in the JSON summary's `damaged`".into(),
+        (false, false) => "listed above".into(),
+        (false, true) => format!("the first {LISTED} listed above; --json lists them all"),
+    }
+}
+
+/// What an export does with a destination that holds something, from `--force` / `--merge`.
+pub(crate) fn overwrite(force: bool, merge: bool) -> terrane::export::Overwrite {
+    use terrane::export::Overwrite;
+    match (force, merge) {
+        (true, _) => Overwrite::Replace,
+        (false, true) => Overwrite::Merge,
+        (false, false) => Overwrite::Refuse,
+    }
 }
 
 fn export_json(s: &ExportSummary) -> serde_json::Value {
@@ -294,12 +355,12 @@ fn export_json(s: &ExportSummary) -> serde_json::Value {
 }
 
 pub fn export(c: ExportCmd) -> Result<(), Fail> {
-    let (world, dest, world_folder, entities, json) = match c {
-        ExportCmd::Anvil { world, dest, world_folder, entities, json } => {
-            (world, dest, world_folder, entities, json)
+    let (world, dest, world_folder, entities, json, overwrite) = match c {
+        ExportCmd::Anvil { world, dest, force, merge, world_folder, entities, json } => {
+            (world, dest, world_folder, entities, json, overwrite(force, merge))
         }
-        ExportCmd::Bedrock { world, dest, json } => {
-            return crate::bedrock::export(&world, &dest, json);
+        ExportCmd::Bedrock { world, dest, force, merge, json } => {
+            return crate::bedrock::export(&world, &dest, overwrite(force, merge), json);
         }
     };
     if world_folder && entities.is_some() {
@@ -315,7 +376,7 @@ pub fn export(c: ExportCmd) -> Result<(), Fail> {
         pb.set_prefix(format!("{:.1} MiB out", mib(p.bytes_out)));
     };
     let summary = if world_folder {
-        let s = java::export_java_world(&w, &dest, &mut |d, p| show(d.name, p))?;
+        let s = java::export_java_world(&w, &dest, overwrite, &mut |d, p| show(d.name, p))?;
         for d in &s.skipped_dimensions {
             tracing::warn!("dimension {d} is not one of Minecraft's three: left out");
         }
@@ -325,7 +386,8 @@ pub fn export(c: ExportCmd) -> Result<(), Fail> {
         if let Some(dir) = entities.or_else(|| beside(&dest, "entities")) {
             options = options.entities_dir(dir);
         }
-        let s = java::export_region_dir(&w, 0, &dest, &options, &mut |p| show("export", p))?;
+        let s =
+            java::export_region_dir(&w, 0, &dest, &options, overwrite, &mut |p| show("export", p))?;
         java::JavaExportSummary { dimensions: vec![(DIMENSIONS[0], s)], ..Default::default() }
     };
     pb.finish();

@@ -10,7 +10,7 @@ use terrane::bedrock::{self, BedrockProgress};
 use terrane::{Backend, World};
 
 use crate::Fail;
-use crate::anvil::{bar, mib, open_for_import};
+use crate::anvil::{LISTED, bar, listed, mib, open_for_import};
 
 pub fn import(
     source: &Path,
@@ -71,7 +71,7 @@ pub fn import(
             outln!("  {}: {n} columns", names.get(*d as usize).unwrap_or(&"?"));
         }
         outln!(
-            "  {} cubic chunks, {} blocks (extra layers included), {} block entities, {} entities, {} other records",
+            "  {} cubic chunks, {} non-air blocks, {} block entities, {} entities, {} other records",
             s.chunks,
             s.blocks,
             s.block_entities,
@@ -81,26 +81,40 @@ pub fn import(
         outln!("  db/ {:.2} MiB -> world on disk {:.2} MiB", mib(s.bytes_in), mib(disk));
         if !s.damaged.is_empty() {
             outln!("  {} damaged records kept as stored, not converted:", s.damaged.len());
-            for d in s.damaged.iter().take(10) {
+            for d in s.damaged.iter().take(LISTED) {
                 outln!("    {d}");
             }
         }
     }
+    let damaged = s.damaged.len();
+    if damaged > 0 && s.chunks == 0 && s.skipped == 0 {
+        return Err(Fail::other(format!(
+            "nothing was converted from {}: no chunk decoded ({damaged} damaged records kept as \
+             stored, {})",
+            source.display(),
+            listed(damaged, json)
+        )));
+    }
+    if damaged > 0 && !json {
+        outln!(
+            "partial import: {damaged} damaged records kept as stored, not converted ({})",
+            listed(damaged, false)
+        );
+    }
     Ok(())
 }
 
-pub fn export(world: &Path, dest: &Path, json: bool) -> Result<(), Fail> {
-    if dest.exists() {
-        return Err(Fail::usage(format!(
-            "{} already exists: give a new folder for the Bedrock world",
-            dest.display()
-        )));
-    }
+pub fn export(
+    world: &Path,
+    dest: &Path,
+    overwrite: terrane::export::Overwrite,
+    json: bool,
+) -> Result<(), Fail> {
     let t = Instant::now();
     let w = World::open_read_only(world)?;
     let pb = bar(json);
     pb.set_message("export");
-    let s = bedrock::export_bedrock_world(&w, dest, &mut |p: &BedrockProgress| {
+    let s = bedrock::export_bedrock_world(&w, dest, overwrite, &mut |p: &BedrockProgress| {
         pb.set_length(p.columns_total.unwrap_or(0));
         pb.set_position(p.columns_done);
     })?;

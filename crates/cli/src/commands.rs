@@ -93,7 +93,9 @@ pub enum SchemCmd {
         #[command(flatten)]
         limits: SchemLimits,
     },
-    /// Write a box of a world as a Sponge v3 schematic, block entities included.
+    /// Write a box of a world as a Sponge v3 schematic, block entities included. For the box a
+    /// schematic was pasted into, its Metadata and paste anchor (`Offset`) come back. An
+    /// existing file is refused (exit status 2, nothing written) unless --force.
     Export {
         /// The world directory.
         world: PathBuf,
@@ -105,6 +107,9 @@ pub enum SchemCmd {
         to: BlockPos,
         /// The .schem file to write.
         out: PathBuf,
+        /// Replace the file if it exists.
+        #[arg(long)]
+        force: bool,
         /// Minecraft DataVersion to record (default: the newest the world's blocks were
         /// imported at, else 3955, Minecraft 1.21.1).
         #[arg(long)]
@@ -139,6 +144,23 @@ pub enum RegionizerCmd {
         /// The replay flags.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         flags: Vec<String>,
+    },
+    /// Write a seeded 2D operation log to stdout, for `replay`: loads within ±SPAN chunks,
+    /// unloads, and ticks and releases of the sections around loaded chunks, some of them
+    /// misuse. The same seed gives the same bytes on every machine.
+    Generate {
+        /// Number of operations.
+        #[arg(long, default_value_t = 200_000)]
+        ops: usize,
+        /// Chunk loads within ±SPAN chunks of the origin on each axis.
+        #[arg(long, default_value_t = 200)]
+        span: i32,
+        /// The section shift the ticks and releases address (0..=6).
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(0..=6))]
+        shift: u32,
+        /// The generator's seed.
+        #[arg(long, default_value_t = 200)]
+        seed: u64,
     },
 }
 
@@ -179,6 +201,7 @@ pub fn info(a: &WorldArgs) -> Result<(), Fail> {
             "backend": i.backend.name(),
             "tick": i.tick,
             "block_states": i.block_states,
+            "unused_spellings": i.unused_spellings,
             "components": i.components,
             "chunks": i.levels.chunks,
             "keys": i.levels.keys,
@@ -194,7 +217,16 @@ pub fn info(a: &WorldArgs) -> Result<(), Fail> {
     outln!("world      {}", a.world.display());
     outln!("backend    {}", i.backend);
     outln!("game tick  {}", i.tick);
-    outln!("registries {} block states, {} components", i.block_states, i.components);
+    if i.unused_spellings > 0 {
+        outln!(
+            "registries {} block states ({} more ids: unused spellings of them), {} components",
+            i.block_states,
+            i.unused_spellings,
+            i.components
+        );
+    } else {
+        outln!("registries {} block states, {} components", i.block_states, i.components);
+    }
     outln!("entities   {}", i.entities);
     outln!("generated  {} columns (distance graph)", i.generated_columns);
     outln!("level   chunks       keys        bytes");
@@ -217,6 +249,14 @@ pub fn verify(a: &WorldArgs) -> Result<(), Fail> {
         Err(e) => {
             if a.json {
                 outln!("{}", json!({"ok": false, "error": e.to_string()}));
+            }
+            if let terrane::Error::DuplicateStates(states) = &e {
+                return Err(Fail::other(format!(
+                    "{world}: verification failed: {}\n(`terrane repair {world}` merges them into \
+                     one id each)",
+                    terrane::block_states::describe(states),
+                    world = a.world.display()
+                )));
             }
             return Err(
                 Fail::from(e).context(format_args!("{}: verification failed", a.world.display()))
@@ -257,15 +297,38 @@ pub fn verify(a: &WorldArgs) -> Result<(), Fail> {
 }
 
 /// `terrane repair`: opens a damaged world keeping every intact object, reports each lost
-/// one, and verifies the result.
+/// one, merges the block states stored under several ids (`World::merge_duplicate_states`),
+/// and verifies the result.
 pub fn repair(a: &WorldArgs) -> Result<(), Fail> {
-    let world = World::builder().repair(true).open(&a.world)?;
+    let mut world = World::builder().repair(true).open(&a.world)?;
     let report = world.repair_report();
+    let merged = world.merge_duplicate_states();
     world.close()?;
+    let merged = merged.map_err(|e| {
+        let lost =
+            report.as_deref().map(|r| format!(" (opening it lost: {r})")).unwrap_or_default();
+        Fail::from(e).context(format_args!(
+            "{}{lost}: merging the block states stored under several ids stopped; the world \
+             still opens, and `terrane repair` again finishes the job",
+            a.world.display()
+        ))
+    })?;
     let verified = World::open_read_only(&a.world).and_then(|w| w.verify());
     if a.json {
+        let states: Vec<_> = merged
+            .states
+            .iter()
+            .map(|d| {
+                let spellings: Vec<_> =
+                    d.spellings.iter().map(|(b, n)| json!({"id": b.0, "name": n})).collect();
+                json!({"canonical": d.canonical, "id": d.id.map(|b| b.0), "spellings": spellings})
+            })
+            .collect();
         let v = json!({
             "lost": report,
+            "merged_states": states,
+            "registered": merged.registered,
+            "chunks_rewritten": merged.chunks,
             "ok": verified.is_ok(),
             "error": verified.as_ref().err().map(ToString::to_string),
         });
@@ -274,6 +337,22 @@ pub fn repair(a: &WorldArgs) -> Result<(), Fail> {
         match &report {
             Some(r) => outln!("repaired {}: {r}", a.world.display()),
             None => outln!("{}: nothing was damaged, nothing lost", a.world.display()),
+        }
+        if merged.states.is_empty() {
+            outln!("{}: every block state has one id", a.world.display());
+        } else {
+            let [l0, l1, l2] = merged.chunks;
+            outln!(
+                "{}: merged {} block states stored under several ids into one id each: {} \
+                 chunks rewritten (L0 {l0}, L1 {l1}, L2 {l2}), {} canonical spellings registered",
+                a.world.display(),
+                merged.states.len(),
+                l0 + l1 + l2,
+                merged.registered
+            );
+            for d in &merged.states {
+                outln!("  {d}");
+            }
         }
     }
     match verified {
@@ -301,17 +380,34 @@ pub fn copy(src: &Path, dst: &Path, backend: Option<terrane::Backend>) -> Result
     });
     pb.finish_and_clear();
     let report = report?;
-    let verified = World::open_read_only(dst)?.verify().map_err(|e| {
-        Fail::from(e).context(format_args!("{}: the copy does not verify", dst.display()))
-    })?;
+    let copy = World::open_read_only(dst)?;
+    let (chunks, note) = match copy.verify() {
+        Ok(v) => (v.levels.chunks.iter().sum::<usize>(), String::new()),
+        // The last check `verify` makes: the copy is whole, and holds what the source held.
+        Err(terrane::Error::DuplicateStates(d)) => (
+            copy.info()?.levels.chunks.iter().sum(),
+            format!(
+                "; as in the source, {} (`terrane repair {}` merges them)",
+                terrane::block_states::describe(&d),
+                dst.display()
+            ),
+        ),
+        Err(e) => {
+            return Err(
+                Fail::from(e).context(format_args!("{}: the copy does not verify", dst.display()))
+            );
+        }
+    };
+    drop(copy);
     outln!(
-        "copied {} objects ({:.1} MiB) from {} to {} in {:.2} s; the copy verifies ({} chunks)",
+        "copied {} objects ({:.1} MiB) from {} to {} in {:.2} s; the copy verifies \
+         ({} chunks){note}",
         report.objects,
         report.bytes as f64 / (1 << 20) as f64,
         src.display(),
         dst.display(),
         t.elapsed().as_secs_f64(),
-        verified.levels.chunks.iter().sum::<usize>()
+        chunks
     );
     Ok(())
 }
@@ -333,13 +429,9 @@ pub fn create(
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            terrane::anvil::column::parse_state(line).map_err(|_| {
-                Fail::usage(format!(
-                    "{}:{}: {line:?} is not a block state (namespace:name[key=value,...])",
-                    f.display(),
-                    n + 1
-                ))
-            })?;
+            // Registered by their canonical form (register_states): one entry per state.
+            terrane::chunk::block_state::parse(line)
+                .map_err(|e| Fail::usage(format!("{}:{}: {e}", f.display(), n + 1)))?;
             states.push(line);
         }
         terrane::schem::register_states(&mut schema, states)?;
@@ -458,7 +550,22 @@ fn read_schem(file: &Path, limits: &SchemLimits) -> Result<Schematic, Fail> {
         .max_palette(limits.max_palette)
         .max_inflated(limits.max_inflated);
     Schematic::read_with(&bytes, &opts).map_err(|e| {
-        Fail::usage(format!("{}: not a readable Sponge schematic: {e}", file.display()))
+        use terrane::snapshot::Error as E;
+        let file = file.display();
+        Fail::usage(match e {
+            // Says itself that the file is no schematic, and why.
+            E::NotASchematic(_) => format!("{file}: {e}"),
+            // A bound of this command: its flag first.
+            E::OverLimit { what, found, limit, flag, .. } => format!(
+                "{file}: --{flag} {limit} refuses it (the schematic's {what}: {found}); raise \
+                 --{flag} if the file is trusted"
+            ),
+            E::TooLarge { limit } => format!(
+                "{file}: --max-inflated {limit} refuses it (the schematic inflates to more \
+                 bytes); raise --max-inflated if the file is trusted"
+            ),
+            e => format!("{file}: not a readable Sponge schematic: {e}"),
+        })
     })
 }
 
@@ -545,7 +652,7 @@ pub fn schem(c: SchemCmd) -> Result<(), Fail> {
             }
             Ok(())
         }
-        SchemCmd::Export { world, from, to, out, data_version } => {
+        SchemCmd::Export { world, from, to, out, force, data_version } => {
             let bbox = BlockBox::new(from, to);
             let w = World::open_read_only(&world)?;
             let (dv, why) = match (data_version, terrane::java::data_version(&w)?) {
@@ -555,16 +662,17 @@ pub fn schem(c: SchemCmd) -> Result<(), Fail> {
                     (terrane::java::NATIVE_DATA_VERSION, "terrane's default, Minecraft 1.21.1")
                 }
             };
+            let overwrite = crate::anvil::overwrite(force, false);
+            terrane::schem::check_destination(&out, overwrite)?;
             let schem = terrane::schem::export_box(&w, bbox, Some(dv))?;
-            let bytes = schem.write()?;
-            write_atomic(&out, &bytes)?;
+            let bytes = terrane::schem::write_schematic(&schem, &out, overwrite)?;
             let [sx, sy, sz] = bbox.size();
             outln!(
                 "wrote {} ({sx} x {sy} x {sz} blocks, {} states, {} block entities, {} bytes, DataVersion {dv}: {why})",
                 out.display(),
                 schem.palette().len(),
                 schem.block_entities.len(),
-                bytes.len()
+                bytes
             );
             Ok(())
         }
@@ -600,6 +708,12 @@ pub fn regionizer(c: RegionizerCmd) -> Result<(), Fail> {
             if let Some(line) = replay::time_line(&stats) {
                 eprintln!("{line}");
             }
+            Ok(())
+        }
+        RegionizerCmd::Generate { ops, span, shift, seed } => {
+            use terrane::regionizer::oplog::{LogMix, mixed_log};
+            let log = mixed_log(seed, ops, span, shift, LogMix::default());
+            crate::write_stdout(format_args!("{log}"));
             Ok(())
         }
     }

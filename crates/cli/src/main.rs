@@ -68,8 +68,9 @@ impl From<terrane::Error> for Fail {
                 let world = path.parent().unwrap_or(path).display();
                 Fail::other(format!("{e}\n(`terrane repair {world}` does that)"))
             }
-            terrane::Error::NotAWorld(_)
-            | terrane::Error::AlreadyExists(_)
+            terrane::Error::NotAWorld(ref path) => not_a_world(path),
+            terrane::Error::AlreadyExists(_)
+            | terrane::Error::WouldOverwrite { .. }
             | terrane::Error::Refused(_)
             | terrane::Error::Backend(_)
             | terrane::Error::Store(
@@ -85,6 +86,24 @@ impl From<terrane::Error> for Fail {
             _ => Fail::other(e.to_string()),
         }
     }
+}
+
+/// A path that holds no terrane world, with the command that makes one.
+fn not_a_world(path: &Path) -> Fail {
+    let p = path.display();
+    Fail::usage(if !path.exists() {
+        format!(
+            "{p} does not exist: no terrane world there; create one with `terrane create {p}`, \
+             or import one (`terrane import anvil|bedrock SOURCE {p}`)"
+        )
+    } else if std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none()) {
+        format!("{p} is empty, not a terrane world: create one there with `terrane create {p}`")
+    } else {
+        format!(
+            "{p} is not a terrane world (no terrane-world file): check the path, or create a \
+             world in a new folder (`terrane create NEW-FOLDER`)"
+        )
+    })
 }
 
 macro_rules! fail_from {
@@ -186,7 +205,9 @@ enum Command {
     /// references, the distance graph, checksums. Exit status 1 when anything is wrong.
     Verify(commands::WorldArgs),
     /// Open a damaged world anyway: keep every intact object, list each lost one, verify the
-    /// rest. Worlds are never repaired silently: other commands refuse a damaged world.
+    /// rest. Worlds are never repaired silently: other commands refuse a damaged world. Also
+    /// merges block states stored under several ids (spellings from before imports
+    /// canonicalised them) into one id each.
     Repair(commands::WorldArgs),
     /// Copy a whole world into a new world of any backend: a directory (RocksDB or block
     /// file) or a PostgreSQL connection string, either way; the copy is verified.
@@ -245,8 +266,13 @@ fn init_logs(verbose: u8, quiet: bool) {
         }
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    // Colour only on a terminal, and never with NO_COLOR set (no-color.org): a log file or a
+    // pipe gets plain text.
+    use std::io::IsTerminal as _;
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour)
         .with_writer(std::io::stderr)
         .with_target(false)
         .try_init();

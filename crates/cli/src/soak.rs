@@ -109,6 +109,11 @@ impl SoakRecorder {
         self.start.elapsed()
     }
 
+    /// Restores counted in the rows closed so far.
+    pub fn restores_in_rows(&self) -> u64 {
+        self.rows.iter().map(|r| r.restores).sum()
+    }
+
     /// A restore finished (`exact`: identical to its snapshot).
     pub fn restored(&mut self, exact: bool) {
         self.restores += 1;

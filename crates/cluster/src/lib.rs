@@ -16,6 +16,9 @@
 //!   one atomic batch of chunks, entities and the game's other objects (player data). The
 //!   world's schema is checked in `worldMeta` on open and the opacity map is kept current.
 //!   Configure it with [`TieredStoreBuilder`] (defaults in [`TierConfig`]).
+//!   [`TieredStore::for_each_chunk`] reads every stored chunk a page at a time, and
+//!   [`TieredStore::rewrite_chunks`] rewrites chunks where they are (level, cluster and
+//!   version kept, a page per atomic batch) for repairs.
 //! - Every malformed input is a typed [`Error`]; decoding never panics.
 //!
 //! Formats and every decision behind them: `docs/format/cluster-v1.md`.
@@ -109,6 +112,7 @@ mod config;
 mod container;
 mod error;
 mod opacity;
+mod rewrite;
 mod schema_meta;
 mod tiered;
 mod txn;
@@ -117,6 +121,7 @@ pub use config::{OpacityFn, TierConfig, TieredStoreBuilder, default_opacity};
 pub use container::{ClusterBuilder, ClusterView, FORMAT_VERSION, Iter, Scale};
 pub use error::{Error, Result};
 pub use opacity::{ColumnTops, OpacityTile, TILE_BYTES, TILE_EDGE, column_tops};
+pub use rewrite::RewriteReport;
 pub use schema_meta::stored_schema;
 pub use terrane_section::keys::Level;
 pub use tiered::{

@@ -227,7 +227,7 @@ const MANAGED: [&str; 6] = [
     tables::OPACITY_MAP,
 ];
 
-fn table_of(level: Level) -> &'static str {
+pub(crate) fn table_of(level: Level) -> &'static str {
     match level {
         Level::L0 => tables::CHUNK_L0,
         Level::L1 => tables::CHUNK_L1,
@@ -382,7 +382,7 @@ impl<S: Store> TieredStore<S> {
     }
 
     /// Checks chunk bytes: they decode against the schema.
-    fn check_chunk(&self, bytes: &[u8]) -> Result<()> {
+    pub(crate) fn check_chunk(&self, bytes: &[u8]) -> Result<()> {
         let view = ChunkView::parse(bytes)?;
         for b in view.palette_iter() {
             if !self.schema.has_block(b) {
@@ -488,7 +488,7 @@ impl<S: Store> TieredStore<S> {
         self.areas.as_ref()
     }
 
-    fn in_scope(&self, area: AreaId) -> bool {
+    pub(crate) fn in_scope(&self, area: AreaId) -> bool {
         self.areas.as_ref().is_none_or(|a| a.contains(&area))
     }
 
@@ -848,6 +848,11 @@ impl<S: Store> TieredStore<S> {
             }
         }
         Ok(())
+    }
+
+    /// Whether each registered block is opaque, by id ([`is_opaque`](Self::is_opaque)).
+    pub(crate) fn opaque_table(&self) -> &[bool] {
+        &self.opaque
     }
 
     /// Whether `block` counts as opaque for the opacity map (the configured

@@ -10,6 +10,7 @@ use std::time::Duration;
 use terrane_lease::{AreaId, LeaseError, Leases, fence};
 use terrane_postgres::testing::PgServer;
 use terrane_postgres::{PgOptions, PgStore};
+use terrane_section::testdata::ChildGuard;
 use terrane_store::{Batch, Error, MemStore, ReadView, Store, StoreConfig, tables};
 
 const TTL: u64 = 10_000;
@@ -145,14 +146,15 @@ fn a_paused_server_is_fenced_out_after_a_takeover() {
         child(&c);
     }
     let server = PgServer::start().unwrap_or_else(|e| panic!("{e}"));
-    let mut a = Command::new(std::env::current_exe().unwrap())
-        .args(["a_paused_server_is_fenced_out_after_a_takeover", "--exact", "--nocapture"])
-        .env(CHILD_ENV, server.conninfo())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut a = ChildGuard::spawn(
+        Command::new(std::env::current_exe().unwrap())
+            .args(["a_paused_server_is_fenced_out_after_a_takeover", "--exact", "--nocapture"])
+            .env(CHILD_ENV, server.conninfo())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    )
+    .unwrap();
     let mut to_a = a.stdin.take().unwrap();
     let mut from_a = BufReader::new(a.stdout.take().unwrap()).lines().map_while(|l| l.ok());
     let mut expect = |what: &str| {

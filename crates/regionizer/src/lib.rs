@@ -26,6 +26,8 @@
 //!   from scratch.
 //! - [`replay`]: the replay tool (`terrane-regionizer-replay`): a text log of operations in,
 //!   one JSON state per operation out. Format: `docs/format/regionizer-replay.md`.
+//! - [`oplog`]: seeded operation logs for the replay tool (`terrane regionizer generate`),
+//!   the same bytes on every machine.
 //!
 //! # Example
 //!
@@ -112,6 +114,7 @@ mod config;
 mod error;
 mod invariants;
 mod neighbourhood;
+pub mod oplog;
 mod region;
 mod regionizer;
 pub mod replay;

@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 
 use terrane_regionizer::Error;
 use terrane_regionizer::replay::{ReplayOptions, final_regions, replay};
+use terrane_section::testdata::ChildGuard;
 
 fn dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/replay")
@@ -127,17 +128,19 @@ fn flags() {
 
 #[test]
 fn binary_runs() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_terrane-regionizer-replay"))
-        .args(SMALL.split_whitespace())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
+    let mut child = ChildGuard::spawn(
+        Command::new(env!("CARGO_BIN_EXE_terrane-regionizer-replay"))
+            .args(SMALL.split_whitespace())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped()),
+    )
+    .unwrap();
+    use std::io::{Read, Write};
     child.stdin.take().unwrap().write_all(read("split.txt").as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), read("split.expected.jsonl"));
+    let mut out = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(out, read("split.expected.jsonl"));
     let bad = Command::new(env!("CARGO_BIN_EXE_terrane-regionizer-replay"))
         .arg("--nope")
         .output()
@@ -220,4 +223,20 @@ fn final_regions_is_the_final_state_typed() {
         }
         assert_eq!(json.matches("\"state\":").count(), typed.len(), "{args}");
     }
+}
+
+/// A seeded mixed log (what the replay benchmark runs, `terrane regionizer generate`) replays
+/// with its misuse answered as errors, and leaves the same final state on every run.
+#[test]
+fn a_generated_log_replays_with_its_misuse_as_errors() {
+    use terrane_regionizer::oplog::{LogMix, mixed_log};
+    let log = mixed_log(200, 20_000, 200, 4, LogMix::default());
+    let o = opts("--shift 4 --final-only");
+    let mut out = Vec::new();
+    let stats = replay(Cursor::new(log.as_bytes()), &mut out, &o).unwrap();
+    assert_eq!(stats.ops, 20_000);
+    assert!(stats.errors > 100 && stats.errors < 10_000, "errors {}", stats.errors);
+    let regions = final_regions(Cursor::new(log.as_bytes()), &o).unwrap();
+    assert!(!regions.is_empty() && regions.iter().all(|r| !r.is_empty()), "{regions:?}");
+    assert_eq!(regions, final_regions(Cursor::new(log.as_bytes()), &o).unwrap());
 }

@@ -52,8 +52,12 @@
 //!
 //! As documented by [`terrane_store`](terrane_store#durability): every write goes to the
 //! write-ahead log before `write` returns, which survives a process crash; synced batches and
-//! [`Store::sync`] `fsync` the log (power loss). [`Store::flush`] writes the memtables to SST
-//! files (shorter recovery, smaller log).
+//! [`Store::sync`] `fsync` the log (power loss). [`Store::flush`] writes the memtables of every
+//! column family to SST files and waits, after which RocksDB deletes the logs they made
+//! obsolete; dropping a writable store does the same before RocksDB closes, so a store closed
+//! cleanly holds its tables and an empty log, not a copy of what it wrote since the last flush
+//! (RocksDB itself does not flush on close while the log is on). Logs past four memtables
+//! (`4 × write_buffer_bytes`) make RocksDB flush the families that hold the oldest one.
 //!
 //! # Features
 //!
@@ -434,7 +438,16 @@ impl RocksStore {
         // (point-in-time recovery) would silently stop replaying there and drop every later,
         // acknowledged batch.
         db_opts.set_wal_recovery_mode(DBRecoveryMode::TolerateCorruptedTailRecords);
+        // Logs are deleted once flushed: a MANIFEST cut short (damage, not a crash) would
+        // name them again and open without what they held. With the closed logs and their
+        // sizes recorded in the MANIFEST, a recorded log that is missing is an error at open
+        // (`docs/format/rocksdb-v1.md`, "Crash safety", says what this leaves).
+        db_opts.set_track_and_verify_wals_in_manifest(true);
         db_opts.set_max_background_jobs(options.background_jobs);
+        // A family that gets few writes (world properties, one key per save) would keep every
+        // log alive until RocksDB's own bound (four times all the memtables, over a GiB): past
+        // four memtables of logs, the families holding the oldest one are flushed.
+        db_opts.set_max_total_wal_size(4 * options.write_buffer_bytes as u64);
         db_opts.set_keep_log_file_num(4);
         if read_only {
             // A read-only open writes nothing into the store's directory: RocksDB's info log
@@ -459,10 +472,14 @@ impl RocksStore {
         } else {
             names.extend(config.tables.iter().cloned());
         }
-        let cfs = std::iter::once(ColumnFamilyDescriptor::new("default", Options::default()))
-            .chain(
-                names.iter().map(|t| ColumnFamilyDescriptor::new(t, options.cf_options(t, &cache))),
-            );
+        // `default` holds the signature alone: memtables of the tables' size. RocksDB's 64 MiB
+        // would set the preallocation of the logs (1.1 times the largest memtable; the unused
+        // part is given back when a log is closed).
+        let mut default_opts = Options::default();
+        default_opts.set_write_buffer_size(options.write_buffer_bytes);
+        let cfs = std::iter::once(ColumnFamilyDescriptor::new("default", default_opts)).chain(
+            names.iter().map(|t| ColumnFamilyDescriptor::new(t, options.cf_options(t, &cache))),
+        );
         let mut db = if read_only {
             DB::open_cf_descriptors_read_only(&db_opts, path, cfs, false)
         } else {
@@ -494,6 +511,9 @@ impl RocksStore {
                 let mut wo = WriteOptions::default();
                 wo.set_sync(true);
                 db.put_opt(SIGNATURE_KEY, config.signature.as_bytes(), &wo).map_err(rocks_err)?;
+                // The signature is the `default` family's only write: flushed now, it never
+                // keeps a write-ahead log (and every later one) alive while the store is open.
+                db.flush_opt(&rocksdb::FlushOptions::default()).map_err(rocks_err)?;
             }
         }
         if !read_only {
@@ -557,6 +577,17 @@ impl RocksStore {
             self.db.compact_range_cf(cf, None::<&[u8]>, None::<&[u8]>);
         }
         Ok(())
+    }
+
+    /// Flushes the memtables of every column family, `default` included, and waits. A log
+    /// stays until every column family with data in it has flushed: the signature alone in
+    /// `default` would keep the first log, and every later one, to the next open.
+    fn flush_all(&self) -> Result<()> {
+        let cfs: Vec<&ColumnFamily> = std::iter::once("default")
+            .chain(self.tables.iter().map(String::as_str))
+            .filter_map(|t| self.db.cf_handle(t))
+            .collect();
+        self.db.flush_cfs_opt(&cfs, &rocksdb::FlushOptions::default()).map_err(rocks_err)
     }
 
     fn cf(&self, table: &str) -> Result<&ColumnFamily> {
@@ -690,6 +721,18 @@ impl ReadView for RocksStore {
     }
 }
 
+/// Closing a writable store flushes every column family first (`docs/format/rocksdb-v1.md`,
+/// "Closing"): RocksDB does not flush on close when the write-ahead log is on, and would
+/// keep every byte written since the last flush in the log until the next open replays it.
+/// A failed flush loses nothing (the log still holds the writes); it is not reported.
+impl Drop for RocksStore {
+    fn drop(&mut self) {
+        if !self.read_only {
+            let _ = self.flush_all();
+        }
+    }
+}
+
 /// A RocksDB snapshot of a [`RocksStore`].
 struct RocksSnapshot<'a> {
     store: &'a RocksStore,
@@ -776,13 +819,14 @@ impl Store for RocksStore {
         Ok(Box::new(RocksSnapshot { store: self, snap: self.db.snapshot() }))
     }
 
+    /// Writes the memtables of every column family (the `default` one with the signature
+    /// included) to SST files and waits: every write-ahead log before the current one is then
+    /// obsolete, and RocksDB deletes it.
     fn flush(&self) -> Result<()> {
         if self.read_only {
             return Ok(());
         }
-        let cfs: Vec<&ColumnFamily> =
-            self.tables.iter().filter_map(|t| self.db.cf_handle(t)).collect();
-        self.db.flush_cfs_opt(&cfs, &rocksdb::FlushOptions::default()).map_err(rocks_err)
+        self.flush_all()
     }
 
     fn sync(&self) -> Result<()> {

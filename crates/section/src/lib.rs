@@ -33,7 +33,8 @@
 //! # Features
 //!
 //! No dependencies. `testdata` (off by default, for dev-dependencies) adds the `testdata` module: where
-//! the workspace's tests and benches find the real files other tools wrote.
+//! the workspace's tests and benches find the real files other tools wrote, and the guard that
+//! kills a test's child processes on every exit path.
 //!
 //! # What it does not guarantee
 //!

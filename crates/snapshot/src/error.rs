@@ -20,6 +20,10 @@ pub enum Error {
     /// The NBT is damaged: truncated, nested deeper than 512, an unknown tag, a bad string ...
     #[error("malformed NBT: {0}")]
     Nbt(#[from] terrane_nbt::Error),
+    /// The bytes are no Sponge schematic at all: not gzip-compressed NBT nor NBT, or NBT
+    /// without a schematic's fields (another kind of NBT file). The text says which.
+    #[error("not a Sponge schematic: {0}")]
+    NotASchematic(String),
     /// A field the format requires is absent.
     #[error("required field `{0}` is missing")]
     MissingField(&'static str),

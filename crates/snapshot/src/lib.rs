@@ -84,8 +84,9 @@
 //!
 //! The writer always writes v3, compatible with WorldEdit and FastAsyncWorldEdit: an
 //! unnamed root holding `Schematic`; palette ids from 0 in order of first use in the data,
-//! unused entries dropped, state strings namespaced with properties in canonical (sorted)
-//! order; `Blocks.BlockEntities` always present (WorldEdit before 7.3.10 rejects files
+//! unused entries dropped, state strings in their canonical form
+//! (`terrane_chunk::block_state::canonical`: namespaced, properties trimmed and sorted, two
+//! spellings of one state merged into one entry); `Blocks.BlockEntities` always present (WorldEdit before 7.3.10 rejects files
 //! without it) with each entry as `{Pos, Id, Data}`; `Metadata.WorldEdit.Origin` kept, and
 //! set by [`Schematic::set_placement`] with `Offset = min - origin`; 2-D v2 biomes expanded to
 //! v3's 3-D layout; `DataVersion` [`FALLBACK_DATA_VERSION`] when the source had none (v1).
@@ -101,7 +102,8 @@
 //! - `chunk` (default): [`ChunkWorld`], the [`ChunkAccess`] adapter for `terrane-chunk` cubic
 //!   chunks named by their `Schema`.
 //!
-//! Other dependencies: `terrane-section`, `flate2`, `ahash`, `thiserror`.
+//! Other dependencies: `terrane-section`, `terrane-chunk` (its `block_state`, always),
+//! `flate2`, `ahash`, `thiserror`.
 //!
 //! # What it does not guarantee
 //!
@@ -130,9 +132,7 @@ pub use error::Error;
 pub use queue::{
     Clock, FakeClock, OpId, Progress, QueueConfig, RestoreQueue, StdClock, TickReport,
 };
-pub use schematic::{
-    Biomes, BlockEntity, Entity, FALLBACK_DATA_VERSION, ReadOptions, Schematic, canonical_state,
-};
+pub use schematic::{Biomes, BlockEntity, Entity, FALLBACK_DATA_VERSION, ReadOptions, Schematic};
 pub use snapshot::{BlockBox, CapturedBlocks, RestoreCursor, RestoreStats, Snapshot, SubRegion};
 /// The NBT tree and reader underneath (terrane-nbt, the workspace's one NBT implementation).
 pub use terrane_nbt as nbt;

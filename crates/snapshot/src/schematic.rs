@@ -9,6 +9,8 @@ use flate2::Compression;
 use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
 
+use terrane_chunk::block_state;
+
 use crate::Error;
 use crate::block_ids::{BlockIds, IdStore, narrow_varints};
 use crate::nbt::{Compound, Reader, Tag, Writer};
@@ -262,6 +264,24 @@ impl Schematic {
         }
     }
 
+    /// Where WorldEdit's `//paste` puts the minimum corner, relative to the player: the
+    /// schematic's `min - origin`, as WorldEdit reads each version. v3: `Offset`; v2 and v1:
+    /// `Metadata.WEOffsetX`/`Y`/`Z` when all three are there (WorldEdit's v2 writer records
+    /// them), else 0 (the copy origin is the minimum corner).
+    pub fn paste_offset(&self) -> [i32; 3] {
+        if self.version == 3 {
+            return self.offset;
+        }
+        let int = |k: &str| match self.metadata.get(k) {
+            Some(Tag::Int(v)) => Some(*v),
+            _ => None,
+        };
+        match (int("WEOffsetX"), int("WEOffsetY"), int("WEOffsetZ")) {
+            (Some(x), Some(y), Some(z)) => [x, y, z],
+            _ => [0; 3],
+        }
+    }
+
     /// Places the schematic as WorldEdit's v3 writer does: `Offset = min - origin` and
     /// `Metadata.WorldEdit.Origin = origin`, so `//paste -o` puts it back at `min`.
     pub fn set_placement(&mut self, min: [i32; 3], origin: [i32; 3]) {
@@ -296,7 +316,7 @@ impl Schematic {
     pub fn read_with(bytes: &[u8], opts: &ReadOptions) -> Result<Self, Error> {
         if bytes.starts_with(&[0x1f, 0x8b]) {
             let raw = inflate(bytes, opts.max_inflated)?;
-            let (mut s, narrow) = Self::parse(&raw, opts)?;
+            let (mut s, narrow) = Self::parse(&raw, opts, true)?;
             if let Some((start, len)) = narrow {
                 s.blocks = IdStore::Narrow { bytes: raw, start, len };
             }
@@ -318,7 +338,7 @@ impl Schematic {
 
     /// [`from_nbt`](Self::from_nbt) with options.
     pub fn from_nbt_with(nbt: &[u8], opts: &ReadOptions) -> Result<Self, Error> {
-        let (mut s, narrow) = Self::parse(nbt, opts)?;
+        let (mut s, narrow) = Self::parse(nbt, opts, false)?;
         if let Some((start, len)) = narrow {
             s.blocks = IdStore::Narrow { bytes: nbt[start..start + len].to_vec(), start: 0, len };
         }
@@ -327,12 +347,32 @@ impl Schematic {
 
     /// Parses schematic NBT. When the block ids are one-byte varints (`narrow_varints`),
     /// they are left in `nbt` and their range returned: the caller stores them, copied or
-    /// with the buffer that holds them.
-    fn parse(nbt: &[u8], opts: &ReadOptions) -> Result<(Self, Option<(usize, usize)>), Error> {
-        let mut r = Reader::new(nbt);
-        if r.u8()? != 10 {
-            return Err(Error::WrongType { field: "root", expected: "a compound" });
+    /// with the buffer that holds them. `gzipped`: whether `nbt` was inflated from gzip (for
+    /// the error of bytes that are not NBT).
+    fn parse(
+        nbt: &[u8],
+        opts: &ReadOptions,
+        gzipped: bool,
+    ) -> Result<(Self, Option<(usize, usize)>), Error> {
+        match (nbt.first(), gzipped) {
+            (Some(10), _) => {}
+            (None, false) => return Err(Error::NotASchematic("the file is empty".into())),
+            (None, true) => return Err(Error::NotASchematic("its gzip stream is empty".into())),
+            (Some(b), false) => {
+                return Err(Error::NotASchematic(format!(
+                    "the file is neither gzip-compressed nor NBT (a schematic is gzip-compressed \
+                     NBT; this file starts with byte {b:#04x})"
+                )));
+            }
+            (Some(b), true) => {
+                return Err(Error::NotASchematic(format!(
+                    "its gzip stream holds no NBT (a schematic's opens with a compound, tag 10; \
+                     this one with byte {b:#04x})"
+                )));
+            }
         }
+        let mut r = Reader::new(nbt);
+        r.u8()?;
         r.raw_string()?;
         let mut raw = Raw::default();
         walk_body(&mut r, &mut raw, 1, true)?;
@@ -369,7 +409,8 @@ impl Schematic {
         w.named("Offset", &Tag::IntArray(self.offset.to_vec()))?;
 
         // Blocks: ids from 0 in order of first use, canonical state strings.
-        let (palette, data) = encode_ids(&self.palette, self.ids(), "blocks", canonical_state)?;
+        let (palette, data) =
+            encode_ids(&self.palette, self.ids(), "blocks", block_state::canonical)?;
         w.head(10, "Blocks")?;
         write_palette(&mut w, &palette)?;
         w.head(7, "Data")?;
@@ -476,22 +517,6 @@ fn encode_ids(
 /// Adds the `minecraft:` namespace when a name has none.
 fn namespaced(s: &str) -> String {
     if s.contains(':') { s.to_owned() } else { format!("minecraft:{s}") }
-}
-
-/// The canonical form of a block state string: namespaced, properties sorted by key
-/// (`minecraft:oak_stairs[facing=east,half=top,...]`).
-pub fn canonical_state(s: &str) -> String {
-    let (name, props) = match s.find('[') {
-        Some(i) => (&s[..i], s[i + 1..].strip_suffix(']').unwrap_or(&s[i + 1..])),
-        None => (s, ""),
-    };
-    let name = if name.contains(':') { name.to_owned() } else { format!("minecraft:{name}") };
-    if props.trim().is_empty() {
-        return name;
-    }
-    let mut kv: Vec<&str> = props.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
-    kv.sort_by_key(|p| p.split('=').next().unwrap_or(p));
-    format!("{name}[{}]", kv.join(","))
 }
 
 fn inflate(gz: &[u8], limit: usize) -> Result<Vec<u8>, Error> {
@@ -828,6 +853,17 @@ impl Raw<'_> {
         opts: &ReadOptions,
         input: &[u8],
     ) -> Result<(Schematic, Option<(usize, usize)>), Error> {
+        if self.version.is_none()
+            && self.width.is_none()
+            && self.height.is_none()
+            && self.length.is_none()
+        {
+            return Err(Error::NotASchematic(
+                "NBT without a schematic's Width, Height and Length (another kind of NBT file, \
+                 such as a level.dat or a structure block's .nbt)"
+                    .into(),
+            ));
+        }
         let version = self.version.unwrap_or(1);
         if !(1..=3).contains(&version) {
             return Err(Error::UnsupportedVersion(version));
@@ -920,16 +956,6 @@ impl Raw<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn canonical_sorts_and_namespaces() {
-        assert_eq!(canonical_state("stone"), "minecraft:stone");
-        assert_eq!(
-            canonical_state("minecraft:oak_stairs[waterlogged=false,facing=east,half=top]"),
-            "minecraft:oak_stairs[facing=east,half=top,waterlogged=false]"
-        );
-        assert_eq!(canonical_state("mod:x[]"), "mod:x");
-    }
 
     #[test]
     fn varints_count_blocks_not_bytes() {

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
+use terrane_chunk::block_state;
 use terrane_section::{BlockPos, ChunkPos};
 
 use crate::Error;
@@ -411,13 +412,28 @@ impl Snapshot {
         Ok(CapturedBlocks { bbox, regions })
     }
 
-    /// A snapshot of a schematic placed with its minimum corner at `min`.
+    /// A snapshot of a schematic placed with its minimum corner at `min`. Its states are the
+    /// schematic's in their canonical form ([`block_state::canonical`]); palette entries that
+    /// spell one state become one.
     pub fn from_schematic(s: &Schematic, min: BlockPos) -> Result<Self, Error> {
         let bbox =
             BlockBox::from_size(min, [s.width() as u64, s.height() as u64, s.length() as u64])
                 .ok_or_else(|| {
                     Error::Invalid("schematic placed outside the coordinate range".into())
                 })?;
+        let mut states: Vec<String> = Vec::new();
+        let mut index: HashMap<String, u32> = HashMap::new();
+        let remap: Vec<u32> = s
+            .palette()
+            .iter()
+            .map(|p| {
+                let c = block_state::canonical(p);
+                *index.entry(c).or_insert_with_key(|c| {
+                    states.push(c.clone());
+                    states.len() as u32 - 1
+                })
+            })
+            .collect();
         let mut rb = RegionBuilder::new();
         let mut regions = Vec::new();
         let ids = s.ids();
@@ -427,11 +443,17 @@ impl Snapshot {
                 let p = r.pos(c);
                 let (x, y, z) = ((p.x - min.x) as u32, (p.y - min.y) as u32, (p.z - min.z) as u32);
                 let i = s.index(x, y, z).expect("sub-regions lie inside the box");
-                rb.push(ids.get(i).expect("sub-regions lie inside the box"));
+                let id = ids.get(i).expect("sub-regions lie inside the box");
+                rb.push(*remap.get(id as usize).ok_or(Error::IdOutOfPalette {
+                    field: "blocks",
+                    index: i as u64,
+                    id,
+                    len: remap.len(),
+                })?);
             }
             regions.push(rb.finish(r));
         }
-        Ok(Self { bbox, states: s.palette().to_vec(), regions })
+        Ok(Self { bbox, states, regions })
     }
 
     /// This snapshot as a schematic (v3, `Offset` 0 and `Metadata.WorldEdit.Origin` at the

@@ -1,10 +1,11 @@
-//! Sponge schematic fixtures (../shared/testdata/schem, facts from SOURCES.md), round trips
+//! Sponge schematic fixtures (testdata/schem, facts from testdata/SOURCES.md), round trips
 //! and hostile inputs.
 
 use terrane_section::testdata::dir as testdata;
 
+use terrane_chunk::block_state::canonical;
 use terrane_snapshot::nbt::{self, Compound, Tag};
-use terrane_snapshot::{Error, Schematic, canonical_state};
+use terrane_snapshot::{Error, Schematic};
 
 fn read(name: &str) -> Schematic {
     let bytes = terrane_section::testdata::read(&format!("schem/{name}"));
@@ -255,7 +256,7 @@ fn carried_data_is_normalised() {
 fn blocks_equal(a: &Schematic, b: &Schematic) {
     assert_eq!((a.width(), a.height(), a.length()), (b.width(), b.height(), b.length()));
     for (i, (x, y)) in a.ids().iter().zip(b.ids().iter()).enumerate() {
-        assert_eq!(canonical_state(&a.palette()[x as usize]), b.palette()[y as usize], "block {i}");
+        assert_eq!(canonical(&a.palette()[x as usize]), b.palette()[y as usize], "block {i}");
     }
 }
 
@@ -309,7 +310,7 @@ fn written_layout_is_v3_as_worldedit_expects() {
     let ids: Vec<i32> = pal.iter().map(|(_, v)| v.as_int().unwrap()).collect();
     assert_eq!(ids, (0..pal.len() as i32).collect::<Vec<_>>(), "written in id order from 0");
     for (k, _) in pal.iter() {
-        assert_eq!(canonical_state(k), k);
+        assert_eq!(canonical(k), k);
     }
     let back = Schematic::read(&s2.write().unwrap()).unwrap();
     assert_eq!(back.world_min(), [100, 64, -20]);
@@ -438,6 +439,24 @@ fn validation_errors_are_typed() {
         Schematic::read(&nbt::to_bytes("", &Tag::Compound(c)).unwrap()),
         Err(Error::MissingField("Height"))
     ));
+    // Bytes that are no schematic at all say so, and why: not NBT (plain or inside gzip),
+    // or NBT of another kind (a level.dat, a structure file).
+    for (bytes, why) in [
+        (b"definitely not gzip nbt".to_vec(), "neither gzip-compressed nor NBT"),
+        (gz(b"plain text"), "its gzip stream holds no NBT"),
+        (Vec::new(), "the file is empty"),
+    ] {
+        let e = Schematic::read(&bytes).unwrap_err();
+        assert!(matches!(e, Error::NotASchematic(_)), "{e}");
+        assert!(
+            e.to_string().starts_with("not a Sponge schematic: ") && e.to_string().contains(why),
+            "{e}"
+        );
+    }
+    let mut level = Compound::new();
+    level.insert("Data", Tag::Compound(Compound::new()));
+    let e = Schematic::read(&gz(&nbt::to_bytes("", &Tag::Compound(level)).unwrap())).unwrap_err();
+    assert!(matches!(e, Error::NotASchematic(_)) && e.to_string().contains("Width"), "{e}");
     // Every truncation of a real file fails cleanly.
     let good = read("green-cottage.schem").to_nbt().unwrap();
     for cut in (0..good.len()).step_by(97) {
@@ -564,7 +583,7 @@ mod props {
             let s = Schematic::from_parts(w, h, l, names, ids).unwrap();
             let back = Schematic::read(&s.write().unwrap()).unwrap();
             for (i, (a, b)) in s.ids().iter().zip(back.ids().iter()).enumerate() {
-                prop_assert_eq!(canonical_state(&s.palette()[a as usize]), back.palette()[b as usize].clone(), "block {}", i);
+                prop_assert_eq!(canonical(&s.palette()[a as usize]), back.palette()[b as usize].clone(), "block {}", i);
             }
         }
     }

@@ -367,6 +367,28 @@ fn snapshot_schematic_round_trip() {
     );
 }
 
+#[test]
+fn spellings_of_one_state_in_a_schematic_become_one_canonical_state() {
+    let canonical = "minecraft:oak_stairs[facing=north,half=bottom,waterlogged=false]";
+    let palette = vec![
+        "minecraft:air".to_string(),
+        "minecraft:oak_stairs[waterlogged=false,half=bottom,facing=north]".to_string(),
+        "oak_stairs[ facing = north ,half=bottom,waterlogged=false]".to_string(),
+        canonical.to_string(),
+        "stone".to_string(),
+    ];
+    let s = Schematic::from_parts(5, 1, 1, palette, vec![1, 2, 3, 4, 0]).unwrap();
+    let snap = Snapshot::from_schematic(&s, BlockPos::new(0, 0, 0)).unwrap();
+    assert_eq!(snap.states(), ["minecraft:air", canonical, "minecraft:stone"]);
+    for x in 0..3 {
+        assert_eq!(snap.block(BlockPos::new(x, 0, 0)), Some(canonical), "x {x}");
+    }
+    assert_eq!(snap.block(BlockPos::new(3, 0, 0)), Some("minecraft:stone"));
+    let mut w = MemChunks::new();
+    snap.restore(&mut w, false).unwrap();
+    assert_eq!(w.get_named(BlockPos::new(1, 0, 0)), Some(canonical));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 

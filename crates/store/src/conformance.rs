@@ -17,6 +17,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+pub mod child;
 pub mod crash;
 pub mod creation;
 pub mod full_disk;

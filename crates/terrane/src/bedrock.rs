@@ -12,7 +12,8 @@
 //!   ([`BLOCK_VERSION_KEY`]: block states of another version carry it in their name).
 //!
 //! Each column is one atomic save, and an import skips the columns the world already has, so
-//! an interrupted import resumes where it stopped. Block names are Bedrock's: nothing is
+//! an interrupted import resumes where it stopped. An export does not write over a Bedrock
+//! world without being told ([`Overwrite`]). Block names are Bedrock's: nothing is
 //! translated between Java and Bedrock.
 //!
 //! ```no_run
@@ -28,19 +29,20 @@
 //! world.close()?;
 //!
 //! let world = World::open_read_only("from-bedrock")?;
-//! bedrock::export_bedrock_world(&world, "minecraftWorlds/back".as_ref(), &mut |_| {})?;
+//! let to = "minecraftWorlds/back".as_ref();
+//! bedrock::export_bedrock_world(&world, to, terrane::export::Overwrite::Refuse, &mut |_| {})?;
 //! # Ok(())
 //! # }
 //! ```
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 pub use terrane_bedrock as format;
 use terrane_bedrock::convert::{column_to_terrane, first_block_version, terrane_to_column};
 use terrane_bedrock::db::{ReadDb, WriteDb};
-use terrane_bedrock::key::BedrockColumnPos;
+use terrane_bedrock::key::{BedrockColumnPos, DbKey};
 use terrane_bedrock::read::{db_dir, read_db};
 use terrane_bedrock::{BedrockRecord, LevelDat};
 use terrane_chunk::Uuid;
@@ -48,6 +50,7 @@ use terrane_section::{ChunkPos, ColumnPos};
 use terrane_store::{KeyRange, tables};
 
 use crate::error::io;
+use crate::export::{Found, Overwrite, inspect, not_a_folder, write_whole};
 use crate::{Error, Result, TickSave, World};
 
 /// The `worldProperties` key prefix of imported column records.
@@ -117,9 +120,12 @@ pub struct BedrockImportSummary {
     pub per_dimension: BTreeMap<u64, u64>,
     /// Chunks (decoded sub-chunks) imported.
     pub chunks: u64,
-    /// Blocks imported, extra layers included.
+    /// Non-air blocks imported (cells whose block is not air; extra layers, such as the water
+    /// of a waterlogged block, are not counted), as a Java import counts them.
     pub blocks: u64,
-    /// Entities imported as entity records.
+    /// Entities the world holds: those of the columns' `digp` lists (imported as entity
+    /// records), of pre-1.18.30 entity lists (kept in the column records as stored), and
+    /// those no column lists (kept as world records).
     pub entities: u64,
     /// Block entities imported (kept in the column records).
     pub block_entities: u64,
@@ -171,7 +177,7 @@ pub fn import_bedrock_world(
     let mut others = TickSave::new();
     let mut p = BedrockProgress::default();
     let mut failure: Option<Error> = None;
-    let mut world_records = 0;
+    let (mut world_records, mut unlisted_entities) = (0, 0);
     let r = read_db(
         &mut db,
         |raw| {
@@ -213,7 +219,7 @@ pub fn import_bedrock_world(
                 *summary.per_dimension.entry(dim).or_default() += 1;
                 summary.chunks += c.chunks.len() as u64;
                 summary.blocks += c.blocks;
-                summary.entities += c.entities.len() as u64;
+                summary.entities += c.entities.len() as u64 + c.legacy_entities;
                 summary.block_entities += c.block_entities;
                 summary.damaged.extend(c.damaged);
                 for (y, bytes) in c.chunks {
@@ -243,6 +249,9 @@ pub fn import_bedrock_world(
         },
         |k, v| {
             world_records += 1;
+            if matches!(DbKey::parse(k), DbKey::Actor(_)) {
+                unlisted_entities += 1; // an entity no column lists, kept as a world record
+            }
             others.put_object(
                 tables::WORLD_PROPERTIES,
                 [WORLD_RECORD_PREFIX, k].concat(),
@@ -257,6 +266,7 @@ pub fn import_bedrock_world(
         (Err(e), None) => return Err(e.into()),
     }
     summary.world_records = world_records;
+    summary.entities += unlisted_entities;
     let tick = world.tick();
     world.save_tick(tick, others)?;
     world.sync()?;
@@ -270,7 +280,8 @@ pub struct BedrockExportSummary {
     pub columns: u64,
     /// Sub-chunks written.
     pub sub_chunks: u64,
-    /// Entities written.
+    /// Entities written: entity records, and those of pre-1.18.30 entity lists (as an import
+    /// counts them).
     pub entities: u64,
     /// Other database records written back.
     pub world_records: u64,
@@ -293,42 +304,129 @@ fn fresh_level_dat() -> Vec<u8> {
     [&10i32.to_le_bytes()[..], &(w.out.len() as i32).to_le_bytes(), &w.out].concat()
 }
 
-/// Exports `world` as a Bedrock world folder at `bedrock_dir`, which must not exist: the
-/// folder is written under a temporary name beside it and renamed into place once whole.
-/// Dimensions 0, 1 and 2 become the Overworld, the Nether and the End.
+/// Checks a Bedrock export's destination before anything is written: `bedrock_dir` may be
+/// missing or an empty folder; a Bedrock world there is refused unless `overwrite` says to
+/// replace or merge ([`Error::WouldOverwrite`]). A file, or a folder that holds anything but
+/// a Bedrock world, is refused whatever `overwrite` says ([`Error::Refused`]): replacing
+/// replaces the whole folder.
+pub fn check_destination(bedrock_dir: &Path, overwrite: Overwrite) -> Result<()> {
+    match inspect(bedrock_dir)? {
+        Found::Nothing => Ok(()),
+        Found::File => Err(not_a_folder(bedrock_dir, "a Bedrock world")),
+        Found::BedrockWorld if overwrite == Overwrite::Refuse => Err(Error::WouldOverwrite {
+            path: bedrock_dir.to_path_buf(),
+            holds: "a Bedrock world".into(),
+            merge: true,
+        }),
+        Found::BedrockWorld => Ok(()),
+        Found::TerraneWorld | Found::JavaWorld | Found::RegionFiles | Found::Other => {
+            Err(Error::Refused(format!(
+                "{} is not empty and holds no Bedrock world (no db/CURRENT): export into a new \
+                 folder",
+                bedrock_dir.display()
+            )))
+        }
+    }
+}
+
+/// Exports `world` as a Bedrock world folder at `bedrock_dir`, checked first
+/// ([`check_destination`]): the folder is written under a temporary name beside it and
+/// renamed into place once whole. Dimensions 0, 1 and 2 become the Overworld, the Nether and
+/// the End.
+///
+/// Over a Bedrock world, with [`Overwrite::Replace`] the old folder is replaced whole; with
+/// [`Overwrite::Merge`] the new database holds `world`'s columns (each replacing the same
+/// column of the old world, with its entities), and the old world's other columns, entities
+/// and records; it takes the old one's place in the folder, whose other files (packs, icon)
+/// stay, and so does its `level.dat` when `world` kept none.
 pub fn export_bedrock_world(
     world: &World,
     bedrock_dir: &Path,
+    overwrite: Overwrite,
     progress: &mut dyn FnMut(&BedrockProgress),
 ) -> Result<BedrockExportSummary> {
-    if bedrock_dir.exists() {
-        return Err(Error::Refused(format!(
-            "{} already exists: export into a new folder",
-            bedrock_dir.display()
-        )));
-    }
+    check_destination(bedrock_dir, overwrite)?;
     let file_name = bedrock_dir
         .file_name()
         .ok_or_else(|| Error::Refused(format!("{} names no folder", bedrock_dir.display())))?;
-    let tmp =
-        bedrock_dir.with_file_name(format!(".{}.terrane-export", file_name.to_string_lossy()));
+    let beside = |what: &str| {
+        bedrock_dir.with_file_name(format!(".{}.terrane-{what}", file_name.to_string_lossy()))
+    };
+    let tmp = beside("export");
     let _ = fs::remove_dir_all(&tmp);
-    let r = export_into(world, &tmp, progress);
-    match r {
-        Ok(s) => {
-            fs::rename(&tmp, bedrock_dir).map_err(io(bedrock_dir))?;
-            Ok(s)
-        }
-        Err(e) => {
+    let merge = overwrite == Overwrite::Merge && inspect(bedrock_dir)? == Found::BedrockWorld;
+    let r = export_into(world, &tmp, merge.then_some(bedrock_dir), progress);
+    let r = r.and_then(|s| {
+        if merge {
+            swap_database(&tmp, bedrock_dir)?;
             let _ = fs::remove_dir_all(&tmp);
-            Err(e)
+        } else if bedrock_dir.exists() {
+            // Replace (or an empty folder): the old folder aside, the new one in, the old gone.
+            let old = beside("old");
+            let _ = fs::remove_dir_all(&old);
+            fs::rename(bedrock_dir, &old).map_err(io(bedrock_dir))?;
+            fs::rename(&tmp, bedrock_dir).map_err(io(bedrock_dir))?;
+            fs::remove_dir_all(&old).map_err(io(&old))?;
+        } else {
+            fs::rename(&tmp, bedrock_dir).map_err(io(bedrock_dir))?;
         }
+        Ok(s)
+    });
+    if r.is_err() {
+        let _ = fs::remove_dir_all(&tmp);
     }
+    r
+}
+
+/// Moves a merged export's database, `level.dat` and `levelname.txt` from `from` into the
+/// world folder `to` in place of the old ones; the folder's other files stay.
+fn swap_database(from: &Path, to: &Path) -> Result<()> {
+    let (db, old) = (to.join("db"), to.join(".db.terrane-old"));
+    let _ = fs::remove_dir_all(&old);
+    fs::rename(&db, &old).map_err(io(&db))?;
+    fs::rename(from.join("db"), &db).map_err(io(&db))?;
+    for f in ["level.dat", "levelname.txt"] {
+        fs::rename(from.join(f), to.join(f)).map_err(io(to.join(f)))?;
+    }
+    fs::remove_dir_all(&old).map_err(io(&old))
+}
+
+/// The old world's records a merge keeps: every record but those of the columns the export
+/// wrote (`columns`: their records, `digp` list and the entities it names) and those of the
+/// keys it wrote (`keys`: world records, entities).
+fn merge_records(
+    old_dir: &Path,
+    columns: &HashSet<BedrockColumnPos>,
+    keys: &HashSet<Vec<u8>>,
+    db: &mut WriteDb,
+) -> Result<()> {
+    let mut old = ReadDb::open(&old_dir.join("db"))?;
+    let mut replaced_actors = HashSet::new();
+    old.for_each_prefix(terrane_bedrock::key::DIGP_PREFIX, |k, v| {
+        if let DbKey::Digp(pos) = DbKey::parse(k)
+            && columns.contains(&pos)
+        {
+            replaced_actors.extend(
+                v.chunks_exact(8).map(|id| i64::from_le_bytes(id.try_into().expect("8 bytes"))),
+            );
+        }
+        Ok(())
+    })?;
+    old.for_each(|k, v| {
+        let keep = match DbKey::parse(k) {
+            DbKey::Chunk { pos, .. } | DbKey::Digp(pos) => !columns.contains(&pos),
+            DbKey::Actor(id) => !replaced_actors.contains(&id) && !keys.contains(k),
+            DbKey::Other => !keys.contains(k),
+        };
+        if keep { db.put(k, v) } else { Ok(()) }
+    })?;
+    Ok(())
 }
 
 fn export_into(
     world: &World,
     dir: &Path,
+    merge_with: Option<&Path>,
     progress: &mut dyn FnMut(&BedrockProgress),
 ) -> Result<BedrockExportSummary> {
     let mut summary = BedrockExportSummary::default();
@@ -374,6 +472,8 @@ fn export_into(
     let mut db = WriteDb::create(&dir.join("db"))?;
     let total = columns.keys().filter(|(d, _)| *d <= 2).count() as u64;
     let mut p = BedrockProgress { columns_done: 0, columns_total: Some(total) };
+    // What a merge leaves of the old world: the columns and keys written here are the new ones.
+    let (mut written_columns, mut written_keys) = (HashSet::new(), HashSet::new());
     for ((dim, pos), mut chunks) in columns {
         if dim > 2 {
             if !summary.skipped_dimensions.contains(&dim) {
@@ -385,13 +485,20 @@ fn export_into(
         let bpos = BedrockColumnPos { dim: dim as i32, x: pos.x, z: pos.z };
         let record = records.get(&(dim, pos));
         for (k, v) in terrane_to_column(bpos, &chunks, record, &entities, schema, version)? {
-            match terrane_bedrock::key::DbKey::parse(&k) {
-                terrane_bedrock::key::DbKey::Actor(_) => summary.entities += 1,
-                terrane_bedrock::key::DbKey::Chunk { y: Some(_), .. } => summary.sub_chunks += 1,
+            match DbKey::parse(&k) {
+                DbKey::Actor(_) => {
+                    summary.entities += 1;
+                    written_keys.insert(k.clone());
+                }
+                DbKey::Chunk { tag: terrane_bedrock::key::tag::ENTITY, .. } => {
+                    summary.entities += terrane_bedrock::convert::count_compounds(&v).0;
+                }
+                DbKey::Chunk { y: Some(_), .. } => summary.sub_chunks += 1,
                 _ => {}
             }
             db.put(&k, &v)?;
         }
+        written_columns.insert(bpos);
         summary.columns += 1;
         p.columns_done += 1;
         progress(&p);
@@ -399,9 +506,24 @@ fn export_into(
     for (k, v) in &world_records {
         db.put(k, v)?;
         summary.world_records += 1;
+        if matches!(DbKey::parse(k), DbKey::Actor(_)) {
+            summary.entities += 1; // an entity no column lists, as the import kept it
+        }
+        written_keys.insert(k.clone());
+    }
+    if let Some(old) = merge_with {
+        merge_records(old, &written_columns, &written_keys, &mut db)?;
     }
     db.finish()?;
     summary.bytes_out = crate::world::dir_bytes(&dir.join("db"));
+    if let Some(old) = merge_with {
+        // The merged world keeps its own level.dat and name unless this world brought some.
+        let read = |f: &str| fs::read(old.join(f)).ok();
+        if level_dat.is_none() {
+            (level_dat, level_name) =
+                (read("level.dat"), level_name.or_else(|| read("levelname.txt")));
+        }
+    }
     let level_dat = level_dat.unwrap_or_else(fresh_level_dat);
     let level_name = match level_name {
         Some(n) => n,
@@ -410,8 +532,8 @@ fn export_into(
             .and_then(|l| l.level_name().map(|s| s.as_bytes().to_vec()))
             .unwrap_or_else(|| b"terrane world".to_vec()),
     };
-    fs::write(dir.join("level.dat"), &level_dat).map_err(io(dir.join("level.dat")))?;
-    fs::write(dir.join("levelname.txt"), &level_name).map_err(io(dir.join("levelname.txt")))?;
+    write_whole(&dir.join("level.dat"), &level_dat)?;
+    write_whole(&dir.join("levelname.txt"), &level_name)?;
     Ok(summary)
 }
 

@@ -44,7 +44,8 @@ pub enum Error {
     },
     /// The directory holds no terrane world (no `terrane-world` marker file).
     #[error(
-        "{0} is not a terrane world (no terrane-world file); create one with `terrane create` or World::builder().create"
+        "{0} is not a terrane world (no terrane-world file): check the path, or create the world \
+         first"
     )]
     NotAWorld(PathBuf),
     /// `create` was asked for a directory that already holds a world or other files.
@@ -59,9 +60,34 @@ pub enum Error {
     /// hold. The message says what to do.
     #[error("{0}")]
     Refused(String),
+    /// An export's destination already holds a world, region files or a file, and the export
+    /// was told neither to replace nor to merge
+    /// ([`Overwrite::Refuse`](crate::export::Overwrite::Refuse)): nothing was written.
+    #[error(
+        "{path} already holds {holds}; nothing was written: export to a new place, or {}",
+        crate::export::choices(.merge)
+    )]
+    WouldOverwrite {
+        /// The destination (or the part of it that holds something: an `entities` folder).
+        path: PathBuf,
+        /// What it holds ("region files", "a Bedrock world", ...).
+        holds: String,
+        /// Whether merging applies ([`Overwrite::Merge`](crate::export::Overwrite::Merge)):
+        /// not to a schematic.
+        merge: bool,
+    },
     /// The world's files contradict each other (found by [`World::verify`](crate::World::verify)).
     #[error("inconsistent world: {0}")]
     Inconsistent(String),
+    /// Chunks store one block state under several registry ids: spellings registered before
+    /// the importers canonicalised block-state strings (found by
+    /// [`World::verify`](crate::World::verify); merged by
+    /// [`World::merge_duplicate_states`](crate::World::merge_duplicate_states)).
+    #[error(
+        "{}; World::merge_duplicate_states merges them into one id each",
+        crate::block_states::describe(.0)
+    )]
+    DuplicateStates(Vec<crate::block_states::DuplicateState>),
 }
 
 /// The facade's result type.

@@ -47,10 +47,19 @@ pub(crate) fn i32_property(world: &World, key: &[u8], what: &str) -> Result<Opti
     }
 }
 
+/// The world imports whose column records tell where a world's chunks came from: the
+/// records' key prefix, and what the refusal says of such chunks.
+const IMPORTS: [(&[u8], &str); 2] = [
+    (crate::java::RECORD_PREFIX, "imported from a Java world (`terrane import anvil`)"),
+    (crate::bedrock::RECORD_PREFIX, "imported from a Bedrock world (`terrane import bedrock`)"),
+];
+
 /// Refuses an import into a world that holds chunks of its own: the import would write its
 /// columns over them without a word. A world that holds column records under `prefix` (its
 /// chunks came from this kind of import) is a resumed import: allowed. `what` names the
-/// source ("Java world"), `command` the command whose `--merge` writes over them anyway.
+/// source ("Java world"), `command` the command whose `--merge` writes over them anyway. The
+/// refusal says where the chunks came from: another kind of import ([`IMPORTS`]), or the
+/// world's own saves.
 pub(crate) fn refuse_overwrite(
     world: &World,
     prefix: &[u8],
@@ -68,9 +77,20 @@ pub(crate) fn refuse_overwrite(
     if !has_chunks || store.scan_prefix(tables::WORLD_PROPERTIES, prefix)?.next().is_some() {
         return Ok(());
     }
+    let mut from = None;
+    for (p, said) in IMPORTS {
+        if p != prefix && store.scan_prefix(tables::WORLD_PROPERTIES, p)?.next().is_some() {
+            from = Some(said);
+            break;
+        }
+    }
+    let from = from.unwrap_or(
+        "that did not come from a Java or Bedrock world import (saved by a game or the demo, \
+         or pasted from schematics)",
+    );
     Err(Error::Refused(format!(
-        "the world already holds chunks that did not come from an import: importing would \
-         write the {what}'s columns over them; import into a new world, or merge explicitly \
+        "the world already holds chunks {from}: importing would write the {what}'s columns \
+         over them where they meet; import into a new world, or merge explicitly \
          (`{command} --merge`)"
     )))
 }

@@ -14,7 +14,8 @@
 //! - imported Overworld columns count as generated in the world's distance graph.
 //!
 //! Each column is one atomic save (chunks, entities, record), and an import skips the columns
-//! the world already has, so an interrupted import resumes where it stopped.
+//! the world already has, so an interrupted import resumes where it stopped. An export does not
+//! write over region files or a world without being told ([`Overwrite`]).
 //!
 //! ```no_run
 //! # fn main() -> terrane::Result<()> {
@@ -29,7 +30,8 @@
 //! world.close()?;
 //!
 //! let world = World::open_read_only("imported-world")?;
-//! java::export_java_world(&world, "saves/Back Again".as_ref(), &mut |_, _| {})?;
+//! let to = "saves/Back Again".as_ref();
+//! java::export_java_world(&world, to, terrane::export::Overwrite::Refuse, &mut |_, _| {})?;
 //! # Ok(())
 //! # }
 //! ```
@@ -48,6 +50,7 @@ use terrane_section::{ChunkPos, ColumnPos};
 use terrane_store::{KeyRange, tables};
 
 use crate::error::io;
+use crate::export::{Found, Overwrite, inspect, not_a_folder, write_whole};
 use crate::{Error, Result, TickSave, World};
 
 /// One of a Java world's dimensions and where its files live in a Java world folder.
@@ -409,19 +412,111 @@ impl WorldContents {
     }
 }
 
+/// Checks a region folder export's destination before anything is written: `region_dir`
+/// (and the entities folder, when there is one) may be missing, empty or hold other files;
+/// region files there are refused unless `overwrite` says to replace or merge
+/// ([`Error::WouldOverwrite`]). A file, a Java world folder (export it with
+/// [`export_java_world`], or give its `region/`), a Bedrock or a terrane world are refused
+/// whatever `overwrite` says ([`Error::Refused`]).
+pub fn check_region_dir(
+    region_dir: &Path,
+    entities_dir: Option<&Path>,
+    overwrite: Overwrite,
+) -> Result<()> {
+    let refused = |why: &str| Err(Error::Refused(format!("{} {why}", region_dir.display())));
+    match inspect(region_dir)? {
+        Found::Nothing | Found::Other => {}
+        Found::File => return Err(not_a_folder(region_dir, "region files")),
+        Found::TerraneWorld => return refused("is a terrane world: give another folder"),
+        Found::BedrockWorld => return refused("is a Bedrock world folder: give another folder"),
+        Found::JavaWorld => {
+            return refused(
+                "is a Java world folder, not a region folder: export a whole world with \
+                 --world-folder, or give its region folder",
+            );
+        }
+        Found::RegionFiles if overwrite == Overwrite::Refuse => {
+            return Err(Error::WouldOverwrite {
+                path: region_dir.to_path_buf(),
+                holds: "region files".into(),
+                merge: true,
+            });
+        }
+        Found::RegionFiles => {}
+    }
+    if let Some(e) = entities_dir {
+        match inspect(e)? {
+            Found::File => return Err(not_a_folder(e, "entity region files")),
+            Found::RegionFiles if overwrite == Overwrite::Refuse => {
+                return Err(Error::WouldOverwrite {
+                    path: e.to_path_buf(),
+                    holds: "entity region files".into(),
+                    merge: true,
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Exports dimension `dim` of `world` into the region folder `region_dir` (created when
-/// missing), 1.17+ entities into `options`' entities folder. Each region file is written
-/// whole, then renamed into place (terrane-anvil's `export_region_dir_with`).
+/// missing), 1.17+ entities into `options`' entities folder. The destination is checked
+/// first ([`check_region_dir`]): region files there are written over only when `overwrite`
+/// says to replace or merge them. Each region file is written whole, then renamed into place
+/// (terrane-anvil's `export_region_dir_with`); then, with [`Overwrite::Replace`], the region
+/// and side files the export did not write are removed from both folders, and in every case
+/// the stale files of the regions it wrote (an entity region or a side file the new region
+/// does not have).
 pub fn export_region_dir(
     world: &World,
     dim: u64,
     region_dir: &Path,
     options: &ExportOptions,
+    overwrite: Overwrite,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<ExportSummary> {
+    check_region_dir(region_dir, options.entities(), overwrite)?;
     let mut contents = WorldContents::load(world)?;
     let source = contents.source(world.schema(), dim);
-    Ok(terrane_anvil::export_region_dir_with(&source, region_dir, options, progress)?)
+    let s = terrane_anvil::export_region_dir_with(&source, region_dir, options, progress)?;
+    let dirs: Vec<&Path> = [Some(region_dir), options.entities()].into_iter().flatten().collect();
+    remove_stale(&dirs, &s.files, overwrite)?;
+    Ok(s)
+}
+
+/// Removes from `dirs` the region and side files an export did not write (`written`): with
+/// [`Overwrite::Replace`] all of them, otherwise those of the regions it wrote (a region
+/// file replaced whole leaves its old side files and entity region behind).
+fn remove_stale(dirs: &[&Path], written: &[PathBuf], overwrite: Overwrite) -> Result<()> {
+    use terrane_anvil::region::{parse_external_name, parse_region_name};
+    let regions: std::collections::HashSet<(i32, i32)> = written
+        .iter()
+        .filter_map(|p| p.file_name()?.to_str().and_then(parse_region_name))
+        .collect();
+    for dir in dirs {
+        let entries = match fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io(*dir)(e)),
+        };
+        for e in entries {
+            let e = e.map_err(io(*dir))?;
+            let name = e.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let region = match (parse_region_name(name), parse_external_name(name)) {
+                (Some(r), _) => r,
+                (None, Some((x, z))) => (x >> 5, z >> 5),
+                (None, None) => continue,
+            };
+            let path = e.path();
+            let stale = overwrite == Overwrite::Replace || regions.contains(&region);
+            if stale && !written.contains(&path) && e.file_type().is_ok_and(|t| t.is_file()) {
+                fs::remove_file(&path).map_err(io(&path))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What [`export_java_world`] did, per dimension.
@@ -446,15 +541,57 @@ impl JavaExportSummary {
     }
 }
 
+/// Checks a Java world folder export's destination before anything is written: `java_dir`
+/// may be missing, empty or hold other files; a Java world there (`level.dat`, `region/`, or
+/// region files in any dimension's folders) is refused unless `overwrite` says to replace or
+/// merge ([`Error::WouldOverwrite`]). A file, a region folder (export into it without the
+/// world folder, [`export_region_dir`]), a Bedrock or a terrane world are refused whatever
+/// `overwrite` says ([`Error::Refused`]).
+pub fn check_world_folder(java_dir: &Path, overwrite: Overwrite) -> Result<()> {
+    let refused = |why: &str| Err(Error::Refused(format!("{} {why}", java_dir.display())));
+    let found = inspect(java_dir)?;
+    match found {
+        Found::File => return Err(not_a_folder(java_dir, "a Java world")),
+        Found::TerraneWorld => return refused("is a terrane world: give another folder"),
+        Found::BedrockWorld => return refused("is a Bedrock world folder: give another folder"),
+        Found::RegionFiles => {
+            return refused(
+                "holds region files itself: it is a region folder, not a Java world folder; \
+                 export into it without --world-folder, or give another folder",
+            );
+        }
+        Found::Nothing | Found::Other | Found::JavaWorld => {}
+    }
+    let holds_regions = DIMENSIONS.iter().any(|d| {
+        has_region_files(&java_dir.join(d.region)) || has_region_files(&java_dir.join(d.entities))
+    });
+    if overwrite == Overwrite::Refuse && (found == Found::JavaWorld || holds_regions) {
+        return Err(Error::WouldOverwrite {
+            path: java_dir.to_path_buf(),
+            holds: "a Java world".into(),
+            merge: true,
+        });
+    }
+    Ok(())
+}
+
 /// Exports `world` as a Java world folder at `java_dir`: each dimension that holds columns
 /// into its region (and entities) folder, and the `level.dat` kept at import. A world that
 /// never came from Minecraft has no `level.dat`: Minecraft lists such a folder only once one
 /// is added.
+///
+/// The destination is checked first ([`check_world_folder`]). With [`Overwrite::Replace`]
+/// the result is exactly `world`: the region and side files the export did not write are
+/// removed from every dimension's folders, and an old `level.dat` when `world` kept none.
+/// With [`Overwrite::Merge`] the regions written replace the same-named ones (their stale
+/// side files and entity regions removed), and everything else is kept.
 pub fn export_java_world(
     world: &World,
     java_dir: &Path,
+    overwrite: Overwrite,
     progress: &mut dyn FnMut(&Dimension, &Progress),
 ) -> Result<JavaExportSummary> {
+    check_world_folder(java_dir, overwrite)?;
     let mut contents = WorldContents::load(world)?;
     let mut summary = JavaExportSummary::default();
     let mut dims: Vec<u64> =
@@ -476,29 +613,21 @@ pub fn export_java_world(
         )?;
         summary.dimensions.push((d, s));
     }
+    for d in DIMENSIONS {
+        let written =
+            summary.dimensions.iter().find(|(w, _)| w.id == d.id).map(|(_, s)| &s.files[..]);
+        let dirs = [java_dir.join(d.region), java_dir.join(d.entities)];
+        remove_stale(&[&dirs[0], &dirs[1]], written.unwrap_or_default(), overwrite)?;
+    }
+    let path = java_dir.join("level.dat");
     if let Some(o) = world.store().get(tables::WORLD_PROPERTIES, LEVEL_DAT_KEY)? {
-        let path = java_dir.join("level.dat");
         fs::create_dir_all(java_dir).map_err(io(java_dir))?;
         write_whole(&path, &o.data)?;
         summary.level_dat = true;
+    } else if overwrite == Overwrite::Replace && path.is_file() {
+        fs::remove_file(&path).map_err(io(&path))?;
     }
     Ok(summary)
-}
-
-/// Writes `path` under a temporary name, syncs it, and renames it into place.
-fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp: PathBuf = path.with_extension("dat.tmp");
-    let write = || -> std::io::Result<()> {
-        use std::io::Write as _;
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    };
-    write().map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        io(path)(e)
-    })
 }
 
 #[cfg(test)]

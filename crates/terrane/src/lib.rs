@@ -32,7 +32,10 @@
 //! End) or single region folders in and out of a [`World`], through terrane-anvil's
 //! converter; [`bedrock`] does the same for Bedrock world folders through terrane-bedrock
 //! (re-exported as [`bedrock::format`]). [`schem`] carries Sponge schematic block entities in
-//! and out of chunks by terrane-anvil's block-entity component convention.
+//! and out of chunks by terrane-anvil's block-entity component convention. [`block_states`]
+//! finds one block state stored under several ids (spellings from before the importers
+//! canonicalised state strings), which [`World::verify`] reports and
+//! [`World::merge_duplicate_states`] merges.
 //!
 //! The World is thin glue: the logic lives in the member crates, and everything it holds is
 //! reachable ([`World::tiered`], [`World::regionizer`], [`World::distance`], [`World::store`])
@@ -117,8 +120,10 @@
 #![forbid(unsafe_code)]
 
 pub mod bedrock;
+pub mod block_states;
 pub mod copy;
 mod error;
+pub mod export;
 mod imported;
 pub mod java;
 pub mod schem;
@@ -126,6 +131,7 @@ pub mod shared;
 mod world;
 mod world_dir;
 
+pub use block_states::{DuplicateState, MergeReport};
 pub use error::{Error, Result};
 pub use world::{
     Backend, DISTANCE_KEY, SIGNATURE, VerifyReport, World, WorldBuilder, WorldInfo,

@@ -10,8 +10,9 @@
 //! a block entity at such a cell cannot be stored (it is reported, see [`Skipped`]).
 //!
 //! - [`paste`]: a schematic into a [`World`], blocks and block entities, one
-//!   atomic save; [`export_box`]: a box of a world as a schematic. These are what `terrane
-//!   schem import` / `schem export` run.
+//!   atomic save; [`export_box`]: a box of a world as a schematic; [`write_schematic`]: a
+//!   schematic to a file, never over one without being told. These are what `terrane schem
+//!   import` / `schem export` run.
 //! - [`register_states`]: schematic states into a [`Schema`], as the Anvil importer does.
 //! - [`place_block_entities`]: a schematic's block entities into an arena's chunks (after the
 //!   blocks were restored there).
@@ -42,6 +43,7 @@
 //! ```
 
 use std::collections::HashSet;
+use std::path::Path;
 
 use terrane_anvil::convert::{BLOCK_ENTITY_COMPONENT, block_entity_component, block_id};
 use terrane_chunk::{ComponentId, Schema};
@@ -51,6 +53,7 @@ use terrane_snapshot::{BlockBox, BlockEntity, ChunkWorld};
 
 use terrane_store::tables;
 
+use crate::export::{Overwrite, write_whole};
 use crate::{Error, Result, TickSave, World};
 
 /// What [`paste`] did.
@@ -104,13 +107,34 @@ pub fn paste(
     world.save_arena(tick, &arena)?;
     // The schematic's Metadata (Name, Author, Date, ...) is kept for the box it filled, and
     // its DataVersion noted, in one small save right after the blocks: an export of that box
-    // carries them again.
+    // carries them again. So does its paste anchor: `WorldEdit.Origin` is kept moved with the
+    // box (the box's minimum corner minus the schematic's paste offset), so that the export
+    // writes the schematic's own `Offset` again.
     let mut meta = schematic.metadata.clone();
-    if let Some(Tag::Compound(we)) = meta.get_mut("WorldEdit") {
-        we.remove("Origin"); // placement, recomputed by every export
-        if we.is_empty() {
-            meta.remove("WorldEdit");
+    let offset = schematic.paste_offset();
+    let origin = (offset != [0; 3])
+        .then(|| {
+            let m = snap.bbox().min();
+            let o = |v: i64, d: i32| i32::try_from(v - i64::from(d)).ok();
+            Some([o(m.x, offset[0])?, o(m.y, offset[1])?, o(m.z, offset[2])?])
+        })
+        .flatten();
+    match (meta.get_mut("WorldEdit"), origin) {
+        (Some(Tag::Compound(we)), Some(o)) => {
+            we.insert("Origin", Tag::IntArray(o.to_vec()));
         }
+        (Some(Tag::Compound(we)), None) => {
+            we.remove("Origin"); // the default placement, which every export writes
+            if we.is_empty() {
+                meta.remove("WorldEdit");
+            }
+        }
+        (_, Some(o)) => {
+            let mut we = Compound::new();
+            we.insert("Origin", Tag::IntArray(o.to_vec()));
+            meta.insert("WorldEdit", Tag::Compound(we));
+        }
+        (_, None) => {}
     }
     let mut save = TickSave::new();
     let key = metadata_key(snap.bbox());
@@ -145,9 +169,13 @@ pub fn metadata_key(bbox: BlockBox) -> Vec<u8> {
 
 /// A box of `world` as a Sponge v3 schematic, block entities included ([`block_entities`]),
 /// recording `data_version`, by default the newest one the world's blocks were imported at
-/// ([`java::data_version`](crate::java::data_version)), else 1.21.1's. Placement: `Offset` 0
-/// and `Metadata.WorldEdit.Origin` at the box's minimum corner, so a paste without a
-/// position puts it back in place.
+/// ([`java::data_version`](crate::java::data_version)), else 1.21.1's. Placement: the box's
+/// minimum corner is the schematic's world position (`Metadata.WorldEdit.Origin` + `Offset`),
+/// so a paste without a position puts it back in place. For the box a schematic was pasted
+/// into ([`paste`]), `Offset` is that schematic's own (its paste anchor: where WorldEdit's
+/// `//paste` puts it relative to the player), and `Origin` the original one when the paste
+/// was where the schematic said; for any other box `Offset` is 0 and `Origin` the minimum
+/// corner.
 pub fn export_box(
     world: &World,
     bbox: BlockBox,
@@ -169,7 +197,8 @@ pub fn export_box(
     let snap = terrane_snapshot::Snapshot::capture(&arena, bbox)?;
     let mut schem = snap.to_schematic(data_version)?;
     schem.block_entities = block_entities(&arena, bbox)?;
-    // The Metadata a paste of exactly this box brought, around the placement just written.
+    // The Metadata a paste of exactly this box brought, around the placement just written,
+    // and the paste anchor it kept (`WorldEdit.Origin`, moved with the box).
     if let Some(o) = world.store().get(tables::WORLD_PROPERTIES, &metadata_key(bbox))? {
         let (_, tag) = nbt::from_bytes(&o.data)?;
         if let Tag::Compound(kept) = tag {
@@ -180,6 +209,11 @@ pub fn export_box(
                     for (wk, wv) in we.iter().filter(|(wk, _)| *wk != "Origin") {
                         ours.insert(wk, wv.clone());
                     }
+                    if let (Some(Tag::IntArray(o)), Some(min)) = (we.get("Origin"), schem_min(bbox))
+                        && let [x, y, z] = o[..]
+                    {
+                        schem.set_placement(min, [x, y, z]);
+                    }
                     continue;
                 }
                 schem.metadata.insert(k, v);
@@ -189,10 +223,62 @@ pub fn export_box(
     Ok(schem)
 }
 
-/// Registers the block states `schema` does not know the way terrane-anvil's importer does:
-/// the [`BLOCK_ENTITY_COMPONENT`] is registered when missing, and new states of
-/// [`is_block_entity_block`](terrane_anvil::convert::is_block_entity_block) names carry it.
-/// Known states are left as they are (registries only grow). Returns the component's id.
+/// The box's minimum corner as a schematic holds it (`i32`), if it fits.
+fn schem_min(bbox: BlockBox) -> Option<[i32; 3]> {
+    let m = bbox.min();
+    Some([i32::try_from(m.x).ok()?, i32::try_from(m.y).ok()?, i32::try_from(m.z).ok()?])
+}
+
+/// Checks a schematic file's destination before anything is written: `path` may be missing;
+/// an existing file is refused unless `overwrite` is [`Overwrite::Replace`]
+/// ([`Error::WouldOverwrite`]); a folder, or [`Overwrite::Merge`] over a file (a schematic is
+/// one file), is refused ([`Error::Refused`]).
+pub fn check_destination(path: &Path, overwrite: Overwrite) -> Result<()> {
+    if path.is_dir() {
+        return Err(Error::Refused(format!(
+            "{} is a folder: give the schematic's file name (e.g. {}/box.schem)",
+            path.display(),
+            path.display()
+        )));
+    }
+    if !path.exists() {
+        return Ok(());
+    }
+    match overwrite {
+        Overwrite::Replace => Ok(()),
+        Overwrite::Refuse => Err(Error::WouldOverwrite {
+            path: path.to_path_buf(),
+            holds: "a file".into(),
+            merge: false,
+        }),
+        Overwrite::Merge => Err(Error::Refused(format!(
+            "{}: a schematic is one file: it can be replaced, not merged into",
+            path.display()
+        ))),
+    }
+}
+
+/// Writes `schematic` (Sponge v3, gzip) to `path`, checked first ([`check_destination`]):
+/// under a temporary name beside it, synced, then renamed into place, so the file is never
+/// half-written. Returns the bytes written.
+pub fn write_schematic(
+    schematic: &terrane_snapshot::Schematic,
+    path: &Path,
+    overwrite: Overwrite,
+) -> Result<u64> {
+    check_destination(path, overwrite)?;
+    let bytes = schematic.write()?;
+    write_whole(path, &bytes)?;
+    Ok(bytes.len() as u64)
+}
+
+/// Registers the block states `schema` does not know the way terrane-anvil's importer does
+/// ([`block_id`]): by their canonical form
+/// ([`block_state::canonical`](terrane_chunk::block_state::canonical)), so that two spellings
+/// of one state are one entry; the [`BLOCK_ENTITY_COMPONENT`] is registered when missing, and
+/// new states of [`is_block_entity_block`](terrane_anvil::convert::is_block_entity_block)
+/// names carry it. Known states are left as they are (registries only grow). Returns the
+/// component's id.
 pub fn register_states<'a>(
     schema: &mut Schema,
     states: impl IntoIterator<Item = &'a str>,

@@ -557,8 +557,11 @@ pub struct WorldInfo {
     pub backend: Backend,
     /// The last saved game tick.
     pub tick: u64,
-    /// Registered block states.
+    /// Registered block states, without the [`unused_spellings`](Self::unused_spellings).
     pub block_states: usize,
+    /// Registry entries that spell a block state another entry spells too and that no chunk
+    /// uses: what [`World::merge_duplicate_states`] leaves registered (registries only grow).
+    pub unused_spellings: usize,
     /// Registered components, entity types, structures.
     pub components: usize,
     /// Chunks, keys and bytes per level (L0, L1, L2).
@@ -567,7 +570,9 @@ pub struct WorldInfo {
     pub entities: u64,
     /// Columns the distance graph marks generated.
     pub generated_columns: u64,
-    /// Bytes of the world directory on disk (0 in memory).
+    /// Bytes of the world directory: the apparent size of its files and folders, as `du -sb`
+    /// counts them (0 in memory). A closed RocksDB world holds no write-ahead log beyond an
+    /// empty one.
     pub disk_bytes: u64,
 }
 
@@ -878,15 +883,18 @@ impl World {
     }
 
     /// A summary: levels, entities, generated columns, bytes on disk. Reads every chunk
-    /// table (it runs [`TieredStore::verify`]).
+    /// table (it runs [`TieredStore::verify`]), and every chunk's palette once more when two
+    /// registry entries spell one block state (to count [`WorldInfo::unused_spellings`]).
     pub fn info(&self) -> Result<WorldInfo> {
         let levels = self.tiered.verify()?;
+        let unused_spellings = self.unused_spellings()?;
         let entities =
             self.store().scan(tables::ENTITY, terrane_store::KeyRange::all())?.count() as u64;
         Ok(WorldInfo {
             backend: self.backend,
             tick: self.tiered.tick(),
-            block_states: self.schema().blocks().len(),
+            block_states: self.schema().blocks().len() - unused_spellings,
+            unused_spellings,
             components: self.schema().components().len(),
             levels,
             entities,
@@ -897,7 +905,9 @@ impl World {
 
     /// The full consistency check: every chunk decodes against the registries and sits at
     /// exactly one level, every entity a chunk lists is stored, the distance graph decodes,
-    /// and (block file) every object's checksum holds. The first problem is an error.
+    /// (block file) every object's checksum holds, and no block state is stored under
+    /// several ids ([`Error::DuplicateStates`]; see
+    /// [`duplicate_states`](Self::duplicate_states)). The first problem is an error.
     pub fn verify(&self) -> Result<VerifyReport> {
         let mut report = VerifyReport { levels: self.tiered.verify()?, ..Default::default() };
         for e in self.store().scan(tables::ENTITY, terrane_store::KeyRange::all())? {
@@ -910,8 +920,10 @@ impl World {
             }
             report.entities += 1;
         }
+        let mut used = std::collections::HashSet::new();
         for ((_, pos), (level, bytes)) in self.tiered.all_chunks()? {
             let view = ChunkView::parse(&bytes)?;
+            used.extend(view.palette_iter());
             for uuid in view.entities() {
                 let in_area = keys::area_entity_key(AreaId::of_chunk(pos), uuid);
                 if self.store().get(tables::ENTITY, uuid)?.is_none()
@@ -937,6 +949,10 @@ impl World {
                 )));
             }
             report.objects_checked = b.stats()?.objects;
+        }
+        let duplicates = self.duplicate_states_among(&used);
+        if !duplicates.is_empty() {
+            return Err(Error::DuplicateStates(duplicates));
         }
         Ok(report)
     }
@@ -995,7 +1011,11 @@ impl World {
         Ok(())
     }
 
-    /// Stops the scheduler (when there is one) and syncs.
+    /// Stops the scheduler (when there is one), syncs, and closes the store. On RocksDB the
+    /// sync's flush leaves nothing in the write-ahead log, which RocksDB then deletes: the
+    /// closed world holds its tables, not a copy of its recent writes
+    /// (`docs/format/rocksdb-v1.md`, "Closing"; a world dropped without `close` flushes the
+    /// same way when its store closes, without reporting an error).
     pub fn close(mut self) -> Result<()> {
         if let Some(s) = self.scheduler.take() {
             s.shutdown()?;
@@ -1023,15 +1043,22 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// Total size of the regular files under `dir`.
+/// The apparent size of `dir`, what a copy of it takes: the lengths of its files and folders
+/// (`dir` included), as `du -sb` counts them (a file with several names counts once per
+/// name here). On a closed RocksDB world that is its tables and an empty write-ahead log
+/// (`docs/format/rocksdb-v1.md`, "Closing").
 pub(crate) fn dir_bytes(dir: &Path) -> u64 {
-    let mut total = 0;
+    let Ok(top) = fs::metadata(dir) else { return 0 };
+    let mut total = top.len();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         let Ok(rd) = fs::read_dir(&d) else { continue };
         for e in rd.flatten() {
             match e.metadata() {
-                Ok(m) if m.is_dir() => stack.push(e.path()),
+                Ok(m) if m.is_dir() => {
+                    total += m.len();
+                    stack.push(e.path());
+                }
                 Ok(m) => total += m.len(),
                 Err(_) => {}
             }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use terrane::bedrock::{self, format::BedrockRecord};
+use terrane::export::Overwrite;
 use terrane::{ChunkView, World, tables};
 
 fn data() -> PathBuf {
@@ -67,25 +68,31 @@ fn a_bedrock_world_round_trips_block_for_block_with_its_layers() {
     assert_eq!(seen, 27);
     assert_eq!(s.columns, 27);
     assert_eq!(s.per_dimension, BTreeMap::from([(0, 9), (1, 9), (2, 9)]));
-    assert_eq!((s.entities, s.block_entities, s.world_records), (6, 3, 3));
+    // Six of digp lists (two per dimension) and the sheep of the pre-1.18.30 entity list.
+    assert_eq!((s.entities, s.block_entities, s.world_records), (7, 3, 3));
     assert!(s.damaged.is_empty(), "{:?}", s.damaged);
-    assert!(s.blocks > s.chunks * 4096, "extra layers counted: {} blocks", s.blocks);
-    let layered: usize = named_chunks(&a).values().flatten().filter(|c| c.len() > 1).count();
+    let named = named_chunks(&a);
+    let layered: usize = named.values().flatten().filter(|c| c.len() > 1).count();
     assert_eq!(layered, 18, "six waterlogged fences per dimension");
+    // Blocks are non-air cells, as a Java import counts them: not every cell, not the water
+    // of the waterlogged fences (an extra layer).
+    let non_air = named.values().flatten().filter(|c| c[0] != "minecraft:air").count() as u64;
+    assert!(non_air > 0 && non_air < s.chunks * 4096, "{non_air}");
+    assert_eq!(s.blocks, non_air);
 
     // Resumed: every column is there already.
     let again = bedrock::import_bedrock_world(&mut a, &data().join("world"), &mut |_| {}).unwrap();
     assert_eq!((again.columns, again.skipped), (0, 27));
 
     let out = dir.path().join("exported");
-    let e = bedrock::export_bedrock_world(&a, &out, &mut |_| {}).unwrap();
-    assert_eq!((e.columns, e.entities, e.world_records), (27, 6, 3));
+    let e = bedrock::export_bedrock_world(&a, &out, Overwrite::Refuse, &mut |_| {}).unwrap();
+    assert_eq!((e.columns, e.entities, e.world_records), (27, 7, 3));
     assert!(out.join("db/CURRENT").is_file() && out.join("level.dat").is_file());
     // No temporary folder left beside it, and a second export refuses to overwrite.
     let beside: Vec<_> =
         std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(beside.len(), 2, "{beside:?}");
-    assert!(bedrock::export_bedrock_world(&a, &out, &mut |_| {}).is_err());
+    assert!(bedrock::export_bedrock_world(&a, &out, Overwrite::Refuse, &mut |_| {}).is_err());
 
     let mut b = new_world(&dir.path().join("b"));
     bedrock::import_bedrock_world(&mut b, &out, &mut |_| {}).unwrap();
@@ -171,7 +178,7 @@ fn amulet_core_reads_the_exported_bedrock_world_as_the_original() {
     let mut w = new_world(&dir.path().join("w"));
     bedrock::import_bedrock_world(&mut w, &data().join("world"), &mut |_| {}).unwrap();
     let out = dir.path().join("exported");
-    bedrock::export_bedrock_world(&w, &out, &mut |_| {}).unwrap();
+    bedrock::export_bedrock_world(&w, &out, Overwrite::Refuse, &mut |_| {}).unwrap();
     amulet_compare(&data().join("world"), &out);
 }
 
@@ -209,7 +216,7 @@ fn amulet_core_reads_the_exported_java_world_as_the_original() {
     let s = terrane::java::import_java_world(&mut world, &java, &mut |_, _| {}).unwrap();
     assert!(s.total().columns > 200);
     let out = dir.path().join("exported");
-    terrane::java::export_java_world(&world, &out, &mut |_, _| {}).unwrap();
+    terrane::java::export_java_world(&world, &out, Overwrite::Refuse, &mut |_, _| {}).unwrap();
     amulet_compare(&java, &out);
 }
 
@@ -261,9 +268,94 @@ fn a_failed_export_leaves_nothing_behind() {
     save.put_chunk(0, terrane::ChunkPos::new(1000, 200, 1000), c);
     w.save_tick(w.tick() + 1, save).unwrap();
     let out = dir.path().join("exported");
-    let e = bedrock::export_bedrock_world(&w, &out, &mut |_| {}).unwrap_err();
+    let e = bedrock::export_bedrock_world(&w, &out, Overwrite::Refuse, &mut |_| {}).unwrap_err();
     assert!(e.to_string().contains("beyond Bedrock"), "{e}");
     let beside: Vec<_> =
         std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(beside, ["w"], "left behind: {beside:?}");
+}
+
+/// Every record of a Bedrock database folder.
+fn db_records(db: &Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut db = bedrock::format::db::ReadDb::open(db).unwrap();
+    db.for_each(|k, v| {
+        out.insert(k.to_vec(), v.to_vec());
+        Ok(())
+    })
+    .unwrap();
+    out
+}
+
+/// Checks every entry of every `Checksums` record of a database against the record it
+/// names: (`Checksums` records, entries, the wrong entries one line each).
+fn check_checksums(records: &BTreeMap<Vec<u8>, Vec<u8>>) -> (usize, usize, Vec<String>) {
+    use bedrock::format::checksums::{Checksums, xxhash64};
+    use bedrock::format::key::{DbKey, tag};
+    let (mut sums, mut entries, mut wrong) = (0, 0, Vec::new());
+    for (k, v) in records {
+        let DbKey::Chunk { pos, tag: tag::CHECKSUMS, .. } = DbKey::parse(k) else { continue };
+        sums += 1;
+        for e in Checksums::decode(v).unwrap().entries {
+            entries += 1;
+            let what = format!("{pos:?} tag {:#x} sub {}", e.tag, e.sub as i8);
+            match e.record_key(pos).and_then(|k| records.get(&k)) {
+                Some(r) if xxhash64(r) == e.hash => {}
+                Some(_) => wrong.push(format!("{what}: hash differs")),
+                None => wrong.push(format!("{what}: names no record")),
+            }
+        }
+    }
+    (sums, entries, wrong)
+}
+
+/// A world whose columns carry good `Checksums` records (as worlds written before 1.18 do),
+/// imported and exported: every hash of every `Checksums` record of the export matches the
+/// record it names, and every sub-chunk exported has one.
+#[test]
+fn an_exported_world_has_checksums_of_what_it_wrote() {
+    use bedrock::format::checksums;
+    use bedrock::format::key::{DbKey, tag};
+    let dir = tempfile::tempdir().unwrap();
+    // The test world with a Checksums record per column, each hash good.
+    let src = dir.path().join("with-checksums");
+    std::fs::create_dir(&src).unwrap();
+    for f in ["level.dat", "levelname.txt"] {
+        std::fs::copy(data().join("world").join(f), src.join(f)).unwrap();
+    }
+    let mut records = db_records(&data().join("world/db"));
+    let mut columns = BTreeMap::new();
+    for k in records.keys() {
+        if let DbKey::Chunk { pos, .. } = DbKey::parse(k) {
+            columns.insert(pos.key(tag::CHECKSUMS), pos);
+        }
+    }
+    let all: Vec<(Vec<u8>, Vec<u8>)> = records.clone().into_iter().collect();
+    for (key, pos) in &columns {
+        records.insert(key.clone(), checksums::rebuild(*pos, &all, &[]).encode());
+    }
+    let (sums, entries, wrong) = check_checksums(&records);
+    assert_eq!(sums, 27);
+    assert!(entries > 27 && wrong.is_empty(), "{entries} entries before: {wrong:?}");
+    let mut db = bedrock::format::db::WriteDb::create(&src.join("db")).unwrap();
+    for (k, v) in &records {
+        db.put(k, v).unwrap();
+    }
+    db.finish().unwrap();
+
+    let mut w = new_world(&dir.path().join("w"));
+    bedrock::import_bedrock_world(&mut w, &src, &mut |_| {}).unwrap();
+    let out = dir.path().join("exported");
+    bedrock::export_bedrock_world(&w, &out, Overwrite::Refuse, &mut |_| {}).unwrap();
+    let exported = db_records(&out.join("db"));
+    let (sums, entries, wrong) = check_checksums(&exported);
+    assert_eq!(sums, 27, "one Checksums record per column, as the source had");
+    assert!(wrong.is_empty(), "{} of {entries} entries wrong: {wrong:#?}", wrong.len());
+    let covered = exported
+        .keys()
+        .filter(|k| {
+            matches!(DbKey::parse(k), DbKey::Chunk { tag, .. } if checksums::COVERED.contains(&tag))
+        })
+        .count();
+    assert_eq!(entries, covered, "an entry for every sub-chunk, block entity and entity list");
 }

@@ -23,6 +23,7 @@ fn schema() -> Schema {
     s
 }
 
+use terrane_section::testdata::ChildGuard;
 use terrane_store::conformance::files;
 
 fn small_world(path: &Path, backend: Backend) {
@@ -84,14 +85,15 @@ fn child_creates(dir: &Path, backend: Backend) {
     std::process::exit(0);
 }
 
-fn spawn(dir: &Path, backend: Backend) -> std::process::Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args(["creation_killed_at_any_point_opens_or_is_replaced", "--exact", "--nocapture"])
-        .env(CHILD_ENV, format!("{}|{}", backend.name(), dir.display()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+fn spawn(dir: &Path, backend: Backend) -> ChildGuard {
+    ChildGuard::spawn(
+        Command::new(std::env::current_exe().unwrap())
+            .args(["creation_killed_at_any_point_opens_or_is_replaced", "--exact", "--nocapture"])
+            .env(CHILD_ENV, format!("{}|{}", backend.name(), dir.display()))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -163,13 +165,18 @@ fn a_second_process_is_refused_until_the_holder_dies() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("w");
         small_world(&path, backend);
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["a_second_process_is_refused_until_the_holder_dies", "--exact", "--nocapture"])
-            .env(CHILD_ENV, &path)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = ChildGuard::spawn(
+            Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "a_second_process_is_refused_until_the_holder_dies",
+                    "--exact",
+                    "--nocapture",
+                ])
+                .env(CHILD_ENV, &path)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null()),
+        )
+        .unwrap();
         let out = child.stdout.take().unwrap();
         assert!(BufReader::new(out).lines().map_while(|l| l.ok()).any(|l| l.contains("HOLDING")));
         let writer = World::open(&path).unwrap_err();

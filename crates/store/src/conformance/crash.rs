@@ -156,16 +156,17 @@ pub(crate) fn spawn_child(
     test_name: &str,
     dir: &Path,
     child_env: &[(String, String)],
-) -> std::process::Child {
+) -> super::child::ChildGuard {
     let exe = std::env::current_exe().expect("test binary path");
-    Command::new(exe)
+    let child = Command::new(exe)
         .args([test_name, "--exact", "--nocapture", "--test-threads", "1"])
         .env(CHILD_ENV, dir)
         .envs(child_env.iter().map(|(k, v)| (k, v)))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .expect("spawn the child")
+        .expect("spawn the child");
+    super::child::ChildGuard(child)
 }
 
 /// What one round of a kill loop saw: the numbers the child acknowledged (`ACK <n>` lines on

@@ -38,7 +38,7 @@ pub struct CreationReport {
 }
 
 /// Starts the child on `dir`, which is created empty first (as the crash harness does).
-fn spawn(test_name: &str, dir: &Path) -> std::process::Child {
+fn spawn(test_name: &str, dir: &Path) -> super::child::ChildGuard {
     std::fs::create_dir_all(dir).expect("store directory");
     super::crash::spawn_child(test_name, dir, &[])
 }

@@ -422,7 +422,7 @@ fn traced_run(
         prepare(kind);
     }
     let exe = std::env::current_exe().expect("test binary path");
-    let mut child = Command::new(exe)
+    let child = Command::new(exe)
         .args([test_name, "--exact", "--nocapture", "--test-threads", "1", "-q"])
         .env(
             CHILD_ENV,
@@ -439,6 +439,7 @@ fn traced_run(
         .stderr(std::fs::File::create(log.with_extension("stderr")).expect("child stderr file"))
         .spawn()
         .expect("spawn the child");
+    let mut child = super::child::ChildGuard(child);
     let mut out = BufReader::new(child.stdout.take().expect("child stdout"));
     let mut seen = String::new();
     while !seen.contains("READY") {
@@ -466,7 +467,7 @@ fn traced_run(
     }
     let tracer = strace.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn();
     let mut tracer = match tracer {
-        Ok(t) => t,
+        Ok(t) => super::child::ChildGuard(t),
         Err(e) => {
             let _ = child.kill();
             panic!(
