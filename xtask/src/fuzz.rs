@@ -212,9 +212,21 @@ impl RunStats {
     }
 }
 
-/// Executions per target over every run, committed in `fuzz/stats.tsv` so that runs add up
-/// (`target`, `execs`, `runs`, `cov`: the coverage the last run reached).
-struct Stats(std::collections::BTreeMap<String, (u64, u64, u64)>);
+/// Executions per target over every run, committed in `fuzz/stats.tsv` so that runs add up:
+/// `target`, `execs`, `runs`, `cov` (the coverage in edges the last run reached) and `crashes`
+/// (runs that stopped on a crash, a leak, an out-of-memory input or a timeout; libFuzzer kept
+/// the input in `fuzz/artifacts/<target>`). A file of the first four columns reads with no
+/// crashes: until the fifth was added, a run that stopped on one was not counted at all.
+struct Stats(std::collections::BTreeMap<String, Totals>);
+
+/// One target's line of `fuzz/stats.tsv`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Totals {
+    execs: u64,
+    runs: u64,
+    cov: u64,
+    crashes: u64,
+}
 
 impl Stats {
     fn path() -> std::path::PathBuf {
@@ -229,25 +241,29 @@ impl Stats {
         let mut m = std::collections::BTreeMap::new();
         for line in text.lines().skip(1) {
             let f: Vec<&str> = line.split('\t').collect();
-            if let [t, e, r, c] = f[..] {
-                let n = |s: &str| s.parse().unwrap_or(0);
-                m.insert(t.to_string(), (n(e), n(r), n(c)));
-            }
+            let n = |s: &str| s.parse().unwrap_or(0);
+            let (t, execs, runs, cov, crashes) = match f[..] {
+                [t, e, r, c] => (t, n(e), n(r), n(c), 0),
+                [t, e, r, c, x] => (t, n(e), n(r), n(c), n(x)),
+                _ => continue,
+            };
+            m.insert(t.to_string(), Totals { execs, runs, cov, crashes });
         }
         Stats(m)
     }
 
-    /// Adds a run; returns the target's total executions.
-    fn add(&mut self, target: &str, execs: u64, cov: u64) -> u64 {
+    /// Adds a run (`crashes`: how many it stopped on, 0 or 1); returns the target's total
+    /// executions.
+    fn add(&mut self, target: &str, execs: u64, cov: u64, crashes: u64) -> u64 {
         let e = self.0.entry(target.to_string()).or_default();
-        *e = (e.0 + execs, e.1 + 1, cov);
-        e.0
+        *e = Totals { execs: e.execs + execs, runs: e.runs + 1, cov, crashes: e.crashes + crashes };
+        e.execs
     }
 
     fn to_text(&self) -> String {
-        let mut out = String::from("target\texecs\truns\tcov\n");
-        for (t, (e, r, c)) in &self.0 {
-            out.push_str(&format!("{t}\t{e}\t{r}\t{c}\n"));
+        let mut out = String::from("target\texecs\truns\tcov\tcrashes\n");
+        for (t, s) in &self.0 {
+            out.push_str(&format!("{t}\t{}\t{}\t{}\t{}\n", s.execs, s.runs, s.cov, s.crashes));
         }
         out
     }
@@ -255,6 +271,94 @@ impl Stats {
     fn save(&self) -> Result {
         std::fs::write(Self::path(), self.to_text()).map_err(|e| format!("fuzz/stats.tsv: {e}"))
     }
+}
+
+/// The inputs a libFuzzer log says it kept because the run stopped on them (`crash-`, `leak-`,
+/// `oom-`, `timeout-`; not `slow-unit-`, which a run writes and goes on).
+fn stopping_artifacts(log: &str) -> usize {
+    log.lines()
+        .filter_map(|l| l.split("Test unit written to ").nth(1))
+        .filter(|path| {
+            let name = path.trim().rsplit('/').next().unwrap_or("");
+            ["crash-", "leak-", "oom-", "timeout-"].iter().any(|p| name.starts_with(p))
+        })
+        .count()
+}
+
+/// `1234567` as `1 234 567`, the way the docs write large counts.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Bytes as `N B`, `N KiB` (rounded) or `N.N MiB`.
+fn size(bytes: u64) -> String {
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if bytes < 1 << 20 {
+        format!("{} KiB", (bytes + 512) / 1024)
+    } else {
+        format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+    }
+}
+
+/// The fuzzing table of `docs/RELIABILITY.md`, rendered from what the repository holds:
+/// `fuzz/stats.tsv` (executions, runs, coverage, crashes) and the committed corpora
+/// (`fuzz/corpus/<target>`: files and bytes), one row per target of `fuzz/Cargo.toml`, then
+/// the totals. `cargo xtask fuzz --table` prints it; a tidy test keeps the document equal to it.
+pub fn table() -> String {
+    table_from(&Stats::load(), &targets(), &|t| corpus_size(&root().join("fuzz/corpus").join(t)))
+}
+
+fn table_from(stats: &Stats, targets: &[String], corpus: &dyn Fn(&str) -> (usize, u64)) -> String {
+    let mut names: Vec<String> = targets.to_vec();
+    for t in stats.0.keys() {
+        if !names.contains(t) {
+            names.push(t.clone());
+        }
+    }
+    names.sort();
+    let mut out = String::from(
+        "| target | executions | runs | coverage (edges, last run) | corpus files | corpus size | crashes |\n\
+         |---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let mut sum = Totals::default();
+    let (mut files, mut bytes) = (0, 0);
+    for t in &names {
+        let s = stats.0.get(t).copied().unwrap_or_default();
+        let (f, b) = corpus(t);
+        out.push_str(&format!(
+            "| {t} | {} | {} | {} | {} | {} | {} |\n",
+            grouped(s.execs),
+            s.runs,
+            s.cov,
+            grouped(f as u64),
+            size(b),
+            s.crashes
+        ));
+        sum.execs += s.execs;
+        sum.runs += s.runs;
+        sum.crashes += s.crashes;
+        files += f as u64;
+        bytes += b;
+    }
+    out.push_str(&format!(
+        "| all {} targets | {} | {} | | {} | {} | {} |\n",
+        names.len(),
+        grouped(sum.execs),
+        sum.runs,
+        grouped(files),
+        size(bytes),
+        sum.crashes
+    ));
+    out
 }
 
 fn nightly_available() -> bool {
@@ -273,14 +377,19 @@ fn ensure_cargo_fuzz() -> Result {
     Ok(())
 }
 
-/// `fuzz <target> [--seconds N] [--jobs N]`, `fuzz --all [--seconds N]`, `fuzz --list`.
+/// `fuzz <target> [--seconds N] [--jobs N]`, `fuzz --all [--seconds N]`, `fuzz --list`,
+/// `fuzz --table`.
 pub fn task(rest: &[String]) -> Result {
-    crate::known_flags(rest, &["--seconds", "--jobs"], &["--all", "--list"])?;
+    crate::known_flags(rest, &["--seconds", "--jobs"], &["--all", "--list", "--table"])?;
     let all = targets();
     if rest.iter().any(|a| a == "--list") {
         for t in &all {
             println!("{t}");
         }
+        return Ok(());
+    }
+    if rest.iter().any(|a| a == "--table") {
+        print!("{}", table());
         return Ok(());
     }
     let seconds = flag_value(rest, "--seconds").unwrap_or_else(|| "30".into());
@@ -345,7 +454,27 @@ pub fn task(rest: &[String]) -> Result {
             cmd.args([format!("-jobs={jobs}"), format!("-workers={jobs}")]);
         }
         cmd.args(libfuzzer_bounds(t));
-        let log = logged(&mut cmd, t)?;
+        let log = match logged(&mut cmd, t) {
+            Ok(log) => log,
+            Err(e) => {
+                // A run that stopped on a crash counts too: its executions and the crash.
+                let run = if jobs > 1 {
+                    worker_stats(t, jobs).unwrap_or_default()
+                } else {
+                    RunStats::default()
+                };
+                let path = root().join("fuzz/target").join(format!("{t}.log"));
+                let log = std::fs::read_to_string(&path).unwrap_or_default();
+                let crashes = stopping_artifacts(&log) as u64;
+                if crashes > 0 {
+                    let run = if jobs > 1 { run } else { RunStats::parse(&log) };
+                    let mut stats = Stats::load();
+                    stats.add(t, run.execs, run.cov_end, crashes);
+                    stats.save()?;
+                }
+                return Err(e);
+            }
+        };
         let run = if jobs > 1 { worker_stats(t, jobs)? } else { RunStats::parse(&log) };
         // Keep the committed corpus minimal: only inputs that add coverage stay.
         let mut cmin = fuzz("cmin");
@@ -355,7 +484,7 @@ pub fn task(rest: &[String]) -> Result {
         // Read, add and write back at once: two `cargo xtask fuzz` may run side by side (one
         // per core), and neither may write over the other's totals.
         let mut stats = Stats::load();
-        let total = stats.add(t, run.execs, run.cov_end);
+        let total = stats.add(t, run.execs, run.cov_end, 0);
         stats.save()?;
         report.push(format!(
             "{t:<20} {:>12} execs ({:>8.0}/s)  cov {:>6} -> {:<6}  corpus {} -> {} files ({} KiB)  total {} execs",
@@ -416,12 +545,49 @@ mod tests {
 
     #[test]
     fn executions_add_up_across_runs() {
+        // The file of four columns (before `crashes`) reads with no crashes.
         let mut s = Stats::parse("target\texecs\truns\tcov\nnbt_read\t100\t1\t50\n");
-        assert_eq!(s.add("nbt_read", 40, 60), 140);
-        assert_eq!(s.add("chunk_decode", 7, 9), 7);
+        assert_eq!(s.add("nbt_read", 40, 60, 0), 140);
+        assert_eq!(s.add("chunk_decode", 7, 9, 1), 7);
         let text = s.to_text();
-        assert_eq!(text, "target\texecs\truns\tcov\nchunk_decode\t7\t1\t9\nnbt_read\t140\t2\t60\n");
+        assert_eq!(
+            text,
+            "target\texecs\truns\tcov\tcrashes\n\
+             chunk_decode\t7\t1\t9\t1\nnbt_read\t140\t2\t60\t0\n"
+        );
         assert_eq!(Stats::parse(&text).0, s.0);
+    }
+
+    #[test]
+    fn the_table_is_rendered_from_the_stats_and_the_corpora() {
+        let s = Stats::parse(
+            "target\texecs\truns\tcov\tcrashes\na\t12730161\t10\t6016\t0\nb\t96\t1\t83\t1\n",
+        );
+        let targets = ["a".to_string(), "b".to_string(), "c".to_string()];
+        let corpus = |t: &str| match t {
+            "a" => (1944, 8_661_956),
+            "b" => (12, 96),
+            _ => (0, 0),
+        };
+        assert_eq!(
+            super::table_from(&s, &targets, &corpus),
+            "| target | executions | runs | coverage (edges, last run) | corpus files | corpus size | crashes |\n\
+             |---|---:|---:|---:|---:|---:|---:|\n\
+             | a | 12 730 161 | 10 | 6016 | 1 944 | 8.3 MiB | 0 |\n\
+             | b | 96 | 1 | 83 | 12 | 96 B | 1 |\n\
+             | c | 0 | 0 | 0 | 0 | 0 B | 0 |\n\
+             | all 3 targets | 12 730 257 | 11 | | 1 956 | 8.3 MiB | 1 |\n"
+        );
+        assert_eq!(super::size(16_552), "16 KiB");
+    }
+
+    #[test]
+    fn runs_that_stop_on_a_crash_are_told_from_slow_inputs() {
+        let log = "Test unit written to ./slow-unit-ab\n\
+                   ==1== ERROR: libFuzzer: deadly signal\n\
+                   artifact_prefix='fuzz/artifacts/t/'; Test unit written to fuzz/artifacts/t/crash-4846ab\n";
+        assert_eq!(super::stopping_artifacts(log), 1);
+        assert_eq!(super::stopping_artifacts("Test unit written to x/slow-unit-1\n"), 0);
     }
 
     #[test]

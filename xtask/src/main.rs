@@ -30,6 +30,8 @@ Tasks:
   fuzz --all [--seconds N]
                           fuzz every target N seconds each (default 30)
   fuzz --list             list the fuzz targets
+  fuzz --table            print the fuzzing table of docs/RELIABILITY.md, rendered from
+                          fuzz/stats.tsv and the corpora in fuzz/corpus/
   crash [--kills N] [-- FILTER]
                           the SIGKILL crash harnesses: N kills per backend, N/5 rounds of
                           three game servers on one PostgreSQL world; and the injected
@@ -360,10 +362,12 @@ pub fn flag_value(args: &[String], name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
 }
 
-/// Everything the tests need: the system packages, then amulet-core.
+/// Everything the tests need: the system packages, amulet-core, then the Node modules of
+/// the real-client test.
 fn prereqs() -> Result {
     system_packages(TEST_NEEDS)?;
-    amulet()
+    amulet()?;
+    node_modules()
 }
 
 /// What the tests need (and amulet-core, a Python package, besides).
@@ -538,6 +542,59 @@ fn find_libclang() -> Option<PathBuf> {
             n.starts_with("libclang") && !n.starts_with("libclang-cpp") && n.contains(".so")
         })
     })
+}
+
+/// The folder of the real-client test's Node modules: `~/.cache/terrane/node` (where
+/// `crates/cli/tests/serve.rs` looks unless `TERRANE_NODE_MODULES` names other modules).
+fn node_dir() -> PathBuf {
+    PathBuf::from(env::var_os("HOME").unwrap_or_default()).join(".cache/terrane/node")
+}
+
+/// Installs mineflayer and minecraft-protocol, pinned by
+/// `crates/valence/tests/bots/package-lock.json`, into [`node_dir`] with `npm ci` when they
+/// are missing or the lock file changed: the client of `crates/cli/tests/serve.rs`.
+fn node_modules() -> Result {
+    if env::var_os("TERRANE_NODE_MODULES").is_some() {
+        return Ok(());
+    }
+    let bots = root().join("crates/valence/tests/bots");
+    let dir = node_dir();
+    let lock = fs::read(bots.join("package-lock.json"))
+        .map_err(|e| format!("{}: {e}", bots.join("package-lock.json").display()))?;
+    let installed = fs::read(dir.join("package-lock.json")).ok();
+    if installed.as_ref() == Some(&lock)
+        && dir.join("node_modules/mineflayer/package.json").exists()
+    {
+        eprintln!("prerequisites: mineflayer at {}", dir.join("node_modules").display());
+        return Ok(());
+    }
+    let hint = format!(
+        "mkdir -p {d} && cp {b}/package.json {b}/package-lock.json {d}/ && npm ci --prefix {d} \
+         --ignore-scripts",
+        d = dir.display(),
+        b = bots.display()
+    );
+    if !have("node") || !have("npm") {
+        return Err(format!(
+            "missing Node.js (20 or later) and npm: the real-client test of `terrane serve` \
+             runs mineflayer on it. Install them (`apt-get install nodejs npm`), then: {hint}"
+        ));
+    }
+    eprintln!(
+        "missing mineflayer (the real-client test of `terrane serve` plays with it): installing \
+         it into {}",
+        dir.display()
+    );
+    let _ = fs::remove_dir_all(dir.join("node_modules"));
+    fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for f in ["package.json", "package-lock.json"] {
+        fs::copy(bots.join(f), dir.join(f))
+            .map_err(|e| format!("{}: {e}", bots.join(f).display()))?;
+    }
+    run(Command::new("npm")
+        .args(["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix"])
+        .arg(&dir))
+    .map_err(|e| format!("{e}\ncould not install mineflayer; by hand: {hint}"))
 }
 
 #[cfg(test)]

@@ -90,8 +90,13 @@ mod tests {
         for name in packages.keys() {
             assert!(layers.contains_key(name), "{name} is missing from ARCHITECTURE.md's layers");
         }
-        // Sideways within a layer only as drawn: the command over the facade.
-        let drawn = [("terrane-cli", "terrane")];
+        // Sideways within a layer only as drawn: the command over the facade and the server,
+        // the server over the facade.
+        let drawn = [
+            ("terrane-cli", "terrane"),
+            ("terrane-cli", "terrane-valence"),
+            ("terrane-valence", "terrane"),
+        ];
         for (name, dir) in &packages {
             let toml = fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml");
             for dep in internal_dependencies(&toml, false) {
@@ -252,6 +257,152 @@ mod tests {
             }
         }
         assert!(checked > 100, "only {checked} files checked");
+    }
+
+    /// The files the tidy checks read as text: tracked and new (not ignored) files, by path
+    /// relative to the root.
+    fn listed_files() -> Vec<String> {
+        let out = std::process::Command::new("git")
+            .args(["ls-files", "--cached", "--others", "--exclude-standard"])
+            .current_dir(root())
+            .output()
+            .expect("git ls-files");
+        String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect()
+    }
+
+    /// The fuzzing table of `docs/RELIABILITY.md` (between `<!-- fuzz-table -->` and
+    /// `<!-- /fuzz-table -->`) is what `cargo xtask fuzz --table` renders from `fuzz/stats.tsv`
+    /// and the committed corpora: after a fuzzing run, paste the new table in.
+    #[test]
+    fn the_fuzzing_table_is_the_one_the_stats_render() {
+        let doc = fs::read_to_string(root().join("docs/RELIABILITY.md")).expect("RELIABILITY");
+        let (open, close) = ("<!-- fuzz-table -->", "<!-- /fuzz-table -->");
+        let start = doc.find(open).expect("the fuzz-table marker in docs/RELIABILITY.md");
+        let end = doc.find(close).expect("the /fuzz-table marker in docs/RELIABILITY.md");
+        let in_doc = doc[start + open.len()..end].trim();
+        let rendered = crate::fuzz::table();
+        assert_eq!(
+            in_doc,
+            rendered.trim(),
+            "docs/RELIABILITY.md's fuzzing table differs from `cargo xtask fuzz --table`: paste \
+             its output between the markers"
+        );
+    }
+
+    /// Where `text` holds a work-diary reference, the first one found: the word stop, goal or
+    /// issue, its first letter in either case, one space and a number, as whole words (the
+    /// regular expressions `\b[Ss]top [0-9]+\b`, `\b[Gg]oal [0-9]+\b`, `\b[Ii]ssue [0-9]+\b`).
+    fn diary_reference(text: &str) -> Option<&str> {
+        let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        let b = text.as_bytes();
+        for i in 0..b.len() {
+            if i > 0 && word(b[i - 1]) {
+                continue;
+            }
+            for w in ["stop", "goal", "issue"] {
+                let first = w.as_bytes()[0];
+                if (b[i] != first && b[i] != first.to_ascii_uppercase())
+                    || !b[i + 1..].starts_with(&w.as_bytes()[1..])
+                    || b.get(i + w.len()) != Some(&b' ')
+                {
+                    continue;
+                }
+                let from = i + w.len() + 1;
+                let digits = b[from..].iter().take_while(|c| c.is_ascii_digit()).count();
+                let end = from + digits;
+                if digits > 0 && b.get(end).is_none_or(|&c| !word(c)) {
+                    return Some(&text[i..end]);
+                }
+            }
+        }
+        None
+    }
+
+    /// Documents and comments describe what is, not the sessions that made it: no `.md` or
+    /// `.rs` file names a work stop, goal or issue by number (an upstream project's issue is
+    /// named as `issue #1`, which this does not match). Fuzz corpora and test data are other
+    /// programs' bytes and are not read.
+    #[test]
+    fn no_file_reads_as_a_work_diary() {
+        let mut checked = 0;
+        let mut found = Vec::new();
+        for rel in listed_files() {
+            if !(rel.ends_with(".md") || rel.ends_with(".rs"))
+                || rel.starts_with("fuzz/corpus/")
+                || rel.starts_with("testdata/")
+            {
+                continue;
+            }
+            let Ok(text) = fs::read_to_string(root().join(&rel)) else { continue };
+            checked += 1;
+            for (n, line) in text.lines().enumerate() {
+                if let Some(hit) = diary_reference(line) {
+                    found.push(format!("{rel}:{}: `{hit}`", n + 1));
+                }
+            }
+        }
+        assert!(checked > 100, "only {checked} files checked");
+        assert!(found.is_empty(), "work-diary references:\n{}", found.join("\n"));
+    }
+
+    #[test]
+    fn the_diary_matcher_matches_whole_words_only() {
+        let hit = |s: &str| diary_reference(s).map(str::to_string);
+        assert_eq!(
+            hit(concat!("after S", "top 22: faster")).as_deref(),
+            Some(concat!("St", "op 22"))
+        );
+        assert_eq!(
+            hit(concat!("(is", "sue 18, g", "oal 4)")).as_deref(),
+            Some(concat!("is", "sue 18"))
+        );
+        assert_eq!(hit(concat!("g", "oal 7.")).as_deref(), Some(concat!("go", "al 7")));
+        assert_eq!(hit(concat!("Is", "sue 3")).as_deref(), Some(concat!("Is", "sue 3")));
+        for fine in [
+            "schematic4j issue #1",
+            "nonstop 5",
+            "stops 3",
+            "stop 3rd",
+            "STOP 3",
+            "goals: 3",
+            "issue-1.schem",
+            "stop",
+        ] {
+            assert_eq!(hit(fine), None, "{fine}");
+        }
+    }
+
+    /// Every repository path `docs/ARCHITECTURE.md` names in backticks (one starting with
+    /// `crates/`, `docs/`, `xtask/`, `benches/`, `fuzz/`, `testdata/` or `.github/`) exists.
+    #[test]
+    fn every_path_architecture_names_exists() {
+        let doc = fs::read_to_string(root().join("docs/ARCHITECTURE.md")).expect("ARCHITECTURE");
+        // Inline code only: fenced blocks (the layer diagram) are left out.
+        let mut inline = String::new();
+        let mut fenced = false;
+        for line in doc.lines() {
+            if line.trim_start().starts_with("```") {
+                fenced = !fenced;
+            } else if !fenced {
+                inline.push_str(line);
+                inline.push('\n');
+            }
+        }
+        let prefixes = ["crates/", "docs/", "xtask/", "benches/", "fuzz/", "testdata/", ".github/"];
+        let mut checked = 0;
+        let mut missing = Vec::new();
+        for span in inline.split('`').skip(1).step_by(2) {
+            let path = span.trim();
+            if !prefixes.iter().any(|p| path.starts_with(p)) || path.contains(char::is_whitespace) {
+                continue;
+            }
+            checked += 1;
+            if !root().join(path).exists() {
+                missing.push(path.to_string());
+            }
+        }
+        assert!(checked > 20, "only {checked} paths found in docs/ARCHITECTURE.md");
+        assert!(missing.is_empty(), "docs/ARCHITECTURE.md names missing paths: {missing:?}");
     }
 
     #[test]

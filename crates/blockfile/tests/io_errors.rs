@@ -1,4 +1,4 @@
-//! I/O errors (issue 20, point 3): the Nth write, erase or `fdatasync` of a run of saves fails
+//! I/O errors: the Nth write, erase or `fdatasync` of a run of saves fails
 //! once, for every N. Each failure is a typed error. The store then refuses every write and
 //! every sync until it is reopened, so no save is acknowledged on the strength of an
 //! `fdatasync` that came after a failed one (the "fsyncgate" rule: after a failed fsync the

@@ -1,4 +1,4 @@
-//! Read errors (issue 20, point 3): the Nth read of an open and of the reads after it fails
+//! Read errors: the Nth read of an open and of the reads after it fails
 //! once with `EIO`, for every N, on a store closed cleanly and on one whose last batches were
 //! never followed by an index write (a crash: the open checks them block by block). A read
 //! error is an I/O error, reported as one: never taken for damage (which would refuse the

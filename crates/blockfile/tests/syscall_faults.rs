@@ -1,5 +1,5 @@
-//! Failed system calls under the block file, injected by `strace` from outside the process
-//! (issue 20, point 3): the same harness RocksDB runs, beside the block file's own injector
+//! Failed system calls under the block file, injected by `strace` from outside the process:
+//! the same harness RocksDB runs, beside the block file's own injector
 //! (`tests/io_errors.rs`, `tests/read_errors.rs`). See
 //! `terrane_store::conformance::syscall_faults` for what every run must show.
 

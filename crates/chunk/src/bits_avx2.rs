@@ -3,7 +3,7 @@
 //! in a register, instead of one table load per pair of cells. The one piece of unsafe code
 //! in terrane: calling the AVX2 function after detecting AVX2 (its memory accesses are safe
 //! slice operations; `zerocopy` moves bytes in and out of the vector registers).
-//! Measured gain and the limit row: docs/BENCHMARKS.md (terrane-chunk, stop 22).
+//! Measured gain and the limit row: docs/BENCHMARKS.md (terrane-chunk).
 
 use std::arch::x86_64::{
     __m128i, __m256i, _mm256_and_si256, _mm256_blendv_ps, _mm256_broadcastsi128_si256,

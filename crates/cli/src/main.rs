@@ -1,6 +1,6 @@
-//! `terrane`: run the demo world; inspect, verify and back up terrane worlds; read and write
-//! raw chunks and Sponge schematics; replay regionizer histories; render maps; import and
-//! export Minecraft Java (Anvil) and Bedrock worlds.
+//! `terrane`: run the demo world; serve a world to Minecraft players; inspect, verify and back
+//! up terrane worlds; read and write raw chunks and Sponge schematics; replay regionizer
+//! histories; render maps; import and export Minecraft Java (Anvil) and Bedrock worlds.
 //!
 //! Logs go to stderr (`RUST_LOG` or `-v` / `-q`), results to stdout (human text, or JSON
 //! with `--json`). Bad input exits with status 2 and a message naming what to fix; any other
@@ -19,6 +19,7 @@ mod commands;
 mod demo;
 mod demo_shared;
 mod render;
+mod serve;
 mod soak;
 mod terrain;
 
@@ -245,6 +246,10 @@ enum Command {
     /// world folder; or to a Bedrock world folder.
     #[command(subcommand)]
     Export(anvil::ExportCmd),
+    /// Serve a world to Minecraft Java 1.20.1 players (offline mode; Valence): columns load
+    /// from the world as players come near, every block change is saved in one atomic tick
+    /// save (`saved TICK` on stdout). Ctrl-C saves and stops.
+    Serve(serve::ServeArgs),
     /// Write a PNG: a top-down map of a world, or the regions of a replayed history.
     Render(render::RenderArgs),
     /// Run the benchmark suite (`cargo xtask bench`) and print its ratio table.
@@ -327,6 +332,7 @@ fn run(cli: Cli) -> Result<(), Fail> {
         Command::Regionizer(c) => commands::regionizer(c),
         Command::Import(c) => anvil::import(c),
         Command::Export(c) => anvil::export(c),
+        Command::Serve(a) => serve::run(&a),
         Command::Render(a) => render::run(&a),
         Command::Bench { package } => commands::bench(package.as_deref()),
     }

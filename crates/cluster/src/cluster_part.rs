@@ -1,4 +1,4 @@
-//! One chunk of a stored cluster, read by parts (issue 18, goal 4): the cluster's prefix and
+//! One chunk of a stored cluster, read by parts: the cluster's prefix and
 //! the offsets from the chunk's index on, then the chunk's bytes, both from one version of
 //! the value through [`ReadView::get_parts_then`], instead of the whole 200–600 KB value.
 //!

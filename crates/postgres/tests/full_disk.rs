@@ -1,4 +1,4 @@
-//! Full disk (issue 20, point 4) on PostgreSQL: the server's data directory on a small tmpfs,
+//! Full disk on PostgreSQL: the server's data directory on a small tmpfs,
 //! filled by synced save batches until the file system is full. The save that meets the full
 //! disk fails with an error that says so (an `Io` error of kind `StorageFull`), nothing panics,
 //! every acknowledged batch is there and the failed one whole or absent; once space is freed

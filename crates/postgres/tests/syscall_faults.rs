@@ -1,4 +1,4 @@
-//! Failed system calls in the PostgreSQL server (issue 20, point 3): the Nth write or the Nth
+//! Failed system calls in the PostgreSQL server: the Nth write or the Nth
 //! `fdatasync`/`fsync` of every server process on the WAL segment files fails once with `EIO`
 //! (injected by `strace` attached to the server's processes and following those it starts),
 //! for every N, while a child process commits synced save batches through terrane-postgres;

@@ -21,17 +21,10 @@ fn bytes(dir: &Path, suffix: &str) -> (u64, u64) {
     (matching, all)
 }
 
-/// Incompressible bytes (xorshift), so that the data's size on disk is its size.
+/// Incompressible bytes (the conformance suite's generator): the data's size on disk is its
+/// size.
 fn noise(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+    terrane_store::conformance::Rng::new(seed).bytes(len)
 }
 
 /// Writes 4 MiB as a game does (chunks in batches, one small world property per save) and

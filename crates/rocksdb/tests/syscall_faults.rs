@@ -1,4 +1,4 @@
-//! Failed system calls under RocksDB (issue 20, point 3): the Nth `write`, `fsync`/`fdatasync`
+//! Failed system calls under RocksDB: the Nth `write`, `fsync`/`fdatasync`
 //! or `read` of every thread fails once with `EIO` (injected by `strace`, since RocksDB's file
 //! layer is C++), for every N, while a child process opens the store and commits synced save
 //! batches or reads them back. See `terrane_store::conformance::syscall_faults` for what every

@@ -26,17 +26,9 @@ fn du(dir: &Path) -> u64 {
     text.split_whitespace().next().unwrap().parse().unwrap()
 }
 
-/// Incompressible bytes (xorshift).
+/// Incompressible bytes (the conformance suite's generator).
 fn noise(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+    terrane_store::conformance::Rng::new(seed).bytes(len)
 }
 
 /// Saves 50 ticks of a game: a few chunks and 4 MiB of entity data. Returns the bytes.

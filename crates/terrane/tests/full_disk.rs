@@ -1,4 +1,4 @@
-//! Full disk (issue 20, point 4): a world on a small tmpfs filled by tick saves until the file
+//! Full disk: a world on a small tmpfs filled by tick saves until the file
 //! system is full, on each embedded backend. The save that meets the full disk fails with an
 //! error that says so, nothing panics or aborts, the world opens read-only on the full disk
 //! and verifies with every acknowledged save there (the failed one whole or absent); once
@@ -120,7 +120,7 @@ fn a_full_disk_fails_the_save_loses_nothing_acknowledged_and_saving_resumes() {
     }
 }
 
-/// An import that fills the disk (issue 20, point 4, "filled by ... imports"): the Java world
+/// An import that fills the disk (docs/RELIABILITY.md, Full disk): the Java world
 /// import stops with an error that says the disk is full; the world opens read-only and
 /// verifies, and every column it recorded has all its chunks (a column is one atomic save);
 /// with space freed, the same import resumes, skips what is there and completes.

@@ -1,4 +1,4 @@
-//! Hostile files (issue 20, point 7): inputs under 1 MB crafted to make a decoder allocate as
+//! Hostile files: inputs under 1 MB crafted to make a decoder allocate as
 //! much as it can, each decoded in a child process (this test binary, re-executed) that
 //! reports its peak resident memory (`VmHWM`). The parent checks each peak against the bound
 //! the decoder states, above the peak of a child that decodes nothing. The field sweeps set

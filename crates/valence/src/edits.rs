@@ -1,0 +1,66 @@
+//! Block edits: [`SetBlock`], the event every change to the world goes through, and the
+//! players' digging and placing that send it.
+
+use valence::interact_block::InteractBlockEvent;
+use valence::inventory::HeldItem;
+use valence::prelude::*;
+
+/// Sets one block of the served world: applied to Valence's chunk layer and recorded for
+/// terrane's next tick save. Send it (an `EventWriter<SetBlock>`) instead of calling
+/// `ChunkLayer::set_block` directly, or the change is shown but never saved.
+#[derive(Event, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SetBlock {
+    /// Where.
+    pub position: BlockPos,
+    /// The new state.
+    pub state: BlockState,
+}
+
+/// A player breaks a block: at once in creative mode, when digging finishes otherwise.
+pub(crate) fn dig(
+    clients: Query<&GameMode>,
+    mut digs: EventReader<DiggingEvent>,
+    mut out: EventWriter<SetBlock>,
+) {
+    for e in digs.iter() {
+        let Ok(mode) = clients.get(e.client) else { continue };
+        let done = match *mode {
+            GameMode::Creative => e.state == DiggingState::Start,
+            GameMode::Survival => e.state == DiggingState::Stop,
+            _ => false,
+        };
+        if done {
+            out.send(SetBlock { position: e.position, state: BlockState::AIR });
+        }
+    }
+}
+
+/// A player places the block of the item in hand against the face it clicked (the
+/// block's default state; survival players use up the item).
+pub(crate) fn place(
+    mut clients: Query<(&mut Inventory, &GameMode, &HeldItem)>,
+    mut uses: EventReader<InteractBlockEvent>,
+    mut out: EventWriter<SetBlock>,
+) {
+    for e in uses.iter() {
+        let Ok((mut inventory, mode, held)) = clients.get_mut(e.client) else { continue };
+        if e.hand != Hand::Main {
+            continue;
+        }
+        let slot = held.slot();
+        let Some(stack) = inventory.slot(slot) else { continue };
+        let Some(kind) = BlockKind::from_item_kind(stack.item) else { continue };
+        if *mode == GameMode::Survival {
+            let count = stack.count();
+            if count > 1 {
+                inventory.set_slot_amount(slot, count - 1);
+            } else {
+                inventory.set_slot(slot, None);
+            }
+        }
+        out.send(SetBlock {
+            position: e.position.get_in_direction(e.face),
+            state: kind.to_state(),
+        });
+    }
+}

@@ -1,0 +1,26 @@
+//! The crate's one error type.
+
+/// What went wrong serving a world.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// terrane refused a read or a save; the message says why (a full disk, a damaged
+    /// chunk). Saves acknowledged before it are kept: fix the cause and start the server
+    /// again.
+    #[error("the world: {0}")]
+    World(#[from] terrane::Error),
+    /// The address to listen on is taken or not ours: pick another `--port` or `--bind`.
+    #[error("cannot listen on {address}: {source} (is another server using the port?)")]
+    Bind {
+        /// The address asked for.
+        address: std::net::SocketAddr,
+        /// The operating system's answer.
+        source: std::io::Error,
+    },
+    /// A setting is out of range; the message names it.
+    #[error("invalid setting: {0}")]
+    Setting(String),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

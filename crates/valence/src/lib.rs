@@ -1,0 +1,93 @@
+//! terrane-valence: a Minecraft Java 1.20.1 server ([Valence]) playing on a terrane world.
+//!
+//! [Valence]: https://valence.rs
+//!
+//! # Overview
+//!
+//! [`TerranePlugin`] is a Bevy plugin for a Valence app. It owns a terrane
+//! [`World`](terrane::World) (opened by the caller) as the [`TerraneWorld`] resource and:
+//!
+//! - spawns one chunk and entity layer, the Overworld of Minecraft 1.20.1 (y −64..320),
+//!   marked [`TerraneLayer`], and puts every joining player in it at
+//!   [`Settings::spawn`], with the health update a vanilla server sends;
+//! - loads the columns players see (their view distance, capped at
+//!   [`Settings::max_view_distance`]) from terrane, nearest first: a column is the 24 cubic
+//!   16³ chunks of dimension 0 from chunk y −4 to 19, each loaded with
+//!   [`World::load_chunk`](terrane::World::load_chunk) (the tiered store keeps it hot, the
+//!   regionizer adds it); block states go by name (`minecraft:name[k=v,...]`) through
+//!   Valence's block registry, and a state Valence does not know is shown as
+//!   [`Settings::stand_in`] and reported once with `tracing::warn` (the stored chunk keeps
+//!   it). A column the world has never held is generated as flat ground ([`flat`]);
+//! - unloads the columns nobody sees any more;
+//! - applies [`SetBlock`] events (the plugin's own digging and placing send them) to the
+//!   layer and to its terrane chunks, and saves the changed chunks as one atomic
+//!   [`TickSave`](terrane::TickSave) per tick (or every [`Settings::save_every`] ticks),
+//!   sending [`Saved`] once the world acknowledged it.
+//!
+//! A state placed for the first time is registered in the world's schema (registries only
+//! grow) before the save that uses it.
+//!
+//! [`ServerBuilder`] runs a whole server around the plugin: offline mode, an address, a
+//! stop flag for a signal handler, and [`ServerEvent`]s (saves, a status each second) for
+//! the caller to print. `terrane serve` is a thin shell over it.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use std::sync::atomic::AtomicBool;
+//!
+//! use terrane_valence::{ServerBuilder, ServerEvent};
+//!
+//! let world = terrane::World::open("worlds/lobby")?;
+//! let stop = Arc::new(AtomicBool::new(false)); // set it from a Ctrl-C handler
+//! let last = ServerBuilder::new().save_every(1).run(world, stop, |event| {
+//!     if let ServerEvent::Saved { tick } = event {
+//!         println!("saved {tick}");
+//!     }
+//! })?;
+//! println!("stopped; durable up to tick {last}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Features
+//!
+//! None of its own. It builds Valence with `network`, `inventory` and `player_list`, and
+//! terrane with the backends its dependents enable.
+//!
+//! # What it does not guarantee
+//!
+//! - Only blocks are saved. Player data (position, inventory), entities, block entities
+//!   (chest contents, signs) and lighting are not persisted: a restarted server starts every
+//!   player afresh at the spawn.
+//! - One dimension (the Overworld, terrane dimension 0); the Nether and the End are not
+//!   served.
+//! - Changes made with `ChunkLayer::set_block` directly, instead of [`SetBlock`], are shown
+//!   but never saved.
+//! - Columns load on the server's thread, so a player arriving in a large unloaded area
+//!   slows the tick until [`Settings::columns_per_tick`] columns a tick have caught up.
+//! - The chunk layer does not follow the tiered store's demotion: `World::maintain` is not
+//!   called.
+//! - Offline mode only: players are not authenticated, so serve on a trusted network.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+// Bevy system parameters (`Query`, `Res`, `EventReader`) are written without their lifetimes,
+// as Bevy's own code and documentation write them.
+#![allow(elided_lifetimes_in_paths)]
+
+pub mod blocks;
+mod edits;
+mod error;
+pub mod flat;
+mod plugin;
+mod server;
+mod world;
+
+pub use edits::SetBlock;
+pub use error::{Error, Result};
+pub use plugin::{Saved, Settings, TerraneLayer, TerranePlugin, TerraneSet};
+pub use server::{ServerBuilder, ServerEvent, Status};
+pub use world::TerraneWorld;
+
+/// Valence, as this crate builds it: use its types in systems beside the plugin.
+pub use valence;

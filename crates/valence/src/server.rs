@@ -1,0 +1,226 @@
+//! [`ServerBuilder`]: a whole Minecraft server on a terrane world, for the `terrane serve`
+//! command and for tests.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use terrane::World;
+use valence::app::AppExit;
+use valence::prelude::*;
+
+use crate::plugin::{Saved, Settings, TerranePlugin, TerraneSet};
+use crate::world::TerraneWorld;
+use crate::{Error, Result};
+
+/// What the server reports while it runs, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerEvent {
+    /// The server accepts players at `address`.
+    Listening {
+        /// The address.
+        address: SocketAddr,
+    },
+    /// A save was acknowledged: every change up to `tick` is durable.
+    Saved {
+        /// The terrane tick saved.
+        tick: u64,
+    },
+    /// Once a second.
+    Status(Status),
+    /// The server stopped after a last save; `tick` is the last durable tick.
+    Stopped {
+        /// The last durable tick.
+        tick: u64,
+    },
+}
+
+/// The server's state, reported once a second.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Status {
+    /// Players connected.
+    pub players: usize,
+    /// Columns loaded.
+    pub columns: usize,
+    /// The last tick whose save was acknowledged.
+    pub durable_tick: u64,
+    /// Changed chunks waiting for the next save.
+    pub unsaved_chunks: usize,
+}
+
+/// Builds and runs a Minecraft Java 1.20.1 server (Valence, offline mode) on a terrane
+/// world.
+#[derive(Clone, Debug)]
+pub struct ServerBuilder {
+    address: SocketAddr,
+    max_players: usize,
+    settings: Settings,
+}
+
+impl Default for ServerBuilder {
+    fn default() -> Self {
+        Self {
+            address: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 25565),
+            max_players: 20,
+            settings: Settings::default(),
+        }
+    }
+}
+
+type Observer = Box<dyn FnMut(ServerEvent) + Send>;
+
+#[derive(Resource)]
+struct Runner {
+    on_event: Mutex<Observer>,
+    stop: Arc<AtomicBool>,
+    stopping: bool,
+    failure: Arc<Mutex<Option<Error>>>,
+    last_status: i64,
+}
+
+impl ServerBuilder {
+    /// The defaults: 127.0.0.1:25565, 20 players, the plugin's [`Settings::default`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The address to listen on (default 127.0.0.1:25565).
+    pub fn address(mut self, address: SocketAddr) -> Self {
+        self.address = address;
+        self
+    }
+
+    /// Players admitted at once (default 20).
+    pub fn max_players(mut self, n: usize) -> Self {
+        self.max_players = n;
+        self
+    }
+
+    /// Save every `n` ticks (default 1: each tick that changed something).
+    pub fn save_every(mut self, n: u32) -> Self {
+        self.settings.save_every = n;
+        self
+    }
+
+    /// The plugin's settings (default [`Settings::default`]).
+    pub fn settings(mut self, settings: Settings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// Serves `world` until `stop` turns true (a signal handler sets it) or a save fails:
+    /// then saves what changed and returns the last durable tick. `on_event` hears every
+    /// [`ServerEvent`], on the server's thread.
+    pub fn run(
+        self,
+        world: World,
+        stop: Arc<AtomicBool>,
+        on_event: impl FnMut(ServerEvent) + Send + 'static,
+    ) -> Result<u64> {
+        if self.settings.save_every == 0 {
+            return Err(Error::Setting("save every 0 ticks: give 1 or more".into()));
+        }
+        if self.max_players == 0 {
+            return Err(Error::Setting("max players 0: give 1 or more".into()));
+        }
+        // Valence reports a taken port only in its log: find out first.
+        let listener = TcpListener::bind(self.address)
+            .map_err(|source| Error::Bind { address: self.address, source })?;
+        let address = listener.local_addr().unwrap_or(self.address);
+        drop(listener);
+        let terrane = TerraneWorld::new(world, self.settings.stand_in)?;
+        let durable = Arc::new(Mutex::new(terrane.durable_tick()));
+        let failure = Arc::new(Mutex::new(None));
+        let mut on_event: Observer = Box::new(on_event);
+        on_event(ServerEvent::Listening { address });
+        let runner = Runner {
+            on_event: Mutex::new(on_event),
+            stop,
+            stopping: false,
+            failure: Arc::clone(&failure),
+            last_status: 0,
+        };
+        let last = Arc::clone(&durable);
+        App::new()
+            .insert_resource(NetworkSettings {
+                connection_mode: ConnectionMode::Offline,
+                address,
+                max_players: self.max_players,
+                ..Default::default()
+            })
+            .add_plugins(DefaultPlugins)
+            .add_plugins(TerranePlugin::new(terrane, self.settings))
+            .insert_resource(runner)
+            .add_systems(Update, check_stop.before(TerraneSet))
+            .add_systems(
+                Update,
+                (move |r: ResMut<Runner>,
+                       tw: ResMut<TerraneWorld>,
+                       s: EventReader<Saved>,
+                       c: Query<(), With<Client>>,
+                       server: Res<Server>,
+                       exit: EventWriter<AppExit>| {
+                    report(r, tw, s, c, server, exit, &last)
+                })
+                .after(TerraneSet),
+            )
+            .run();
+        if let Some(e) = failure.lock().ok().and_then(|mut f| f.take()) {
+            return Err(e);
+        }
+        let tick = durable.lock().map(|t| *t).unwrap_or(0);
+        Ok(tick)
+    }
+}
+
+fn check_stop(mut runner: ResMut<Runner>, mut tw: ResMut<TerraneWorld>) {
+    if !runner.stopping && runner.stop.load(Ordering::Relaxed) {
+        runner.stopping = true;
+        tw.request_flush();
+    }
+}
+
+fn report(
+    mut runner: ResMut<Runner>,
+    mut tw: ResMut<TerraneWorld>,
+    mut saved: EventReader<Saved>,
+    clients: Query<(), With<Client>>,
+    server: Res<Server>,
+    mut exit: EventWriter<AppExit>,
+    durable: &Mutex<u64>,
+) {
+    let runner = &mut *runner;
+    let emit = |e: ServerEvent| {
+        if let Ok(mut f) = runner.on_event.lock() {
+            f(e);
+        }
+    };
+    for s in saved.iter() {
+        emit(ServerEvent::Saved { tick: s.tick });
+    }
+    if let Ok(mut d) = durable.lock() {
+        *d = tw.durable_tick();
+    }
+    let now = server.current_tick();
+    let rate = i64::from(server.tick_rate().get());
+    if now - runner.last_status >= rate {
+        runner.last_status = now;
+        emit(ServerEvent::Status(Status {
+            players: clients.iter().count(),
+            columns: tw.loaded_columns(),
+            durable_tick: tw.durable_tick(),
+            unsaved_chunks: tw.unsaved_chunks(),
+        }));
+    }
+    if let Some(e) = tw.take_error() {
+        if let Ok(mut f) = runner.failure.lock() {
+            *f = Some(e);
+        }
+        exit.send(AppExit);
+    } else if runner.stopping {
+        emit(ServerEvent::Stopped { tick: tw.durable_tick() });
+        exit.send(AppExit);
+    }
+}

@@ -1,0 +1,270 @@
+//! [`TerraneWorld`]: the terrane world a Valence server plays on, and what it has changed.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use terrane::{BlockId, Chunk, ChunkPos, ColumnPos, TickSave, World};
+use valence::prelude::{BlockState, Chunk as _, Resource, UnloadedChunk, bevy_ecs};
+
+use crate::blocks::{BlockMap, state_name};
+use crate::flat::{self, END_CHUNK_Y, HEIGHT, MIN_CHUNK_Y, MIN_Y};
+use crate::{Error, Result};
+
+/// The terrane world behind a Valence [`ChunkLayer`](valence::prelude::ChunkLayer): its
+/// loaded columns as terrane chunks, the chunks changed since the last save, and the last
+/// durable tick. The plugin owns it as a Bevy resource.
+#[derive(Resource)]
+pub struct TerraneWorld {
+    world: World,
+    blocks: BlockMap,
+    flat: [BlockId; 4],
+    /// Every loaded cubic chunk that holds something (absent ones are air).
+    chunks: HashMap<ChunkPos, Chunk>,
+    columns: HashSet<(i32, i32)>,
+    dirty: BTreeSet<ChunkPos>,
+    /// Generated chunks and chunks of unloaded columns, for the next save.
+    pending: Vec<(ChunkPos, Vec<u8>)>,
+    base_tick: u64,
+    durable_tick: u64,
+    flush: bool,
+    error: Option<Error>,
+}
+
+impl std::fmt::Debug for TerraneWorld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TerraneWorld")
+            .field("world", &self.world)
+            .field("columns", &self.columns.len())
+            .field("dirty", &self.dirty.len())
+            .field("durable_tick", &self.durable_tick)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TerraneWorld {
+    /// Serves `world` (opened by the caller, nothing loaded yet), showing block states
+    /// Valence does not know as `stand_in`. Registers the flat generator's states in the
+    /// world's schema when they are missing (registries only grow).
+    pub fn new(mut world: World, stand_in: BlockState) -> Result<Self> {
+        let mut schema = world.schema().clone();
+        if flat::flat_ids(&schema).is_none() {
+            for name in flat::FLAT_BLOCKS {
+                if schema.blocks().find(name).is_none() {
+                    schema.add_block(name, &[]).map_err(terrane::Error::from)?;
+                }
+            }
+            world.extend_schema(schema)?;
+        }
+        let flat = flat::flat_ids(world.schema())
+            .ok_or_else(|| Error::Setting("the world's schema lost the flat blocks".into()))?;
+        let base_tick = world.tick();
+        Ok(Self {
+            world,
+            blocks: BlockMap::new(stand_in),
+            flat,
+            chunks: HashMap::new(),
+            columns: HashSet::new(),
+            dirty: BTreeSet::new(),
+            pending: Vec::new(),
+            base_tick,
+            durable_tick: base_tick,
+            flush: false,
+            error: None,
+        })
+    }
+
+    /// The terrane world.
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// The last tick whose save the world acknowledged (the world's tick when opened).
+    pub fn durable_tick(&self) -> u64 {
+        self.durable_tick
+    }
+
+    /// The terrane tick of Valence's tick `server_tick`: counted on from the world's last
+    /// saved tick, so ticks only grow across restarts.
+    pub fn tick_of(&self, server_tick: i64) -> u64 {
+        self.base_tick + u64::try_from(server_tick).unwrap_or(0) + 1
+    }
+
+    /// Columns loaded.
+    pub fn loaded_columns(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// Whether column (`x`, `z`) is loaded.
+    pub fn is_loaded(&self, x: i32, z: i32) -> bool {
+        self.columns.contains(&(x, z))
+    }
+
+    /// Changed chunks not saved yet.
+    pub fn unsaved_chunks(&self) -> usize {
+        self.dirty.len() + self.pending.len()
+    }
+
+    /// Makes the next save run whatever the save interval (the server is stopping).
+    pub fn request_flush(&mut self) {
+        self.flush = true;
+    }
+
+    pub(crate) fn take_flush(&mut self) -> bool {
+        std::mem::take(&mut self.flush)
+    }
+
+    /// The error that stopped saving, once.
+    pub fn take_error(&mut self) -> Option<Error> {
+        self.error.take()
+    }
+
+    pub(crate) fn fail(&mut self, e: Error) {
+        tracing::error!("{e}");
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+    }
+
+    /// Loads column (`x`, `z`) from terrane into a Valence chunk: its cubic chunks are
+    /// loaded (the tiered store keeps them hot, the regionizer adds them); a column the world
+    /// has never held is generated flat and saved with the next tick.
+    pub fn load_column(&mut self, x: i32, z: i32) -> Result<UnloadedChunk> {
+        let mut found = false;
+        for cy in MIN_CHUNK_Y..END_CHUNK_Y {
+            let pos = ChunkPos::new(x.into(), cy, z.into());
+            if let Some(c) = self.world.load_chunk(pos)? {
+                self.chunks.insert(pos, c);
+                found = true;
+            }
+        }
+        self.columns.insert((x, z));
+        let col = ColumnPos::new(x, z);
+        if !found && !self.world.distance().contains(col) {
+            for (cy, c) in flat::flat_column(self.world.air(), self.flat) {
+                let pos = ChunkPos::new(x.into(), cy, z.into());
+                self.pending.push((pos, c.encode(self.world.schema())));
+                self.chunks.insert(pos, c);
+            }
+            self.world.mark_generated(col)?;
+        }
+        let mut out = UnloadedChunk::with_height(HEIGHT);
+        let air = self.world.air();
+        for cy in MIN_CHUNK_Y..END_CHUNK_Y {
+            let Some(c) = self.chunks.get(&ChunkPos::new(x.into(), cy, z.into())) else {
+                continue;
+            };
+            let base = u32::try_from((cy - MIN_CHUNK_Y) * 16).unwrap_or(0);
+            for ly in 0..16 {
+                for lz in 0..16 {
+                    for lx in 0..16 {
+                        let id = c.get(lx, ly, lz);
+                        if id != air {
+                            let s = self.blocks.to_valence(self.world.schema(), id);
+                            out.set_block_state(lx, base + ly, lz, s);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Column (`x`, `z`) left every player's view: its changed chunks go to the next save,
+    /// its chunks are unloaded from terrane.
+    pub fn unload_column(&mut self, x: i32, z: i32) -> Result<()> {
+        if !self.columns.remove(&(x, z)) {
+            return Ok(());
+        }
+        for cy in MIN_CHUNK_Y..END_CHUNK_Y {
+            let pos = ChunkPos::new(x.into(), cy, z.into());
+            let chunk = self.chunks.remove(&pos);
+            if self.dirty.remove(&pos)
+                && let Some(c) = chunk
+            {
+                self.pending.push((pos, c.encode(self.world.schema())));
+            }
+            self.world.unload_chunk(pos)?;
+        }
+        Ok(())
+    }
+
+    /// Registers the states of `states` the world's schema lacks. The registries grow only
+    /// while nothing is loaded, so the loaded chunks are unloaded from terrane and loaded
+    /// again around it (their contents stay here; ids never change).
+    pub fn register(&mut self, states: impl IntoIterator<Item = BlockState>) -> Result<()> {
+        let mut schema = self.world.schema().clone();
+        let mut added = false;
+        for s in states {
+            let name = state_name(s);
+            if schema.blocks().find(&name).is_none() {
+                schema.add_block(&name, &[]).map_err(terrane::Error::from)?;
+                added = true;
+            }
+        }
+        if !added {
+            return Ok(());
+        }
+        let loaded: Vec<ChunkPos> = self
+            .columns
+            .iter()
+            .flat_map(|&(x, z)| {
+                (MIN_CHUNK_Y..END_CHUNK_Y).map(move |cy| ChunkPos::new(x.into(), cy, z.into()))
+            })
+            .collect();
+        for p in &loaded {
+            self.world.unload_chunk(*p)?;
+        }
+        self.world.extend_schema(schema)?;
+        for p in &loaded {
+            self.world.load_chunk(*p)?;
+        }
+        Ok(())
+    }
+
+    /// The terrane id of `state`, `None` when the schema does not register it yet
+    /// ([`register`](Self::register) it first).
+    pub fn block_id(&mut self, state: BlockState) -> Option<BlockId> {
+        self.blocks.to_terrane(self.world.schema(), state)
+    }
+
+    /// Records that the block at (`x`, `y`, `z`) is now `state`, for the next save. Positions
+    /// outside the loaded columns or the column's height, and states not registered, are
+    /// ignored (returns `false`).
+    pub fn set_block(&mut self, x: i32, y: i32, z: i32, state: BlockState) -> bool {
+        let (cx, cz) = (x.div_euclid(16), z.div_euclid(16));
+        if !self.columns.contains(&(cx, cz)) || y < MIN_Y || y >= MIN_Y + HEIGHT as i32 {
+            return false;
+        }
+        let Some(id) = self.block_id(state) else { return false };
+        let pos = ChunkPos::new(cx.into(), i64::from(y.div_euclid(16)), cz.into());
+        let air = self.world.air();
+        let chunk = self.chunks.entry(pos).or_insert_with(|| Chunk::new(air));
+        let (lx, ly, lz) =
+            (x.rem_euclid(16) as u32, y.rem_euclid(16) as u32, z.rem_euclid(16) as u32);
+        if chunk.set(lx, ly, lz, id) != id {
+            self.dirty.insert(pos);
+        }
+        true
+    }
+
+    /// Saves what changed as tick `tick`, in one atomic [`TickSave`]: the changed chunks of
+    /// loaded columns, the chunks of unloaded and generated columns, and the distance graph.
+    /// Returns `false` (and writes nothing) when nothing changed.
+    pub fn save(&mut self, tick: u64) -> Result<bool> {
+        if self.dirty.is_empty() && self.pending.is_empty() {
+            return Ok(false);
+        }
+        let mut save = TickSave::new();
+        for (pos, bytes) in self.pending.drain(..) {
+            save.put_chunk(0, pos, bytes);
+        }
+        for pos in &self.dirty {
+            if let Some(c) = self.chunks.get(pos) {
+                save.put_chunk(0, *pos, c.encode(self.world.schema()));
+            }
+        }
+        self.world.save_tick(tick, save)?;
+        self.dirty.clear();
+        self.durable_tick = tick;
+        Ok(true)
+    }
+}

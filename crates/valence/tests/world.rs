@@ -1,0 +1,93 @@
+//! `TerraneWorld` without a network: columns in, edits out, on an in-memory world.
+
+use terrane::{Backend, Chunk, ChunkPos, ColumnPos, Schema, TickSave, World};
+use terrane_valence::TerraneWorld;
+use terrane_valence::valence::prelude::{BlockState, Chunk as _, UnloadedChunk};
+
+/// A world whose chunk (0, 4, 0) holds a stone floor at y 64, a gold block at (3, 65, 3)
+/// and a state no Minecraft knows at (4, 65, 4).
+fn world(dir: &std::path::Path) -> World {
+    let mut schema = Schema::new();
+    let air = schema.add_block("minecraft:air", &[]).unwrap();
+    let stone = schema.add_block("minecraft:stone", &[]).unwrap();
+    let gold = schema.add_block("minecraft:gold_block", &[]).unwrap();
+    let odd = schema.add_block("mymod:glowing_thing[power=9]", &[]).unwrap();
+    let mut w = World::builder().backend(Backend::Memory).schema(schema).create(dir).unwrap();
+    let mut c = Chunk::new(air);
+    for x in 0..16 {
+        for z in 0..16 {
+            c.set(x, 0, z, stone);
+        }
+    }
+    c.set(3, 1, 3, gold);
+    c.set(4, 1, 4, odd);
+    w.mark_generated(ColumnPos::new(0, 0)).unwrap();
+    let mut save = TickSave::new();
+    save.put_chunk(0, ChunkPos::new(0, 4, 0), c.encode(w.schema()));
+    w.save_tick(7, save).unwrap();
+    w
+}
+
+fn name(w: &World, x: i64, y: i64, z: i64) -> String {
+    let c = w.get_chunk(ChunkPos::new(x >> 4, y >> 4, z >> 4)).unwrap().unwrap();
+    let id = c.get((x & 15) as u32, (y & 15) as u32, (z & 15) as u32);
+    w.schema().blocks().get(id.0).unwrap().to_string()
+}
+
+/// Valence's column holds y −64..320 from index 0.
+fn at(col: &UnloadedChunk, x: u32, y: i32, z: u32) -> BlockState {
+    col.block_state(x, (y + 64) as u32, z)
+}
+
+#[test]
+fn columns_load_by_name_and_edits_keep_unknown_states() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tw = TerraneWorld::new(world(dir.path()), BlockState::BEDROCK).unwrap();
+    assert_eq!(tw.durable_tick(), 7);
+    assert_eq!(tw.tick_of(0), 8, "ticks count on from the world's");
+
+    let col = tw.load_column(0, 0).unwrap();
+    assert_eq!(at(&col, 3, 65, 3), BlockState::GOLD_BLOCK);
+    assert_eq!(at(&col, 9, 64, 9), BlockState::STONE);
+    assert_eq!(at(&col, 9, 65, 9), BlockState::AIR);
+    assert_eq!(at(&col, 4, 65, 4), BlockState::BEDROCK, "the stand-in");
+    assert!(tw.is_loaded(0, 0));
+    assert_eq!(tw.unsaved_chunks(), 0, "a stored column is not generated");
+
+    // A block never registered before: the schema grows, the chunk keeps the odd state.
+    assert!(tw.block_id(BlockState::DIAMOND_BLOCK).is_none());
+    tw.register([BlockState::DIAMOND_BLOCK]).unwrap();
+    assert!(tw.set_block(5, 65, 5, BlockState::DIAMOND_BLOCK));
+    assert!(tw.set_block(6, 64, 6, BlockState::AIR));
+    assert!(!tw.set_block(100, 64, 100, BlockState::STONE), "not a loaded column");
+    assert!(!tw.set_block(5, 320, 5, BlockState::STONE), "above the column");
+    assert!(tw.save(9).unwrap());
+    assert!(!tw.save(10).unwrap(), "nothing changed since");
+    assert_eq!(tw.durable_tick(), 9);
+
+    let w = tw.world();
+    assert_eq!(w.tick(), 9);
+    assert_eq!(name(w, 5, 65, 5), "minecraft:diamond_block");
+    assert_eq!(name(w, 6, 64, 6), "minecraft:air");
+    assert_eq!(name(w, 4, 65, 4), "mymod:glowing_thing[power=9]", "kept, not the stand-in");
+    assert_eq!(name(w, 3, 65, 3), "minecraft:gold_block");
+}
+
+#[test]
+fn a_column_the_world_never_held_is_generated_flat_and_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tw = TerraneWorld::new(world(dir.path()), BlockState::BEDROCK).unwrap();
+    let col = tw.load_column(3, -2).unwrap();
+    assert_eq!(at(&col, 0, 64, 0), BlockState::GRASS_BLOCK);
+    assert_eq!(at(&col, 0, 60, 0), BlockState::STONE);
+    assert_eq!(at(&col, 0, -64, 0), BlockState::BEDROCK);
+    assert_eq!(at(&col, 0, 65, 0), BlockState::AIR);
+    assert!(tw.unsaved_chunks() > 0);
+    tw.unload_column(3, -2).unwrap();
+    assert!(!tw.is_loaded(3, -2));
+    assert!(tw.save(8).unwrap());
+    let w = tw.world();
+    assert!(w.distance().contains(ColumnPos::new(3, -2)));
+    assert_eq!(name(w, 48, 64, -32), "minecraft:grass_block[snowy=false]");
+    assert_eq!(tw.loaded_columns(), 0);
+}
