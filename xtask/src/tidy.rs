@@ -405,6 +405,26 @@ mod tests {
         assert!(missing.is_empty(), "docs/ARCHITECTURE.md names missing paths: {missing:?}");
     }
 
+    /// Every Rust source file of the workspace opens with a `//!` comment saying what it is
+    /// for: a reader landing in any file learns its idea from its first line.
+    #[test]
+    fn every_source_file_opens_with_what_it_is_for() {
+        let out = std::process::Command::new("git")
+            .args(["ls-files", "--cached", "--others", "--exclude-standard", "--", "*.rs"])
+            .current_dir(root())
+            .output()
+            .expect("git ls-files");
+        let listed = String::from_utf8_lossy(&out.stdout);
+        let mut checked = 0;
+        for rel in listed.lines().filter(|r| !r.starts_with("fuzz/corpus/")) {
+            let Ok(text) = fs::read_to_string(root().join(rel)) else { continue };
+            checked += 1;
+            let first = text.lines().next().unwrap_or("");
+            assert!(first.starts_with("//!"), "{rel} does not open with a `//!` comment");
+        }
+        assert!(checked > 200, "only {checked} files checked");
+    }
+
     #[test]
     fn the_layer_list_reads_as_drawn() {
         let l = layers();

@@ -73,14 +73,25 @@ impl From<terrane::Error> for Fail {
             terrane::Error::AlreadyExists(_)
             | terrane::Error::WouldOverwrite { .. }
             | terrane::Error::Refused(_)
-            | terrane::Error::Backend(_)
+            | terrane::Error::UnknownBackend { .. }
+            | terrane::Error::BackendNotBuilt { .. }
+            | terrane::Error::BackendMismatch { .. }
+            | terrane::Error::InvalidMarker { .. }
+            | terrane::Error::CreateReadOnly
+            | terrane::Error::OpenInMemory(_)
+            | terrane::Error::BackupInMemory
+            | terrane::Error::CreationNotStarted(_)
+            | terrane::Error::CreationUnfinished(_)
+            | terrane::Error::NoServerId
+            | terrane::Error::InvalidServerId(_)
+            | terrane::Error::Lease(terrane::lease::LeaseError::InvalidServerId(_))
+            | terrane::Error::CopyTableMissing(_)
             | terrane::Error::Store(
                 terrane::store::Error::NotFound(_)
                 | terrane::store::Error::AlreadyExists(_)
                 | terrane::store::Error::NotAStore { .. },
             ) => Fail::usage(e.to_string()),
-            // Both embedded backends say it this way (the OS's text for ENOSPC).
-            _ if e.to_string().contains("No space left on device") => Fail::other(format!(
+            _ if e.is_storage_full() => Fail::other(format!(
                 "{e}\n(the disk is full: every save before this one is kept; free space, then \
                  open the world again)"
             )),
@@ -347,5 +358,35 @@ fn main() -> ExitCode {
             eprintln!("error: {f}");
             ExitCode::from(f.status)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Fail;
+    use std::io;
+
+    #[test]
+    fn a_full_disk_says_so_and_what_to_do() {
+        let full = io::Error::new(io::ErrorKind::StorageFull, "No space left on device");
+        let fail = Fail::from(terrane::Error::Store(terrane::store::Error::Io(full)));
+        assert_eq!(fail.status, 1);
+        assert!(fail.message.contains("No space left on device"), "{fail}");
+        assert!(fail.message.contains("the disk is full: every save before this one is kept"));
+        // The text alone does not make a full disk.
+        let other = io::Error::other("No space left on device");
+        let fail = Fail::from(terrane::Error::Store(terrane::store::Error::Io(other)));
+        assert!(!fail.message.contains("the disk is full"), "{fail}");
+    }
+
+    #[test]
+    fn configuration_errors_are_usage_errors() {
+        let e = terrane::Error::BackendMismatch {
+            dir: Some("w".into()),
+            found: terrane::Backend::BlockFile,
+            requested: terrane::Backend::RocksDb,
+        };
+        assert_eq!(Fail::from(e).status, 2);
+        assert_eq!(Fail::from(terrane::Error::CreateReadOnly).status, 2);
     }
 }

@@ -118,6 +118,15 @@ pub enum Error {
     Injected(String),
 }
 
+impl Error {
+    /// Whether the store failed because its disk (or the database server's) is full: an
+    /// [`Error::Io`] of kind [`StorageFull`](std::io::ErrorKind::StorageFull) (`ENOSPC`, or
+    /// the platform's own "disk full" code), as every backend reports a full disk.
+    pub fn is_storage_full(&self) -> bool {
+        matches!(self, Error::Io(e) if e.kind() == std::io::ErrorKind::StorageFull)
+    }
+}
+
 fn holder_text(holder: Option<u32>) -> String {
     match holder {
         Some(pid) if pid == std::process::id() => "it is already open in this process".into(),
@@ -134,5 +143,30 @@ fn version_text(v: Option<i64>) -> String {
     match v {
         Some(v) => format!("version {v}"),
         None => "absent".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+    use std::io;
+
+    #[test]
+    fn an_io_error_of_a_full_disk_is_storage_full() {
+        assert!(Error::Io(io::Error::new(io::ErrorKind::StorageFull, "full")).is_storage_full());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn enospc_is_storage_full() {
+        assert!(Error::from(io::Error::from_raw_os_error(28)).is_storage_full());
+    }
+
+    #[test]
+    fn other_errors_are_not_storage_full() {
+        assert!(!Error::Io(io::Error::other("No space left on device")).is_storage_full());
+        assert!(!Error::Io(io::Error::from(io::ErrorKind::PermissionDenied)).is_storage_full());
+        assert!(!Error::Backend("No space left on device".into()).is_storage_full());
+        assert!(!Error::Corrupt("x".into()).is_storage_full());
     }
 }

@@ -69,9 +69,7 @@ fn copy_objects(
     let mut report = CopyReport::default();
     for table in from.tables() {
         if !to_tables.contains(&table) {
-            return Err(Error::Backend(format!(
-                "the destination has no table `{table}` to copy into"
-            )));
+            return Err(Error::CopyTableMissing(table));
         }
         let mut batch = Batch::new();
         let mut pending = 0usize;

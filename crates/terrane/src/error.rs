@@ -51,10 +51,109 @@ pub enum Error {
     /// `create` was asked for a directory that already holds a world or other files.
     #[error("{0} already exists and is not empty; pick a new directory")]
     AlreadyExists(PathBuf),
-    /// The world was written with a backend this build does not include, or the builder
-    /// asked for a different backend than the world's.
-    #[error("backend: {0}")]
-    Backend(String),
+    /// A [`SharedWorld`](crate::shared::SharedWorld)'s leases failed (an invalid owner id,
+    /// a damaged lease record, an area held by another server). The leases' store failures
+    /// are [`Error::Store`].
+    #[error("lease: {0}")]
+    Lease(#[source] terrane_lease::LeaseError),
+    /// The world's marker file names a backend that this terrane does not know.
+    #[error(
+        "{}: unknown backend {name:?} (known: rocksdb, blockfile, memory, postgres): the world \
+         was written by a newer terrane, or the marker file is damaged",
+        path.display()
+    )]
+    UnknownBackend {
+        /// The marker file.
+        path: PathBuf,
+        /// The backend name it holds.
+        name: String,
+    },
+    /// The world uses a backend that this build of terrane does not include.
+    #[error(
+        "{}this build of terrane has no {backend} backend: use a build with the `{}` feature",
+        world.as_ref().map(|w| format!("{} is a {backend} world, and ", w.display())).unwrap_or_default(),
+        backend.name()
+    )]
+    BackendNotBuilt {
+        /// The backend.
+        backend: crate::Backend,
+        /// The world that uses it, when one was being opened.
+        world: Option<PathBuf>,
+    },
+    /// The builder asked for another backend ([`WorldBuilder::backend`](crate::WorldBuilder::backend))
+    /// than the world's.
+    #[error(
+        "{} holds a {found} world, not {requested}: open it without choosing a backend, or \
+         choose {found}",
+        dir.as_ref().map_or_else(|| "the connection string".into(), |d| d.display().to_string())
+    )]
+    BackendMismatch {
+        /// The world's directory (`None`: a PostgreSQL connection string).
+        dir: Option<PathBuf>,
+        /// The world's backend.
+        found: crate::Backend,
+        /// The backend asked for.
+        requested: crate::Backend,
+    },
+    /// A marker file (`terrane-world`, or the creation intent) that is not terrane's: too
+    /// large, another format, or no backend line.
+    #[error(
+        "{}: {detail}; not a terrane world marker: check the path, or restore the file from a \
+         backup",
+        path.display()
+    )]
+    InvalidMarker {
+        /// The marker file.
+        path: PathBuf,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// [`WorldBuilder::create`](crate::WorldBuilder::create) with
+    /// [`read_only`](crate::WorldBuilder::read_only).
+    #[error("a world cannot be created read-only: create it for writing, then open it read-only")]
+    CreateReadOnly,
+    /// [`WorldBuilder::open`](crate::WorldBuilder::open) with [`Backend::Memory`](crate::Backend::Memory).
+    #[error(
+        "an in-memory world cannot be opened from a directory ({}): open it without choosing \
+         the memory backend",
+        .0.display()
+    )]
+    OpenInMemory(PathBuf),
+    /// [`World::backup`](crate::World::backup) of an in-memory world.
+    #[error(
+        "an in-memory world has nothing on disk to back up: copy it into a world on disk \
+         instead (terrane::copy::copy_world)"
+    )]
+    BackupInMemory,
+    /// The directory holds a creation intent that was itself cut off: the creation never
+    /// started.
+    #[error(
+        "{}: a terrane world creation was cut off before it started; create the world again \
+         (terrane demo --force, World::builder().create)",
+        .0.display()
+    )]
+    CreationNotStarted(PathBuf),
+    /// The world's creation was cut off before it finished, and the world was opened
+    /// read-only, which cannot finish it.
+    #[error(
+        "{}: the world's creation was cut off before it finished; open it for writing to \
+         finish it, or create it again",
+        .0.display()
+    )]
+    CreationUnfinished(PathBuf),
+    /// A [`SharedWorld`](crate::shared::SharedWorld) of a world opened without a server id.
+    #[error("a shared world needs a server id: WorldBuilder::server")]
+    NoServerId,
+    /// A server id that is empty, longer than 32 bytes or not printable ASCII.
+    #[error("invalid server id {0:?}: use 1 to 32 printable ASCII characters")]
+    InvalidServerId(String),
+    /// A [copy](crate::copy::copy_world) met a table of the source that the new world does
+    /// not have; the new world was removed.
+    #[error(
+        "the source world has a table `{0}` that the copy does not: copy with the terrane \
+         version that wrote the source world"
+    )]
+    CopyTableMissing(String),
     /// An import or export was refused before anything was written: a folder without
     /// region files, an import over chunks of the world's own, coordinates Minecraft cannot
     /// hold. The message says what to do.
@@ -90,10 +189,113 @@ pub enum Error {
     DuplicateStates(Vec<crate::block_states::DuplicateState>),
 }
 
+impl Error {
+    /// Whether the failure is a full disk (of the world, or of its PostgreSQL server): a
+    /// store error that [says so](terrane_store::Error::is_storage_full), or an I/O error of
+    /// kind [`StorageFull`](std::io::ErrorKind::StorageFull), also when a member crate's error
+    /// wraps it (an import's, a snapshot's). Everything saved before it is kept; freeing
+    /// space and opening the world again resumes.
+    pub fn is_storage_full(&self) -> bool {
+        let mut next: Option<&(dyn std::error::Error + 'static)> = Some(self);
+        while let Some(e) = next {
+            let full = if let Some(e) = e.downcast_ref::<terrane_store::Error>() {
+                e.is_storage_full()
+            } else if let Some(e) = e.downcast_ref::<std::io::Error>() {
+                e.kind() == std::io::ErrorKind::StorageFull
+            } else {
+                false
+            };
+            if full {
+                return true;
+            }
+            next = e.source();
+        }
+        false
+    }
+}
+
+impl From<terrane_lease::LeaseError> for Error {
+    /// The leases' store failures become [`Error::Store`], the rest [`Error::Lease`].
+    fn from(e: terrane_lease::LeaseError) -> Self {
+        match e {
+            terrane_lease::LeaseError::Store(s) => Error::Store(s),
+            other => Error::Lease(other),
+        }
+    }
+}
+
 /// The facade's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {
     let path = path.into();
     move |source| Error::Io { path, source }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+    use std::io;
+
+    fn full() -> io::Error {
+        io::Error::new(io::ErrorKind::StorageFull, "No space left on device")
+    }
+
+    #[test]
+    fn a_full_disk_is_storage_full_however_it_is_wrapped() {
+        assert!(Error::Store(terrane_store::Error::Io(full())).is_storage_full());
+        let cluster = terrane_cluster::Error::Store(terrane_store::Error::Io(full()));
+        assert!(Error::Cluster(cluster).is_storage_full());
+        assert!(Error::Io { path: "w".into(), source: full() }.is_storage_full());
+        // An import's sink error: the world's own, boxed by the importer.
+        let sink = Error::Store(terrane_store::Error::Io(full()));
+        assert!(Error::Anvil(terrane_anvil::Error::Sink(Box::new(sink))).is_storage_full());
+    }
+
+    #[test]
+    fn other_failures_are_not_storage_full() {
+        let untyped = io::Error::other("No space left on device");
+        assert!(!Error::Store(terrane_store::Error::Io(untyped)).is_storage_full());
+        assert!(!Error::Store(terrane_store::Error::Corrupt("x".into())).is_storage_full());
+        assert!(!Error::NotAWorld("w".into()).is_storage_full());
+        assert!(!Error::CreateReadOnly.is_storage_full());
+    }
+
+    #[test]
+    fn lease_errors_keep_store_failures_as_store_errors() {
+        let e = Error::from(terrane_lease::LeaseError::Store(terrane_store::Error::Io(full())));
+        assert!(matches!(e, Error::Store(_)) && e.is_storage_full(), "{e:?}");
+        let e = Error::from(terrane_lease::LeaseError::InvalidServerId(String::new()));
+        assert!(matches!(e, Error::Lease(terrane_lease::LeaseError::InvalidServerId(_))), "{e:?}");
+        assert!(std::error::Error::source(&e).is_some());
+    }
+
+    #[test]
+    fn configuration_errors_name_what_to_do() {
+        use crate::Backend;
+        let e = Error::BackendMismatch {
+            dir: Some("w".into()),
+            found: Backend::BlockFile,
+            requested: Backend::RocksDb,
+        };
+        assert_eq!(
+            e.to_string(),
+            "w holds a blockfile world, not rocksdb: open it without choosing a backend, or \
+             choose blockfile"
+        );
+        let e = Error::BackendNotBuilt { backend: Backend::Postgres, world: Some("w".into()) };
+        assert_eq!(
+            e.to_string(),
+            "w is a postgres world, and this build of terrane has no postgres backend: use a \
+             build with the `postgres` feature"
+        );
+        let e = Error::BackendNotBuilt { backend: Backend::Postgres, world: None };
+        assert!(e.to_string().starts_with("this build of terrane has no postgres backend"), "{e}");
+        let e = Error::BackendMismatch {
+            dir: None,
+            found: Backend::Postgres,
+            requested: Backend::BlockFile,
+        };
+        assert!(e.to_string().starts_with("the connection string holds a postgres world"), "{e}");
+    }
 }

@@ -89,17 +89,13 @@ impl SharedWorld {
     /// the previous instance's lease has expired (with a new epoch) and never writes under
     /// the other's epoch. Ids are 1 to 32 printable ASCII characters.
     pub fn new(mut world: World, ttl_ms: u64) -> Result<Self, Error> {
-        let id = world.tiered().config().server.clone().ok_or_else(|| {
-            Error::Backend("a shared world needs a server id: WorldBuilder::server".into())
-        })?;
+        let id = world.tiered().config().server.clone().ok_or(Error::NoServerId)?;
         if id.is_empty() || id.len() > 32 || !id.bytes().all(|b| (0x21..0x7f).contains(&b)) {
-            return Err(Error::Backend(format!(
-                "invalid server id {id:?}: use 1 to 32 printable ASCII characters"
-            )));
+            return Err(Error::InvalidServerId(id));
         }
         let store: Arc<dyn Store> = Arc::clone(world.tiered().store());
         let owner = format!("{id}#{}", instance_mark());
-        let leases = Leases::new(store, &owner, ttl_ms).map_err(lease_error)?;
+        let leases = Leases::new(store, &owner, ttl_ms)?;
         world.tiered_mut().set_areas(Some(BTreeSet::new()));
         Ok(SharedWorld { world, keeper: LeaseKeeper::new(leases), id })
     }
@@ -278,11 +274,4 @@ fn is_refusal(e: &Error) -> bool {
                 terrane_store::Error::PreconditionFailed { .. }
             ))
     )
-}
-
-fn lease_error(e: LeaseError) -> Error {
-    match e {
-        LeaseError::Store(s) => Error::Store(s),
-        other => Error::Backend(other.to_string()),
-    }
 }

@@ -291,7 +291,7 @@ impl WorldBuilder {
             );
         }
         if self.read_only {
-            return Err(Error::Backend("a world cannot be created read-only".into()));
+            return Err(Error::CreateReadOnly);
         }
         if let Some(conninfo) = connection_string(dir) {
             let handle = open_postgres(conninfo, Mode::Create, false, self.server.is_some())?;
@@ -328,15 +328,15 @@ impl WorldBuilder {
     pub fn open(self, dir: impl AsRef<Path>) -> Result<World> {
         let dir = dir.as_ref();
         if self.backend == Some(Backend::Memory) {
-            return Err(Error::Backend(
-                "an in-memory world cannot be opened from a directory".into(),
-            ));
+            return Err(Error::OpenInMemory(dir.to_path_buf()));
         }
         if let Some(conninfo) = connection_string(dir) {
             if let Some(b) = self.backend.filter(|b| *b != Backend::Postgres) {
-                return Err(Error::Backend(format!(
-                    "a connection string names a postgres world, not {b}"
-                )));
+                return Err(Error::BackendMismatch {
+                    dir: None,
+                    found: Backend::Postgres,
+                    requested: b,
+                });
             }
             let handle =
                 open_postgres(conninfo, Mode::Open, self.read_only, self.server.is_some())?;
@@ -350,19 +350,17 @@ impl WorldBuilder {
             DirState::World(b) => (b, Mode::Open),
             DirState::Unfinished(b) if !self.read_only => (b, Mode::Finish),
             DirState::Unfinished(_) => {
-                return Err(Error::Backend(format!(
-                    "{}: the world's creation was cut off before it finished; open it for writing to finish it, or create it again",
-                    dir.display()
-                )));
+                return Err(Error::CreationUnfinished(dir.to_path_buf()));
             }
         };
         if let Some(b) = self.backend
             && b != backend
         {
-            return Err(Error::Backend(format!(
-                "{} holds a {backend} world, not {b}",
-                dir.display()
-            )));
+            return Err(Error::BackendMismatch {
+                dir: Some(dir.to_path_buf()),
+                found: backend,
+                requested: b,
+            });
         }
         let handle = open_backend_with(dir, backend, mode, self.read_only, self.repair)?;
         let world = self.finish(handle, Some(dir.to_path_buf()), backend, Some(lock))?;
@@ -496,9 +494,7 @@ fn open_postgres(conninfo: &str, mode: Mode, read_only: bool, shared: bool) -> R
     #[cfg(not(feature = "postgres"))]
     {
         let _ = (conninfo, mode, read_only, shared);
-        Err(Error::Backend(
-            "this build of terrane has no postgres backend (enable the `postgres` feature)".into(),
-        ))
+        Err(Error::BackendNotBuilt { backend: Backend::Postgres, world: None })
     }
 }
 
@@ -533,9 +529,7 @@ fn open_backend_with(
         )?))),
         Backend::Memory => Ok(Handle::Mem(Arc::new(MemStore::open(&cfg)?))),
         #[allow(unreachable_patterns)]
-        other => Err(Error::Backend(format!(
-            "this build of terrane has no {other} backend (enable the `{other}` feature)"
-        ))),
+        other => Err(Error::BackendNotBuilt { backend: other, world: None }),
     }
 }
 
@@ -963,7 +957,7 @@ impl World {
     pub fn backup(&self, dest: impl AsRef<Path>) -> Result<()> {
         let dest = dest.as_ref();
         if self.backend == Backend::Memory {
-            return Err(Error::Backend("an in-memory world has nothing on disk to back up".into()));
+            return Err(Error::BackupInMemory);
         }
         let existed = dest.exists();
         if existed && fs::read_dir(dest).map_err(io(dest))?.next().is_some() {

@@ -84,10 +84,7 @@ pub(crate) fn read_state(dir: &Path) -> Result<DirState> {
     match read_marker_file(dir, CREATING) {
         Ok(Some(b)) => Ok(DirState::Unfinished(b)),
         // An intent torn by the crash itself (it is written before anything else).
-        _ => Err(Error::Backend(format!(
-            "{}: a terrane world creation was cut off before it started; create the world again (terrane demo --force, World::builder().create)",
-            dir.display()
-        ))),
+        _ => Err(Error::CreationNotStarted(dir.to_path_buf())),
     }
 }
 
@@ -113,29 +110,29 @@ fn read_marker_file(dir: &Path, name: &str) -> Result<Option<Backend>> {
         Err(e) => return Err(Error::Io { path, source: e }),
     }
     if text.len() as u64 > MARKER_MAX {
-        return Err(Error::Backend(format!(
-            "{}: larger than {} KiB, so not a terrane world marker (expected `{SIGNATURE}` and a backend line)",
-            path.display(),
-            MARKER_MAX >> 10
-        )));
+        return Err(Error::InvalidMarker {
+            path,
+            detail: format!(
+                "larger than {} KiB (expected `{SIGNATURE}` and a backend line)",
+                MARKER_MAX >> 10
+            ),
+        });
     }
     let mut lines = text.lines();
     if lines.next() != Some(SIGNATURE) {
-        return Err(Error::Backend(format!(
-            "{}: unknown world format (expected `{SIGNATURE}`)",
-            path.display()
-        )));
+        return Err(Error::InvalidMarker {
+            path,
+            detail: format!("unknown world format (expected `{SIGNATURE}`)"),
+        });
     }
-    let name = lines
-        .find_map(|l| l.strip_prefix("backend = "))
-        .ok_or_else(|| Error::Backend(format!("{}: no backend line", path.display())))?;
-    let backend = Backend::parse(name.trim())
-        .ok_or_else(|| Error::Backend(format!("{}: unknown backend {name:?}", path.display())))?;
+    let Some(name) = lines.find_map(|l| l.strip_prefix("backend = ")) else {
+        return Err(Error::InvalidMarker { path, detail: "no backend line".into() });
+    };
+    let Some(backend) = Backend::parse(name.trim()) else {
+        return Err(Error::UnknownBackend { path, name: name.to_string() });
+    };
     if !backend.is_available() {
-        return Err(Error::Backend(format!(
-            "{} is a {backend} world, and this build has no {backend} backend (enable the `{backend}` feature)",
-            dir.display()
-        )));
+        return Err(Error::BackendNotBuilt { backend, world: Some(dir.to_path_buf()) });
     }
     Ok(Some(backend))
 }

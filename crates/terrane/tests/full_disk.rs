@@ -65,6 +65,7 @@ fn a_full_disk_fails_the_save_loses_nothing_acknowledged_and_saving_resumes() {
                     acked.extend(chunks);
                 }
                 Err(e) => {
+                    assert!(e.is_storage_full(), "{backend}: not a full disk: {e:?}");
                     let msg = e.to_string();
                     assert!(
                         msg.contains("No space left") || msg.contains("os error 28"),
@@ -139,6 +140,7 @@ fn an_import_that_fills_the_disk_stops_cleanly_and_resumes() {
         let options = terrane::anvil::ImportOptions::new();
         let err = terrane::java::import_region_dir(&mut w, 0, &java, &options, &mut |_| {})
             .expect_err("the space left beside the ballast cannot hold the region's columns");
+        assert!(err.is_storage_full(), "{backend}: not a full disk: {err:?}");
         let msg = err.to_string();
         assert!(
             msg.contains("No space left") || msg.contains("os error 28"),
