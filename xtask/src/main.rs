@@ -214,18 +214,18 @@ fn workspace_packages() -> Result<Vec<String>> {
         .collect();
     dirs.sort();
     dirs.extend([root().join("benches"), root().join("xtask")]);
-    let mut out = Vec::new();
-    for d in dirs {
-        let toml = fs::read_to_string(d.join("Cargo.toml"))
-            .map_err(|e| format!("{}: {e}", d.join("Cargo.toml").display()))?;
-        let name = toml
-            .lines()
-            .find_map(|l| l.strip_prefix("name = \""))
-            .and_then(|l| l.strip_suffix('"'))
-            .ok_or_else(|| format!("{}: no package name", d.display()))?;
-        out.push(name.to_string());
-    }
-    Ok(out)
+    dirs.iter().map(|d| package_name(d)).collect()
+}
+
+/// The package name in the manifest of the package at `dir` (its first `name = "..."` line).
+pub fn package_name(dir: &Path) -> Result<String> {
+    let manifest = dir.join("Cargo.toml");
+    let toml = fs::read_to_string(&manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    toml.lines()
+        .find_map(|l| l.strip_prefix("name = \""))
+        .and_then(|l| l.strip_suffix('"'))
+        .map(String::from)
+        .ok_or_else(|| format!("{}: no package name", manifest.display()))
 }
 
 fn ci() -> Result {

@@ -16,13 +16,7 @@ mod tests {
         let mut out = BTreeMap::new();
         for e in fs::read_dir(root().join("crates")).expect("crates/") {
             let dir = e.expect("crates/ entry").path();
-            let toml = fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml");
-            let name = toml
-                .lines()
-                .find_map(|l| l.strip_prefix("name = \""))
-                .and_then(|l| l.strip_suffix('"'))
-                .expect("package name");
-            out.insert(name.to_string(), dir);
+            out.insert(crate::package_name(&dir).expect("package name"), dir);
         }
         out
     }

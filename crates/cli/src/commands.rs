@@ -176,22 +176,6 @@ pub fn parse_xyz(s: &str) -> Result<BlockPos, String> {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename: never half-written.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Fail> {
-    let tmp = path.with_extension("tmp-terrane");
-    let res = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if let Err(e) = res {
-        let _ = fs::remove_file(&tmp);
-        return Err(Fail::io(path, e));
-    }
-    Ok(())
-}
-
 pub fn info(a: &WorldArgs) -> Result<(), Fail> {
     let world = World::open_read_only(&a.world)?;
     let i = world.info()?;
@@ -486,7 +470,7 @@ pub fn chunk(c: ChunkCmd) -> Result<(), Fail> {
                 }
             }
             if let Some(out) = out {
-                write_atomic(&out, &bytes)?;
+                terrane::export::write_whole(&out, &bytes)?;
                 outln!("wrote {} bytes of chunk ({x}, {y}, {z}) to {}", bytes.len(), out.display());
                 return Ok(());
             }

@@ -259,7 +259,7 @@ pub fn run(a: &RenderArgs) -> Result<(), Fail> {
         wr.write_image_data(&img).map_err(|e| Fail::other(format!("png: {e}")))?;
         wr.finish().map_err(|e| Fail::other(format!("png: {e}")))?;
     }
-    crate::commands::write_atomic(&a.out, &bytes)?;
+    terrane::export::write_whole(&a.out, &bytes)?;
     outln!(
         "wrote {} ({pw} x {ph} px; blocks x {x0}..={x1}, z {z0}..={z1}{})",
         a.out.display(),

@@ -9,12 +9,22 @@
 
 use std::path::{Path, PathBuf};
 
-/// The test-data folder: `<workspace>/testdata`, found from this crate's manifest directory.
+/// The test-data folder: `<workspace>/testdata`, found from the running test's package
+/// directory (`CARGO_MANIFEST_DIR`, which cargo sets for tests and benches) up, else from this
+/// crate's directory at build time. Read at run time first: clones that share one target
+/// directory may run a test binary another clone built.
 ///
 /// # Panics
 /// When the folder does not exist (a test's set-up failing, with the fix in the message).
 pub fn dir() -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+    let at_run_time = std::env::var_os("CARGO_MANIFEST_DIR").and_then(|d| {
+        Path::new(&d)
+            .ancestors()
+            .map(|a| a.join("testdata"))
+            .find(|t| t.join("SOURCES.md").is_file())
+    });
+    let p =
+        at_run_time.unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata"));
     assert!(
         p.is_dir(),
         "test data folder {} is missing: it is part of the repository (`git checkout -- testdata`)",

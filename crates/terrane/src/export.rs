@@ -114,8 +114,12 @@ pub(crate) fn not_a_folder(path: &Path, what: &str) -> Error {
 }
 
 /// Writes `path` under a temporary name beside it, syncs it, and renames it into place: the
-/// file is either the old one or the new one whole, never half-written.
-pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
+/// file is either the old one or the new one whole, never half-written. What every file an
+/// export writes goes through (the `terrane` command's chunk and map files too).
+///
+/// # Errors
+/// [`Error::Io`] naming `path`; the temporary file is removed.
+pub fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".terrane-tmp");
     let tmp = path.with_file_name(name);

@@ -494,6 +494,7 @@ fn remove_stale(dirs: &[&Path], written: &[PathBuf], overwrite: Overwrite) -> Re
         .iter()
         .filter_map(|p| p.file_name()?.to_str().and_then(parse_region_name))
         .collect();
+    let written: std::collections::HashSet<&Path> = written.iter().map(PathBuf::as_path).collect();
     for dir in dirs {
         let entries = match fs::read_dir(dir) {
             Ok(e) => e,
@@ -511,7 +512,10 @@ fn remove_stale(dirs: &[&Path], written: &[PathBuf], overwrite: Overwrite) -> Re
             };
             let path = e.path();
             let stale = overwrite == Overwrite::Replace || regions.contains(&region);
-            if stale && !written.contains(&path) && e.file_type().is_ok_and(|t| t.is_file()) {
+            if stale
+                && !written.contains(path.as_path())
+                && e.file_type().is_ok_and(|t| t.is_file())
+            {
                 fs::remove_file(&path).map_err(io(&path))?;
             }
         }
