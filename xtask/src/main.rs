@@ -32,10 +32,11 @@ Tasks:
   fuzz --list             list the fuzz targets
   fuzz --table            print the fuzzing table of docs/RELIABILITY.md, rendered from
                           fuzz/stats.tsv and the corpora in fuzz/corpus/
-  crash [--kills N] [-- FILTER]
+  crash [--kills N] [--game-kills M] [-- FILTER]
                           the SIGKILL crash harnesses: N kills per backend, N/5 rounds of
-                          three game servers on one PostgreSQL world; and the injected
-                          system-call faults at every N (FILTER: test names)
+                          three game servers on one PostgreSQL world; the injected
+                          system-call faults at every N; M kills (default 300) of
+                          `terrane serve` under four mineflayer players (FILTER: test names)
   demo [DIR]              check prerequisites, then run the main job (`terrane demo`)
   soak --minutes N [DIR] [--backend B]
                           the demo's world under continuous play for N minutes: tick-save
@@ -298,13 +299,17 @@ fn package_check() -> Result {
 }
 
 fn crash(rest: &[String]) -> Result {
-    known_flags(rest, &["--kills"], &[])?;
-    if let Some(k) = flag_value(rest, "--kills")
-        && k.parse::<u64>().is_err()
-    {
-        return Err(usage(format!("--kills {k}: not a number")));
+    known_flags(rest, &["--kills", "--game-kills"], &[])?;
+    for flag in ["--kills", "--game-kills"] {
+        if let Some(k) = flag_value(rest, flag)
+            && k.parse::<u64>().is_err()
+        {
+            return Err(usage(format!("{flag} {k}: not a number")));
+        }
     }
     let kills = flag_value(rest, "--kills").unwrap_or_else(|| "1000".into());
+    // Kills of the game server with real clients: each costs seconds, not milliseconds.
+    let game_kills = flag_value(rest, "--game-kills").unwrap_or_else(|| "300".into());
     prereqs()?;
     run(rocksdb::link_dev_archive(&mut cargo())?
         .args([
@@ -316,10 +321,13 @@ fn crash(rest: &[String]) -> Result {
             "crash",
             "--test",
             "syscall_faults",
+            "--test",
+            "serve_kills",
             "--",
             "--nocapture",
         ])
         .args(rest.iter().skip_while(|a| *a != "--").skip(1))
+        .env("TERRANE_GAME_KILLS", game_kills)
         .env("TERRANE_CRASH_KILLS", kills)
         .env("TERRANE_SYSCALL_FAULT_EVERY_N", "1"))
 }

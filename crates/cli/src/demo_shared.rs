@@ -24,6 +24,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use terrane::lease::{AreaId, Lease};
 use terrane::shared::{SaveError, SharedWorld};
+use terrane::stats::percentile;
 use terrane::{Backend, Batch, BlockPos, Chunk, ChunkPos, TickSave, Uuid, World, tables};
 
 use crate::Fail;
@@ -688,19 +689,11 @@ pub fn run(args: &DemoArgs, n: usize) -> Result<SharedSummary, Fail> {
     let mut s = srv.s;
     s.seconds = started.elapsed().as_secs_f64();
     s.saves_per_second = s.saves_acknowledged as f64 / s.seconds.max(1e-9);
-    s.save_p50_ms = percentile(&mut srv.save_ms, 0.5);
-    s.save_p99_ms = percentile(&mut srv.save_ms, 0.99);
-    s.hand_off_p50_ms = percentile(&mut srv.hand_off_ms, 0.5);
+    s.save_p50_ms = percentile(&mut srv.save_ms, 0.5).unwrap_or(0.0);
+    s.save_p99_ms = percentile(&mut srv.save_ms, 0.99).unwrap_or(0.0);
+    s.hand_off_p50_ms = percentile(&mut srv.hand_off_ms, 0.5).unwrap_or(0.0);
     s.walkers_at_end = srv.walkers.len();
     Ok(s)
-}
-
-fn percentile(v: &mut [f64], q: f64) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    v[((v.len() - 1) as f64 * q).round() as usize]
 }
 
 /// Prints the summary for people.

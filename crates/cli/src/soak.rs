@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+use terrane::stats::percentile;
 
 /// One row of the soak table: the ticks of one interval (a minute unless told otherwise).
 #[derive(Serialize, Debug, Clone, Default, PartialEq)]
@@ -61,15 +62,6 @@ pub fn rss_mib() -> f64 {
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(0.0, |kb| kb / 1024.0)
-}
-
-/// The `q`-quantile (0..=1) of sorted values, nearest rank; 0 for none.
-fn quantile(sorted: &[u64], q: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -138,8 +130,8 @@ impl SoakRecorder {
         self.rows.push(SoakRow {
             minute: self.rows.len() + 1,
             ticks: self.ticks,
-            save_p50_ms: ms(quantile(&v, 0.50)),
-            save_p99_ms: ms(quantile(&v, 0.99)),
+            save_p50_ms: ms(percentile(&mut v, 0.50).unwrap_or(0)),
+            save_p99_ms: ms(percentile(&mut v, 0.99).unwrap_or(0)),
             save_max_ms: ms(v.last().copied().unwrap_or(0)),
             rss_mib: rss_mib(),
             cache_mib: cache_bytes as f64 / (1024.0 * 1024.0),
@@ -277,13 +269,5 @@ mod tests {
         let mut bad = flat.clone();
         bad[2].restores = 1;
         assert!(!verdict(&bad).goal_met);
-    }
-
-    #[test]
-    fn quantiles_are_nearest_rank() {
-        let v: Vec<u64> = (1..=100).collect();
-        assert_eq!((quantile(&v, 0.5), quantile(&v, 0.99), quantile(&v, 1.0)), (50, 99, 100));
-        assert_eq!(quantile(&[], 0.5), 0);
-        assert!(rss_mib() > 0.0, "Linux has /proc/self/status");
     }
 }

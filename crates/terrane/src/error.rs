@@ -154,6 +154,18 @@ pub enum Error {
          version that wrote the source world"
     )]
     CopyTableMissing(String),
+    /// A player or container record ([`game`](crate::game)) did not decode: the world's
+    /// store holds damaged bytes under `key`.
+    #[error(
+        "game record {key}: {source}; the record is damaged: restore the world from a backup, \
+         or delete the record to start that player or container empty"
+    )]
+    DamagedRecord {
+        /// The record's key in `worldProperties`.
+        key: String,
+        /// What is wrong, where.
+        source: crate::game::RecordError,
+    },
     /// An import or export was refused before anything was written: a folder without
     /// region files, an import over chunks of the world's own, coordinates Minecraft cannot
     /// hold. The message says what to do.

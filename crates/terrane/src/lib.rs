@@ -36,6 +36,8 @@
 //! finds one block state stored under several ids (spellings from before the importers
 //! canonicalised state strings), which [`World::verify`] reports and
 //! [`World::merge_duplicate_states`] merges.
+//! [`game`] keeps what a game server saves beside its chunks in the same tick save: players
+//! (position, inventory, the item on the cursor) and containers (a chest's items).
 //!
 //! The World is thin glue: the logic lives in the member crates, and everything it holds is
 //! reachable ([`World::tiered`], [`World::regionizer`], [`World::distance`], [`World::store`])
@@ -124,10 +126,12 @@ pub mod block_states;
 pub mod copy;
 mod error;
 pub mod export;
+pub mod game;
 mod imported;
 pub mod java;
 pub mod schem;
 pub mod shared;
+pub mod stats;
 mod world;
 mod world_dir;
 

@@ -5,6 +5,9 @@ use valence::interact_block::InteractBlockEvent;
 use valence::inventory::HeldItem;
 use valence::prelude::*;
 
+use crate::containers::is_container;
+use crate::plugin::TerraneLayer;
+
 /// Sets one block of the served world: applied to Valence's chunk layer and recorded for
 /// terrane's next tick save. Send it (an `EventWriter<SetBlock>`) instead of calling
 /// `ChunkLayer::set_block` directly, or the change is shown but never saved.
@@ -40,11 +43,14 @@ pub(crate) fn dig(
 pub(crate) fn place(
     mut clients: Query<(&mut Inventory, &GameMode, &HeldItem)>,
     mut uses: EventReader<InteractBlockEvent>,
+    layers: Query<&ChunkLayer, With<TerraneLayer>>,
     mut out: EventWriter<SetBlock>,
 ) {
+    let Ok(layer) = layers.get_single() else { return };
     for e in uses.iter() {
         let Ok((mut inventory, mode, held)) = clients.get_mut(e.client) else { continue };
-        if e.hand != Hand::Main {
+        // Using a container opens it (`containers::open`) instead of placing against it.
+        if e.hand != Hand::Main || layer.block(e.position).is_some_and(|b| is_container(b.state)) {
             continue;
         }
         let slot = held.slot();

@@ -8,8 +8,8 @@
 //! [`World`](terrane::World) (opened by the caller) as the [`TerraneWorld`] resource and:
 //!
 //! - spawns one chunk and entity layer, the Overworld of Minecraft 1.20.1 (y −64..320),
-//!   marked [`TerraneLayer`], and puts every joining player in it at
-//!   [`Settings::spawn`], with the health update a vanilla server sends;
+//!   marked [`TerraneLayer`], and puts every joining player in it (at [`Settings::spawn`]
+//!   the first time), with the health update a vanilla server sends;
 //! - loads the columns players see (their view distance, capped at
 //!   [`Settings::max_view_distance`]) from terrane, nearest first: a column is the 24 cubic
 //!   16³ chunks of dimension 0 from chunk y −4 to 19, each loaded with
@@ -19,10 +19,15 @@
 //!   [`Settings::stand_in`] and reported once with `tracing::warn` (the stored chunk keeps
 //!   it). A column the world has never held is generated as flat ground ([`flat`]);
 //! - unloads the columns nobody sees any more;
+//! - puts each joining player back where the world's record of them says, with its game
+//!   mode and inventory ([`terrane::game::PlayerRecord`]);
+//! - opens container blocks (chests, barrels) players use, with the contents the world
+//!   holds ([`Containers`]);
 //! - applies [`SetBlock`] events (the plugin's own digging and placing send them) to the
-//!   layer and to its terrane chunks, and saves the changed chunks as one atomic
-//!   [`TickSave`](terrane::TickSave) per tick (or every [`Settings::save_every`] ticks),
-//!   sending [`Saved`] once the world acknowledged it.
+//!   layer and to its terrane chunks, and saves the changed chunks, players and containers
+//!   as one atomic [`TickSave`](terrane::TickSave) per tick (or every
+//!   [`Settings::save_every`] ticks), sending [`Saved`] once the world acknowledged it: an
+//!   item moved between a chest and a player is in exactly one of them after any crash.
 //!
 //! A state placed for the first time is registered in the world's schema (registries only
 //! grow) before the save that uses it.
@@ -57,9 +62,11 @@
 //!
 //! # What it does not guarantee
 //!
-//! - Only blocks are saved. Player data (position, inventory), entities, block entities
-//!   (chest contents, signs) and lighting are not persisted: a restarted server starts every
-//!   player afresh at the spawn.
+//! - Saved: blocks, players (position, look, game mode, inventory, cursor stack) and
+//!   container blocks' contents (chests, trapped chests, barrels), as
+//!   [`terrane::game`] records. Not saved: entities, other block entities (signs,
+//!   furnaces), item NBT (names, enchantments) and lighting.
+//! - Breaking a container deletes its contents (Valence has no dropped items).
 //! - One dimension (the Overworld, terrane dimension 0); the Nether and the End are not
 //!   served.
 //! - Changes made with `ChunkLayer::set_block` directly, instead of [`SetBlock`], are shown
@@ -76,18 +83,21 @@
 #![allow(elided_lifetimes_in_paths)]
 
 pub mod blocks;
+mod containers;
 mod edits;
 mod error;
 pub mod flat;
+mod players;
 mod plugin;
 mod server;
 mod world;
 
+pub use containers::{Containers, is_container};
 pub use edits::SetBlock;
 pub use error::{Error, Result};
 pub use plugin::{Saved, Settings, TerraneLayer, TerranePlugin, TerraneSet};
 pub use server::{ServerBuilder, ServerEvent, Status};
-pub use world::TerraneWorld;
+pub use world::{Applied, SaveParts, TerraneWorld};
 
 /// Valence, as this crate builds it: use its types in systems beside the plugin.
 pub use valence;

@@ -4,8 +4,10 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use terrane::World;
+use terrane::stats::percentile;
 use valence::app::AppExit;
 use valence::prelude::*;
 
@@ -29,6 +31,9 @@ pub enum ServerEvent {
     },
     /// Once a second.
     Status(Status),
+    /// An edit was applied (only with [`ServerBuilder::report_edits`]): it is durable once
+    /// a [`Saved`](ServerEvent::Saved) with a tick at or after its own follows.
+    Applied(crate::Applied),
     /// The server stopped after a last save; `tick` is the last durable tick.
     Stopped {
         /// The last durable tick.
@@ -48,6 +53,18 @@ pub struct Status {
     pub durable_tick: u64,
     /// Changed chunks waiting for the next save.
     pub unsaved_chunks: usize,
+    /// Ticks in the last second: the time from the start of one to its end, median and
+    /// 99th percentile (nearest rank).
+    pub tick_p50: Duration,
+    /// See [`tick_p50`](Status::tick_p50).
+    pub tick_p99: Duration,
+    /// Saves in the last second (the world's `save_tick`, its fsync included): median and
+    /// 99th percentile; zero when none ran.
+    pub save_p50: Duration,
+    /// See [`save_p50`](Status::save_p50).
+    pub save_p99: Duration,
+    /// Saves in the last second.
+    pub saves: usize,
 }
 
 /// Builds and runs a Minecraft Java 1.20.1 server (Valence, offline mode) on a terrane
@@ -78,6 +95,9 @@ struct Runner {
     stopping: bool,
     failure: Arc<Mutex<Option<Error>>>,
     last_status: i64,
+    tick_started: Option<Instant>,
+    tick_times: Vec<Duration>,
+    save_times: Vec<Duration>,
 }
 
 impl ServerBuilder {
@@ -104,6 +124,32 @@ impl ServerBuilder {
         self
     }
 
+    /// Saves players apart from the chunks and containers, every `n` ticks, as vanilla
+    /// Minecraft and most servers do (default: together, in one save). For comparison only:
+    /// see [`Settings::players_apart`].
+    pub fn players_apart(mut self, n: Option<u32>) -> Self {
+        self.settings.players_apart = n;
+        self
+    }
+
+    /// Whether every applied edit is reported as [`ServerEvent::Applied`] (default `false`).
+    pub fn report_edits(mut self, on: bool) -> Self {
+        self.settings.record_edits = on;
+        self
+    }
+
+    /// The largest view distance granted, in chunks (default 10).
+    pub fn view_distance(mut self, chunks: u8) -> Self {
+        self.settings.max_view_distance = chunks;
+        self
+    }
+
+    /// Players' game mode when they first join (default creative).
+    pub fn game_mode(mut self, mode: GameMode) -> Self {
+        self.settings.game_mode = mode;
+        self
+    }
+
     /// The plugin's settings (default [`Settings::default`]).
     pub fn settings(mut self, settings: Settings) -> Self {
         self.settings = settings;
@@ -119,7 +165,7 @@ impl ServerBuilder {
         stop: Arc<AtomicBool>,
         on_event: impl FnMut(ServerEvent) + Send + 'static,
     ) -> Result<u64> {
-        if self.settings.save_every == 0 {
+        if self.settings.save_every == 0 || self.settings.players_apart == Some(0) {
             return Err(Error::Setting("save every 0 ticks: give 1 or more".into()));
         }
         if self.max_players == 0 {
@@ -141,6 +187,9 @@ impl ServerBuilder {
             stopping: false,
             failure: Arc::clone(&failure),
             last_status: 0,
+            tick_started: None,
+            tick_times: Vec::new(),
+            save_times: Vec::new(),
         };
         let last = Arc::clone(&durable);
         App::new()
@@ -153,6 +202,12 @@ impl ServerBuilder {
             .add_plugins(DefaultPlugins)
             .add_plugins(TerranePlugin::new(terrane, self.settings))
             .insert_resource(runner)
+            .add_systems(First, |mut r: ResMut<Runner>| r.tick_started = Some(Instant::now()))
+            .add_systems(Last, |mut r: ResMut<Runner>| {
+                if let Some(t) = r.tick_started.take() {
+                    r.tick_times.push(t.elapsed());
+                }
+            })
             .add_systems(Update, check_stop.before(TerraneSet))
             .add_systems(
                 Update,
@@ -197,9 +252,13 @@ fn report(
             f(e);
         }
     };
+    for a in tw.take_applied() {
+        emit(ServerEvent::Applied(a));
+    }
     for s in saved.iter() {
         emit(ServerEvent::Saved { tick: s.tick });
     }
+    runner.save_times.extend(tw.take_save_times());
     if let Ok(mut d) = durable.lock() {
         *d = tw.durable_tick();
     }
@@ -207,11 +266,19 @@ fn report(
     let rate = i64::from(server.tick_rate().get());
     if now - runner.last_status >= rate {
         runner.last_status = now;
+        let mut ticks = std::mem::take(&mut runner.tick_times);
+        let mut saves = std::mem::take(&mut runner.save_times);
+        let p = |v: &mut Vec<Duration>, q| percentile(v, q).unwrap_or_default();
         emit(ServerEvent::Status(Status {
             players: clients.iter().count(),
             columns: tw.loaded_columns(),
             durable_tick: tw.durable_tick(),
-            unsaved_chunks: tw.unsaved_chunks(),
+            unsaved_chunks: tw.unsaved_chunks() + tw.unsaved_records(),
+            tick_p50: p(&mut ticks, 0.5),
+            tick_p99: p(&mut ticks, 0.99),
+            save_p50: p(&mut saves, 0.5),
+            save_p99: p(&mut saves, 0.99),
+            saves: saves.len(),
         }));
     }
     if let Some(e) = tw.take_error() {

@@ -1,8 +1,9 @@
 //! [`TerraneWorld`]: the terrane world a Valence server plays on, and what it has changed.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::time::{Duration, Instant};
 
-use terrane::{BlockId, Chunk, ChunkPos, ColumnPos, TickSave, World};
+use terrane::{BlockId, Chunk, ChunkPos, ColumnPos, TickSave, World, tables};
 use valence::prelude::{BlockState, Chunk as _, Resource, UnloadedChunk, bevy_ecs};
 
 use crate::blocks::{BlockMap, state_name};
@@ -23,6 +24,14 @@ pub struct TerraneWorld {
     dirty: BTreeSet<ChunkPos>,
     /// Generated chunks and chunks of unloaded columns, for the next save.
     pending: Vec<(ChunkPos, Vec<u8>)>,
+    /// Player and container records changed since the last save (`None`: delete).
+    records: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// The bytes each record key holds in the world, as last read or saved.
+    written: HashMap<Vec<u8>, Vec<u8>>,
+    /// Edits applied since the last [`take_applied`](Self::take_applied), when recorded.
+    applied: Option<Vec<Applied>>,
+    /// How long each save since the last [`take_save_times`](Self::take_save_times) took.
+    save_times: Vec<Duration>,
     base_tick: u64,
     durable_tick: u64,
     flush: bool,
@@ -65,6 +74,10 @@ impl TerraneWorld {
             columns: HashSet::new(),
             dirty: BTreeSet::new(),
             pending: Vec::new(),
+            records: BTreeMap::new(),
+            written: HashMap::new(),
+            applied: None,
+            save_times: Vec::new(),
             base_tick,
             durable_tick: base_tick,
             flush: false,
@@ -101,6 +114,44 @@ impl TerraneWorld {
     /// Changed chunks not saved yet.
     pub fn unsaved_chunks(&self) -> usize {
         self.dirty.len() + self.pending.len()
+    }
+
+    /// Changed player and container records not saved yet.
+    pub fn unsaved_records(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Stages record `key` (a [`terrane::game`] key) to hold `bytes` (`None`: deleted) in the
+    /// next save, unless the world is known to hold exactly those bytes already (a deletion is
+    /// always staged).
+    pub fn stage_record(&mut self, key: Vec<u8>, bytes: Option<Vec<u8>>) {
+        if bytes.is_some() && self.written.get(&key) == bytes.as_ref() {
+            self.records.remove(&key);
+        } else {
+            self.records.insert(key, bytes);
+        }
+    }
+
+    /// Notes that the world holds `bytes` under record `key` (read at a player's join), so
+    /// that staging the same bytes writes nothing.
+    pub fn note_record(&mut self, key: Vec<u8>, bytes: Vec<u8>) {
+        self.written.insert(key, bytes);
+    }
+
+    /// Starts recording the edits applied, for [`take_applied`](Self::take_applied).
+    pub fn record_applied(&mut self) {
+        self.applied.get_or_insert_with(Vec::new);
+    }
+
+    /// The edits applied since the last call, in order (empty unless
+    /// [`record_applied`](Self::record_applied) was called).
+    pub fn take_applied(&mut self) -> Vec<Applied> {
+        self.applied.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// How long each save since the last call took.
+    pub fn take_save_times(&mut self) -> Vec<Duration> {
+        std::mem::take(&mut self.save_times)
     }
 
     /// Makes the next save run whatever the save interval (the server is stopping).
@@ -246,25 +297,90 @@ impl TerraneWorld {
         true
     }
 
+    pub(crate) fn note_applied(&mut self, tick: u64, position: [i32; 3], state: BlockState) {
+        if let Some(a) = &mut self.applied {
+            a.push(Applied { tick, position, state: state_name(state) });
+        }
+    }
+
     /// Saves what changed as tick `tick`, in one atomic [`TickSave`]: the changed chunks of
-    /// loaded columns, the chunks of unloaded and generated columns, and the distance graph.
-    /// Returns `false` (and writes nothing) when nothing changed.
+    /// loaded columns, the chunks of unloaded and generated columns, the changed player and
+    /// container records, and the distance graph. Returns `false` (and writes nothing) when
+    /// nothing changed.
     pub fn save(&mut self, tick: u64) -> Result<bool> {
-        if self.dirty.is_empty() && self.pending.is_empty() {
+        self.save_parts(tick, SaveParts::All)
+    }
+
+    /// Saves part of what changed as tick `tick`, in one atomic [`TickSave`]: see
+    /// [`SaveParts`]. Returns `false` (and writes nothing) when that part did not change.
+    pub fn save_parts(&mut self, tick: u64, parts: SaveParts) -> Result<bool> {
+        let players = |key: &[u8]| key.starts_with(terrane::game::PLAYER_PREFIX);
+        let wanted = |key: &[u8]| match parts {
+            SaveParts::All => true,
+            SaveParts::Players => players(key),
+            SaveParts::AllButPlayers => !players(key),
+        };
+        let with_chunks = parts != SaveParts::Players;
+        let records: Vec<Vec<u8>> = self.records.keys().filter(|k| wanted(k)).cloned().collect();
+        if records.is_empty()
+            && (!with_chunks || (self.dirty.is_empty() && self.pending.is_empty()))
+        {
             return Ok(false);
         }
+        let started = Instant::now();
         let mut save = TickSave::new();
-        for (pos, bytes) in self.pending.drain(..) {
-            save.put_chunk(0, pos, bytes);
+        for key in &records {
+            match &self.records[key] {
+                Some(b) => save.put_object(tables::WORLD_PROPERTIES, key.clone(), b.clone()),
+                None => save.delete_object(tables::WORLD_PROPERTIES, key.clone()),
+            };
         }
-        for pos in &self.dirty {
-            if let Some(c) = self.chunks.get(pos) {
-                save.put_chunk(0, *pos, c.encode(self.world.schema()));
+        if with_chunks {
+            for (pos, bytes) in &self.pending {
+                save.put_chunk(0, *pos, bytes.clone());
+            }
+            for pos in &self.dirty {
+                if let Some(c) = self.chunks.get(pos) {
+                    save.put_chunk(0, *pos, c.encode(self.world.schema()));
+                }
             }
         }
         self.world.save_tick(tick, save)?;
-        self.dirty.clear();
+        if with_chunks {
+            self.dirty.clear();
+            self.pending.clear();
+        }
+        for key in records {
+            match self.records.remove(&key).flatten() {
+                Some(b) => self.written.insert(key, b),
+                None => self.written.remove(&key),
+            };
+        }
         self.durable_tick = tick;
+        self.save_times.push(started.elapsed());
         Ok(true)
     }
+}
+
+/// What one save writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SaveParts {
+    /// Everything that changed: chunks, players and containers together (terrane's way, and
+    /// the only one that keeps an item moved between a chest and a player whole).
+    All,
+    /// The player records only.
+    Players,
+    /// Everything but the player records.
+    AllButPlayers,
+}
+
+/// One edit as the server applied it: the tick it is saved with, where, and the state's name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Applied {
+    /// The terrane tick whose save holds it.
+    pub tick: u64,
+    /// The block: x, y, z.
+    pub position: [i32; 3],
+    /// The new state, `minecraft:name[k=v,...]`.
+    pub state: String,
 }

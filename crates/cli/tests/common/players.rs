@@ -1,0 +1,134 @@
+//! The players of the tests with several real clients: a flat world with a chest beside each
+//! player's lane (`make_world`), the items it holds (`totals`), and the Node driver that
+//! plays them (`start_bots`, `crates/valence/tests/bots/play.js`).
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+
+use terrane::game::{self, ContainerRecord, ItemSlot};
+use terrane::{Backend, ChunkPos, ColumnPos, TickSave, World};
+use terrane_section::testdata::ChildGuard;
+use terrane_valence::flat;
+
+pub const LANE: i32 = 40;
+pub const PLANKS: &str = "minecraft:oak_planks";
+pub const CHEST: &str = "minecraft:chest[facing=south,type=single,waterlogged=false]";
+pub const GRASS: &str = "minecraft:grass_block[snowy=false]";
+
+pub fn lane_z(i: i32) -> i32 {
+    i * 8
+}
+
+pub fn chest_at(i: i32) -> [i64; 3] {
+    [0, 65, i64::from(lane_z(i) - 2)]
+}
+
+/// The start: flat ground over the lanes, a chest beside each lane's start holding 64 oak
+/// planks, 64 diamonds and 32 emeralds.
+pub fn make_world(location: &Path, backend: Backend, bots: i32) -> BTreeMap<String, u64> {
+    let mut schema = terrane::default_schema();
+    for name in flat::FLAT_BLOCKS.iter().copied().chain([CHEST, PLANKS]) {
+        if schema.blocks().find(name).is_none() {
+            schema.add_block(name, &[]).unwrap();
+        }
+    }
+    let ids = flat::flat_ids(&schema).unwrap();
+    let chest = schema.blocks().find(CHEST).unwrap();
+    let mut world = World::builder().backend(backend).schema(schema).create(location).unwrap();
+    let mut save = TickSave::new();
+    let mut columns: HashMap<(i64, i64), Vec<(i64, terrane::Chunk)>> = HashMap::new();
+    for i in 0..bots {
+        let [x, y, z] = chest_at(i);
+        let col = (x.div_euclid(16), z.div_euclid(16));
+        let chunks = columns.entry(col).or_insert_with(|| flat::flat_column(world.air(), ids));
+        let (_, c) = chunks.iter_mut().find(|(cy, _)| *cy == y.div_euclid(16)).unwrap();
+        c.set(
+            x.rem_euclid(16) as u32,
+            y.rem_euclid(16) as u32,
+            z.rem_euclid(16) as u32,
+            terrane::BlockId(chest),
+        );
+        let record = ContainerRecord {
+            items: vec![
+                ItemSlot::new(0, PLANKS, 64),
+                ItemSlot::new(1, "minecraft:diamond", 64),
+                ItemSlot::new(2, "minecraft:emerald", 32),
+            ],
+        };
+        game::put_container(&mut save, 0, chest_at(i), &record);
+    }
+    for ((cx, cz), chunks) in columns {
+        for (cy, c) in chunks {
+            save.put_chunk(0, ChunkPos::new(cx, cy, cz), c.encode(world.schema()));
+        }
+        world.mark_generated(ColumnPos::new(cx as i32, cz as i32)).unwrap();
+    }
+    world.save_tick(1, save).unwrap();
+    let totals = totals(&world, bots);
+    world.close().unwrap();
+    totals
+}
+
+/// Items in chests and inventories, with the planks placed as blocks counted as planks.
+pub fn totals(world: &World, bots: i32) -> BTreeMap<String, u64> {
+    let mut t = game::item_totals(world).unwrap();
+    let planks = world.schema().blocks().find(PLANKS).unwrap();
+    let mut placed = 0;
+    for cx in -1..=(LANE / 16 + 1) {
+        for cz in -1..=(lane_z(bots) / 16 + 1) {
+            if let Some(c) = world.get_chunk(ChunkPos::new(cx.into(), 4, cz.into())).unwrap() {
+                for x in 0..16 {
+                    for z in 0..16 {
+                        placed += u64::from(c.get(x, 0, z).0 == planks);
+                    }
+                }
+            }
+        }
+    }
+    *t.entry(PLANKS.to_string()).or_default() += placed;
+    t
+}
+
+/// The bots' driver: one Node process for all players, its JSON lines on a channel.
+pub fn start_bots(
+    port: u16,
+    seed: u64,
+    modules: &Path,
+    bots: i32,
+) -> (ChildGuard, mpsc::Receiver<serde_json::Value>) {
+    let spec = serde_json::json!({
+        "host": "127.0.0.1",
+        "port": port,
+        "seed": seed,
+        "bots": (0..bots).map(|i| serde_json::json!({
+            "name": format!("player{i}"),
+            "lane": { "x0": 0, "z": lane_z(i), "length": LANE },
+            "chest": chest_at(i),
+        })).collect::<Vec<_>>(),
+    });
+    let mut child = ChildGuard::spawn(
+        Command::new("node")
+            .arg(crate::common::minecraft::bots().join("play.js"))
+            .arg(spec.to_string())
+            .env("NODE_PATH", modules)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    )
+    .expect("start node play.js");
+    let out = crate::common::minecraft::child_stdout(&mut child);
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str(&line)
+                && tx.send(v).is_err()
+            {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}

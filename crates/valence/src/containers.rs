@@ -1,0 +1,121 @@
+//! Container blocks (chests, trapped chests, barrels): a player's use of one opens its
+//! inventory, read from the world the first time ([`terrane::game::ContainerRecord`]); its
+//! contents are staged for the tick's save whenever they changed, in the same save as the
+//! inventories of the players who moved items in or out.
+
+use std::collections::HashMap;
+
+use terrane::game::{self, ContainerRecord};
+use valence::interact_block::InteractBlockEvent;
+use valence::inventory::OpenInventory;
+use valence::prelude::*;
+
+use crate::players::{item_stack, slots_of};
+use crate::plugin::TerraneLayer;
+use crate::world::TerraneWorld;
+
+/// The container inventories opened since the server started, by block position.
+#[derive(Resource, Debug, Default)]
+pub struct Containers {
+    by_position: HashMap<BlockPos, Entity>,
+    by_entity: HashMap<Entity, BlockPos>,
+}
+
+impl Containers {
+    /// The block position of container inventory `entity`.
+    pub fn position_of(&self, entity: Entity) -> Option<BlockPos> {
+        self.by_entity.get(&entity).copied()
+    }
+
+    /// The inventory entity of the container at `pos`, once a player opened it.
+    pub fn entity_at(&self, pos: BlockPos) -> Option<Entity> {
+        self.by_position.get(&pos).copied()
+    }
+}
+
+/// Whether `state` is a container block the plugin opens: chest, trapped chest, barrel
+/// (27 slots each; a double chest opens as its half).
+pub fn is_container(state: BlockState) -> bool {
+    matches!(state.to_kind(), BlockKind::Chest | BlockKind::TrappedChest | BlockKind::Barrel)
+}
+
+/// A player uses a container block: its inventory opens for them.
+pub(crate) fn open(
+    mut commands: Commands,
+    mut uses: EventReader<InteractBlockEvent>,
+    layers: Query<&ChunkLayer, With<TerraneLayer>>,
+    mut containers: ResMut<Containers>,
+    mut tw: ResMut<TerraneWorld>,
+) {
+    let Ok(layer) = layers.get_single() else { return };
+    for e in uses.iter() {
+        if e.hand != Hand::Main || !layer.block(e.position).is_some_and(|b| is_container(b.state)) {
+            continue;
+        }
+        let entity = match containers.entity_at(e.position) {
+            Some(entity) => entity,
+            None => {
+                let p = [e.position.x, e.position.y, e.position.z].map(i64::from);
+                let record = match game::container(tw.world(), 0, p) {
+                    Ok(r) => r,
+                    Err(err) => {
+                        tw.fail(err.into());
+                        continue;
+                    }
+                };
+                let mut inventory = Inventory::with_title(InventoryKind::Generic9x3, "Chest");
+                if let Some(record) = record {
+                    tw.note_record(game::container_key(0, p), game::encode_container(&record));
+                    for s in &record.items {
+                        if s.slot < inventory.slot_count()
+                            && let Some(stack) = item_stack(&s.item, s.count)
+                        {
+                            inventory.set_slot(s.slot, stack);
+                        }
+                    }
+                }
+                let entity = commands.spawn(inventory).id();
+                containers.by_position.insert(e.position, entity);
+                containers.by_entity.insert(entity, e.position);
+                entity
+            }
+        };
+        commands.entity(e.client).insert(OpenInventory::new(entity));
+    }
+}
+
+/// Stages the record of every opened container whose contents differ from the world's.
+pub(crate) fn stage(
+    inventories: Query<&Inventory, Without<Client>>,
+    containers: Res<Containers>,
+    mut tw: ResMut<TerraneWorld>,
+) {
+    for (&pos, &entity) in &containers.by_position {
+        let Ok(inventory) = inventories.get(entity) else { continue };
+        let record = ContainerRecord { items: slots_of(inventory) };
+        let key = game::container_key(0, [pos.x, pos.y, pos.z].map(i64::from));
+        tw.stage_record(key, Some(game::encode_container(&record)));
+    }
+}
+
+/// A container block was replaced: its inventory closes for everyone and its record is
+/// deleted in the tick's save (its items are gone: Valence has no dropped items).
+pub(crate) fn remove(
+    commands: &mut Commands,
+    containers: &mut Containers,
+    viewers: &Query<(Entity, &OpenInventory)>,
+    tw: &mut TerraneWorld,
+    pos: BlockPos,
+) {
+    if let Some(entity) = containers.by_position.remove(&pos) {
+        containers.by_entity.remove(&entity);
+        for (client, open) in viewers {
+            if open.entity == entity {
+                commands.entity(client).remove::<OpenInventory>();
+            }
+        }
+        commands.entity(entity).despawn();
+    }
+    let p = [pos.x, pos.y, pos.z].map(i64::from);
+    tw.stage_record(game::container_key(0, p), None);
+}

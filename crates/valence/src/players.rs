@@ -1,0 +1,162 @@
+//! Players' state in the world: read back when a player joins (position, look, game mode,
+//! inventory, the item left on the cursor), and staged for the tick's save whenever it
+//! changed, as a [`terrane::game::PlayerRecord`].
+
+use terrane::game::{self, ItemSlot, PlayerRecord};
+use valence::inventory::{CursorItem, OpenInventory};
+use valence::prelude::*;
+use valence::protocol::WritePacket;
+
+use crate::containers::Containers;
+use crate::plugin::Settings;
+use crate::world::TerraneWorld;
+
+/// A player's id in the world: their UUID (offline mode derives it from the name).
+fn player_id(id: &UniqueId) -> u128 {
+    id.0.as_u128()
+}
+
+/// The item name terrane stores for `kind`.
+pub(crate) fn item_name(kind: ItemKind) -> String {
+    format!("minecraft:{}", kind.to_str())
+}
+
+/// The Valence stack for a stored one; `None` (reported) for an item 1.20.1 does not know.
+pub(crate) fn item_stack(item: &str, count: u8) -> Option<ItemStack> {
+    let kind = item.strip_prefix("minecraft:").and_then(ItemKind::from_str);
+    if kind.is_none() {
+        tracing::warn!("item {item:?} is not a Minecraft 1.20.1 item: left out of the inventory");
+    }
+    Some(ItemStack::new(kind?, count, None))
+}
+
+/// The stacks of `inventory` as records.
+pub(crate) fn slots_of(inventory: &Inventory) -> Vec<ItemSlot> {
+    inventory
+        .slots()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            let s = s.as_ref()?;
+            Some(ItemSlot::new(u16::try_from(i).ok()?, item_name(s.item), s.count()))
+        })
+        .collect()
+}
+
+/// Puts `stack` where it fits in the main inventory and hotbar (slots 9–44): onto stacks of
+/// the same item first, then into empty slots. Returns what did not fit.
+fn stow(inventory: &mut Inventory, mut stack: ItemStack) -> Option<ItemStack> {
+    let max = stack.item.max_stack();
+    for slot in 9..45 {
+        let Some(s) = inventory.slot(slot) else { continue };
+        if s.item == stack.item && s.nbt == stack.nbt && s.count() < max {
+            let moved = (max - s.count()).min(stack.count());
+            inventory.set_slot_amount(slot, s.count() + moved);
+            // `set_count` keeps at least 1: an emptied stack must not be kept.
+            let left = stack.count() - moved;
+            if left == 0 {
+                return None;
+            }
+            stack.set_count(left);
+        }
+    }
+    match inventory.first_empty_slot_in(9..45) {
+        Some(slot) => {
+            inventory.set_slot(slot, stack);
+            None
+        }
+        None => Some(stack),
+    }
+}
+
+/// Places each joining player as the world's record of them says (or at the spawn, in the
+/// settings' game mode, when the world has none) and sends the health update a vanilla
+/// server sends on joining: clients (mineflayer's `spawn`) wait for it.
+#[allow(clippy::type_complexity)]
+pub(crate) fn restore(
+    mut clients: Query<
+        (
+            &mut Client,
+            &UniqueId,
+            &mut Position,
+            &mut Look,
+            &mut GameMode,
+            &mut Inventory,
+            &mut CursorItem,
+        ),
+        Added<Client>,
+    >,
+    mut tw: ResMut<TerraneWorld>,
+    settings: Res<Settings>,
+) {
+    for (mut client, id, mut pos, mut look, mut mode, mut inventory, mut cursor) in &mut clients {
+        pos.set(settings.spawn);
+        *mode = settings.game_mode;
+        let key = game::player_key(player_id(id));
+        match game::player(tw.world(), player_id(id)) {
+            Ok(Some(record)) => {
+                tw.note_record(key, game::encode_player(&record));
+                pos.set(record.position);
+                look.yaw = record.yaw;
+                look.pitch = record.pitch;
+                *mode = match record.game_mode {
+                    1 => GameMode::Creative,
+                    2 => GameMode::Adventure,
+                    3 => GameMode::Spectator,
+                    _ => GameMode::Survival,
+                };
+                for s in &record.items {
+                    if s.slot < inventory.slot_count()
+                        && let Some(stack) = item_stack(&s.item, s.count)
+                    {
+                        inventory.set_slot(s.slot, stack);
+                    }
+                }
+                // The window the stack was held in is gone: it goes back into the inventory
+                // (what does not fit stays on the cursor, still the player's).
+                if let Some((item, n)) = &record.cursor
+                    && let Some(stack) = item_stack(item, *n)
+                {
+                    cursor.0 = stow(&mut inventory, stack);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => tw.fail(e.into()),
+        }
+        client.write_packet(&valence::protocol::packets::play::HealthUpdateS2c {
+            health: 20.0,
+            food: valence::protocol::VarInt(20),
+            food_saturation: 5.0,
+        });
+    }
+}
+
+/// Stages the record of every player whose state differs from what the world holds.
+#[allow(clippy::type_complexity)]
+pub(crate) fn stage(
+    clients: Query<
+        (&UniqueId, &Position, &Look, &GameMode, &Inventory, &CursorItem, Option<&OpenInventory>),
+        With<Client>,
+    >,
+    containers: Res<Containers>,
+    mut tw: ResMut<TerraneWorld>,
+) {
+    for (id, pos, look, mode, inventory, cursor, open) in &clients {
+        let record = PlayerRecord {
+            position: [pos.0.x, pos.0.y, pos.0.z],
+            yaw: look.yaw,
+            pitch: look.pitch,
+            game_mode: match mode {
+                GameMode::Survival => 0,
+                GameMode::Creative => 1,
+                GameMode::Adventure => 2,
+                GameMode::Spectator => 3,
+            },
+            items: slots_of(inventory),
+            cursor: cursor.0.as_ref().map(|s| (item_name(s.item), s.count())),
+            open_container: open
+                .and_then(|o| containers.position_of(o.entity))
+                .map(|p| (0, [p.x, p.y, p.z].map(i64::from))),
+        };
+        tw.stage_record(game::player_key(player_id(id)), Some(game::encode_player(&record)));
+    }
+}
