@@ -19,8 +19,8 @@ use terrane::{
     Uuid, World,
 };
 
-use crate::terrain::{self, Palette};
 use crate::{Fail, backend_arg};
+use terrane::worldgen::hills::{self as terrain, Palette};
 
 /// Flags of `terrane demo`.
 #[derive(clap::Args, Debug, Clone)]

@@ -29,7 +29,7 @@ use terrane::{Backend, Batch, BlockPos, Chunk, ChunkPos, TickSave, Uuid, World, 
 
 use crate::Fail;
 use crate::demo::DemoArgs;
-use crate::terrain::{self, Palette};
+use terrane::worldgen::hills::{self as terrain, Palette};
 
 /// The `worldProperties` key whose absence lets the first server create the walkers.
 const POPULATION_KEY: &[u8] = b"demo:shared:population";

@@ -21,7 +21,6 @@ mod demo_shared;
 mod render;
 mod serve;
 mod soak;
-mod terrain;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use terrane::World;
+use terrane::worldgen::Terrain;
 use terrane_valence::valence::prelude::GameMode;
 use terrane_valence::{ServerBuilder, ServerEvent};
 
@@ -35,6 +36,12 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 10, value_name = "CHUNKS",
           value_parser = clap::value_parser!(u8).range(2..=32))]
     pub view_distance: u8,
+    /// The terrain of columns the world does not hold yet.
+    #[arg(long, value_enum, default_value_t = TerrainArg::Hills)]
+    pub terrain: TerrainArg,
+    /// The seed of `--terrain hills`.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
     /// The game mode of players joining for the first time (returning players keep theirs).
     #[arg(long, value_enum, default_value_t = Mode::Creative)]
     pub game_mode: Mode,
@@ -47,6 +54,15 @@ pub struct ServeArgs {
     /// `saved TICK` that makes it durable (for audits and crash tests).
     #[arg(long)]
     pub print_edits: bool,
+}
+
+/// A terrain generator (terrane-worldgen).
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum TerrainArg {
+    /// Hills, a sea, beaches and snowy peaks from `--seed`.
+    Hills,
+    /// Flat ground: grass at y 64.
+    Flat,
 }
 
 /// A game mode.
@@ -81,6 +97,10 @@ pub fn run(args: &ServeArgs) -> Result<(), Fail> {
             Mode::Spectator => GameMode::Spectator,
         })
         .report_edits(args.print_edits)
+        .terrain(match args.terrain {
+            TerrainArg::Hills => Terrain::Hills { seed: args.seed },
+            TerrainArg::Flat => Terrain::Flat,
+        })
         .players_apart(args.players_apart)
         .view_distance(args.view_distance)
         .run(world, stop, |event| match event {

@@ -46,7 +46,7 @@ fn a_real_client_digs_and_places_and_both_edits_survive_sigkill() {
     make_world(&dir);
     let port = free_port();
     let log = tmp.path().join("serve.log");
-    let (mut server, lines) = serve(&dir, port, &log, &[]);
+    let (mut server, lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
 
     let spec = serde_json::json!({
         "host": "127.0.0.1",
@@ -76,6 +76,7 @@ fn a_real_client_digs_and_places_and_both_edits_survive_sigkill() {
         "\"name\":\"gold_block\"",
         "\"event\":\"dug\"",
         "\"event\":\"placed\"",
+        "\"text\":\"saved ",
     ] {
         assert!(said.contains(step), "the bot did not report {step}:\n{said}");
     }
@@ -83,6 +84,16 @@ fn a_real_client_digs_and_places_and_both_edits_survive_sigkill() {
     // The server saves a tick before it tells the client about it: the bot has seen both
     // edits, so their saves are acknowledged and printed.
     let saved = last_saved(&lines, Duration::from_secs(3)).expect("the server printed `saved N`");
+    // The footer the client saw names a tick the server had acknowledged.
+    let footer: u64 = said
+        .lines()
+        .find_map(|l| l.split("\"text\":\"saved ").nth(1))
+        .and_then(|t| t.trim_end_matches(['"', '}']).parse().ok())
+        .expect("a `saved N` footer");
+    assert!(
+        footer >= 1 && footer <= saved,
+        "footer `saved {footer}`, last printed `saved {saved}`"
+    );
     server.kill().expect("SIGKILL the server");
     server.wait().unwrap();
 
@@ -103,7 +114,7 @@ fn ctrl_c_saves_and_exits_cleanly() {
     make_world(&dir);
     let port = free_port();
     let log = tmp.path().join("serve.log");
-    let (mut server, _lines) = serve(&dir, port, &log, &[]);
+    let (mut server, _lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
     std::thread::sleep(Duration::from_millis(500));
     let sent = Command::new("kill").args(["-INT", &server.id().to_string()]).status().unwrap();
     assert!(sent.success());

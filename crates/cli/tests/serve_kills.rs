@@ -149,7 +149,15 @@ fn kill_rounds(
     let server_log = tmp.join("serve.log");
     // Columns load one chunk at a time (a round trip each on PostgreSQL): a short view keeps
     // the joins of every restart quick.
-    let mut extra = vec!["--game-mode", "survival", "--print-edits", "--view-distance", "4"];
+    let mut extra = vec![
+        "--game-mode",
+        "survival",
+        "--print-edits",
+        "--view-distance",
+        "4",
+        "--terrain",
+        "flat",
+    ];
     if shape == Shape::Apart {
         extra.extend(["--save-every", "40", "--players-apart", "60"]);
     }

@@ -19,6 +19,7 @@
 //! | [`snapshot`] | terrane-snapshot | arena snapshots, budgeted restore, Sponge schematics |
 //! | [`anvil`] | terrane-anvil | Minecraft Java Edition region files in and out |
 //! | [`bedrock::format`] | terrane-bedrock | Minecraft Bedrock Edition LevelDB worlds in and out |
+//! | [`worldgen`] | terrane-worldgen | terrain as cubic chunks: flat ground, hills from a seed |
 //!
 //! On top of them, [`World`] composes one world directory: the object store (embedded
 //! RocksDB by default), the [tiered chunk store](cluster::TieredStore), a
@@ -171,6 +172,8 @@ pub use terrane_section as section;
 pub use terrane_snapshot as snapshot;
 /// terrane-store: the object store interface and the in-memory backend.
 pub use terrane_store as store;
+/// terrane-worldgen: terrain as cubic chunks, flat ground and hills from a seed.
+pub use terrane_worldgen as worldgen;
 
 // The common types, by name.
 pub use terrane_chunk::{BlockId, Chunk, ChunkView, ComponentKind, Schema, Uuid};

@@ -17,7 +17,8 @@
 //!   regionizer adds it); block states go by name (`minecraft:name[k=v,...]`) through
 //!   Valence's block registry, and a state Valence does not know is shown as
 //!   [`Settings::stand_in`] and reported once with `tracing::warn` (the stored chunk keeps
-//!   it). A column the world has never held is generated as flat ground ([`flat`]);
+//!   it). A column the world has never held is generated with [`Settings::terrain`]
+//!   (terrane-worldgen: hills by default, or flat ground) and saved with the next tick;
 //! - unloads the columns nobody sees any more;
 //! - puts each joining player back where the world's record of them says, with its game
 //!   mode and inventory ([`terrane::game::PlayerRecord`]);
@@ -27,7 +28,9 @@
 //!   layer and to its terrane chunks, and saves the changed chunks, players and containers
 //!   as one atomic [`TickSave`](terrane::TickSave) per tick (or every
 //!   [`Settings::save_every`] ticks), sending [`Saved`] once the world acknowledged it: an
-//!   item moved between a chest and a player is in exactly one of them after any crash.
+//!   item moved between a chest and a player is in exactly one of them after any crash;
+//! - shows the last durable tick in the tab list's footer (`saved <tick>`, at most once a
+//!   second), so clients know what is saved without a line of chat.
 //!
 //! A state placed for the first time is registered in the world's schema (registries only
 //! grow) before the save that uses it.
@@ -86,7 +89,6 @@ pub mod blocks;
 mod containers;
 mod edits;
 mod error;
-pub mod flat;
 mod players;
 mod plugin;
 mod server;

@@ -89,7 +89,9 @@ pub(crate) fn restore(
     settings: Res<Settings>,
 ) {
     for (mut client, id, mut pos, mut look, mut mode, mut inventory, mut cursor) in &mut clients {
-        pos.set(settings.spawn);
+        let [x, y, z] = settings.spawn;
+        let ground = tw.terrain().surface(x.floor() as i64, z.floor() as i64) as f64 + 1.0;
+        pos.set([x, y.max(ground), z]);
         *mode = settings.game_mode;
         let key = game::player_key(player_id(id));
         match game::player(tw.world(), player_id(id)) {

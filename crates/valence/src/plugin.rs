@@ -2,12 +2,12 @@
 
 use std::sync::Mutex;
 
+use terrane::worldgen::Terrain;
 use valence::inventory::OpenInventory;
 use valence::prelude::*;
 
 use crate::containers::{self, Containers};
 use crate::edits::{self, SetBlock};
-use crate::flat::TOP_Y;
 use crate::players;
 use crate::world::{SaveParts, TerraneWorld};
 
@@ -22,8 +22,11 @@ pub struct Settings {
     /// most servers save player data and chunks separately. Only for comparison: a crash
     /// between the two saves duplicates or loses the items a player moved.
     pub players_apart: Option<u32>,
-    /// Where players appear (default `[8.5, 65.0, 8.5]`, on the flat ground's grass).
+    /// Where players join for the first time (default `[8.5, 65.0, 8.5]`); raised to stand
+    /// on the terrain there.
     pub spawn: [f64; 3],
+    /// The terrain of the columns the world does not hold yet (default hills of seed 0).
+    pub terrain: Terrain,
     /// Players' game mode (default creative).
     pub game_mode: GameMode,
     /// Columns loaded per tick at most, nearest to a player first (default 64); the rest
@@ -47,7 +50,8 @@ impl Default for Settings {
         Self {
             save_every: 1,
             players_apart: None,
-            spawn: [8.5, f64::from(TOP_Y + 1), 8.5],
+            spawn: [8.5, 65.0, 8.5],
+            terrain: Terrain::Hills { seed: 0 },
             game_mode: GameMode::Creative,
             columns_per_tick: 64,
             max_view_distance: 10,
@@ -123,6 +127,7 @@ impl Plugin for TerranePlugin {
                     players::stage,
                     containers::stage,
                     save,
+                    show_durable_tick,
                 )
                     .chain()
                     .in_set(TerraneSet),
@@ -285,5 +290,22 @@ fn save(
             Ok(false) => {}
             Err(e) => return tw.fail(e),
         }
+    }
+}
+
+/// Shows the last durable tick in the tab list's footer (`saved <tick>`), at most once a
+/// second: clients learn what is saved without a line of chat.
+fn show_durable_tick(
+    server: Res<Server>,
+    tw: Res<TerraneWorld>,
+    list: Option<ResMut<valence::player_list::PlayerList>>,
+    mut shown: Local<(u64, i64)>,
+) {
+    let Some(mut list) = list else { return };
+    let now = server.current_tick();
+    let rate = i64::from(server.tick_rate().get());
+    if tw.durable_tick() != shown.0 && now - shown.1 >= rate {
+        *shown = (tw.durable_tick(), now);
+        list.set_footer(format!("saved {}", tw.durable_tick()));
     }
 }

@@ -144,6 +144,12 @@ impl ServerBuilder {
         self
     }
 
+    /// The terrain of columns the world does not hold yet (default hills of seed 0).
+    pub fn terrain(mut self, terrain: terrane::worldgen::Terrain) -> Self {
+        self.settings.terrain = terrain;
+        self
+    }
+
     /// Players' game mode when they first join (default creative).
     pub fn game_mode(mut self, mode: GameMode) -> Self {
         self.settings.game_mode = mode;
@@ -176,7 +182,7 @@ impl ServerBuilder {
             .map_err(|source| Error::Bind { address: self.address, source })?;
         let address = listener.local_addr().unwrap_or(self.address);
         drop(listener);
-        let terrane = TerraneWorld::new(world, self.settings.stand_in)?;
+        let terrane = TerraneWorld::new(world, self.settings.stand_in, self.settings.terrain)?;
         let durable = Arc::new(Mutex::new(terrane.durable_tick()));
         let failure = Arc::new(Mutex::new(None));
         let mut on_event: Observer = Box::new(on_event);

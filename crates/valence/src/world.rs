@@ -7,8 +7,9 @@ use terrane::{BlockId, Chunk, ChunkPos, ColumnPos, TickSave, World, tables};
 use valence::prelude::{BlockState, Chunk as _, Resource, UnloadedChunk, bevy_ecs};
 
 use crate::blocks::{BlockMap, state_name};
-use crate::flat::{self, END_CHUNK_Y, HEIGHT, MIN_CHUNK_Y, MIN_Y};
 use crate::{Error, Result};
+use terrane::worldgen::Terrain;
+use terrane::worldgen::flat::{END_CHUNK_Y, HEIGHT, MIN_CHUNK_Y, MIN_Y};
 
 /// The terrane world behind a Valence [`ChunkLayer`](valence::prelude::ChunkLayer): its
 /// loaded columns as terrane chunks, the chunks changed since the last save, and the last
@@ -17,7 +18,9 @@ use crate::{Error, Result};
 pub struct TerraneWorld {
     world: World,
     blocks: BlockMap,
-    flat: [BlockId; 4],
+    terrain: Terrain,
+    /// The terrain's blocks' ids in the world's schema.
+    terrain_ids: Vec<BlockId>,
     /// Every loaded cubic chunk that holds something (absent ones are air).
     chunks: HashMap<ChunkPos, Chunk>,
     columns: HashSet<(i32, i32)>,
@@ -51,25 +54,28 @@ impl std::fmt::Debug for TerraneWorld {
 
 impl TerraneWorld {
     /// Serves `world` (opened by the caller, nothing loaded yet), showing block states
-    /// Valence does not know as `stand_in`. Registers the flat generator's states in the
-    /// world's schema when they are missing (registries only grow).
-    pub fn new(mut world: World, stand_in: BlockState) -> Result<Self> {
-        let mut schema = world.schema().clone();
-        if flat::flat_ids(&schema).is_none() {
-            for name in flat::FLAT_BLOCKS {
+    /// Valence does not know as `stand_in` and generating the columns the world does not hold
+    /// with `terrain`. Registers the terrain's states in the world's schema when they are
+    /// missing (registries only grow).
+    pub fn new(mut world: World, stand_in: BlockState, terrain: Terrain) -> Result<Self> {
+        if terrain.ids(world.schema()).is_none() {
+            let mut schema = world.schema().clone();
+            for name in terrain.blocks() {
                 if schema.blocks().find(name).is_none() {
                     schema.add_block(name, &[]).map_err(terrane::Error::from)?;
                 }
             }
             world.extend_schema(schema)?;
         }
-        let flat = flat::flat_ids(world.schema())
-            .ok_or_else(|| Error::Setting("the world's schema lost the flat blocks".into()))?;
+        let terrain_ids = terrain
+            .ids(world.schema())
+            .ok_or_else(|| Error::Setting("the world's schema lost the terrain's blocks".into()))?;
         let base_tick = world.tick();
         Ok(Self {
             world,
             blocks: BlockMap::new(stand_in),
-            flat,
+            terrain,
+            terrain_ids,
             chunks: HashMap::new(),
             columns: HashSet::new(),
             dirty: BTreeSet::new(),
@@ -88,6 +94,11 @@ impl TerraneWorld {
     /// The terrane world.
     pub fn world(&self) -> &World {
         &self.world
+    }
+
+    /// The terrain new columns are generated with.
+    pub fn terrain(&self) -> Terrain {
+        self.terrain
     }
 
     /// The last tick whose save the world acknowledged (the world's tick when opened).
@@ -177,7 +188,7 @@ impl TerraneWorld {
 
     /// Loads column (`x`, `z`) from terrane into a Valence chunk: its cubic chunks are
     /// loaded (the tiered store keeps them hot, the regionizer adds them); a column the world
-    /// has never held is generated flat and saved with the next tick.
+    /// has never held is generated with the server's terrain and saved with the next tick.
     pub fn load_column(&mut self, x: i32, z: i32) -> Result<UnloadedChunk> {
         let mut found = false;
         for cy in MIN_CHUNK_Y..END_CHUNK_Y {
@@ -190,7 +201,7 @@ impl TerraneWorld {
         self.columns.insert((x, z));
         let col = ColumnPos::new(x, z);
         if !found && !self.world.distance().contains(col) {
-            for (cy, c) in flat::flat_column(self.world.air(), self.flat) {
+            for (cy, c) in self.terrain.column(col, &self.terrain_ids) {
                 let pos = ChunkPos::new(x.into(), cy, z.into());
                 self.pending.push((pos, c.encode(self.world.schema())));
                 self.chunks.insert(pos, c);

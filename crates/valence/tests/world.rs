@@ -1,5 +1,6 @@
 //! `TerraneWorld` without a network: columns in, edits out, on an in-memory world.
 
+use terrane::worldgen::Terrain;
 use terrane::{Backend, Chunk, ChunkPos, ColumnPos, Schema, TickSave, World};
 use terrane_valence::TerraneWorld;
 use terrane_valence::valence::prelude::{BlockState, Chunk as _, UnloadedChunk};
@@ -42,7 +43,7 @@ fn at(col: &UnloadedChunk, x: u32, y: i32, z: u32) -> BlockState {
 #[test]
 fn columns_load_by_name_and_edits_keep_unknown_states() {
     let dir = tempfile::tempdir().unwrap();
-    let mut tw = TerraneWorld::new(world(dir.path()), BlockState::BEDROCK).unwrap();
+    let mut tw = TerraneWorld::new(world(dir.path()), BlockState::BEDROCK, Terrain::Flat).unwrap();
     assert_eq!(tw.durable_tick(), 7);
     assert_eq!(tw.tick_of(0), 8, "ticks count on from the world's");
 
@@ -76,7 +77,7 @@ fn columns_load_by_name_and_edits_keep_unknown_states() {
 #[test]
 fn a_column_the_world_never_held_is_generated_flat_and_saved() {
     let dir = tempfile::tempdir().unwrap();
-    let mut tw = TerraneWorld::new(world(dir.path()), BlockState::BEDROCK).unwrap();
+    let mut tw = TerraneWorld::new(world(dir.path()), BlockState::BEDROCK, Terrain::Flat).unwrap();
     let col = tw.load_column(3, -2).unwrap();
     assert_eq!(at(&col, 0, 64, 0), BlockState::GRASS_BLOCK);
     assert_eq!(at(&col, 0, 60, 0), BlockState::STONE);
@@ -90,4 +91,25 @@ fn a_column_the_world_never_held_is_generated_flat_and_saved() {
     assert!(w.distance().contains(ColumnPos::new(3, -2)));
     assert_eq!(name(w, 48, 64, -32), "minecraft:grass_block[snowy=false]");
     assert_eq!(tw.loaded_columns(), 0);
+}
+
+#[test]
+fn hills_are_generated_from_the_seed_with_the_surface_players_stand_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let terrain = Terrain::Hills { seed: 7 };
+    let mut tw = TerraneWorld::new(world(dir.path()), BlockState::BEDROCK, terrain).unwrap();
+    let col = tw.load_column(5, 9).unwrap();
+    let (x, z) = (5 * 16 + 3, 9 * 16 + 11);
+    let top = terrain.surface(x, z) as i32;
+    assert_ne!(at(&col, 3, top, 11), BlockState::AIR, "the surface at y {top}");
+    assert_eq!(at(&col, 3, top + 1, 11), BlockState::AIR, "air above the surface");
+    assert_eq!(at(&col, 3, 0, 11), BlockState::BEDROCK);
+    assert!(tw.save(8).unwrap());
+    // The same seed gives the same column in another world.
+    let other = tempfile::tempdir().unwrap();
+    let mut again = TerraneWorld::new(world(other.path()), BlockState::BEDROCK, terrain).unwrap();
+    let col2 = again.load_column(5, 9).unwrap();
+    for y in [0, 40, top, top + 1] {
+        assert_eq!(at(&col, 3, y, 11), at(&col2, 3, y, 11), "y {y}");
+    }
 }

@@ -10,9 +10,9 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 
 use terrane::game::{self, ContainerRecord, ItemSlot};
+use terrane::worldgen::flat;
 use terrane::{Backend, ChunkPos, ColumnPos, TickSave, World};
 use terrane_section::testdata::ChildGuard;
-use terrane_valence::flat;
 
 pub const LANE: i32 = 40;
 pub const PLANKS: &str = "minecraft:oak_planks";
@@ -31,12 +31,12 @@ pub fn chest_at(i: i32) -> [i64; 3] {
 /// planks, 64 diamonds and 32 emeralds.
 pub fn make_world(location: &Path, backend: Backend, bots: i32) -> BTreeMap<String, u64> {
     let mut schema = terrane::default_schema();
-    for name in flat::FLAT_BLOCKS.iter().copied().chain([CHEST, PLANKS]) {
+    for name in flat::BLOCKS.iter().copied().chain([CHEST, PLANKS]) {
         if schema.blocks().find(name).is_none() {
             schema.add_block(name, &[]).unwrap();
         }
     }
-    let ids = flat::flat_ids(&schema).unwrap();
+    let ids = terrane::worldgen::Terrain::Flat.ids(&schema).unwrap();
     let chest = schema.blocks().find(CHEST).unwrap();
     let mut world = World::builder().backend(backend).schema(schema).create(location).unwrap();
     let mut save = TickSave::new();
@@ -44,7 +44,7 @@ pub fn make_world(location: &Path, backend: Backend, bots: i32) -> BTreeMap<Stri
     for i in 0..bots {
         let [x, y, z] = chest_at(i);
         let col = (x.div_euclid(16), z.div_euclid(16));
-        let chunks = columns.entry(col).or_insert_with(|| flat::flat_column(world.air(), ids));
+        let chunks = columns.entry(col).or_insert_with(|| flat::column(&ids));
         let (_, c) = chunks.iter_mut().find(|(cy, _)| *cy == y.div_euclid(16)).unwrap();
         c.set(
             x.rem_euclid(16) as u32,

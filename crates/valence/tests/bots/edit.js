@@ -76,6 +76,11 @@ bot.once('spawn', async () => {
     await until(`${args.place.item} at ${placed}`, () => name(placed) === args.place.item, 60000)
     say({ event: 'placed', pos: placed, name: args.place.item })
 
+    // The server shows its last durable tick in the tab list's footer.
+    const footer = () => (bot.tablist && bot.tablist.footer ? bot.tablist.footer.toString() : '')
+    await until('`saved N` in the tab list footer', () => footer().startsWith('saved '), 30000)
+    say({ event: 'footer', text: footer() })
+
     done = true
     bot.quit()
     say({ event: 'done' })

@@ -1,7 +1,8 @@
-//! Deterministic procedural terrain for the demo: fractal value noise over a seed, hills and
-//! valleys, a sea, beaches and snowy peaks, written as cubic chunks.
+//! Hills: fractal value noise over a seed, hills and valleys, a sea, beaches and snowy peaks,
+//! written as cubic chunks of blocks 0..128.
 
-use terrane::{BlockId, Chunk, ChunkPos, ColumnPos, Schema};
+use terrane_chunk::{BlockId, Chunk, Schema};
+use terrane_section::{ChunkPos, ColumnPos};
 
 /// Sea level (blocks).
 pub const SEA: i64 = 62;
@@ -22,7 +23,7 @@ pub const BLOCKS: [&str; 10] = [
     "minecraft:cobblestone",
 ];
 
-/// The demo world's schema: the generator's blocks.
+/// A schema of the generator's blocks alone, in [`BLOCKS`]' order.
 pub fn schema() -> Schema {
     let mut s = Schema::new();
     for b in BLOCKS {
@@ -33,6 +34,7 @@ pub fn schema() -> Schema {
 
 /// Block ids of [`BLOCKS`] in a schema that registered them first.
 #[derive(Clone, Copy, Debug)]
+#[allow(missing_docs)] // each field is the id of the block it is named after
 pub struct Palette {
     pub air: BlockId,
     pub bedrock: BlockId,
@@ -49,7 +51,14 @@ pub struct Palette {
 impl Palette {
     /// Looks the generator's blocks up in `schema`.
     pub fn of(schema: &Schema) -> Option<Self> {
-        let id = |i: usize| schema.blocks().find(BLOCKS[i]).map(BlockId);
+        let ids: Option<Vec<BlockId>> =
+            BLOCKS.iter().map(|name| schema.blocks().find(name).map(BlockId)).collect();
+        Self::from_ids(&ids?)
+    }
+
+    /// The palette of ids given in [`BLOCKS`]' order; `None` when fewer are given.
+    pub fn from_ids(ids: &[BlockId]) -> Option<Self> {
+        let id = |i: usize| ids.get(i).copied();
         Some(Self {
             air: id(0)?,
             bedrock: id(1)?,
