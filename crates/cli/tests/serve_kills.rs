@@ -277,10 +277,12 @@ fn kill_rounds(
         "{kills} kills: {durable_edits} edits durable, {spawns_checked} rejoins checked, {moves} item moves, \
          {duplicated} items duplicated, {lost} lost"
     );
+    // An edit per kill, up to 100: the lanes hold 64 planks each, so long runs run out of
+    // planks to place (item moves go on).
     if shape == Shape::Together {
         assert!(
-            durable_edits >= kills as usize,
-            "the players made too few edits to test anything: {durable_edits}"
+            durable_edits >= (kills as usize).min(100),
+            "the players made too few edits to test anything: {durable_edits} in {kills} kills"
         );
     }
     assert!(spawns_checked >= kills as usize, "too few rejoins were checked: {spawns_checked}");
