@@ -67,7 +67,17 @@ fn run(location: &Path, tmp: &Path, bots: i32, seconds: u64, extra: &[&str]) -> 
     let modules = node_modules();
     let port = free_port();
     let log = tmp.join(format!("serve-{port}.log"));
-    let mut args = vec!["--game-mode", "survival", "--view-distance", "4", "--terrain", "flat"];
+    let max_players = bots.to_string();
+    let mut args = vec![
+        "--game-mode",
+        "survival",
+        "--view-distance",
+        "4",
+        "--terrain",
+        "flat",
+        "--max-players",
+        &max_players,
+    ];
     args.extend(extra);
     let (mut server, _lines) = serve(location, port, &log, &args);
     let (mut driver, _bot_lines) = start_bots(port, 11, &modules, bots);
