@@ -347,8 +347,8 @@ impl TerraneWorld {
             };
         }
         if with_chunks {
-            for (pos, bytes) in &self.pending {
-                save.put_chunk(0, *pos, bytes.clone());
+            for (pos, bytes) in self.pending.drain(..) {
+                save.put_chunk(0, pos, bytes);
             }
             for pos in &self.dirty {
                 if let Some(c) = self.chunks.get(pos) {
@@ -359,7 +359,6 @@ impl TerraneWorld {
         self.world.save_tick(tick, save)?;
         if with_chunks {
             self.dirty.clear();
-            self.pending.clear();
         }
         for key in records {
             match self.records.remove(&key).flatten() {

@@ -1,9 +1,10 @@
 //! `TerraneWorld` without a network: columns in, edits out, on an in-memory world.
 
+use terrane::game;
 use terrane::worldgen::Terrain;
 use terrane::{Backend, Chunk, ChunkPos, ColumnPos, Schema, TickSave, World};
-use terrane_valence::TerraneWorld;
 use terrane_valence::valence::prelude::{BlockState, Chunk as _, UnloadedChunk};
+use terrane_valence::{SaveParts, TerraneWorld};
 
 /// A world whose chunk (0, 4, 0) holds a stone floor at y 64, a gold block at (3, 65, 3)
 /// and a state no Minecraft knows at (4, 65, 4).
@@ -112,4 +113,38 @@ fn hills_are_generated_from_the_seed_with_the_surface_players_stand_on() {
     for y in [0, 40, top, top + 1] {
         assert_eq!(at(&col, 3, y, 11), at(&col2, 3, y, 11), "y {y}");
     }
+}
+
+#[test]
+fn saved_apart_players_and_the_rest_land_in_their_own_saves_and_deletions_always_land() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tw = TerraneWorld::new(world(dir.path()), BlockState::BEDROCK, Terrain::Flat).unwrap();
+    tw.load_column(0, 0).unwrap();
+    let player = game::player_key(1);
+    let chest = game::container_key(0, [1, 65, 1]);
+    let record = game::encode_container(&game::ContainerRecord::default());
+    tw.stage_record(player.clone(), Some(game::encode_player(&game::PlayerRecord::default())));
+    tw.stage_record(chest.clone(), Some(record.clone()));
+    assert!(tw.set_block(6, 64, 6, BlockState::AIR));
+    let get = |tw: &TerraneWorld, k: &[u8]| {
+        tw.world().store().get(terrane::tables::WORLD_PROPERTIES, k).unwrap().is_some()
+    };
+
+    assert!(tw.save_parts(8, SaveParts::Players).unwrap());
+    assert!(get(&tw, &player) && !get(&tw, &chest), "players only");
+    assert_eq!(name(tw.world(), 6, 64, 6), "minecraft:stone", "the chunk waits");
+    assert!(!tw.save_parts(9, SaveParts::Players).unwrap(), "no player changed since");
+    assert!(tw.save_parts(9, SaveParts::AllButPlayers).unwrap());
+    assert!(get(&tw, &chest));
+    assert_eq!(name(tw.world(), 6, 64, 6), "minecraft:air");
+
+    // The same bytes again write nothing; a deletion is written even when unknown bytes.
+    tw.stage_record(chest.clone(), Some(record));
+    assert_eq!(tw.unsaved_records(), 0);
+    let unread = game::container_key(0, [9, 65, 9]);
+    tw.stage_record(unread, None);
+    tw.stage_record(chest.clone(), None);
+    assert_eq!(tw.unsaved_records(), 2);
+    assert!(tw.save(10).unwrap());
+    assert!(!get(&tw, &chest));
 }
