@@ -43,6 +43,8 @@ Tasks:
                           p50/p99/max and resident memory per minute; fails when memory grows
                           or the p99 does (docs/RELIABILITY.md, Soak)
   prereqs                 only check (and install, when possible) the system prerequisites
+  tables                  regenerate terrane-bedrock's Java <-> Bedrock block-state table
+                          (crates/bedrock/data) from the pinned minecraft-data package
 ";
 
 fn main() -> ExitCode {
@@ -63,6 +65,7 @@ fn main() -> ExitCode {
         "demo" => demo(rest),
         "soak" => soak(rest),
         "prereqs" => prereqs(),
+        "tables" => tables(),
         "help" | "--help" | "-h" => {
             print!("{HELP}");
             Ok(())
@@ -603,6 +606,35 @@ fn node_modules() -> Result {
         .args(["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix"])
         .arg(&dir))
     .map_err(|e| format!("{e}\ncould not install mineflayer; by hand: {hint}"))
+}
+
+/// The minecraft-data release the block-state table is generated from: the one
+/// `crates/valence/tests/bots/package-lock.json` pins (`crates/bedrock/data/SOURCES.md`).
+const MINECRAFT_DATA: &str = "3.119.0";
+
+/// Regenerates `crates/bedrock/data/java-bedrock.tsv.gz` with
+/// `crates/bedrock/tables/generate.js` from the pinned minecraft-data package (installed with
+/// the real-client test's Node modules).
+fn tables() -> Result {
+    node_modules()?;
+    let modules = match env::var_os("TERRANE_NODE_MODULES") {
+        Some(m) => PathBuf::from(m),
+        None => node_dir().join("node_modules"),
+    };
+    let pkg = modules.join("minecraft-data");
+    let manifest = fs::read_to_string(pkg.join("package.json"))
+        .map_err(|e| format!("{}: {e}", pkg.join("package.json").display()))?;
+    if !manifest.contains(&format!("\"version\": \"{MINECRAFT_DATA}\"")) {
+        return Err(format!(
+            "{} is not minecraft-data {MINECRAFT_DATA}, the release the table is pinned to",
+            pkg.display()
+        ));
+    }
+    let bedrock = root().join("crates/bedrock");
+    run(Command::new("node")
+        .arg(bedrock.join("tables/generate.js"))
+        .arg(&pkg)
+        .arg(bedrock.join("data/java-bedrock.tsv.gz")))
 }
 
 #[cfg(test)]

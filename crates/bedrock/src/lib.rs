@@ -19,6 +19,10 @@
 //! - [`checksums`]: the `Checksums` column record (xxHash64 of sub-chunks and other
 //!   records), rebuilt by an export from the bytes it writes.
 //! - [`LevelDat`]: `level.dat`'s header and settings.
+//! - [`translate`]: block states between Java and Bedrock through the table in
+//!   `data/java-bedrock.tsv.gz` (generated from minecraft-data by `cargo xtask tables`;
+//!   `docs/format/java-bedrock-table.md`), and chunks re-encoded from one edition's states to
+//!   the other's with a report of what was approximated or dropped.
 //!
 //! The keys, the sub-chunk layout and the mapping are specified in `docs/format/bedrock.md`;
 //! the facade's `terrane::bedrock` imports and exports whole world folders into a world.
@@ -51,8 +55,9 @@
 //!
 //! # What it does not guarantee
 //!
-//! - Block states keep their Bedrock names and states: nothing is translated between Java and
-//!   Bedrock names (a Bedrock world stays Bedrock inside terrane).
+//! - Block states keep their Bedrock names and states on import and export (a Bedrock world
+//!   stays Bedrock inside terrane); [`translate`] maps them to and from Java's only when asked,
+//!   and only block states: block entities, entities and biomes are not translated.
 //! - Sub-chunks older than 1.2.13 (versions 0 and 2–7, numeric block ids) are not converted:
 //!   they are kept as stored in the column record and written back as they were.
 //! - Block entities, biomes, the pre-1.18.30 entity list and every other column record are
@@ -76,6 +81,7 @@ pub mod names;
 pub mod read;
 pub mod subchunk;
 pub mod table_check;
+pub mod translate;
 
 pub use convert::{BedrockRecord, ConvertedColumn};
 pub use error::{Error, Result};

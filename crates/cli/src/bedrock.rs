@@ -131,6 +131,13 @@ pub fn export(
             "world_records": s.world_records,
             "bytes_out": s.bytes_out,
             "seconds": secs,
+            "translated_from_java": s.translated.as_ref().map(|r| json!({
+                "cells": r.cells,
+                "approximated": r.approximated,
+                "dropped": r.dropped,
+                "block_entities_left": r.block_entities,
+                "entities_left": s.entities_left,
+            })),
         });
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
@@ -144,6 +151,20 @@ pub fn export(
             secs
         );
         outln!("  db/ {:.2} MiB", mib(s.bytes_out));
+        if let Some(r) = &s.translated {
+            let be: u64 = r.block_entities.values().sum();
+            outln!(
+                "  Java block states translated to Bedrock's: {} cells, {} approximated in {} \
+                 states, {} dropped in {} states; left behind: {be} block entities, {} entities \
+                 (`--json` lists them; `terrane convert` converts a Java world folder)",
+                r.cells,
+                r.approximated_cells(),
+                r.approximated.len(),
+                r.dropped_cells(),
+                r.dropped.len(),
+                s.entities_left
+            );
+        }
     }
     Ok(())
 }

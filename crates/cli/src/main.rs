@@ -16,6 +16,7 @@ macro_rules! outln {
 mod anvil;
 mod bedrock;
 mod commands;
+mod convert;
 mod demo;
 mod demo_shared;
 mod render;
@@ -256,6 +257,10 @@ enum Command {
     /// world folder; or to a Bedrock world folder.
     #[command(subcommand)]
     Export(anvil::ExportCmd),
+    /// Convert a Java world folder into a new Bedrock world folder, or back: block states
+    /// translated (the waterlogged layer included), column by column in bounded memory; the
+    /// report counts every state approximated or dropped, by name.
+    Convert(convert::ConvertArgs),
     /// Serve a world to Minecraft Java 1.20.1 players (offline mode; Valence): columns load
     /// from the world as players come near, every block change is saved in one atomic tick
     /// save (`saved TICK` on stdout). Ctrl-C saves and stops.
@@ -342,6 +347,7 @@ fn run(cli: Cli) -> Result<(), Fail> {
         Command::Regionizer(c) => commands::regionizer(c),
         Command::Import(c) => anvil::import(c),
         Command::Export(c) => anvil::export(c),
+        Command::Convert(a) => convert::run(&a),
         Command::Serve(a) => serve::run(&a),
         Command::Render(a) => render::run(&a),
         Command::Bench { package } => commands::bench(package.as_deref()),

@@ -45,7 +45,7 @@ use terrane_bedrock::db::{ReadDb, WriteDb};
 use terrane_bedrock::key::{BedrockColumnPos, DbKey};
 use terrane_bedrock::read::{db_dir, read_db};
 use terrane_bedrock::{BedrockRecord, LevelDat};
-use terrane_chunk::Uuid;
+use terrane_chunk::{ChunkView, Uuid};
 use terrane_section::{ChunkPos, ColumnPos};
 use terrane_store::{KeyRange, tables};
 
@@ -289,13 +289,25 @@ pub struct BedrockExportSummary {
     pub skipped_dimensions: Vec<u64>,
     /// Bytes of the written `db/` folder.
     pub bytes_out: u64,
+    /// A world whose blocks are Java states (imported from Java, or saved by a game or the
+    /// demo: any world without a Bedrock block version): what translating them to Bedrock
+    /// states approximated and dropped ([`format::translate`]), and the block entities and
+    /// entities left behind, in the source's form. `None` for a Bedrock world.
+    pub translated: Option<format::translate::TranslationReport>,
+    /// Entities of a Java-state world left out (Java NBT is not Bedrock's).
+    pub entities_left: u64,
 }
 
 /// A minimal `level.dat` for a world that never came from Bedrock.
 fn fresh_level_dat() -> Vec<u8> {
+    fresh_level_dat_named("terrane world")
+}
+
+/// A new world's `level.dat` naming the world `name`.
+pub(crate) fn fresh_level_dat_named(name: &str) -> Vec<u8> {
     use terrane_nbt::{Compound, Tag, Writer};
     let mut c = Compound::new();
-    c.insert("LevelName", Tag::String("terrane world".into()));
+    c.insert("LevelName", Tag::String(name.into()));
     c.insert("StorageVersion", Tag::Int(10));
     c.insert("Generator", Tag::Int(2));
     c.insert("lastOpenedWithVersion", Tag::List(3, [1, 21, 0, 3, 0].map(Tag::Int).to_vec()));
@@ -430,8 +442,20 @@ fn export_into(
     progress: &mut dyn FnMut(&BedrockProgress),
 ) -> Result<BedrockExportSummary> {
     let mut summary = BedrockExportSummary::default();
-    let version = block_version(world)?.unwrap_or(NATIVE_BLOCK_VERSION);
-    let schema = world.schema();
+    // A world without a Bedrock block version holds Java states: they are translated
+    // (`docs/format/java-bedrock-table.md`) and its entities, Java NBT, stay behind.
+    let bedrock_version = block_version(world)?;
+    let mut translator = match bedrock_version {
+        Some(_) => None,
+        None => Some(format::translate::ChunkTranslator::new(
+            format::translate::Direction::JavaToBedrock,
+            terrane_chunk::Schema::new(),
+        )),
+    };
+    let version = match (&translator, bedrock_version) {
+        (Some(_), _) => format::translate::table().block_version(),
+        (None, v) => v.unwrap_or(NATIVE_BLOCK_VERSION),
+    };
     // (dimension, column) → (chunk y, chunk bytes) of each stored chunk.
     type Columns = BTreeMap<(u64, ColumnPos), Vec<(i64, Vec<u8>)>>;
     let mut columns = Columns::new();
@@ -484,7 +508,21 @@ fn export_into(
         chunks.sort_by_key(|c| c.0);
         let bpos = BedrockColumnPos { dim: dim as i32, x: pos.x, z: pos.z };
         let record = records.get(&(dim, pos));
-        for (k, v) in terrane_to_column(bpos, &chunks, record, &entities, schema, version)? {
+        let translating = translator.is_some();
+        let schema = match translator.as_mut() {
+            Some(t) => {
+                for (_, bytes) in &mut chunks {
+                    let from = ChunkView::parse(bytes).map_err(terrane_bedrock::Error::Chunk)?;
+                    summary.entities_left += from.entities().len() as u64;
+                    *bytes = t.chunk(bytes, world.schema())?;
+                }
+                t.schema()
+            }
+            None => world.schema(),
+        };
+        let no_entities = HashMap::new();
+        let entities = if translating { &no_entities } else { &entities };
+        for (k, v) in terrane_to_column(bpos, &chunks, record, entities, schema, version)? {
             match DbKey::parse(&k) {
                 DbKey::Actor(_) => {
                     summary.entities += 1;
@@ -516,6 +554,7 @@ fn export_into(
     }
     db.finish()?;
     summary.bytes_out = crate::world::dir_bytes(&dir.join("db"));
+    summary.translated = translator.map(|t| t.report().clone());
     if let Some(old) = merge_with {
         // The merged world keeps its own level.dat and name unless this world brought some.
         let read = |f: &str| fs::read(old.join(f)).ok();

@@ -298,6 +298,21 @@ pub fn import_java_world(
     Ok(summary)
 }
 
+/// Refuses a world whose blocks are Bedrock states (it has a Bedrock block version): Java
+/// cannot read them, and `terrane convert` translates a Bedrock world folder instead.
+fn refuse_bedrock_states(world: &World) -> Result<()> {
+    if crate::bedrock::block_version(world)?.is_none() {
+        return Ok(());
+    }
+    Err(Error::Refused(
+        "this world's blocks are Bedrock block states (it was imported from a Bedrock world): \
+         Java cannot read them. Convert the Bedrock world folder instead: `terrane convert \
+         BEDROCK_WORLD NEW_FOLDER --to java` translates its blocks and reports what it \
+         approximated"
+            .into(),
+    ))
+}
+
 /// Exports one dimension of a [`World`]: its columns grouped from every stored chunk, with the
 /// imported column records where there are some and a plain 1.21 record otherwise.
 struct WorldSource<'a> {
@@ -477,6 +492,7 @@ pub fn export_region_dir(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<ExportSummary> {
     check_region_dir(region_dir, options.entities(), overwrite)?;
+    refuse_bedrock_states(world)?;
     let mut contents = WorldContents::load(world)?;
     let source = contents.source(world.schema(), dim);
     let s = terrane_anvil::export_region_dir_with(&source, region_dir, options, progress)?;
@@ -596,6 +612,7 @@ pub fn export_java_world(
     progress: &mut dyn FnMut(&Dimension, &Progress),
 ) -> Result<JavaExportSummary> {
     check_world_folder(java_dir, overwrite)?;
+    refuse_bedrock_states(world)?;
     let mut contents = WorldContents::load(world)?;
     let mut summary = JavaExportSummary::default();
     let mut dims: Vec<u64> =

@@ -37,6 +37,9 @@
 //! finds one block state stored under several ids (spellings from before the importers
 //! canonicalised state strings), which [`World::verify`] reports and
 //! [`World::merge_duplicate_states`] merges.
+//! [`convert`] turns a Java world folder into a new Bedrock one and back, block states
+//! translated through terrane-bedrock's table
+//! ([`bedrock::format::translate`]), column by column in bounded memory.
 //! [`game`] keeps what a game server saves beside its chunks in the same tick save: players
 //! (position, inventory, the item on the cursor) and containers (a chest's items).
 //!
@@ -124,6 +127,7 @@
 
 pub mod bedrock;
 pub mod block_states;
+pub mod convert;
 pub mod copy;
 mod error;
 pub mod export;

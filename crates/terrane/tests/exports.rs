@@ -304,3 +304,39 @@ fn an_import_refusal_says_where_the_chunks_came_from() {
     let e = java::refuse_overwrite(&own).unwrap_err().to_string();
     assert!(e.contains("did not come from a Java or Bedrock world import"), "{e}");
 }
+
+/// No silent cross-edition export: a Java world exported to Bedrock has its block states
+/// translated (and says what it approximated and left behind); a Bedrock world exported to
+/// Java is refused, naming `terrane convert`, with nothing written.
+#[test]
+fn exports_to_the_other_edition_translate_or_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut java = World::builder().backend(Backend::Memory).create(dir.path().join("j")).unwrap();
+    let region = dir.path().join("region");
+    std::fs::create_dir_all(&region).unwrap();
+    std::fs::copy(
+        terrane_section::testdata::fixture("anvil/1.21.1/r.0.0.mca"),
+        region.join("r.0.0.mca"),
+    )
+    .unwrap();
+    terrane::java::import_region_dir(&mut java, 0, &region, &Default::default(), &mut |_| {})
+        .unwrap();
+    let out = dir.path().join("bedrock");
+    let s = bedrock::export_bedrock_world(&java, &out, Overwrite::Refuse, &mut |_| {}).unwrap();
+    let report = s.translated.expect("a Java world's export is translated");
+    assert!(report.cells > 20_000_000 && report.approximated_cells() > 0, "{report:?}");
+    let mut back = World::builder().backend(Backend::Memory).create(dir.path().join("b")).unwrap();
+    bedrock::import_bedrock_world(&mut back, &out, &mut |_| {}).unwrap();
+    let names: Vec<&str> = back.schema().blocks().names().collect();
+    assert!(names.contains(&"minecraft:grass_block"), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.contains("snowy=") || n.contains("level=")),
+        "Java states in a Bedrock world: {names:?}"
+    );
+
+    let to = dir.path().join("java-out");
+    let e = terrane::java::export_java_world(&back, &to, Overwrite::Refuse, &mut |_, _| {})
+        .unwrap_err();
+    assert!(matches!(&e, Error::Refused(m) if m.contains("terrane convert")), "{e}");
+    assert!(!to.exists(), "nothing written");
+}

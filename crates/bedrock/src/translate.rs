@@ -1,0 +1,548 @@
+//! Block states between the editions: Java's (`minecraft:oak_stairs[facing=north,...]`) and
+//! Bedrock's as terrane names them ([`names`](crate::names)), through the table in
+//! `data/java-bedrock.tsv.gz` (`docs/format/java-bedrock-table.md`), which `cargo xtask
+//! tables` generates from the minecraft-data package.
+//!
+//! The table maps every Java state to one Bedrock state and every Bedrock state to one Java
+//! state. Where the editions do not match one to one, these rules apply, and a
+//! [`TranslationReport`] counts each state they touch, by its source name:
+//! - **waterlogged**: Java's `waterlogged=true` becomes Bedrock's second layer holding still
+//!   water, and back (water in the second layer of a block whose Java state has a
+//!   `waterlogged` property). Exact both ways.
+//! - **approximated**: a state whose round trip through the table does not come back to it
+//!   (Java properties Bedrock derives instead of storing, such as stair shapes, fence and
+//!   redstone connections or a chest's half), and a state missing from the table whose block
+//!   is in it (the state of that block with the most equal properties is taken).
+//! - **dropped**: a block the other edition does not have (air is written), and a second
+//!   layer that is not water (Java has no place for it).
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::sync::OnceLock;
+
+use terrane_chunk::{BlockId, CELLS, Chunk, Schema, block_state};
+
+use crate::error::{Error, Result};
+
+/// The embedded table: `docs/format/java-bedrock-table.md`.
+const TABLE_GZ: &[u8] = include_bytes!("../data/java-bedrock.tsv.gz");
+
+/// Still water in Bedrock's second layer: what Java's `waterlogged=true` becomes.
+pub const BEDROCK_WATER: &str = "minecraft:water[liquid_depth=0]";
+
+/// What a state became.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Fidelity {
+    /// The other edition's state, and it comes back to this one.
+    Exact,
+    /// The nearest state the other edition has (see the module docs).
+    Approximated,
+    /// The other edition has no such block: air.
+    Dropped,
+}
+
+/// One state in the other edition's name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Translated {
+    /// The state's name in the other edition.
+    pub name: String,
+    /// How faithful it is.
+    pub fidelity: Fidelity,
+    /// Java to Bedrock: the cell also holds water in Bedrock's second layer.
+    pub water: bool,
+}
+
+/// The Java ⇄ Bedrock block-state table.
+#[derive(Debug)]
+pub struct EditionTable {
+    block_version: i32,
+    bedrock_release: String,
+    source: String,
+    /// Bedrock states (terrane's names) with their Java state.
+    bedrock: Vec<(String, String)>,
+    bedrock_index: HashMap<String, u32>,
+    /// Java state → index in `bedrock`.
+    java: HashMap<String, u32>,
+    /// Block name → its Java states; the same for Bedrock.
+    java_by_block: HashMap<String, Vec<String>>,
+    bedrock_by_block: HashMap<String, Vec<u32>>,
+}
+
+/// The table built into the crate, parsed on first use.
+pub fn table() -> &'static EditionTable {
+    static TABLE: OnceLock<EditionTable> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(TABLE_GZ)
+            .read_to_string(&mut text)
+            .expect("the embedded block table is gzip-compressed UTF-8 (checked by its tests)");
+        EditionTable::parse(&text).expect("the embedded block table parses (checked by its tests)")
+    })
+}
+
+fn block_of(state: &str) -> &str {
+    state.split_once('[').map_or(state, |(n, _)| n)
+}
+
+/// A state's properties as `(key, value)` pairs (values as spelled).
+fn props(state: &str) -> Vec<(&str, &str)> {
+    match state.split_once('[') {
+        Some((_, rest)) => {
+            rest.trim_end_matches(']').split(',').filter_map(|p| p.split_once('=')).collect()
+        }
+        None => Vec::new(),
+    }
+}
+
+/// Of `candidates`, the one sharing the most property values with `state` (the first of
+/// equals).
+fn nearest<'a>(state: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let want = props(state);
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        let have = props(c);
+        let score = want.iter().filter(|p| have.contains(p)).count();
+        if best.is_none_or(|(s, _)| score > s) {
+            best = Some((score, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// `state` with its `waterlogged` property set to `value`, if it has one.
+fn with_waterlogged(state: &str, value: bool) -> Option<String> {
+    let p = props(state);
+    if !p.iter().any(|(k, _)| *k == "waterlogged") {
+        return None;
+    }
+    let v = if value { "true" } else { "false" };
+    Some(block_state::canonical_from_parts(
+        block_of(state),
+        p.into_iter().map(|(k, old)| (k, if k == "waterlogged" { v } else { old })),
+    ))
+}
+
+impl EditionTable {
+    /// Parses the table's text (`docs/format/java-bedrock-table.md`).
+    pub fn parse(text: &str) -> Result<EditionTable> {
+        let bad = |line: usize, what: &str| {
+            Error::BlockName(format!("block table line {}: {what}", line + 1))
+        };
+        let mut t = EditionTable {
+            block_version: 0,
+            bedrock_release: String::new(),
+            source: String::new(),
+            bedrock: Vec::new(),
+            bedrock_index: HashMap::new(),
+            java: HashMap::new(),
+            java_by_block: HashMap::new(),
+            bedrock_by_block: HashMap::new(),
+        };
+        for (n, line) in text.lines().enumerate() {
+            if line.starts_with('#') || line.is_empty() {
+                continue;
+            }
+            let f: Vec<&str> = line.split('\t').collect();
+            match f.as_slice() {
+                ["version", v, release, package] => {
+                    t.block_version = v.parse().map_err(|_| bad(n, "a bad block version"))?;
+                    t.bedrock_release = (*release).to_string();
+                    t.source = format!("minecraft-data {package}, Bedrock {release}");
+                }
+                ["B", b, j] => {
+                    let i = t.bedrock.len() as u32;
+                    t.bedrock_index.insert((*b).to_string(), i);
+                    t.bedrock_by_block.entry(block_of(b).to_string()).or_default().push(i);
+                    t.bedrock.push(((*b).to_string(), (*j).to_string()));
+                }
+                ["J", j, i] => {
+                    let i: u32 = i.parse().map_err(|_| bad(n, "a bad Bedrock index"))?;
+                    if i as usize >= t.bedrock.len() {
+                        return Err(bad(n, "a Bedrock index past the Bedrock states"));
+                    }
+                    t.java.insert((*j).to_string(), i);
+                    t.java_by_block.entry(block_of(j).to_string()).or_default().push(j.to_string());
+                }
+                _ => return Err(bad(n, "not `version`, `B` or `J` with their fields")),
+            }
+        }
+        if t.block_version == 0 || t.bedrock.is_empty() || t.java.is_empty() {
+            return Err(Error::BlockName("block table: no version line or no states".into()));
+        }
+        Ok(t)
+    }
+
+    /// The Bedrock block version of the table's states (the `version` of palette entries).
+    pub fn block_version(&self) -> i32 {
+        self.block_version
+    }
+
+    /// Where the table comes from (package and Bedrock release), for reports.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Number of Java states and of Bedrock states in the table.
+    pub fn len(&self) -> (usize, usize) {
+        (self.java.len(), self.bedrock.len())
+    }
+
+    /// Whether the table is empty (never, for the built-in one).
+    pub fn is_empty(&self) -> bool {
+        self.java.is_empty()
+    }
+
+    /// A Java state in Bedrock.
+    pub fn java_to_bedrock(&self, java: &str) -> Translated {
+        let java = block_state::canonical(java);
+        let water = props(&java).contains(&("waterlogged", "true"));
+        let dry = if water { with_waterlogged(&java, false) } else { None };
+        let key = dry.as_deref().unwrap_or(&java);
+        let (i, mut fidelity) = match self.java.get(key) {
+            Some(&i) => (i, Fidelity::Exact),
+            None => {
+                let near = self
+                    .java_by_block
+                    .get(block_of(key))
+                    .and_then(|c| nearest(key, c.iter().map(String::as_str)));
+                match near.and_then(|n| self.java.get(n)) {
+                    Some(&i) => (i, Fidelity::Approximated),
+                    None => {
+                        return Translated {
+                            name: "minecraft:air".into(),
+                            fidelity: Fidelity::Dropped,
+                            water: false,
+                        };
+                    }
+                }
+            }
+        };
+        let (bedrock, back) = &self.bedrock[i as usize];
+        if fidelity == Fidelity::Exact && back != key {
+            fidelity = Fidelity::Approximated;
+        }
+        Translated { name: bedrock.clone(), fidelity, water }
+    }
+
+    /// A Bedrock state (terrane's name, with or without `@version`) in Java; `water` says the
+    /// cell holds water in its second layer.
+    pub fn bedrock_to_java(&self, bedrock: &str, water: bool) -> Translated {
+        let name = match bedrock.rsplit_once('@') {
+            Some((n, v)) if v.parse::<i32>().is_ok() => n,
+            _ => bedrock,
+        };
+        let (i, mut fidelity) = match self.bedrock_index.get(name) {
+            Some(&i) => (i, Fidelity::Exact),
+            None => {
+                let near = self.bedrock_by_block.get(block_of(name)).and_then(|c| {
+                    let names = c.iter().map(|&i| self.bedrock[i as usize].0.as_str());
+                    nearest(name, names)
+                });
+                match near.and_then(|n| self.bedrock_index.get(n)) {
+                    Some(&i) => (i, Fidelity::Approximated),
+                    None => {
+                        return Translated {
+                            name: "minecraft:air".into(),
+                            fidelity: Fidelity::Dropped,
+                            water: false,
+                        };
+                    }
+                }
+            }
+        };
+        let java = &self.bedrock[i as usize].1;
+        if fidelity == Fidelity::Exact && self.java.get(java) != Some(&i) {
+            fidelity = Fidelity::Approximated;
+        }
+        let java = match water.then(|| with_waterlogged(java, true)).flatten() {
+            Some(wet) => wet,
+            None => java.clone(),
+        };
+        Translated { name: java, fidelity, water: false }
+    }
+}
+
+/// Which way a [`ChunkTranslator`] goes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Direction {
+    /// Java states in, Bedrock states out.
+    JavaToBedrock,
+    /// Bedrock states in, Java states out.
+    BedrockToJava,
+}
+
+/// What a translation approximated and dropped, in cells per source state.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TranslationReport {
+    /// Cells translated (every layer).
+    pub cells: u64,
+    /// Source state → cells given the nearest state of the other edition.
+    pub approximated: BTreeMap<String, u64>,
+    /// Source state → cells written as air: the other edition has no such block (second
+    /// layers that are not water included).
+    pub dropped: BTreeMap<String, u64>,
+    /// Block (name without properties) → block entities of its cells left behind: their
+    /// data is in the source edition's form.
+    pub block_entities: BTreeMap<String, u64>,
+}
+
+impl TranslationReport {
+    /// Cells approximated, over every state.
+    pub fn approximated_cells(&self) -> u64 {
+        self.approximated.values().sum()
+    }
+
+    /// Cells dropped, over every state.
+    pub fn dropped_cells(&self) -> u64 {
+        self.dropped.values().sum()
+    }
+
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &TranslationReport) {
+        self.cells += other.cells;
+        for (k, v) in &other.approximated {
+            *self.approximated.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &other.dropped {
+            *self.dropped.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &other.block_entities {
+            *self.block_entities.entry(k.clone()).or_default() += v;
+        }
+    }
+}
+
+/// A source block id's translation into the target schema.
+#[derive(Copy, Clone)]
+struct Mapped {
+    id: BlockId,
+    fidelity: Fidelity,
+    water: bool,
+}
+
+/// Chunks of one edition's schema re-encoded in the other's: block by block through
+/// [`table`], the target schema growing as states appear, the report counting as it goes.
+/// Extra layers, components and entity references of the source are not carried (Java has
+/// no layers; component values belong to the source's blocks); see the module docs for water.
+pub struct ChunkTranslator {
+    direction: Direction,
+    to: Schema,
+    /// By source block id: dry cells, then (Bedrock to Java) cells holding water.
+    dry: Vec<Option<Mapped>>,
+    wet: HashMap<BlockId, Mapped>,
+    water: Option<BlockId>,
+    report: TranslationReport,
+}
+
+impl ChunkTranslator {
+    /// A translator into `to`, the schema the translated chunks are encoded with (it grows:
+    /// [`schema`](Self::schema)).
+    pub fn new(direction: Direction, to: Schema) -> Self {
+        ChunkTranslator {
+            direction,
+            to,
+            dry: Vec::new(),
+            wet: HashMap::new(),
+            water: None,
+            report: Default::default(),
+        }
+    }
+
+    /// The target schema, with every state translated so far.
+    pub fn schema(&self) -> &Schema {
+        &self.to
+    }
+
+    /// What was approximated and dropped so far.
+    pub fn report(&self) -> &TranslationReport {
+        &self.report
+    }
+
+    fn target(&mut self, name: &str) -> Result<BlockId> {
+        match self.to.blocks().find(name) {
+            Some(i) => Ok(BlockId(i)),
+            None => Ok(self.to.add_block(name, &[])?),
+        }
+    }
+
+    fn map(&mut self, from: &Schema, id: BlockId, wet: bool) -> Result<Mapped> {
+        let cached = if wet {
+            self.wet.get(&id).copied()
+        } else {
+            self.dry.get(id.0 as usize).copied().flatten()
+        };
+        if let Some(m) = cached {
+            return Ok(m);
+        }
+        let name = from.blocks().get(id.0).ok_or_else(|| {
+            Error::BlockName(format!("block id {} is not in the source's registry", id.0))
+        })?;
+        let t = match self.direction {
+            Direction::JavaToBedrock => table().java_to_bedrock(name),
+            Direction::BedrockToJava => table().bedrock_to_java(name, wet),
+        };
+        let m = Mapped { id: self.target(&t.name)?, fidelity: t.fidelity, water: t.water };
+        if wet {
+            self.wet.insert(id, m);
+        } else {
+            let i = id.0 as usize;
+            if self.dry.len() <= i {
+                self.dry.resize(i + 1, None);
+            }
+            self.dry[i] = Some(m);
+        }
+        Ok(m)
+    }
+
+    fn count(&mut self, from: &Schema, id: BlockId, fidelity: Fidelity, n: u64) {
+        let list = match fidelity {
+            Fidelity::Exact => return,
+            Fidelity::Approximated => &mut self.report.approximated,
+            Fidelity::Dropped => &mut self.report.dropped,
+        };
+        let name = from.blocks().get(id.0).unwrap_or("?");
+        match list.get_mut(name) {
+            Some(c) => *c += n,
+            None => drop(list.insert(name.to_string(), n)),
+        }
+    }
+
+    /// One chunk (encoded with `from`) re-encoded with the target schema.
+    pub fn chunk(&mut self, bytes: &[u8], from: &Schema) -> Result<Vec<u8>> {
+        let src = Chunk::decode(bytes, from)?;
+        let mut blocks = [BlockId(0); CELLS];
+        // Cells per source block: dry ones by id, wet ones apart (rare).
+        let mut dry_counts: Vec<u32> = vec![0; from.blocks().len()];
+        let mut wet_counts: HashMap<BlockId, u64> = HashMap::new();
+        let mut water_cells = Vec::new();
+        for i in 0..CELLS as u16 {
+            let b = src.get_index(i);
+            let extra = src.layers(i);
+            let mut wet = false;
+            if self.direction == Direction::BedrockToJava {
+                for &l in extra {
+                    let name = from.blocks().get(l.0).unwrap_or("?");
+                    if name.starts_with("minecraft:water[")
+                        || name.starts_with("minecraft:flowing_water[")
+                    {
+                        wet = true;
+                    } else {
+                        self.report.cells += 1;
+                        *self
+                            .report
+                            .dropped
+                            .entry(format!("{name} (second layer)"))
+                            .or_default() += 1;
+                    }
+                }
+            }
+            let m = self.map(from, b, wet)?;
+            match (wet, dry_counts.get_mut(b.0 as usize)) {
+                (false, Some(c)) => *c += 1,
+                _ => *wet_counts.entry(b).or_default() += 1,
+            }
+            blocks[i as usize] = m.id;
+            if m.water {
+                water_cells.push(i);
+            }
+        }
+        for (id, &n) in dry_counts.iter().enumerate() {
+            if n > 0 {
+                let b = BlockId(id as u32);
+                let m = self.map(from, b, false)?;
+                self.count(from, b, m.fidelity, u64::from(n));
+                self.report.cells += u64::from(n);
+            }
+        }
+        for (b, n) in wet_counts {
+            let m = self.map(from, b, true)?;
+            self.count(from, b, m.fidelity, n);
+            self.report.cells += n;
+        }
+        for (cell, layer, _, _) in src.component_values() {
+            let name =
+                src.get_layer(cell, layer).and_then(|b| from.blocks().get(b.0)).unwrap_or("?");
+            *self.report.block_entities.entry(block_of(name).to_string()).or_default() += 1;
+        }
+        let mut out = Chunk::new(blocks[0]);
+        out.set_blocks(&blocks);
+        if !water_cells.is_empty() {
+            let water = match self.water {
+                Some(w) => w,
+                None => {
+                    let w = self.target(BEDROCK_WATER)?;
+                    self.water = Some(w);
+                    w
+                }
+            };
+            for i in water_cells {
+                out.push_layer(i, water);
+                self.report.cells += 1;
+            }
+        }
+        out.compact();
+        Ok(out.encode(&self.to))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_built_in_table_parses_and_holds_both_editions() {
+        let t = table();
+        let (java, bedrock) = t.len();
+        assert!(java > 30_000 && bedrock > 11_000, "{java} Java, {bedrock} Bedrock states");
+        assert_eq!(t.block_version(), 18_168_865);
+    }
+
+    #[test]
+    fn plain_and_typed_states_translate_exactly() {
+        let t = table();
+        let stone = t.java_to_bedrock("minecraft:stone");
+        assert_eq!((stone.name.as_str(), stone.fidelity), ("minecraft:stone", Fidelity::Exact));
+        let lava = t.java_to_bedrock("minecraft:lava[level=0]");
+        assert_eq!(lava.name, "minecraft:lava[liquid_depth=0]");
+        let back = t.bedrock_to_java(&lava.name, false);
+        assert_eq!(
+            (back.name.as_str(), back.fidelity),
+            ("minecraft:lava[level=0]", Fidelity::Exact)
+        );
+        let chest =
+            t.java_to_bedrock("minecraft:chest[facing=north,type=single,waterlogged=false]");
+        assert_eq!(chest.name, "minecraft:chest[minecraft:cardinal_direction=\"north\"]");
+    }
+
+    #[test]
+    fn waterlogged_goes_to_the_second_layer_and_back() {
+        let t = table();
+        let java = "minecraft:oak_slab[type=bottom,waterlogged=true]";
+        let b = t.java_to_bedrock(java);
+        assert!(b.water);
+        assert_eq!(b.fidelity, Fidelity::Exact, "{b:?}");
+        let j = t.bedrock_to_java(&b.name, true);
+        assert_eq!((j.name.as_str(), j.fidelity), (java, Fidelity::Exact));
+    }
+
+    #[test]
+    fn many_to_one_states_are_approximated_and_unknown_blocks_dropped() {
+        let t = table();
+        let wire = "minecraft:redstone_wire[east=side,north=none,power=3,south=none,west=none]";
+        assert_eq!(t.java_to_bedrock(wire).fidelity, Fidelity::Approximated);
+        let gone = t.java_to_bedrock("mymod:machine[on=true]");
+        assert_eq!((gone.name.as_str(), gone.fidelity), ("minecraft:air", Fidelity::Dropped));
+        let near = t.java_to_bedrock("minecraft:oak_log[axis=sideways]");
+        assert_eq!(near.fidelity, Fidelity::Approximated);
+        assert!(near.name.starts_with("minecraft:oak_log["), "{near:?}");
+    }
+
+    #[test]
+    fn damaged_tables_are_errors() {
+        for text in ["", "version\tx\t1\t2\n", "version\t1\t1\t2\nJ\tminecraft:stone\t0\n", "Q\n"] {
+            assert!(EditionTable::parse(text).is_err(), "{text:?}");
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! `terrane convert`: a Java world folder to a Bedrock world folder, or back. The work is the
+//! facade's (`terrane::convert`); this file shows progress and prints the report.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::{Args, ValueEnum};
+use serde_json::json;
+use terrane::convert::{self, ConvertProgress, ConvertSummary};
+
+use crate::Fail;
+use crate::anvil::{bar, mib};
+
+/// The edition `terrane convert` writes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Edition {
+    /// A Bedrock world folder (level.dat, levelname.txt, db/).
+    Bedrock,
+    /// A Java world folder (region/, DIM-1/region, DIM1/region).
+    Java,
+}
+
+#[derive(Args, Debug)]
+pub struct ConvertArgs {
+    /// The world to convert: a Java world folder (to Bedrock) or a Bedrock world folder (to
+    /// Java).
+    pub src: PathBuf,
+    /// The new world folder: must not exist, or be empty.
+    pub dst: PathBuf,
+    /// The edition to write.
+    #[arg(long, value_enum)]
+    pub to: Edition,
+    /// Print JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// How many approximated and dropped states to list by name (most cells first).
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+}
+
+pub fn run(a: &ConvertArgs) -> Result<(), Fail> {
+    let t = Instant::now();
+    let pb = bar(a.json);
+    pb.set_message("convert");
+    let mut progress = |p: &ConvertProgress| {
+        if let Some(n) = p.columns_total {
+            pb.set_length(n);
+        } else {
+            pb.set_length(p.columns_done);
+        }
+        pb.set_position(p.columns_done);
+    };
+    let s = match a.to {
+        Edition::Bedrock => {
+            if !terrane::java::is_java_world(&a.src) {
+                return Err(Fail::usage(format!(
+                    "{} is not a Java world folder (it holds level.dat and region/); --to \
+                     bedrock converts one",
+                    a.src.display()
+                )));
+            }
+            convert::java_to_bedrock(&a.src, &a.dst, &mut progress)?
+        }
+        Edition::Java => {
+            if !terrane::bedrock::is_bedrock_world(&a.src) {
+                return Err(Fail::usage(format!(
+                    "{} is not a Bedrock world folder (it holds level.dat and db/); --to java \
+                     converts one",
+                    a.src.display()
+                )));
+            }
+            convert::bedrock_to_java(&a.src, &a.dst, &mut progress)?
+        }
+    };
+    pb.finish_and_clear();
+    let secs = t.elapsed().as_secs_f64();
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&as_json(&s, secs))?);
+    } else {
+        print_human(a, &s, secs);
+    }
+    Ok(())
+}
+
+fn top(m: &std::collections::BTreeMap<String, u64>, n: usize) -> Vec<(&str, u64)> {
+    let mut v: Vec<(&str, u64)> = m.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    v.truncate(n);
+    v
+}
+
+fn as_json(s: &ConvertSummary, secs: f64) -> serde_json::Value {
+    json!({
+        "columns": s.columns,
+        "dimensions": s.per_dimension.iter().map(|(d, n)| (d.to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
+        "cells": s.blocks.cells,
+        "approximated": s.blocks.approximated,
+        "dropped": s.blocks.dropped,
+        "block_entities_left": s.blocks.block_entities,
+        "entities_left": s.entities_left,
+        "skipped_dimensions": s.skipped_dimensions,
+        "damaged": s.damaged,
+        "bytes_out": s.bytes_out,
+        "seconds": secs,
+        "columns_per_second": s.columns as f64 / secs.max(1e-9),
+        "table": s.table,
+    })
+}
+
+fn print_human(a: &ConvertArgs, s: &ConvertSummary, secs: f64) {
+    outln!(
+        "converted {} columns to {} in {:.2} s ({:.0} columns/s), {:.2} MiB",
+        s.columns,
+        a.dst.display(),
+        secs,
+        s.columns as f64 / secs.max(1e-9),
+        mib(s.bytes_out)
+    );
+    let b = &s.blocks;
+    let pct = |n: u64| 100.0 * n as f64 / (b.cells.max(1)) as f64;
+    outln!(
+        "  blocks: {} cells; {} approximated ({:.3} %) in {} states, {} dropped ({:.3} %) in {} \
+         states (table: {})",
+        b.cells,
+        b.approximated_cells(),
+        pct(b.approximated_cells()),
+        b.approximated.len(),
+        b.dropped_cells(),
+        pct(b.dropped_cells()),
+        b.dropped.len(),
+        s.table
+    );
+    for (name, n) in top(&b.approximated, a.top) {
+        outln!("    approximated {n:>9}  {name}");
+    }
+    for (name, n) in top(&b.dropped, a.top) {
+        outln!("    dropped      {n:>9}  {name}");
+    }
+    let be: u64 = b.block_entities.values().sum();
+    if be > 0 || s.entities_left > 0 {
+        outln!("  left behind (not translated): {be} block entities, {} entities", s.entities_left);
+        for (name, n) in top(&b.block_entities, a.top) {
+            outln!("    block entities {n:>7}  {name}");
+        }
+    }
+    for d in &s.skipped_dimensions {
+        outln!("  skipped: {d} (not the Overworld, the Nether or the End)");
+    }
+    if !s.damaged.is_empty() {
+        outln!("  {} damaged records skipped:", s.damaged.len());
+        for d in s.damaged.iter().take(a.top) {
+            outln!("    {d}");
+        }
+    }
+}

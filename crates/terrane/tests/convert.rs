@@ -1,0 +1,164 @@
+//! `terrane::convert`: Java → Bedrock → Java and Bedrock → Java → Bedrock over the test
+//! worlds give the same blocks wherever the table maps a state one to one, the report counts
+//! exactly the cells it approximated, and a destination that holds anything is refused.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use terrane::bedrock::format::translate::{Fidelity, table};
+use terrane::{Backend, ChunkView, World, convert};
+
+fn bedrock_world() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../bedrock/tests/data/world")
+}
+
+/// The 1.21.1 region of the test data as a Java world folder.
+fn java_world(dir: &Path) -> PathBuf {
+    let java = dir.join("java");
+    std::fs::create_dir_all(java.join("region")).unwrap();
+    std::fs::copy(
+        terrane_section::testdata::fixture("anvil/1.21.1/r.0.0.mca"),
+        java.join("region/r.0.0.mca"),
+    )
+    .unwrap();
+    java
+}
+
+/// Every cell of every chunk as names, layer 0 then the extra layers.
+type Named = BTreeMap<(u64, terrane::ChunkPos), Vec<Vec<String>>>;
+
+fn named(w: &World) -> Named {
+    let names: Vec<&str> = w.schema().blocks().names().collect();
+    let mut out = Named::new();
+    for ((dim, pos), (_, bytes)) in w.tiered().all_chunks().unwrap() {
+        let v = ChunkView::parse(&bytes).unwrap();
+        let cells = (0..4096u16)
+            .map(|i| {
+                let mut l = vec![names[v.block(i).0 as usize].to_string()];
+                l.extend(v.layers(i).map(|b| names[b.0 as usize].to_string()));
+                l
+            })
+            .collect();
+        out.insert((dim, pos), cells);
+    }
+    out
+}
+
+fn import_bedrock(dir: &Path, bedrock: &Path) -> Named {
+    let mut w = World::builder().backend(Backend::Memory).create(dir).unwrap();
+    terrane::bedrock::import_bedrock_world(&mut w, bedrock, &mut |_| {}).unwrap();
+    named(&w)
+}
+
+#[test]
+fn java_to_bedrock_and_back_keeps_every_block_the_table_maps_one_to_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let java = java_world(dir.path());
+    let bedrock = dir.path().join("bedrock");
+    let there = convert::java_to_bedrock(&java, &bedrock, &mut |_| {}).unwrap();
+    assert_eq!(there.columns, 225);
+    assert!(bedrock.join("db/CURRENT").is_file() && bedrock.join("level.dat").is_file());
+    let back_dir = dir.path().join("back");
+    let back = convert::bedrock_to_java(&bedrock, &back_dir, &mut |_| {}).unwrap();
+    assert_eq!(back.columns, 225);
+
+    let open = |name: &str, java: &Path| {
+        let mut w =
+            World::builder().backend(Backend::Memory).create(dir.path().join(name)).unwrap();
+        terrane::java::import_java_world(&mut w, java, &mut |_, _| {}).unwrap();
+        w
+    };
+    let (a, b) = (open("a", &java), open("b", &back_dir));
+    let (na, nb): (Vec<&str>, Vec<&str>) =
+        (a.schema().blocks().names().collect(), b.schema().blocks().names().collect());
+    let t = table();
+    let one_to_one: Vec<bool> =
+        na.iter().map(|n| t.java_to_bedrock(n).fidelity == Fidelity::Exact).collect();
+    let (mut exact, mut approximated) = (0u64, BTreeMap::<String, u64>::new());
+    for ((dim, pos), (_, bytes)) in a.tiered().all_chunks().unwrap() {
+        let other = b.tiered().get_chunk(dim, pos).unwrap();
+        let other = other.unwrap_or_else(|| panic!("chunk {pos} lost"));
+        let (va, vb) = (ChunkView::parse(&bytes).unwrap(), ChunkView::parse(&other).unwrap());
+        for i in 0..4096u16 {
+            let (x, y) = (va.block(i).0 as usize, vb.block(i).0 as usize);
+            if one_to_one[x] {
+                assert_eq!(na[x], nb[y], "chunk {pos} cell {i}");
+                exact += 1;
+            } else {
+                *approximated.entry(na[x].to_string()).or_default() += 1;
+            }
+        }
+    }
+    assert!(exact > 20_000_000, "{exact} cells compared");
+    // The report names exactly the cells that were not one to one, by state.
+    assert_eq!(there.blocks.approximated, approximated);
+    assert!(there.blocks.dropped.is_empty(), "{:?}", there.blocks.dropped);
+}
+
+#[test]
+fn bedrock_to_java_and_back_keeps_every_block_with_its_water_layer() {
+    let dir = tempfile::tempdir().unwrap();
+    let java = dir.path().join("java");
+    let s = convert::bedrock_to_java(&bedrock_world(), &java, &mut |_| {}).unwrap();
+    assert_eq!(s.columns, 27);
+    assert!(s.entities_left > 0, "the test world's entities are counted as left behind");
+    let bedrock = dir.path().join("bedrock");
+    convert::java_to_bedrock(&java, &bedrock, &mut |_| {}).unwrap();
+    let a = import_bedrock(&dir.path().join("a"), &bedrock_world());
+    let b = import_bedrock(&dir.path().join("b"), &bedrock);
+    let t = table();
+    let strip = |s: &str| s.rsplit_once('@').map_or(s.to_string(), |(n, _)| n.to_string());
+    let mut compared = 0;
+    for (key, cells) in &a {
+        let Some(other) = b.get(key) else {
+            assert!(cells.iter().all(|c| c[0].starts_with("minecraft:air")), "chunk {key:?} lost");
+            continue;
+        };
+        for (i, (x, y)) in cells.iter().zip(other).enumerate() {
+            let wet = x.get(1).is_some_and(|l| l.starts_with("minecraft:water"));
+            if t.bedrock_to_java(&x[0], wet).fidelity != Fidelity::Exact {
+                continue;
+            }
+            assert_eq!(strip(&x[0]), strip(&y[0]), "chunk {key:?} cell {i}");
+            assert_eq!(wet, y.get(1).is_some(), "chunk {key:?} cell {i}: the water layer");
+            compared += 1;
+        }
+    }
+    assert!(compared > 100_000, "{compared} cells compared");
+}
+
+#[test]
+fn a_destination_that_holds_anything_is_refused_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let java = java_world(dir.path());
+    let dst = dir.path().join("taken");
+    std::fs::create_dir_all(&dst).unwrap();
+    std::fs::write(dst.join("notes.txt"), b"mine").unwrap();
+    let e = convert::java_to_bedrock(&java, &dst, &mut |_| {}).unwrap_err();
+    assert!(matches!(e, terrane::Error::Refused(_)), "{e}");
+    assert_eq!(std::fs::read(dst.join("notes.txt")).unwrap(), b"mine");
+    let e = convert::bedrock_to_java(&bedrock_world(), &java, &mut |_| {}).unwrap_err();
+    assert!(e.to_string().contains("already holds a Java world"), "{e}");
+    // Nothing half-written beside them.
+    let left: Vec<_> =
+        std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(left.len(), 2, "{left:?}");
+}
+
+#[test]
+fn damaged_regions_are_named_and_the_rest_converted() {
+    let dir = tempfile::tempdir().unwrap();
+    let java = java_world(dir.path());
+    let r = java.join("region/r.0.0.mca");
+    let mut bytes = std::fs::read(&r).unwrap();
+    // Garble the first column's compressed data (its sector starts after the 8 KiB header).
+    let off = 4096 * u32::from_be_bytes([0, bytes[0], bytes[1], bytes[2]]) as usize;
+    for b in &mut bytes[off + 8..off + 64] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&r, &bytes).unwrap();
+    let s = convert::java_to_bedrock(&java, &dir.path().join("out"), &mut |_| {}).unwrap();
+    assert_eq!(s.damaged.len(), 1, "{:?}", s.damaged);
+    assert!(s.damaged[0].contains("r.0.0.mca"), "{:?}", s.damaged);
+    assert_eq!(s.columns, 224);
+}
