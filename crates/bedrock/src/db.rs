@@ -210,6 +210,8 @@ pub struct WriteDb {
     path: PathBuf,
     batch: rusty_leveldb::WriteBatch,
     batched: usize,
+    /// When the last batch was written.
+    written: std::time::Instant,
 }
 
 impl WriteDb {
@@ -222,14 +224,50 @@ impl WriteDb {
             });
         }
         let db = DB::open(db_dir, options(true)).map_err(db_error(db_dir))?;
-        Ok(WriteDb { db, path: db_dir.to_path_buf(), batch: Default::default(), batched: 0 })
+        Ok(WriteDb {
+            db,
+            path: db_dir.to_path_buf(),
+            batch: Default::default(),
+            batched: 0,
+            written: std::time::Instant::now(),
+        })
     }
 
-    /// Adds one record (written in batches of about 4 MiB).
+    /// Opens the database in `db_dir` to go on writing it (a conversion interrupted by a
+    /// crash: what its last complete batch held is there), or creates it when missing.
+    pub fn resume(db_dir: &Path) -> Result<WriteDb> {
+        let db = DB::open(db_dir, options(true)).map_err(db_error(db_dir))?;
+        Ok(WriteDb {
+            db,
+            path: db_dir.to_path_buf(),
+            batch: Default::default(),
+            batched: 0,
+            written: std::time::Instant::now(),
+        })
+    }
+
+    /// Whether the database holds `key` (written before this one's pending batch).
+    pub fn contains(&mut self, key: &[u8]) -> bool {
+        self.db.get(key).is_some()
+    }
+
+    /// Adds one record. Records are written in batches, each one LevelDB write (whole or
+    /// not at all after a crash): at [`end_group`](Self::end_group) once about 4 MiB are
+    /// pending, or here past 64 MiB.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.batch.put(key, value);
         self.batched += key.len() + value.len();
-        if self.batched >= 4 << 20 {
+        if self.batched >= 64 << 20 {
+            self.write_batch()?;
+        }
+        Ok(())
+    }
+
+    /// Ends a group of records that belong together (a column's): they are written in one
+    /// batch with the groups before it once about 4 MiB are pending or a second has passed
+    /// since the last batch (what a crash loses, and a resumed conversion does again).
+    pub fn end_group(&mut self) -> Result<()> {
+        if self.batched >= 4 << 20 || self.written.elapsed().as_secs() >= 1 {
             self.write_batch()?;
         }
         Ok(())
@@ -238,6 +276,7 @@ impl WriteDb {
     fn write_batch(&mut self) -> Result<()> {
         let b = std::mem::take(&mut self.batch);
         self.batched = 0;
+        self.written = std::time::Instant::now();
         self.db.write(b, false).map_err(db_error(&self.path))
     }
 

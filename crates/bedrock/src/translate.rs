@@ -8,11 +8,14 @@
 //! [`TranslationReport`] counts each state they touch, by its source name:
 //! - **waterlogged**: Java's `waterlogged=true` becomes Bedrock's second layer holding still
 //!   water, and back (water in the second layer of a block whose Java state has a
-//!   `waterlogged` property). Exact both ways.
+//!   `waterlogged` property). So do the blocks Java keeps in water without a property
+//!   ([`ALWAYS_WATERLOGGED`]: seagrass, kelp). Exact both ways.
 //! - **approximated**: a state whose round trip through the table does not come back to it
 //!   (Java properties Bedrock derives instead of storing, such as stair shapes, fence and
-//!   redstone connections or a chest's half), and a state missing from the table whose block
-//!   is in it (the state of that block with the most equal properties is taken).
+//!   redstone connections or a chest's half), a state missing from the table whose block is
+//!   in it (the state of that block with the most equal properties is taken), and Bedrock
+//!   chests ([`BEDROCK_PAIRED`]: Bedrock pairs double chests in their block entity, which is
+//!   not translated, so they become single chests).
 //! - **dropped**: a block the other edition does not have (air is written), and a second
 //!   layer that is not water (Java has no place for it).
 
@@ -29,6 +32,15 @@ const TABLE_GZ: &[u8] = include_bytes!("../data/java-bedrock.tsv.gz");
 
 /// Still water in Bedrock's second layer: what Java's `waterlogged=true` becomes.
 pub const BEDROCK_WATER: &str = "minecraft:water[liquid_depth=0]";
+
+/// Java blocks whose other half Bedrock keeps in the block entity (a double chest's
+/// pairing), not in the state: from Bedrock they come as `type=single`, approximated.
+pub const BEDROCK_PAIRED: [&str; 2] = ["minecraft:chest", "minecraft:trapped_chest"];
+
+/// Java blocks that are always in water without a `waterlogged` property: Bedrock keeps
+/// their water in the second layer.
+pub const ALWAYS_WATERLOGGED: [&str; 4] =
+    ["minecraft:seagrass", "minecraft:tall_seagrass", "minecraft:kelp", "minecraft:kelp_plant"];
 
 /// What a state became.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -178,6 +190,11 @@ impl EditionTable {
         self.block_version
     }
 
+    /// The Bedrock release of the table's states (`1.26.30`).
+    pub fn bedrock_release(&self) -> &str {
+        &self.bedrock_release
+    }
+
     /// Where the table comes from (package and Bedrock release), for reports.
     pub fn source(&self) -> &str {
         &self.source
@@ -196,7 +213,8 @@ impl EditionTable {
     /// A Java state in Bedrock.
     pub fn java_to_bedrock(&self, java: &str) -> Translated {
         let java = block_state::canonical(java);
-        let water = props(&java).contains(&("waterlogged", "true"));
+        let water = props(&java).contains(&("waterlogged", "true"))
+            || ALWAYS_WATERLOGGED.contains(&block_of(&java));
         let dry = if water { with_waterlogged(&java, false) } else { None };
         let key = dry.as_deref().unwrap_or(&java);
         let (i, mut fidelity) = match self.java.get(key) {
@@ -252,7 +270,9 @@ impl EditionTable {
             }
         };
         let java = &self.bedrock[i as usize].1;
-        if fidelity == Fidelity::Exact && self.java.get(java) != Some(&i) {
+        if fidelity == Fidelity::Exact
+            && (self.java.get(java) != Some(&i) || BEDROCK_PAIRED.contains(&block_of(java)))
+        {
             fidelity = Fidelity::Approximated;
         }
         let java = match water.then(|| with_waterlogged(java, true)).flatten() {
@@ -525,6 +545,16 @@ mod tests {
         assert_eq!(b.fidelity, Fidelity::Exact, "{b:?}");
         let j = t.bedrock_to_java(&b.name, true);
         assert_eq!((j.name.as_str(), j.fidelity), (java, Fidelity::Exact));
+    }
+
+    #[test]
+    fn blocks_always_in_water_get_bedrock_water() {
+        let t = table();
+        let grass = t.java_to_bedrock("minecraft:tall_seagrass[half=upper]");
+        assert!(grass.water && grass.fidelity == Fidelity::Exact, "{grass:?}");
+        let back = t.bedrock_to_java(&grass.name, true);
+        assert_eq!(back.name, "minecraft:tall_seagrass[half=upper]");
+        assert!(!t.java_to_bedrock("minecraft:stone").water);
     }
 
     #[test]

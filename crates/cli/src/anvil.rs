@@ -9,7 +9,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use terrane::anvil::{self, ExportSummary, ImportSummary};
-use terrane::java::{self, DIMENSIONS};
+use terrane::java;
 use terrane::{Backend, World};
 
 use crate::{Fail, backend_arg};
@@ -69,6 +69,17 @@ pub enum ImportCmd {
 }
 
 /// `terrane export ...`
+/// `--layout`: how a Java world folder is laid out.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LayoutArg {
+    /// Up to Minecraft 1.21.11: `region/`, `DIM-1/`, `DIM1/`, `playerdata/`.
+    #[value(alias = "old")]
+    Classic,
+    /// Minecraft 26.1 on: `dimensions/<namespace>/<name>/`, `players/`.
+    #[value(name = "26.1", alias = "new")]
+    Dimensions,
+}
+
 #[derive(clap::Subcommand, Debug)]
 pub enum ExportCmd {
     /// Export a world's Overworld to a Minecraft Java region folder (zlib chunks, `.mcc` over
@@ -93,10 +104,16 @@ pub enum ExportCmd {
         /// level.dat and everything else there are kept.
         #[arg(long)]
         merge: bool,
-        /// Write a whole Java world folder: `region/`, `entities/`, `DIM-1/`, `DIM1/` and the
-        /// `level.dat` kept at import.
+        /// Write a whole Java world folder: every dimension, the `level.dat` and the players'
+        /// files kept at import, laid out as the world's Minecraft version lays them out
+        /// (26.1 on: `dimensions/minecraft/overworld/...`; before: `region/`, `DIM-1/`,
+        /// `DIM1/`) unless --layout says.
         #[arg(long)]
         world_folder: bool,
+        /// With --world-folder: `classic` (Minecraft up to 1.21.11) or `26.1` (every
+        /// dimension under `dimensions/`, players under `players/`).
+        #[arg(long, value_enum, requires = "world_folder")]
+        layout: Option<LayoutArg>,
         /// For a region folder: where the entities of 1.17+ columns go; default: `entities`
         /// beside the region folder.
         #[arg(long)]
@@ -214,9 +231,10 @@ pub fn import(c: ImportCmd) -> Result<(), Fail> {
                 "--entities applies to a region folder; a Java world folder brings its own",
             ));
         }
-        if !DIMENSIONS.iter().any(|d| java::has_region_files(&source.join(d.region))) {
+        if java::find_dimensions(&source, java::layout_of(&source))?.is_empty() {
             return Err(Fail::usage(format!(
-                "{} holds no region files (a Java world keeps them in region/, DIM-1/region and DIM1/region)",
+                "{} holds no region files (a Java world keeps them in region/, DIM-1/region and \
+                 DIM1/region, or since 26.1 in dimensions/<namespace>/<name>/region)",
                 source.display()
             )));
         }
@@ -252,10 +270,13 @@ pub fn import(c: ImportCmd) -> Result<(), Fail> {
         pb.set_prefix(format!("{:.1} MiB in, {:.1} MiB out", mib(p.bytes_in), mib(p.bytes_out)));
     };
     let summary = if whole {
-        java::import_java_world(&mut w, &source, &mut |d, p| show(d.name, p))?
+        java::import_java_world(&mut w, &source, &mut |d, p| show(&d.name, p))?
     } else {
         let s = java::import_region_dir(&mut w, 0, &source, &options, &mut |p| show("import", p))?;
-        java::JavaImportSummary { dimensions: vec![(DIMENSIONS[0], s)], level_dat: false }
+        java::JavaImportSummary {
+            dimensions: vec![(java::vanilla_dimensions(java::JavaLayout::Classic)[0].clone(), s)],
+            ..Default::default()
+        }
     };
     pb.finish();
     w.close()?;
@@ -267,6 +288,7 @@ pub fn import(c: ImportCmd) -> Result<(), Fail> {
         v["disk_bytes"] = json!(disk);
         v["seconds"] = json!(secs);
         v["level_dat"] = json!(level_dat);
+        v["players"] = json!(summary.players);
         v["dimensions"] = dims.iter().map(|(d, s)| (d.name.to_string(), import_json(s))).collect();
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
@@ -285,6 +307,12 @@ pub fn import(c: ImportCmd) -> Result<(), Fail> {
             }
             if level_dat {
                 outln!("  level.dat kept (written back by `terrane export anvil --world-folder`)");
+            }
+            if summary.players > 0 {
+                outln!("  {} player files kept", summary.players);
+            }
+            if summary.layout == Some(java::JavaLayout::Dimensions) {
+                outln!("  read in the 26.1 layout (dimensions/); exports keep it");
             }
         }
         outln!(
@@ -355,8 +383,10 @@ fn export_json(s: &ExportSummary) -> serde_json::Value {
 }
 
 pub fn export(c: ExportCmd) -> Result<(), Fail> {
+    let layout_arg;
     let (world, dest, world_folder, entities, json, overwrite) = match c {
-        ExportCmd::Anvil { world, dest, force, merge, world_folder, entities, json } => {
+        ExportCmd::Anvil { world, dest, force, merge, world_folder, layout, entities, json } => {
+            layout_arg = layout;
             (world, dest, world_folder, entities, json, overwrite(force, merge))
         }
         ExportCmd::Bedrock { world, dest, force, merge, json } => {
@@ -376,9 +406,18 @@ pub fn export(c: ExportCmd) -> Result<(), Fail> {
         pb.set_prefix(format!("{:.1} MiB out", mib(p.bytes_out)));
     };
     let summary = if world_folder {
-        let s = java::export_java_world(&w, &dest, overwrite, &mut |d, p| show(d.name, p))?;
+        let layout = match layout_arg {
+            Some(LayoutArg::Classic) => java::JavaLayout::Classic,
+            Some(LayoutArg::Dimensions) => java::JavaLayout::Dimensions,
+            None => java::JavaLayout::of_data_version(java::data_version(&w)?),
+        };
+        let s =
+            java::export_java_world_in(&w, &dest, layout, overwrite, &mut |d, p| show(&d.name, p))?;
         for d in &s.skipped_dimensions {
-            tracing::warn!("dimension {d} is not one of Minecraft's three: left out");
+            tracing::warn!(
+                "dimension {d} is neither one of Minecraft's three nor a datapack dimension \
+                 imported by name: left out"
+            );
         }
         s
     } else {
@@ -388,7 +427,10 @@ pub fn export(c: ExportCmd) -> Result<(), Fail> {
         }
         let s =
             java::export_region_dir(&w, 0, &dest, &options, overwrite, &mut |p| show("export", p))?;
-        java::JavaExportSummary { dimensions: vec![(DIMENSIONS[0], s)], ..Default::default() }
+        java::JavaExportSummary {
+            dimensions: vec![(java::vanilla_dimensions(java::JavaLayout::Classic)[0].clone(), s)],
+            ..Default::default()
+        }
     };
     pb.finish();
     if !world_folder
@@ -423,6 +465,9 @@ pub fn export(c: ExportCmd) -> Result<(), Fail> {
             }
             if level_dat {
                 outln!("  level.dat written back");
+            }
+            if summary.players > 0 {
+                outln!("  {} player files written back", summary.players);
             }
         }
         outln!(

@@ -92,6 +92,7 @@ fn top(m: &std::collections::BTreeMap<String, u64>, n: usize) -> Vec<(&str, u64)
 fn as_json(s: &ConvertSummary, secs: f64) -> serde_json::Value {
     json!({
         "columns": s.columns,
+        "columns_resumed": s.columns_resumed,
         "dimensions": s.per_dimension.iter().map(|(d, n)| (d.to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
         "cells": s.blocks.cells,
         "approximated": s.blocks.approximated,
@@ -116,6 +117,13 @@ fn print_human(a: &ConvertArgs, s: &ConvertSummary, secs: f64) {
         s.columns as f64 / secs.max(1e-9),
         mib(s.bytes_out)
     );
+    if s.columns_resumed > 0 {
+        outln!(
+            "  went on from an interrupted run: {} columns it had converted were kept (the report \
+             counts this run's columns)",
+            s.columns_resumed
+        );
+    }
     let b = &s.blocks;
     let pct = |n: u64| 100.0 * n as f64 / (b.cells.max(1)) as f64;
     outln!(

@@ -536,6 +536,7 @@ fn export_into(
             }
             db.put(&k, &v)?;
         }
+        db.end_group()?;
         written_columns.insert(bpos);
         summary.columns += 1;
         p.columns_done += 1;

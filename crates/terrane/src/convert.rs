@@ -19,7 +19,9 @@
 //! - block states, with the waterlogged layer, by the table's rules: every approximated or
 //!   dropped state is counted by name ([`TranslationReport`]);
 //! - the Overworld, the Nether and the End (Java's other dimensions are counted as skipped);
-//! - the world's name, into a new `level.dat` (Java → Bedrock);
+//! - `level.dat`: the name, spawn, seed, game mode, difficulty and last-played time both
+//!   editions keep (`level_dat.rs`); a converted Java world has no world-generation
+//!   settings;
 //! - block entities, entities, biomes, light and the rest of each column are not translated:
 //!   the summary counts the block entities and entities left behind. The game computes
 //!   biomes-less columns' biomes and light anew.
@@ -36,7 +38,7 @@
 //! # }
 //! ```
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
 use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -55,7 +57,9 @@ use terrane_section::ColumnPos;
 
 use crate::error::io;
 use crate::export::{Found, inspect, write_whole};
-use crate::java::{DIMENSIONS, has_region_files};
+use crate::java::{
+    Dimension, JavaLayout, find_dimensions, has_region_files, layout_of, vanilla_dimensions,
+};
 use crate::{Error, Result};
 
 /// The Minecraft Java `DataVersion` written into converted Java columns: 1.21.11's, the Java
@@ -77,6 +81,9 @@ pub struct ConvertProgress {
 pub struct ConvertSummary {
     /// Columns written.
     pub columns: u64,
+    /// Columns an interrupted run of the same conversion had written already (counted in
+    /// neither `columns` nor the report).
+    pub columns_resumed: u64,
     /// Columns per dimension (0 Overworld, 1 Nether, 2 End).
     pub per_dimension: BTreeMap<u64, u64>,
     /// Block states approximated or dropped, by source state (cells).
@@ -110,23 +117,43 @@ fn check_new(dst: &Path) -> Result<()> {
     )))
 }
 
+/// The file in a conversion's temporary folder that says which conversion it holds: the
+/// direction, then the source folder (canonical path), one per line.
+const RESUME_MARKER: &str = ".terrane-convert";
+
 /// Writes through `write` into a temporary folder beside `dst`, then renames it into place;
-/// on failure the temporary folder is removed.
-fn into_place<T>(dst: &Path, write: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
+/// on failure the temporary folder is removed. A temporary folder an interrupted run of the
+/// same conversion (same direction and source) left behind is handed to `write` as it is, so
+/// it goes on where that run stopped (`write` gets `true`); another one is removed first.
+fn into_place<T>(
+    src: &Path,
+    dst: &Path,
+    direction: &str,
+    write: impl FnOnce(&Path, bool) -> Result<T>,
+) -> Result<T> {
     check_new(dst)?;
     let name = dst
         .file_name()
         .ok_or_else(|| Error::Refused(format!("{} names no folder", dst.display())))?;
     let tmp = dst.with_file_name(format!(".{}.terrane-convert", name.to_string_lossy()));
-    let _ = fs::remove_dir_all(&tmp);
-    fs::create_dir_all(&tmp).map_err(io(&tmp))?;
-    let r = write(&tmp).and_then(|v| {
+    let source = fs::canonicalize(src).map_err(io(src))?;
+    let marker = format!("{direction}\n{}\n", source.display());
+    let resumed = fs::read_to_string(tmp.join(RESUME_MARKER)).is_ok_and(|m| m == marker);
+    if !resumed {
+        let _ = fs::remove_dir_all(&tmp);
+        fs::create_dir_all(&tmp).map_err(io(&tmp))?;
+        write_whole(&tmp.join(RESUME_MARKER), marker.as_bytes())?;
+    }
+    let r = write(&tmp, resumed).and_then(|v| {
+        let m = tmp.join(RESUME_MARKER);
+        fs::remove_file(&m).map_err(io(&m))?;
         if dst.exists() {
             fs::remove_dir(dst).map_err(io(dst))?; // an empty folder (checked above)
         }
         fs::rename(&tmp, dst).map_err(io(dst))?;
         Ok(v)
     });
+    // A failure (not a crash) leaves nothing behind; a crash leaves the folder to resume.
     if r.is_err() {
         let _ = fs::remove_dir_all(&tmp);
     }
@@ -140,17 +167,27 @@ pub fn java_to_bedrock(
     dst: &Path,
     progress: &mut dyn FnMut(&ConvertProgress),
 ) -> Result<ConvertSummary> {
-    let found: Vec<_> =
-        DIMENSIONS.into_iter().filter(|d| has_region_files(&src.join(d.region))).collect();
+    let all = find_dimensions(src, layout_of(src))?;
+    let (found, others): (Vec<Dimension>, Vec<Dimension>) =
+        all.into_iter().partition(|d| !d.name.contains(':'));
     if found.is_empty() {
         return Err(Error::Refused(format!(
-            "{} holds no region files: not a Java world folder (region/, DIM-1/region, \
-             DIM1/region)",
+            "{} holds no region files of the Overworld, the Nether or the End: not a Java world \
+             folder (region/, DIM-1/region, DIM1/region, or since 26.1 \
+             dimensions/minecraft/<name>/region)",
             src.display()
         )));
     }
-    into_place(dst, |tmp| {
-        let mut db = WriteDb::create(&tmp.join("db"))?;
+    into_place(src, dst, "java-to-bedrock", |tmp, resumed| {
+        let db_path = tmp.join("db");
+        let mut db = match WriteDb::resume(&db_path) {
+            Ok(db) if resumed => db,
+            _ => {
+                // A database the crash left unreadable is started over.
+                let _ = fs::remove_dir_all(&db_path);
+                WriteDb::create(&db_path)?
+            }
+        };
         let mut sink = BedrockSink {
             db: &mut db,
             dim: 0,
@@ -164,12 +201,12 @@ pub fn java_to_bedrock(
         for d in &found {
             sink.dim = d.id;
             let mut options = ImportOptions::new();
-            let entities = src.join(d.entities);
+            let entities = src.join(&d.entities);
             if entities.is_dir() {
                 options = options.entities_dir(entities);
             }
             let r = terrane_anvil::import_region_dir_with(
-                &src.join(d.region),
+                &src.join(&d.region),
                 &mut sink,
                 &options,
                 &mut |ap| {
@@ -185,20 +222,37 @@ pub fn java_to_bedrock(
             };
             done_before = p.columns_done;
             sink.summary.damaged.extend(s.damaged.iter().map(|d| d.to_string()));
+            sink.summary.columns_resumed += s.columns_skipped;
         }
         let mut summary = sink.summary;
         summary.blocks = sink.translator.report().clone();
-        summary.skipped_dimensions = other_java_dimensions(src);
+        summary.skipped_dimensions = others.iter().map(|d| d.name.clone()).collect();
+        summary.skipped_dimensions.extend(other_java_dimensions(src));
         db.finish()?;
-        let name = level_name(src);
-        write_whole(&tmp.join("level.dat"), &crate::bedrock::fresh_level_dat_named(&name))?;
+        let shared = fs::read(src.join("level.dat"))
+            .ok()
+            .and_then(|b| crate::level_dat::read_java(&b))
+            .unwrap_or_default();
+        let name = shared.name.clone().unwrap_or_else(|| level_name(src));
+        let release = bedrock_release();
+        let level = crate::level_dat::bedrock_level_dat(&shared, &name, release);
+        write_whole(&tmp.join("level.dat"), &level)?;
         write_whole(&tmp.join("levelname.txt"), name.as_bytes())?;
         summary.bytes_out = crate::world::dir_bytes(tmp);
         Ok(summary)
     })
 }
 
-/// The name a converted world takes: the source folder's.
+/// The Bedrock release of the table's states, as `level.dat`'s `lastOpenedWithVersion`.
+fn bedrock_release() -> [i32; 5] {
+    let mut v = [0i32; 5];
+    for (i, p) in table().bedrock_release().split('.').take(4).enumerate() {
+        v[i] = p.parse().unwrap_or(0);
+    }
+    v
+}
+
+/// The name a converted world takes when its `level.dat` names none: the source folder's.
 fn level_name(src: &Path) -> String {
     src.file_name().map_or_else(|| "terrane world".into(), |n| n.to_string_lossy().into_owned())
 }
@@ -211,9 +265,11 @@ fn other_java_dimensions(src: &Path) -> Vec<String> {
         .flatten()
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            let known = DIMENSIONS.iter().any(|d| d.region.split('/').next() == Some(&name));
-            (name.starts_with("DIM") && !known && has_region_files(&e.path().join("region")))
-                .then(|| format!("{name}/region"))
+            (name.starts_with("DIM")
+                && name != "DIM-1"
+                && name != "DIM1"
+                && has_region_files(&e.path().join("region")))
+            .then(|| format!("{name}/region"))
         })
         .collect();
     out.sort();
@@ -260,6 +316,7 @@ impl BedrockSink<'_> {
         for (k, v) in records {
             self.db.put(&k, &v)?;
         }
+        self.db.end_group()?;
         self.summary.columns += 1;
         *self.summary.per_dimension.entry(self.dim).or_default() += 1;
         Ok(())
@@ -283,8 +340,11 @@ impl ImportSink for BedrockSink<'_> {
     fn schema(&mut self) -> &mut Schema {
         &mut self.from
     }
-    fn has_column(&mut self, _: ColumnPos) -> Result<bool, SinkError> {
-        Ok(false)
+    fn has_column(&mut self, pos: ColumnPos) -> Result<bool, SinkError> {
+        // Converted by an interrupted run: a column's records are one batch, and its
+        // `Version` record is among them.
+        let pos = BedrockColumnPos { dim: self.dim as i32, x: pos.x, z: pos.z };
+        Ok(self.db.contains(&pos.key(terrane_bedrock::key::tag::VERSION)))
     }
     fn put_column(&mut self, c: ImportedColumn) -> Result<(), SinkError> {
         self.put(c).map_err(|e| {
@@ -308,14 +368,29 @@ pub fn bedrock_to_java(
             src.display()
         )));
     }
-    into_place(dst, |tmp| {
+    into_place(src, dst, "bedrock-to-java", |tmp, resumed| {
         let spill_dir = tmp.join(".spill");
         fs::create_dir_all(&spill_dir).map_err(io(&spill_dir))?;
         let mut summary =
             ConvertSummary { table: table().source().to_string(), ..Default::default() };
         let mut from = Schema::new();
-        let mut translator =
-            ChunkTranslator::new(Direction::BedrockToJava, crate::world::default_schema());
+        // The spilled chunks' block ids are the target schema's: its names are kept beside
+        // them (`SPILL_SCHEMA`, written before the first chunk using a new name), so a resumed
+        // run numbers them alike.
+        let schema_file = spill_dir.join(SPILL_SCHEMA);
+        let mut target = crate::world::default_schema();
+        let mut done = Resumed::default();
+        if resumed {
+            if let Ok(names) = fs::read_to_string(&schema_file) {
+                target = Schema::new();
+                for n in names.lines() {
+                    target.add_block(n, &[])?;
+                }
+            }
+            done = Resumed::scan(tmp, &spill_dir)?;
+        }
+        let mut names_written = target.blocks().len();
+        let mut translator = ChunkTranslator::new(Direction::BedrockToJava, target);
         let mut world_version = None;
         let mut p = ConvertProgress::default();
         let mut db = ReadDb::open(&db_dir(src)?)?;
@@ -347,6 +422,12 @@ pub fn bedrock_to_java(
                     }
                     let dim = raw.pos.dim as u64;
                     let key = (dim, raw.pos.x >> 5, raw.pos.z >> 5);
+                    if done.columns.contains(&(dim, raw.pos.x, raw.pos.z))
+                        || done.regions.contains(&key)
+                    {
+                        summary.columns_resumed += 1;
+                        return Ok(());
+                    }
                     let path = spill_dir.join(format!("{}.{}.{}", key.0, key.1, key.2));
                     let mut buf = Vec::new();
                     buf.extend_from_slice(&raw.pos.x.to_le_bytes());
@@ -357,6 +438,11 @@ pub fn bedrock_to_java(
                         buf.extend_from_slice(&y.to_le_bytes());
                         buf.extend_from_slice(&(t.len() as u32).to_le_bytes());
                         buf.extend_from_slice(&t);
+                    }
+                    if translator.schema().blocks().len() != names_written {
+                        let names: Vec<&str> = translator.schema().blocks().names().collect();
+                        write_whole(&schema_file, (names.join("\n") + "\n").as_bytes())?;
+                        names_written = names.len();
                     }
                     // Appended whole, by a file opened for it: no open files pile up, whatever
                     // the number of regions.
@@ -389,22 +475,13 @@ pub fn bedrock_to_java(
         let record = ColumnRecord::fresh(JAVA_DATA_VERSION)
             .encode()
             .map_err(|e| Error::Inconsistent(format!("a fresh Java column record: {e}")))?;
-        let mut names: Vec<PathBuf> = fs::read_dir(&spill_dir)
-            .map_err(io(&spill_dir))?
-            .map(|e| e.map(|e| e.path()))
-            .collect::<std::io::Result<_>>()
-            .map_err(io(&spill_dir))?;
+        let mut names = spill_files(&spill_dir)?;
         names.sort();
         for path in names {
-            let dim: u64 = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.split('.').next())
-                .and_then(|d| d.parse().ok())
-                .ok_or_else(|| {
-                    Error::Inconsistent(format!("{}: not a spill file", path.display()))
-                })?;
-            let d = DIMENSIONS[dim as usize];
+            let dims = vanilla_dimensions(JavaLayout::Classic);
+            let d = spill_key(&path).and_then(|(dim, _, _)| dims.get(dim as usize)).ok_or_else(
+                || Error::Inconsistent(format!("{}: not a spill file", path.display())),
+            )?;
             let mut columns = MemColumns { schema: schema.clone(), ..MemColumns::new() };
             for (pos, chunks) in read_spill(&path)? {
                 columns.columns.insert(pos, StoredColumn { chunks, record: record.clone() });
@@ -412,16 +489,117 @@ pub fn bedrock_to_java(
             let options = ExportOptions::new();
             terrane_anvil::export_region_dir_with(
                 &columns,
-                &tmp.join(d.region),
+                &tmp.join(&d.region),
                 &options,
                 &mut |_| {},
             )?;
             fs::remove_file(&path).map_err(io(&path))?;
         }
         fs::remove_dir_all(&spill_dir).map_err(io(&spill_dir))?;
+        let shared = fs::read(src.join("level.dat"))
+            .ok()
+            .and_then(|b| crate::level_dat::read_bedrock(&b))
+            .unwrap_or_default();
+        let level = crate::level_dat::java_level_dat(
+            &shared,
+            &level_name(src),
+            JAVA_DATA_VERSION,
+            "1.21.11",
+        );
+        write_whole(&tmp.join("level.dat"), &level)?;
         summary.bytes_out = crate::world::dir_bytes(tmp);
         Ok(summary)
     })
+}
+
+/// The file beside the spill files that holds the target schema's block names, one per
+/// line, in id order.
+const SPILL_SCHEMA: &str = "schema.txt";
+
+/// The spill files of `spill_dir` (named `DIM.RX.RZ`).
+fn spill_files(spill_dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(spill_dir).map_err(io(spill_dir))? {
+        let p = e.map_err(io(spill_dir))?.path();
+        if p.file_name().is_some_and(|n| n != SPILL_SCHEMA) {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
+/// What an interrupted Bedrock → Java run had done: the columns in its spill files, and the
+/// regions it had written (their spill file gone).
+#[derive(Default)]
+struct Resumed {
+    columns: HashSet<(u64, i32, i32)>,
+    regions: HashSet<(u64, i32, i32)>,
+}
+
+impl Resumed {
+    fn scan(tmp: &Path, spill_dir: &Path) -> Result<Resumed> {
+        let mut r = Resumed::default();
+        let mut spilled = HashSet::new();
+        for path in spill_files(spill_dir)? {
+            let Some(key) = spill_key(&path) else { continue };
+            spilled.insert(key);
+            // A crash may have cut the last column short: the file keeps the whole ones.
+            let (columns, whole) = read_spill_prefix(&path)?;
+            let f = fs::OpenOptions::new().write(true).open(&path).map_err(io(&path))?;
+            f.set_len(whole).map_err(io(&path))?;
+            r.columns.extend(columns.into_iter().map(|p| (key.0, p.x, p.z)));
+        }
+        for (dim, d) in vanilla_dimensions(JavaLayout::Classic).iter().enumerate() {
+            let dir = tmp.join(&d.region);
+            for (x, z, _) in terrane_anvil::region::list_regions(&dir).unwrap_or_default() {
+                if !spilled.contains(&(dim as u64, x, z)) {
+                    r.regions.insert((dim as u64, x, z));
+                }
+            }
+        }
+        Ok(r)
+    }
+}
+
+/// The dimension and region of a spill file's name (`DIM.RX.RZ`).
+fn spill_key(path: &Path) -> Option<(u64, i32, i32)> {
+    let name = path.file_name()?.to_str()?;
+    let mut it = name.split('.');
+    let key = (it.next()?.parse().ok()?, it.next()?.parse().ok()?, it.next()?.parse().ok()?);
+    it.next().is_none().then_some(key)
+}
+
+/// The columns of a spill file up to the first incomplete one, and the length of that
+/// whole part.
+fn read_spill_prefix(path: &Path) -> Result<(Vec<ColumnPos>, u64)> {
+    let bytes = fs::read(path).map_err(io(path))?;
+    let (mut at, mut out) = (0usize, Vec::new());
+    let take = |at: &mut usize, n: usize| -> Option<&[u8]> {
+        let s = bytes.get(*at..*at + n)?;
+        *at += n;
+        Some(s)
+    };
+    loop {
+        let start = at;
+        let whole = (|| {
+            let x = i32::from_le_bytes(take(&mut at, 4)?.try_into().ok()?);
+            let z = i32::from_le_bytes(take(&mut at, 4)?.try_into().ok()?);
+            let n = u32::from_le_bytes(take(&mut at, 4)?.try_into().ok()?);
+            for _ in 0..n {
+                take(&mut at, 8)?;
+                let len = u32::from_le_bytes(take(&mut at, 4)?.try_into().ok()?) as usize;
+                take(&mut at, len)?;
+            }
+            Some(ColumnPos::new(x, z))
+        })();
+        match whole {
+            Some(p) => out.push(p),
+            None => return Ok((out, start as u64)),
+        }
+        if at == bytes.len() {
+            return Ok((out, at as u64));
+        }
+    }
 }
 
 /// A column's chunks: `(y, bytes)`.

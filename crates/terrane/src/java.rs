@@ -2,13 +2,19 @@
 //! whole Java world folders as players have them, or single region folders.
 //!
 //! A Java world folder holds `level.dat`, the Overworld's `region/` (and, since 1.17,
-//! `entities/`), the Nether's `DIM-1/region` and the End's `DIM1/region`. Each of the three
-//! becomes its own terrane dimension ([`DIMENSIONS`]: 0, 1 and 2, the first part of every
-//! chunk key). What terrane keeps besides the chunks (`docs/format/world-dir.md`, "Keys the
-//! facade and the CLI add"):
+//! `entities/`), the Nether's `DIM-1/region` and the End's `DIM1/region`; since Minecraft
+//! 26.1 every dimension is under `dimensions/<namespace>/<name>/`, and the players' files
+//! under `players/` ([`JavaLayout`]: imports read either, exports write the layout of the
+//! world's `DataVersion` unless told). The Overworld, the Nether and the End become terrane
+//! dimensions 0, 1 and 2 (the first part of every chunk key), a datapack's dimension the
+//! next free id, recorded by name ([`DIMENSION_NAME_PREFIX`]). What terrane keeps besides
+//! the chunks (`docs/format/world-dir.md`, "Keys the facade and the CLI add"):
 //! - each column's record (everything a Java column holds besides its blocks, block entities
 //!   and entities: light, heightmaps, biomes, ticks...) under [`record_key`];
 //! - `level.dat`, byte for byte, under [`LEVEL_DAT_KEY`], written back on export;
+//! - the players' files (`playerdata/`, `stats/`, `advancements/`, or 26.1's `players/...`),
+//!   byte for byte, under [`PLAYER_FILE_PREFIX`], written back where the export's layout
+//!   keeps them;
 //! - the newest `DataVersion` imported, under [`DATA_VERSION_KEY`] ([`data_version`]), which
 //!   `terrane schem export` records by default;
 //! - imported Overworld columns count as generated in the world's distance graph.
@@ -53,25 +59,10 @@ use crate::error::io;
 use crate::export::{Found, Overwrite, inspect, not_a_folder, write_whole};
 use crate::{Error, Result, TickSave, World};
 
-/// One of a Java world's dimensions and where its files live in a Java world folder.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Dimension {
-    /// The terrane dimension (first part of every chunk key).
-    pub id: u64,
-    /// Minecraft's name (`minecraft:` omitted).
-    pub name: &'static str,
-    /// The region folder, relative to the Java world folder.
-    pub region: &'static str,
-    /// The 1.17+ entity region folder, relative to the Java world folder.
-    pub entities: &'static str,
-}
-
-/// The Overworld, the Nether and the End, as terrane dimensions 0, 1 and 2.
-pub const DIMENSIONS: [Dimension; 3] = [
-    Dimension { id: 0, name: "overworld", region: "region", entities: "entities" },
-    Dimension { id: 1, name: "the_nether", region: "DIM-1/region", entities: "DIM-1/entities" },
-    Dimension { id: 2, name: "the_end", region: "DIM1/region", entities: "DIM1/entities" },
-];
+pub use crate::java_layout::{
+    DIMENSION_NAME_PREFIX, DIMENSIONS_DATA_VERSION, Dimension, JavaLayout, PLAYER_FILE_PREFIX,
+    find_dimensions, layout_of, recorded_dimensions, vanilla_dimensions,
+};
 
 /// The `worldProperties` key prefix of imported column records.
 pub const RECORD_PREFIX: &[u8] = b"anvil:column:";
@@ -125,10 +116,13 @@ pub fn parse_record_key(key: &[u8]) -> Option<(u64, ColumnPos)> {
     crate::imported::parse_column_record_key(RECORD_PREFIX, key)
 }
 
-/// Whether `dir` is a Java world folder (it holds `level.dat` or a `region` folder), as
+/// Whether `dir` is a Java world folder (it holds `level.dat`, a `region` or a `dimensions`
+/// folder), as
 /// opposed to a region folder.
 pub fn is_java_world(dir: &Path) -> bool {
-    dir.join("level.dat").is_file() || dir.join("region").is_dir()
+    dir.join("level.dat").is_file()
+        || dir.join("region").is_dir()
+        || dir.join("dimensions").is_dir()
 }
 
 /// Whether `dir` holds region files (`r.X.Z.mca`).
@@ -244,6 +238,10 @@ pub struct JavaImportSummary {
     pub dimensions: Vec<(Dimension, ImportSummary)>,
     /// Whether `level.dat` was there and kept.
     pub level_dat: bool,
+    /// The layout the folder was read in.
+    pub layout: Option<JavaLayout>,
+    /// Player files kept (data, stats, advancements).
+    pub players: u64,
 }
 
 impl JavaImportSummary {
@@ -257,43 +255,53 @@ impl JavaImportSummary {
     }
 }
 
-/// Imports a whole Java world folder into `world`: every dimension that has region files,
-/// with its `entities/` folder, and `level.dat`. A folder without a single region file is
-/// refused ([`Error::Refused`]) before anything is written.
+/// Imports a whole Java world folder into `world`, in either [`JavaLayout`]: every dimension
+/// that has region files, with its `entities/` folder, `level.dat` and the players' files. A
+/// folder without a single region file is refused ([`Error::Refused`]) before anything is
+/// written.
 pub fn import_java_world(
     world: &mut World,
     java_dir: &Path,
     progress: &mut dyn FnMut(&Dimension, &Progress),
 ) -> Result<JavaImportSummary> {
-    let found: Vec<Dimension> =
-        DIMENSIONS.into_iter().filter(|d| has_region_files(&java_dir.join(d.region))).collect();
+    let layout = layout_of(java_dir);
+    let mut found = find_dimensions(java_dir, layout)?;
     if found.is_empty() {
         return Err(Error::Refused(format!(
             "{} holds no region files (a Java world keeps them in region/, DIM-1/region and \
-             DIM1/region)",
+             DIM1/region, or since 26.1 in dimensions/<namespace>/<name>/region)",
             java_dir.display()
         )));
     }
-    let mut summary = JavaImportSummary::default();
+    let mut summary = JavaImportSummary { layout: Some(layout), ..Default::default() };
+    let mut save = TickSave::new();
+    crate::java_layout::assign_ids(world, &mut found, &mut save)?;
+    summary.players = crate::java_layout::import_players(java_dir, layout, &mut save)?;
     let level_dat = java_dir.join("level.dat");
     if level_dat.is_file() {
         let bytes = fs::read(&level_dat).map_err(io(&level_dat))?;
-        let mut save = TickSave::new();
         save.put_object(tables::WORLD_PROPERTIES, LEVEL_DAT_KEY.to_vec(), bytes);
+        summary.level_dat = true;
+    }
+    if !save.is_empty() {
         let tick = world.tick();
         world.save_tick(tick, save)?;
-        summary.level_dat = true;
     }
     for d in found {
         let mut options = ImportOptions::new();
-        let entities = java_dir.join(d.entities);
+        let entities = java_dir.join(&d.entities);
         if entities.is_dir() {
             options = options.entities_dir(entities);
         }
-        let s = import_region_dir(world, d.id, &java_dir.join(d.region), &options, &mut |p| {
+        let s = import_region_dir(world, d.id, &java_dir.join(&d.region), &options, &mut |p| {
             progress(&d, p)
         })?;
         summary.dimensions.push((d, s));
+    }
+    if layout == JavaLayout::Dimensions {
+        // A world saved by 26.1 or later: its exports keep its layout even when every chunk
+        // is older (Minecraft upgrades chunks only as they load).
+        note_data_version(world, DIMENSIONS_DATA_VERSION)?;
     }
     Ok(summary)
 }
@@ -546,8 +554,13 @@ pub struct JavaExportSummary {
     pub dimensions: Vec<(Dimension, ExportSummary)>,
     /// Whether a kept `level.dat` was written back.
     pub level_dat: bool,
-    /// Dimensions of the world that are not Minecraft's three, left out.
+    /// Terrane dimensions that are neither Minecraft's three nor a datapack dimension the
+    /// world recorded by name, left out.
     pub skipped_dimensions: Vec<u64>,
+    /// The layout written.
+    pub layout: Option<JavaLayout>,
+    /// Player files written back (data, stats, advancements).
+    pub players: u64,
 }
 
 impl JavaExportSummary {
@@ -582,8 +595,13 @@ pub fn check_world_folder(java_dir: &Path, overwrite: Overwrite) -> Result<()> {
         }
         Found::Nothing | Found::Other | Found::JavaWorld => {}
     }
-    let holds_regions = DIMENSIONS.iter().any(|d| {
-        has_region_files(&java_dir.join(d.region)) || has_region_files(&java_dir.join(d.entities))
+    let mut dims = Vec::new();
+    for layout in [JavaLayout::Classic, JavaLayout::Dimensions] {
+        dims.extend(vanilla_dimensions(layout));
+        dims.extend(find_dimensions(java_dir, layout)?);
+    }
+    let holds_regions = dims.iter().any(|d| {
+        has_region_files(&java_dir.join(&d.region)) || has_region_files(&java_dir.join(&d.entities))
     });
     if overwrite == Overwrite::Refuse && (found == Found::JavaWorld || holds_regions) {
         return Err(Error::WouldOverwrite {
@@ -595,51 +613,72 @@ pub fn check_world_folder(java_dir: &Path, overwrite: Overwrite) -> Result<()> {
     Ok(())
 }
 
-/// Exports `world` as a Java world folder at `java_dir`: each dimension that holds columns
-/// into its region (and entities) folder, and the `level.dat` kept at import. A world that
-/// never came from Minecraft has no `level.dat`: Minecraft lists such a folder only once one
-/// is added.
-///
-/// The destination is checked first ([`check_world_folder`]). With [`Overwrite::Replace`]
-/// the result is exactly `world`: the region and side files the export did not write are
-/// removed from every dimension's folders, and an old `level.dat` when `world` kept none.
-/// With [`Overwrite::Merge`] the regions written replace the same-named ones (their stale
-/// side files and entity regions removed), and everything else is kept.
+/// Exports `world` as a Java world folder at `java_dir` in the layout of the world's
+/// `DataVersion` ([`JavaLayout::of_data_version`]): see [`export_java_world_in`].
 pub fn export_java_world(
     world: &World,
     java_dir: &Path,
     overwrite: Overwrite,
     progress: &mut dyn FnMut(&Dimension, &Progress),
 ) -> Result<JavaExportSummary> {
+    let layout = JavaLayout::of_data_version(data_version(world)?);
+    export_java_world_in(world, java_dir, layout, overwrite, progress)
+}
+
+/// Exports `world` as a Java world folder at `java_dir` laid out as `layout`: each dimension
+/// that holds columns into its region (and entities) folder (the Overworld, the Nether, the
+/// End, and the datapack dimensions the world recorded by name; other terrane dimensions are
+/// listed in [`JavaExportSummary::skipped_dimensions`]), the `level.dat` and the players'
+/// files kept at import. A world that never came from Minecraft has no `level.dat`: Minecraft
+/// lists such a folder only once one is added.
+///
+/// The destination is checked first ([`check_world_folder`]). With [`Overwrite::Replace`]
+/// the result is exactly `world`: the region and side files the export did not write are
+/// removed from every dimension's folders, and an old `level.dat` when `world` kept none.
+/// With [`Overwrite::Merge`] the regions written replace the same-named ones (their stale
+/// side files and entity regions removed), and everything else is kept.
+pub fn export_java_world_in(
+    world: &World,
+    java_dir: &Path,
+    layout: JavaLayout,
+    overwrite: Overwrite,
+    progress: &mut dyn FnMut(&Dimension, &Progress),
+) -> Result<JavaExportSummary> {
     check_world_folder(java_dir, overwrite)?;
     refuse_bedrock_states(world)?;
     let mut contents = WorldContents::load(world)?;
-    let mut summary = JavaExportSummary::default();
+    let mut summary = JavaExportSummary { layout: Some(layout), ..Default::default() };
     let mut dims: Vec<u64> =
         contents.columns.keys().chain(contents.records.keys()).copied().collect();
     dims.sort_unstable();
     dims.dedup();
-    summary.skipped_dimensions = dims.iter().copied().filter(|&d| d > 2).collect();
-    for d in DIMENSIONS {
+    let mut known: Vec<Dimension> = vanilla_dimensions(layout).into();
+    for (name, id) in recorded_dimensions(world)? {
+        known.push(Dimension::new(id, &name, layout));
+    }
+    summary.skipped_dimensions =
+        dims.iter().copied().filter(|&d| !known.iter().any(|k| k.id == d)).collect();
+    for d in &known {
         if !dims.contains(&d.id) {
             continue;
         }
         let source = contents.source(world.schema(), d.id);
-        let options = ExportOptions::new().entities_dir(java_dir.join(d.entities));
+        let options = ExportOptions::new().entities_dir(java_dir.join(&d.entities));
         let s = terrane_anvil::export_region_dir_with(
             &source,
-            &java_dir.join(d.region),
+            &java_dir.join(&d.region),
             &options,
-            &mut |p| progress(&d, p),
+            &mut |p| progress(d, p),
         )?;
-        summary.dimensions.push((d, s));
+        summary.dimensions.push((d.clone(), s));
     }
-    for d in DIMENSIONS {
+    for d in &known {
         let written =
             summary.dimensions.iter().find(|(w, _)| w.id == d.id).map(|(_, s)| &s.files[..]);
-        let dirs = [java_dir.join(d.region), java_dir.join(d.entities)];
+        let dirs = [java_dir.join(&d.region), java_dir.join(&d.entities)];
         remove_stale(&[&dirs[0], &dirs[1]], written.unwrap_or_default(), overwrite)?;
     }
+    summary.players = crate::java_layout::export_players(world, java_dir, layout)?;
     let path = java_dir.join("level.dat");
     if let Some(o) = world.store().get(tables::WORLD_PROPERTIES, LEVEL_DAT_KEY)? {
         fs::create_dir_all(java_dir).map_err(io(java_dir))?;

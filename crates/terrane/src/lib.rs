@@ -134,6 +134,8 @@ pub mod export;
 pub mod game;
 mod imported;
 pub mod java;
+mod java_layout;
+mod level_dat;
 pub mod schem;
 pub mod shared;
 pub mod stats;

@@ -1,0 +1,138 @@
+//! `terrane convert` SIGKILLed at random moments and run again, both ways: each run goes on
+//! where the last one stopped (`columns_resumed`), and the finished world holds exactly the
+//! blocks of a conversion never interrupted. Kills per direction: `TERRANE_CONVERT_KILLS`
+//! (default 6).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use terrane::{Backend, ChunkView, World};
+
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+fn kills() -> usize {
+    std::env::var("TERRANE_CONVERT_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(6)
+}
+
+/// Every chunk of a world folder (Java or Bedrock) as its blocks' names, layers included.
+fn blocks(dir: &Path, folder: &Path) -> BTreeMap<(u64, terrane::ChunkPos), Vec<String>> {
+    let mut w = World::builder().backend(Backend::Memory).create(dir).unwrap();
+    if terrane::bedrock::is_bedrock_world(folder) {
+        terrane::bedrock::import_bedrock_world(&mut w, folder, &mut |_| {}).unwrap();
+    } else {
+        terrane::java::import_java_world(&mut w, folder, &mut |_, _| {}).unwrap();
+    }
+    let names: Vec<&str> = w.schema().blocks().names().collect();
+    let mut out = BTreeMap::new();
+    for ((dim, pos), (_, bytes)) in w.tiered().all_chunks().unwrap() {
+        let v = ChunkView::parse(&bytes).unwrap();
+        let mut cells = Vec::with_capacity(4096);
+        for i in 0..4096u16 {
+            let mut s = names[v.block(i).0 as usize].to_string();
+            for l in v.layers(i) {
+                s.push('+');
+                s.push_str(names[l.0 as usize]);
+            }
+            cells.push(s);
+        }
+        out.insert((dim, pos), cells);
+    }
+    out
+}
+
+/// Runs `terrane convert SRC DST --to TO`, killed after random delays up to `kills` times,
+/// then to the end; returns the columns the runs said they resumed, summed.
+fn convert_with_kills(src: &Path, dst: &Path, to: &str, rng: &mut Rng) -> u64 {
+    let mut resumed = 0;
+    let mut killed = 0;
+    loop {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_terrane"))
+            .args(["convert", "--json", "--to", to])
+            .args([src, dst])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let kill_at = (killed < kills()).then(|| Duration::from_millis(200 + rng.below(4_000)));
+        let start = Instant::now();
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            if kill_at.is_some_and(|k| start.elapsed() >= k) {
+                child.kill().unwrap(); // SIGKILL
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        if out.status.success() {
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            resumed += v["columns_resumed"].as_u64().unwrap();
+            return resumed;
+        }
+        assert!(
+            out.status.code().is_none(),
+            "terrane convert failed instead of being killed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!dst.exists(), "a killed conversion left {} half-written", dst.display());
+        killed += 1;
+    }
+}
+
+fn java_fixture(dir: &Path) -> PathBuf {
+    let java = dir.join("java");
+    std::fs::create_dir_all(java.join("region")).unwrap();
+    std::fs::copy(
+        terrane_section::testdata::fixture("anvil/1.21.1/r.0.0.mca"),
+        java.join("region/r.0.0.mca"),
+    )
+    .unwrap();
+    java
+}
+
+#[test]
+fn a_killed_conversion_resumes_and_ends_as_one_never_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let java = java_fixture(dir.path());
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+
+    // Java → Bedrock, killed and resumed, beside the same conversion never killed.
+    let reference = dir.path().join("reference-bedrock");
+    terrane::convert::java_to_bedrock(&java, &reference, &mut |_| {}).unwrap();
+    let bedrock = dir.path().join("bedrock");
+    let resumed_b = convert_with_kills(&java, &bedrock, "bedrock", &mut rng);
+    assert_eq!(
+        blocks(&dir.path().join("a"), &bedrock),
+        blocks(&dir.path().join("b"), &reference),
+        "Java to Bedrock"
+    );
+
+    // Bedrock → Java from that world, the same way.
+    let reference = dir.path().join("reference-java");
+    terrane::convert::bedrock_to_java(&bedrock, &reference, &mut |_| {}).unwrap();
+    let back = dir.path().join("java-back");
+    let resumed_j = convert_with_kills(&bedrock, &back, "java", &mut rng);
+    assert_eq!(
+        blocks(&dir.path().join("c"), &back),
+        blocks(&dir.path().join("d"), &reference),
+        "Bedrock to Java"
+    );
+    println!("columns resumed: {resumed_b} (to Bedrock), {resumed_j} (to Java)");
+    assert!(resumed_b <= 225 && resumed_j <= 225, "more columns resumed than there are");
+    if kills() >= 3 {
+        assert!(resumed_b + resumed_j > 0, "no run went on from where a killed one stopped");
+    }
+}
