@@ -176,23 +176,37 @@ impl ReadDb {
 
 /// Checks every log of a database folder ([`crate::log_check`]); returns a note per torn tail.
 fn check_logs(dir: &Path) -> Result<Vec<String>> {
+    cut_torn_logs(dir, false)
+}
+
+/// Checks every log of a database folder (and with `manifest`, the manifest, in the same
+/// format) and cuts a torn tail off: rusty-leveldb would replay part of that incomplete write,
+/// or stop on it. Returns a note per torn tail; a damaged log is an error.
+fn cut_torn_logs(dir: &Path, manifest: bool) -> Result<Vec<String>> {
     let io = |e| Error::Io { path: dir.to_path_buf(), source: e };
     let mut notes = Vec::new();
     for e in std::fs::read_dir(dir).map_err(io)? {
         let path = e.map_err(io)?.path();
-        if path.extension().is_none_or(|x| x != "log") {
+        let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        if !(name.ends_with(".log") || manifest && name.starts_with("MANIFEST-")) {
             continue;
         }
         let bytes =
             std::fs::read(&path).map_err(|e| Error::Io { path: path.clone(), source: e })?;
-        let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
         match crate::log_check::check_log(&bytes) {
             Ok(crate::log_check::LogEnd::Clean) => {}
-            Ok(crate::log_check::LogEnd::Torn { at }) => notes.push(format!(
-                "db/{name}: the log ends inside a write (from byte {at} of {}): the game stopped \
-                 while writing it; that incomplete write is left out",
-                bytes.len()
-            )),
+            Ok(crate::log_check::LogEnd::Torn { at }) => {
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .map_err(|e| Error::Io { path: path.clone(), source: e })?;
+                f.set_len(at as u64).map_err(|e| Error::Io { path: path.clone(), source: e })?;
+                notes.push(format!(
+                    "db/{name}: the log ends inside a write (from byte {at} of {}): the game \
+                     stopped while writing it; that incomplete write is left out",
+                    bytes.len()
+                ));
+            }
             Err(why) => {
                 return Err(Error::Db {
                     path,
@@ -235,8 +249,23 @@ impl WriteDb {
 
     /// Opens the database in `db_dir` to go on writing it (a conversion interrupted by a
     /// crash: what its last complete batch held is there), or creates it when missing.
+    ///
+    /// A crash can leave a log (or the manifest, in the same format) ending inside a write:
+    /// that incomplete write is cut off first ([`crate::log_check`]), as rusty-leveldb would
+    /// otherwise replay part of it (or stop on it). A damaged log is an error: start over.
     pub fn resume(db_dir: &Path) -> Result<WriteDb> {
-        let db = DB::open(db_dir, options(true)).map_err(db_error(db_dir))?;
+        cut_torn_logs(db_dir, true)?;
+        // rusty-leveldb panics on some damage its own checks miss: that is an error here too.
+        let opened = std::panic::catch_unwind(|| DB::open(db_dir, options(true)));
+        let db = match opened {
+            Ok(r) => r.map_err(db_error(db_dir))?,
+            Err(_) => {
+                return Err(Error::Db {
+                    path: db_dir.to_path_buf(),
+                    message: "LevelDB could not recover it".into(),
+                });
+            }
+        };
         Ok(WriteDb {
             db,
             path: db_dir.to_path_buf(),
