@@ -1,10 +1,11 @@
 //! Bedrock's other decoders of outside bytes: the LevelDB table and log checks, `level.dat`, keys
-//! and `Checksums` records, column records and block-state names. The first byte picks one; none
-//! panics, and what parses round-trips.
+//! and `Checksums` records, column records, block-state names and `Data3D` records. The first
+//! byte picks one; none panics, and what parses round-trips.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use terrane_bedrock::checksums::Checksums;
+use terrane_bedrock::data3d::Data3D;
 use terrane_bedrock::key::DbKey;
 use terrane_bedrock::names::{parse_state_name, state_name};
 use terrane_bedrock::log_check::check_log;
@@ -13,7 +14,7 @@ use terrane_bedrock::{BedrockRecord, LevelDat};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&which, rest)) = data.split_first() else { return };
-    match which % 6 {
+    match which % 7 {
         0 => drop(check_table(rest)),
         5 => drop(check_log(rest)),
         1 => drop(LevelDat::parse(rest)),
@@ -33,6 +34,11 @@ fuzz_target!(|data: &[u8]| {
             if let Ok(c) = parse_state_name(s, 7) {
                 let n = state_name(&c, 7);
                 assert_eq!(parse_state_name(&n, 7).expect("a written name parses"), c);
+            }
+        }
+        6 => {
+            if let Ok(d) = Data3D::decode(rest) {
+                assert_eq!(Data3D::decode(&d.encode()).expect("re-encoded Data3D"), d);
             }
         }
         _ => unreachable!(),

@@ -4,10 +4,13 @@
 //! odd, the rest is the record as stored; 0 mod 4, the rest is the record's NBT, wrapped here
 //! in a stored zlib stream (a record v1); 2 mod 4, the same NBT as a record v2 (LZ4 with its
 //! length and CRC-32C). The wrapped inputs let the fuzzer spend its time past the compression.
+//! A decoded record's section biomes go through their decoder too.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use terrane_anvil::biomes::SectionBiomes;
 use terrane_anvil::convert::ColumnRecord;
+use terrane_nbt::{Compound, Tag};
 
 /// `bytes` as a zlib stream of stored (uncompressed) blocks: no compressor to set up per
 /// input, so the fuzzer's time goes to the record decoder.
@@ -51,5 +54,16 @@ fuzz_target!(|data: &[u8]| {
         let again = record.encode().expect("a decoded record encodes");
         let back = ColumnRecord::decode(&again).expect("an encoded record decodes");
         assert_eq!(back.encode().expect("encodes"), again, "encode(decode(encode(r))) == encode(r)");
+        // Its sections' biomes, as `terrane convert` reads them: decoded ones re-encode alike.
+        if let Some(Tag::List(_, sections)) = record.rest.get("sections") {
+            for s in sections.iter().filter_map(Tag::as_compound) {
+                if let Ok(Some(b)) = SectionBiomes::from_section(s) {
+                    let mut sec = Compound::new();
+                    sec.insert("biomes".to_string(), Tag::Compound(b.to_compound()));
+                    let again = SectionBiomes::from_section(&sec).expect("re-encoded biomes");
+                    assert_eq!(again, Some(b));
+                }
+            }
+        }
     }
 });

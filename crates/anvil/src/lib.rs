@@ -18,6 +18,8 @@
 //!   world's block registry, block entities as the component
 //!   [`convert::BLOCK_ENTITY_COMPONENT`], entities as entity records referenced by their
 //!   chunk, everything else (biomes included) in the [`ColumnRecord`] side-table entry.
+//! - [`biomes`]: a 1.18+ section's biomes (palette and packed 4 × 4 × 4 indices), read and
+//!   written for conversions between the editions.
 //! - [`import_region_dir`] / [`export_region_dir`]: whole region folders, with a progress
 //!   callback, resumption (columns the [`ImportSink`] already has are skipped) and an
 //!   [`ImportSummary`] / [`ExportSummary`]; [`MemColumns`] is an in-memory sink and source.
@@ -91,6 +93,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod biomes;
 pub mod column;
 mod column_read;
 mod column_rest;

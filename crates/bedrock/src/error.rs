@@ -43,6 +43,9 @@ pub enum Error {
     /// as `1b`, `1s`, `1`, `1L` or `"text"`).
     #[error("block state {0:?} is not a Bedrock block state name")]
     BlockName(String),
+    /// A `Data3D` record (height map and biomes) is damaged.
+    #[error("damaged Data3D record: {0}")]
+    Data3D(String),
     /// A terrane chunk could not be read or written.
     #[error(transparent)]
     Chunk(#[from] terrane_chunk::Error),

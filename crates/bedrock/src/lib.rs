@@ -19,6 +19,7 @@
 //! - [`checksums`]: the `Checksums` column record (xxHash64 of sub-chunks and other
 //!   records), rebuilt by an export from the bytes it writes.
 //! - [`LevelDat`]: `level.dat`'s header and settings.
+//! - [`data3d`]: the `Data3D` record (height map and 3D biomes), decoded and encoded.
 //! - [`translate`]: block states between Java and Bedrock through the table in
 //!   `data/java-bedrock.tsv.gz` (generated from minecraft-data by `cargo xtask tables`;
 //!   `docs/format/java-bedrock-table.md`), and chunks re-encoded from one edition's states to
@@ -72,6 +73,7 @@
 
 pub mod checksums;
 pub mod convert;
+pub mod data3d;
 pub mod db;
 mod error;
 pub mod key;

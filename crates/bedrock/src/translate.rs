@@ -30,6 +30,9 @@ use crate::error::{Error, Result};
 /// The embedded table: `docs/format/java-bedrock-table.md`.
 const TABLE_GZ: &[u8] = include_bytes!("../data/java-bedrock.tsv.gz");
 
+/// Bedrock's id of the plains biome: what a biome the table lacks becomes.
+pub const PLAINS_BEDROCK: u32 = 1;
+
 /// Still water in Bedrock's second layer: what Java's `waterlogged=true` becomes.
 pub const BEDROCK_WATER: &str = "minecraft:water[liquid_depth=0]";
 
@@ -79,6 +82,9 @@ pub struct EditionTable {
     /// Block name → its Java states; the same for Bedrock.
     java_by_block: HashMap<String, Vec<String>>,
     bedrock_by_block: HashMap<String, Vec<u32>>,
+    /// Java biome → Bedrock biome id; Bedrock biome id → (Bedrock name, Java biome).
+    java_biomes: HashMap<String, u32>,
+    bedrock_biomes: HashMap<u32, (String, String)>,
 }
 
 /// The table built into the crate, parsed on first use.
@@ -150,6 +156,8 @@ impl EditionTable {
             java: HashMap::new(),
             java_by_block: HashMap::new(),
             bedrock_by_block: HashMap::new(),
+            java_biomes: HashMap::new(),
+            bedrock_biomes: HashMap::new(),
         };
         for (n, line) in text.lines().enumerate() {
             if line.starts_with('#') || line.is_empty() {
@@ -176,7 +184,15 @@ impl EditionTable {
                     t.java.insert((*j).to_string(), i);
                     t.java_by_block.entry(block_of(j).to_string()).or_default().push(j.to_string());
                 }
-                _ => return Err(bad(n, "not `version`, `B` or `J` with their fields")),
+                ["G", j, id] => {
+                    let id = id.parse().map_err(|_| bad(n, "a bad Bedrock biome id"))?;
+                    t.java_biomes.insert((*j).to_string(), id);
+                }
+                ["H", id, b, j] => {
+                    let id = id.parse().map_err(|_| bad(n, "a bad Bedrock biome id"))?;
+                    t.bedrock_biomes.insert(id, ((*b).to_string(), (*j).to_string()));
+                }
+                _ => return Err(bad(n, "not `version`, `B`, `J`, `G` or `H` with their fields")),
             }
         }
         if t.block_version == 0 || t.bedrock.is_empty() || t.java.is_empty() {
@@ -208,6 +224,35 @@ impl EditionTable {
     /// Whether the table is empty (never, for the built-in one).
     pub fn is_empty(&self) -> bool {
         self.java.is_empty()
+    }
+
+    /// A Java biome (`minecraft:plains`) as a Bedrock biome id. Exact when that id comes back
+    /// to it; a biome the table lacks (a datapack's) becomes plains, approximated.
+    pub fn java_biome_to_bedrock(&self, java: &str) -> (u32, Fidelity) {
+        match self.java_biomes.get(java) {
+            Some(&id) => {
+                let back = self.bedrock_biomes.get(&id).map(|(_, j)| j.as_str());
+                (id, if back == Some(java) { Fidelity::Exact } else { Fidelity::Approximated })
+            }
+            None => (PLAINS_BEDROCK, Fidelity::Approximated),
+        }
+    }
+
+    /// A Bedrock biome id as a Java biome. Exact when that biome comes back to it; an id the
+    /// table lacks becomes plains, approximated.
+    pub fn bedrock_biome_to_java(&self, id: u32) -> (&str, Fidelity) {
+        match self.bedrock_biomes.get(&id) {
+            Some((_, j)) => {
+                let exact = self.java_biomes.get(j) == Some(&id);
+                (j.as_str(), if exact { Fidelity::Exact } else { Fidelity::Approximated })
+            }
+            None => ("minecraft:plains", Fidelity::Approximated),
+        }
+    }
+
+    /// The Bedrock name of a Bedrock biome id, for reports.
+    pub fn bedrock_biome_name(&self, id: u32) -> Option<&str> {
+        self.bedrock_biomes.get(&id).map(|(b, _)| b.as_str())
     }
 
     /// A Java state in Bedrock.
@@ -548,6 +593,19 @@ mod tests {
     }
 
     #[test]
+    fn biomes_cross_by_bedrock_ids_and_legacy_variants_are_approximated() {
+        let t = table();
+        assert_eq!(t.java_biome_to_bedrock("minecraft:plains"), (1, Fidelity::Exact));
+        assert_eq!(t.java_biome_to_bedrock("minecraft:nether_wastes"), (8, Fidelity::Exact));
+        assert_eq!(t.bedrock_biome_name(8), Some("hell"));
+        assert_eq!(t.bedrock_biome_to_java(0), ("minecraft:ocean", Fidelity::Exact));
+        let (j, f) = t.bedrock_biome_to_java(t.java_biomes["minecraft:desert"] + 128);
+        assert_eq!((j, f), ("minecraft:desert", Fidelity::Approximated), "desert_mutated");
+        assert_eq!(t.java_biome_to_bedrock("mymod:glade").1, Fidelity::Approximated);
+        assert_eq!(t.java_biome_to_bedrock("minecraft:end_highlands").1, Fidelity::Approximated);
+    }
+
+    #[test]
     fn blocks_always_in_water_get_bedrock_water() {
         let t = table();
         let grass = t.java_to_bedrock("minecraft:tall_seagrass[half=upper]");
@@ -571,7 +629,13 @@ mod tests {
 
     #[test]
     fn damaged_tables_are_errors() {
-        for text in ["", "version\tx\t1\t2\n", "version\t1\t1\t2\nJ\tminecraft:stone\t0\n", "Q\n"] {
+        for text in [
+            "",
+            "version\tx\t1\t2\n",
+            "version\t1\t1\t2\nJ\tminecraft:stone\t0\n",
+            "Q\n",
+            "G\tminecraft:plains\tx\n",
+        ] {
             assert!(EditionTable::parse(text).is_err(), "{text:?}");
         }
     }

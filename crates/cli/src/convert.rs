@@ -98,6 +98,8 @@ fn as_json(s: &ConvertSummary, secs: f64) -> serde_json::Value {
         "approximated": s.blocks.approximated,
         "dropped": s.blocks.dropped,
         "block_entities_left": s.blocks.block_entities,
+        "biomes_approximated": s.biomes_approximated,
+        "columns_without_biomes": s.columns_without_biomes,
         "entities_left": s.entities_left,
         "skipped_dimensions": s.skipped_dimensions,
         "damaged": s.damaged,
@@ -143,6 +145,18 @@ fn print_human(a: &ConvertArgs, s: &ConvertSummary, secs: f64) {
     }
     for (name, n) in top(&b.dropped, a.top) {
         outln!("    dropped      {n:>9}  {name}");
+    }
+    let biomes: u64 = s.biomes_approximated.values().sum();
+    if biomes > 0 || s.columns_without_biomes > 0 {
+        outln!(
+            "  biomes: {biomes} biome cells approximated in {} biomes; {} columns had none to \
+             convert (the dimension's default written)",
+            s.biomes_approximated.len(),
+            s.columns_without_biomes
+        );
+        for (name, n) in top(&s.biomes_approximated, a.top) {
+            outln!("    approximated {n:>9}  {name}");
+        }
     }
     let be: u64 = b.block_entities.values().sum();
     if be > 0 || s.entities_left > 0 {

@@ -22,9 +22,11 @@
 //! - `level.dat`: the name, spawn, seed, game mode, difficulty and last-played time both
 //!   editions keep (`level_dat.rs`); a converted Java world has no world-generation
 //!   settings;
-//! - block entities, entities, biomes, light and the rest of each column are not translated:
-//!   the summary counts the block entities and entities left behind. The game computes
-//!   biomes-less columns' biomes and light anew.
+//! - biomes: Java's section biomes (1.18 on) ⇄ Bedrock's `Data3D` record, with its height
+//!   map; legacy and missing biomes are counted as approximated ([`ConvertSummary`]);
+//! - block entities, entities, light and the rest of each column are not translated: the
+//!   summary counts the block entities and entities left behind; the game computes light
+//!   anew.
 //!
 //! ```no_run
 //! # fn main() -> terrane::Result<()> {
@@ -48,11 +50,12 @@ use terrane_anvil::{
     ExportOptions, ImportOptions, ImportSink, ImportedColumn, MemColumns, StoredColumn,
 };
 use terrane_bedrock::convert::{column_to_terrane, first_block_version, terrane_to_column};
+use terrane_bedrock::data3d::Data3D;
 use terrane_bedrock::db::{ReadDb, WriteDb};
 use terrane_bedrock::key::BedrockColumnPos;
 use terrane_bedrock::read::{db_dir, read_db};
 use terrane_bedrock::translate::{ChunkTranslator, Direction, TranslationReport, table};
-use terrane_chunk::Schema;
+use terrane_chunk::{BlockId, Schema};
 use terrane_section::ColumnPos;
 
 use crate::error::io;
@@ -88,6 +91,12 @@ pub struct ConvertSummary {
     pub per_dimension: BTreeMap<u64, u64>,
     /// Block states approximated or dropped, by source state (cells).
     pub blocks: TranslationReport,
+    /// Source biome → biome cells (Java's 4 × 4 × 4) given the nearest biome of the other
+    /// edition (a legacy Bedrock variant, an End biome Bedrock has one of, a datapack's).
+    pub biomes_approximated: BTreeMap<String, u64>,
+    /// Columns whose source held no biomes this conversion reads (Java before 1.18, a
+    /// Bedrock column without `Data3D`): the dimension's default biome was written.
+    pub columns_without_biomes: u64,
     /// Entities not converted (their data is in the source edition's form).
     pub entities_left: u64,
     /// Java dimensions other than the three, not converted (their region folders).
@@ -305,6 +314,23 @@ impl BedrockSink<'_> {
             }
         }
         let pos = BedrockColumnPos { dim: self.dim as i32, x: c.pos.x, z: c.pos.z };
+        let record = ColumnRecord::decode(&c.record).ok();
+        let sections = match &record {
+            Some(r) => crate::convert_biomes::java_sections(&r.rest, &mut self.summary.damaged),
+            None => BTreeMap::new(),
+        };
+        if sections.is_empty() {
+            self.summary.columns_without_biomes += 1;
+        }
+        let air = self.translator.schema().blocks().find("minecraft:air").map(BlockId);
+        let data3d = crate::convert_biomes::java_to_data3d(
+            self.dim,
+            &sections,
+            &chunks,
+            air,
+            &mut self.summary.biomes_approximated,
+        );
+        self.db.put(&pos.key(terrane_bedrock::key::tag::DATA_3D), &data3d.encode())?;
         let records = terrane_to_column(
             pos,
             &chunks,
@@ -403,6 +429,14 @@ pub fn bedrock_to_java(
                     if !(0..=2).contains(&raw.pos.dim) {
                         return Ok(());
                     }
+                    let dim = raw.pos.dim as u64;
+                    let key = (dim, raw.pos.x >> 5, raw.pos.z >> 5);
+                    if done.columns.contains(&(dim, raw.pos.x, raw.pos.z))
+                        || done.regions.contains(&key)
+                    {
+                        summary.columns_resumed += 1;
+                        return Ok(());
+                    }
                     let v = *world_version.get_or_insert_with(|| {
                         first_block_version(&raw).unwrap_or(crate::bedrock::NATIVE_BLOCK_VERSION)
                     });
@@ -420,14 +454,6 @@ pub fn bedrock_to_java(
                             .entry("(Bedrock block entities)".into())
                             .or_default() += c.block_entities;
                     }
-                    let dim = raw.pos.dim as u64;
-                    let key = (dim, raw.pos.x >> 5, raw.pos.z >> 5);
-                    if done.columns.contains(&(dim, raw.pos.x, raw.pos.z))
-                        || done.regions.contains(&key)
-                    {
-                        summary.columns_resumed += 1;
-                        return Ok(());
-                    }
                     let path = spill_dir.join(format!("{}.{}.{}", key.0, key.1, key.2));
                     let mut buf = Vec::new();
                     buf.extend_from_slice(&raw.pos.x.to_le_bytes());
@@ -439,6 +465,41 @@ pub fn bedrock_to_java(
                         buf.extend_from_slice(&(t.len() as u32).to_le_bytes());
                         buf.extend_from_slice(&t);
                     }
+                    // The column's record: a fresh one holding the biomes of its Data3D.
+                    let biomes = raw
+                        .records
+                        .iter()
+                        .find(|(t, _)| *t == terrane_bedrock::key::tag::DATA_3D)
+                        .and_then(|(_, v)| match Data3D::decode(v) {
+                            Ok(d) => Some(d),
+                            Err(e) => {
+                                summary.damaged.push(format!(
+                                    "column {},{}: {e} (plains written)",
+                                    raw.pos.x, raw.pos.z
+                                ));
+                                None
+                            }
+                        });
+                    let mut record = ColumnRecord::fresh(JAVA_DATA_VERSION);
+                    if let Some(d) = biomes {
+                        let ys = c.chunks.iter().map(|(y, _)| *y);
+                        let secs = crate::convert_biomes::data3d_to_java(
+                            dim,
+                            &d,
+                            ys,
+                            &mut summary.biomes_approximated,
+                        );
+                        record
+                            .rest
+                            .insert("sections", crate::convert_biomes::java_section_list(&secs));
+                    } else {
+                        summary.columns_without_biomes += 1;
+                    }
+                    let record = record
+                        .encode()
+                        .map_err(|e| Error::Inconsistent(format!("a Java column record: {e}")))?;
+                    buf.extend_from_slice(&(record.len() as u32).to_le_bytes());
+                    buf.extend_from_slice(&record);
                     if translator.schema().blocks().len() != names_written {
                         let names: Vec<&str> = translator.schema().blocks().names().collect();
                         write_whole(&schema_file, (names.join("\n") + "\n").as_bytes())?;
@@ -472,9 +533,6 @@ pub fn bedrock_to_java(
         r?;
         summary.blocks = translator.report().clone();
         let schema = translator.schema().clone();
-        let record = ColumnRecord::fresh(JAVA_DATA_VERSION)
-            .encode()
-            .map_err(|e| Error::Inconsistent(format!("a fresh Java column record: {e}")))?;
         let mut names = spill_files(&spill_dir)?;
         names.sort();
         for path in names {
@@ -483,8 +541,8 @@ pub fn bedrock_to_java(
                 || Error::Inconsistent(format!("{}: not a spill file", path.display())),
             )?;
             let mut columns = MemColumns { schema: schema.clone(), ..MemColumns::new() };
-            for (pos, chunks) in read_spill(&path)? {
-                columns.columns.insert(pos, StoredColumn { chunks, record: record.clone() });
+            for (pos, chunks, record) in read_spill(&path)? {
+                columns.columns.insert(pos, StoredColumn { chunks, record });
             }
             let options = ExportOptions::new();
             terrane_anvil::export_region_dir_with(
@@ -590,6 +648,8 @@ fn read_spill_prefix(path: &Path) -> Result<(Vec<ColumnPos>, u64)> {
                 let len = u32::from_le_bytes(take(&mut at, 4)?.try_into().ok()?) as usize;
                 take(&mut at, len)?;
             }
+            let len = u32::from_le_bytes(take(&mut at, 4)?.try_into().ok()?) as usize;
+            take(&mut at, len)?;
             Some(ColumnPos::new(x, z))
         })();
         match whole {
@@ -606,8 +666,9 @@ fn read_spill_prefix(path: &Path) -> Result<(Vec<ColumnPos>, u64)> {
 type Chunks = Vec<(i64, Vec<u8>)>;
 
 /// One region's spilled columns: `x`, `z` (`i32` LE), the chunk count (`u32` LE), then each
-/// chunk's `y` (`i64` LE), length (`u32` LE) and bytes.
-fn read_spill(path: &Path) -> Result<Vec<(ColumnPos, Chunks)>> {
+/// chunk's `y` (`i64` LE), length (`u32` LE) and bytes, then the column record's length
+/// (`u32` LE) and bytes.
+fn read_spill(path: &Path) -> Result<Vec<(ColumnPos, Chunks, Vec<u8>)>> {
     let mut r = BufReader::new(fs::File::open(path).map_err(io(path))?);
     let mut out = Vec::new();
     let mut n4 = [0u8; 4];
@@ -634,7 +695,10 @@ fn read_spill(path: &Path) -> Result<Vec<(ColumnPos, Chunks)>> {
             r.read_exact(&mut bytes).map_err(io(path))?;
             chunks.push((i64::from_le_bytes(y), bytes));
         }
-        out.push((ColumnPos::new(x, z), chunks));
+        let len = u32::from_le_bytes(read4(&mut r)?) as usize;
+        let mut record = vec![0u8; len];
+        r.read_exact(&mut record).map_err(io(path))?;
+        out.push((ColumnPos::new(x, z), chunks, record));
     }
     Ok(out)
 }

@@ -128,6 +128,7 @@
 pub mod bedrock;
 pub mod block_states;
 pub mod convert;
+mod convert_biomes;
 pub mod copy;
 mod error;
 pub mod export;

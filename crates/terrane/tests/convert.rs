@@ -162,3 +162,58 @@ fn damaged_regions_are_named_and_the_rest_converted() {
     assert!(s.damaged[0].contains("r.0.0.mca"), "{:?}", s.damaged);
     assert_eq!(s.columns, 224);
 }
+
+/// Every section's biomes of a Java world folder: (dimension, column, section y) → the 64
+/// biome names.
+fn java_biomes(dir: &Path, java: &Path) -> BTreeMap<(u64, terrane::ColumnPos, i64), Vec<String>> {
+    use terrane::anvil::biomes::SectionBiomes;
+    use terrane::anvil::convert::ColumnRecord;
+    use terrane::nbt::Tag;
+    let mut w = World::builder().backend(Backend::Memory).create(dir).unwrap();
+    terrane::java::import_java_world(&mut w, java, &mut |_, _| {}).unwrap();
+    let mut out = BTreeMap::new();
+    let prefix = terrane::java::RECORD_PREFIX;
+    for e in w.store().scan_prefix(terrane::tables::WORLD_PROPERTIES, prefix).unwrap() {
+        let (k, o) = e.unwrap();
+        let Some((dim, pos)) = terrane::java::parse_record_key(&k) else { continue };
+        let r = ColumnRecord::decode(&o.data).unwrap();
+        let Some(Tag::List(_, sections)) = r.rest.get("sections") else { continue };
+        for s in sections.iter().filter_map(Tag::as_compound) {
+            let y = s.get("Y").and_then(Tag::as_i64).unwrap();
+            if let Some(b) = SectionBiomes::from_section(s).unwrap() {
+                let cells =
+                    (0..64).map(|i| b.get(i % 4, i / 16, (i / 4) % 4).to_string()).collect();
+                out.insert((dim, pos, y), cells);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn biomes_go_to_bedrock_and_back_where_both_editions_have_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let java = java_world(dir.path());
+    let bedrock = dir.path().join("bedrock");
+    let there = convert::java_to_bedrock(&java, &bedrock, &mut |_| {}).unwrap();
+    assert_eq!(there.columns_without_biomes, 0);
+    let back_dir = dir.path().join("back");
+    let back = convert::bedrock_to_java(&bedrock, &back_dir, &mut |_| {}).unwrap();
+    assert_eq!(back.columns_without_biomes, 0);
+    let (a, b) =
+        (java_biomes(&dir.path().join("a"), &java), java_biomes(&dir.path().join("b"), &back_dir));
+    let t = table();
+    let mut kinds = std::collections::BTreeSet::new();
+    let mut compared = 0;
+    for (key, cells) in &a {
+        let other = b.get(key).unwrap_or_else(|| panic!("section {key:?} lost its biomes"));
+        for (x, y) in cells.iter().zip(other) {
+            if t.java_biome_to_bedrock(x).1 == Fidelity::Exact {
+                assert_eq!(x, y, "section {key:?}");
+                kinds.insert(x.clone());
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 10_000 && kinds.len() > 2, "{compared} cells of {kinds:?}");
+}
