@@ -37,16 +37,34 @@ struct ServerLog {
 
 fn drain(lines: &mpsc::Receiver<String>, log: &mut ServerLog) {
     while let Ok(line) = lines.try_recv() {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        match words.as_slice() {
-            ["saved", t] => log.saved = log.saved.max(t.parse().ok()),
-            ["edit", t, x, y, z, state] => log.edits.push((
-                t.parse().unwrap(),
-                [x.parse().unwrap(), y.parse().unwrap(), z.parse().unwrap()],
-                (*state).to_string(),
-            )),
-            _ => {}
+        parse_line(&line, log);
+    }
+}
+
+/// [`drain`] to the end of a stopped server's output: until its reader thread has read the
+/// pipe to its end (a busy machine can leave printed lines unread for a while), or 20 s.
+fn drain_to_end(lines: &mpsc::Receiver<String>, log: &mut ServerLog) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) => parse_line(&line, log),
+            Err(_) => return, // the end of the output, or the deadline
         }
+    }
+}
+
+/// One line of the server's stdout into the log: `saved N`, `edit T X Y Z STATE`.
+fn parse_line(line: &str, log: &mut ServerLog) {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    match words.as_slice() {
+        ["saved", t] => log.saved = log.saved.max(t.parse().ok()),
+        ["edit", t, x, y, z, state] => log.edits.push((
+            t.parse().unwrap(),
+            [x.parse().unwrap(), y.parse().unwrap(), z.parse().unwrap()],
+            (*state).to_string(),
+        )),
+        _ => {}
     }
 }
 
@@ -214,8 +232,7 @@ fn kill_rounds(
         if let Some(pg) = pg.filter(|_| database_killed) {
             pg.restart_primary().unwrap_or_else(|e| panic!("{e}"));
         }
-        std::thread::sleep(Duration::from_millis(100));
-        drain(&lines, &mut log);
+        drain_to_end(&lines, &mut log);
         check_bot_lines(&bot_lines, &players, &mut seen, round, &mut spawns_checked, &mut moves);
         ever_edited.extend(log.edits.iter().map(|e| e.1));
         history.extend(log.edits);
