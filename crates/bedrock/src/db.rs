@@ -229,6 +229,17 @@ pub struct WriteDb {
 }
 
 impl WriteDb {
+    /// The writer of the open database `db` in `db_dir`, nothing pending.
+    fn over(db: DB, db_dir: &Path) -> WriteDb {
+        WriteDb {
+            db,
+            path: db_dir.to_path_buf(),
+            batch: Default::default(),
+            batched: 0,
+            written: std::time::Instant::now(),
+        }
+    }
+
     /// Creates the database in `db_dir` (created; it must not exist yet).
     pub fn create(db_dir: &Path) -> Result<WriteDb> {
         if db_dir.exists() {
@@ -238,13 +249,7 @@ impl WriteDb {
             });
         }
         let db = DB::open(db_dir, options(true)).map_err(db_error(db_dir))?;
-        Ok(WriteDb {
-            db,
-            path: db_dir.to_path_buf(),
-            batch: Default::default(),
-            batched: 0,
-            written: std::time::Instant::now(),
-        })
+        Ok(WriteDb::over(db, db_dir))
     }
 
     /// Opens the database in `db_dir` to go on writing it (a conversion interrupted by a
@@ -266,13 +271,7 @@ impl WriteDb {
                 });
             }
         };
-        Ok(WriteDb {
-            db,
-            path: db_dir.to_path_buf(),
-            batch: Default::default(),
-            batched: 0,
-            written: std::time::Instant::now(),
-        })
+        Ok(WriteDb::over(db, db_dir))
     }
 
     /// Whether the database holds `key` (written before this one's pending batch).

@@ -68,6 +68,13 @@ pub struct Translated {
     pub water: bool,
 }
 
+impl Translated {
+    /// A block the other edition does not have: air.
+    fn dropped() -> Translated {
+        Translated { name: "minecraft:air".into(), fidelity: Fidelity::Dropped, water: false }
+    }
+}
+
 /// The Java ⇄ Bedrock block-state table.
 #[derive(Debug)]
 pub struct EditionTable {
@@ -271,13 +278,7 @@ impl EditionTable {
                     .and_then(|c| nearest(key, c.iter().map(String::as_str)));
                 match near.and_then(|n| self.java.get(n)) {
                     Some(&i) => (i, Fidelity::Approximated),
-                    None => {
-                        return Translated {
-                            name: "minecraft:air".into(),
-                            fidelity: Fidelity::Dropped,
-                            water: false,
-                        };
-                    }
+                    None => return Translated::dropped(),
                 }
             }
         };
@@ -304,13 +305,7 @@ impl EditionTable {
                 });
                 match near.and_then(|n| self.bedrock_index.get(n)) {
                     Some(&i) => (i, Fidelity::Approximated),
-                    None => {
-                        return Translated {
-                            name: "minecraft:air".into(),
-                            fidelity: Fidelity::Dropped,
-                            water: false,
-                        };
-                    }
+                    None => return Translated::dropped(),
                 }
             }
         };

@@ -113,14 +113,7 @@ fn convert_with_kills(src: &Path, dst: &Path, to: &str, rng: &mut Rng) -> (u64, 
 }
 
 fn java_fixture(dir: &Path) -> PathBuf {
-    let java = dir.join("java");
-    std::fs::create_dir_all(java.join("region")).unwrap();
-    std::fs::copy(
-        terrane_section::testdata::fixture("anvil/1.21.1/r.0.0.mca"),
-        java.join("region/r.0.0.mca"),
-    )
-    .unwrap();
-    java
+    terrane_section::testdata::java_world(dir, "anvil/1.21.1/r.0.0.mca")
 }
 
 #[test]

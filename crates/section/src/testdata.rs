@@ -47,6 +47,20 @@ pub fn fixture(rel: &str) -> PathBuf {
     p
 }
 
+/// A Java world folder `dir/java` whose Overworld is the region fixture at `rel`
+/// (`anvil/1.21.1/r.0.0.mca`), copied to `region/` under its own name; no `level.dat`.
+///
+/// # Panics
+/// When the fixture is missing or the copy fails.
+pub fn java_world(dir: &Path, rel: &str) -> PathBuf {
+    let from = fixture(rel);
+    let java = dir.join("java");
+    std::fs::create_dir_all(java.join("region")).expect("create the region folder");
+    let name = from.file_name().expect("a region file's name");
+    std::fs::copy(&from, java.join("region").join(name)).expect("copy the region fixture");
+    java
+}
+
 /// The bytes of the fixture at `rel`.
 ///
 /// # Panics

@@ -61,7 +61,8 @@ use terrane_section::ColumnPos;
 use crate::error::io;
 use crate::export::{Found, inspect, write_whole};
 use crate::java::{
-    Dimension, JavaLayout, find_dimensions, has_region_files, layout_of, vanilla_dimensions,
+    Dimension, JavaLayout, SinkError, find_dimensions, has_region_files, layout_of,
+    vanilla_dimensions,
 };
 use crate::{Error, Result};
 
@@ -348,18 +349,6 @@ impl BedrockSink<'_> {
         Ok(())
     }
 }
-
-/// A sink failure, as text for terrane-anvil's error (the error itself is kept).
-#[derive(Debug)]
-struct SinkError(String);
-
-impl std::fmt::Display for SinkError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for SinkError {}
 
 impl ImportSink for BedrockSink<'_> {
     type Error = SinkError;

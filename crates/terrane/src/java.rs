@@ -145,9 +145,10 @@ struct WorldSink<'a> {
     error: Option<Error>,
 }
 
-/// A sink or source failure, as text for terrane-anvil's error.
+/// A sink or source failure, as text for terrane-anvil's error (the facade's error itself is
+/// kept beside, to be returned instead).
 #[derive(Debug)]
-struct SinkError(String);
+pub(crate) struct SinkError(pub(crate) String);
 
 impl std::fmt::Display for SinkError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

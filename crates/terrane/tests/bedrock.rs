@@ -187,13 +187,7 @@ fn amulet_core_reads_the_exported_bedrock_world_as_the_original() {
 fn java_world_1_21_1(dir: &Path) -> PathBuf {
     use std::io::Write as _;
     use terrane::nbt::{Compound, Tag, Writer};
-    let java = dir.join("java");
-    std::fs::create_dir_all(java.join("region")).unwrap();
-    std::fs::copy(
-        terrane_section::testdata::fixture("anvil/1.21.1/r.0.0.mca"),
-        java.join("region/r.0.0.mca"),
-    )
-    .unwrap();
+    let java = terrane_section::testdata::java_world(dir, "anvil/1.21.1/r.0.0.mca");
     let mut version = Compound::new();
     version.insert("Id", Tag::Int(3955));
     version.insert("Name", Tag::String("1.21.1".into()));
@@ -243,28 +237,33 @@ fn amulet_agreement(source: &Path, converted: &Path) -> (u64, u64) {
     (n[1], n[0])
 }
 
+/// Runs amulet-core's comparison of a conversion and fails past the bound: at most one cell in
+/// 100,000 may disagree beyond the `approximated` cells the conversion report lists. Those
+/// others are liquids amulet's two tables spell differently: Java's `water[level=3]` is not
+/// flowing in amulet's universal format while Bedrock's `flowing_water` (the same block, as the
+/// table and both games have it) is; 61 of the fixture's 22,118,400 cells.
+fn assert_amulet_agrees(source: &Path, converted: &Path, approximated: u64, at_least: u64) {
+    let (total, agree) = amulet_agreement(source, converted);
+    assert!(total > at_least, "{total} cells compared");
+    let unexplained = (total - agree).saturating_sub(approximated);
+    println!(
+        "amulet-core agrees on {:.4} % of {total} cells; {unexplained} disagreements beyond the \
+         {approximated} cells reported approximated",
+        100.0 * agree as f64 / total as f64
+    );
+    assert!(unexplained <= total / 100_000, "{unexplained} unexplained disagreements");
+}
+
 /// The independent check of `terrane convert`: amulet-core reads the Java source and the
 /// converted Bedrock world, each through its own translator, and agrees on every cell but
-/// those the conversion report lists as approximated, and the liquids amulet's two tables
-/// spell differently: Java's `water[level=3]` is not flowing in amulet's universal format
-/// while Bedrock's `flowing_water` (the same block, as the table and the games map it) is.
-/// Those are under one cell in 100,000 of the fixture (68 of 22,118,400), hence the bound.
+/// those the conversion report lists as approximated (and the bound above).
 #[test]
 fn amulet_core_agrees_with_the_java_to_bedrock_conversion() {
     let dir = tempfile::tempdir().unwrap();
     let java = java_world_1_21_1(dir.path());
     let out = dir.path().join("bedrock");
     let s = terrane::convert::java_to_bedrock(&java, &out, &mut |_| {}).unwrap();
-    let (total, agree) = amulet_agreement(&java, &out);
-    assert!(total > 20_000_000, "{total} cells compared");
-    let unexplained = (total - agree).saturating_sub(s.blocks.approximated_cells());
-    println!(
-        "amulet-core agrees on {:.4} % of {total} cells; {unexplained} disagreements beyond the \
-         {} cells reported approximated",
-        100.0 * agree as f64 / total as f64,
-        s.blocks.approximated_cells()
-    );
-    assert!(unexplained <= total / 100_000, "{unexplained} unexplained disagreements");
+    assert_amulet_agrees(&java, &out, s.blocks.approximated_cells(), 20_000_000);
 }
 
 /// The same check the other way: the Bedrock test world converted to Java.
@@ -273,16 +272,7 @@ fn amulet_core_agrees_with_the_bedrock_to_java_conversion() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("java");
     let s = terrane::convert::bedrock_to_java(&data().join("world"), &out, &mut |_| {}).unwrap();
-    let (total, agree) = amulet_agreement(&data().join("world"), &out);
-    assert!(total > 100_000, "{total} cells compared");
-    let unexplained = (total - agree).saturating_sub(s.blocks.approximated_cells());
-    println!(
-        "amulet-core agrees on {:.4} % of {total} cells; {unexplained} disagreements beyond the \
-         {} cells reported approximated",
-        100.0 * agree as f64 / total as f64,
-        s.blocks.approximated_cells()
-    );
-    assert!(unexplained <= total / 100_000, "{unexplained} unexplained disagreements");
+    assert_amulet_agrees(&data().join("world"), &out, s.blocks.approximated_cells(), 100_000);
 }
 
 /// What an import keeps although it is damaged is reported in the summary: a `level.dat`

@@ -14,14 +14,7 @@ fn bedrock_world() -> PathBuf {
 
 /// The 1.21.1 region of the test data as a Java world folder.
 fn java_world(dir: &Path) -> PathBuf {
-    let java = dir.join("java");
-    std::fs::create_dir_all(java.join("region")).unwrap();
-    std::fs::copy(
-        terrane_section::testdata::fixture("anvil/1.21.1/r.0.0.mca"),
-        java.join("region/r.0.0.mca"),
-    )
-    .unwrap();
-    java
+    terrane_section::testdata::java_world(dir, "anvil/1.21.1/r.0.0.mca")
 }
 
 /// Every cell of every chunk as names, layer 0 then the extra layers.

@@ -111,13 +111,7 @@ fn exports_keep_the_26_1_layout_or_write_the_classic_one_when_told() {
 #[test]
 fn a_classic_world_exports_classic_unless_told() {
     let dir = tempfile::tempdir().unwrap();
-    let java = dir.path().join("java");
-    std::fs::create_dir_all(java.join("region")).unwrap();
-    std::fs::copy(
-        terrane_section::testdata::fixture("anvil/1.21.1/r.0.0.mca"),
-        java.join("region/r.0.0.mca"),
-    )
-    .unwrap();
+    let java = terrane_section::testdata::java_world(dir.path(), "anvil/1.21.1/r.0.0.mca");
     let (w, s) = import(&dir.path().join("w"), &java);
     assert_eq!(s.layout, Some(JavaLayout::Classic));
     let out = dir.path().join("out");
