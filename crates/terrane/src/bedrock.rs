@@ -300,20 +300,13 @@ pub struct BedrockExportSummary {
 
 /// A minimal `level.dat` for a world that never came from Bedrock.
 fn fresh_level_dat() -> Vec<u8> {
-    fresh_level_dat_named("terrane world")
-}
-
-/// A new world's `level.dat` naming the world `name`.
-pub(crate) fn fresh_level_dat_named(name: &str) -> Vec<u8> {
-    use terrane_nbt::{Compound, Tag, Writer};
+    use terrane_nbt::{Compound, Tag};
     let mut c = Compound::new();
-    c.insert("LevelName", Tag::String(name.into()));
+    c.insert("LevelName", Tag::String("terrane world".into()));
     c.insert("StorageVersion", Tag::Int(10));
     c.insert("Generator", Tag::Int(2));
     c.insert("lastOpenedWithVersion", Tag::List(3, [1, 21, 0, 3, 0].map(Tag::Int).to_vec()));
-    let mut w = Writer::new().little_endian();
-    w.named("", &Tag::Compound(c)).expect("a fixed compound encodes");
-    [&10i32.to_le_bytes()[..], &(w.out.len() as i32).to_le_bytes(), &w.out].concat()
+    crate::level_dat::encode_bedrock(c)
 }
 
 /// Checks a Bedrock export's destination before anything is written: `bedrock_dir` may be

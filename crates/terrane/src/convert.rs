@@ -190,9 +190,10 @@ pub fn java_to_bedrock(
     }
     into_place(src, dst, "java-to-bedrock", |tmp, resumed| {
         let db_path = tmp.join("db");
-        let mut db = match WriteDb::resume(&db_path) {
-            Ok(db) if resumed => db,
-            _ => {
+        let reopened = if resumed { WriteDb::resume(&db_path).ok() } else { None };
+        let mut db = match reopened {
+            Some(db) => db,
+            None => {
                 // A database the crash left unreadable is started over.
                 let _ = fs::remove_dir_all(&db_path);
                 WriteDb::create(&db_path)?
@@ -304,7 +305,8 @@ impl BedrockSink<'_> {
             chunks.push((*y, self.translator.chunk(bytes, &self.from)?));
         }
         self.summary.entities_left += c.entities.len() as u64;
-        if let Ok(r) = ColumnRecord::decode(&c.record) {
+        let record = ColumnRecord::decode(&c.record).ok();
+        if let Some(r) = &record {
             self.summary.entities_left += r.orphan_entities.len() as u64;
             for b in &r.extra_block_entities {
                 let id = match b.get("id") {
@@ -315,7 +317,6 @@ impl BedrockSink<'_> {
             }
         }
         let pos = BedrockColumnPos { dim: self.dim as i32, x: c.pos.x, z: c.pos.z };
-        let record = ColumnRecord::decode(&c.record).ok();
         let sections = match &record {
             Some(r) => crate::convert_biomes::java_sections(&r.rest, &mut self.summary.damaged),
             None => BTreeMap::new(),

@@ -111,6 +111,12 @@ pub(crate) fn bedrock_level_dat(s: &Shared, fallback: &str, release: [i32; 5]) -
     if let Some(t) = s.last_played {
         c.insert("LastPlayed", Tag::Long(t));
     }
+    encode_bedrock(c)
+}
+
+/// A Bedrock `level.dat` of `c`: the 8-byte header (storage version 10, body length) and `c`
+/// as little-endian NBT.
+pub(crate) fn encode_bedrock(c: Compound) -> Vec<u8> {
     let mut w = Writer::new().little_endian();
     w.named("", &Tag::Compound(c)).expect("a compound of plain tags encodes");
     [&10i32.to_le_bytes()[..], &(w.out.len() as i32).to_le_bytes(), &w.out].concat()
