@@ -101,6 +101,16 @@ impl TieredStoreBuilder {
         Self { schema, config: TierConfig::default(), idle_minutes: [Some(5), Some(30)] }
     }
 
+    /// A builder for a world with `schema` tuned by every field of `config`, the server id
+    /// included: reopening a world with an extended schema keeps its tuning in one call
+    /// (`TieredStoreBuilder::from_config(schema, store.config().clone())`). The idle times
+    /// count as given in ticks: a later [`ticks_per_minute`](Self::ticks_per_minute) leaves
+    /// them as they are. A `ticks_per_minute` of 0 counts as 1, as in that setter.
+    pub fn from_config(schema: Schema, mut config: TierConfig) -> Self {
+        config.ticks_per_minute = config.ticks_per_minute.max(1);
+        Self { schema, config, idle_minutes: [None, None] }
+    }
+
     /// Game ticks per minute (default 1200). Idle times in minutes follow it.
     pub fn ticks_per_minute(mut self, ticks: u64) -> Self {
         self.config.ticks_per_minute = ticks.max(1);
@@ -198,6 +208,8 @@ impl TieredStoreBuilder {
 
 #[cfg(test)]
 mod tests {
+    use terrane_store::MemStore;
+
     use super::*;
 
     #[test]
@@ -212,5 +224,63 @@ mod tests {
         // And minutes given after the rate use it.
         let c = b().ticks_per_minute(10).l1_idle_minutes(3).config().clone();
         assert_eq!((c.l0_idle_ticks, c.l1_idle_ticks), (50, 30));
+    }
+
+    /// Every field of a `TierConfig` but the opacity rule, printed: the destructuring names
+    /// them all, so a new field does not compile here until it is added.
+    fn plain_fields(c: &TierConfig) -> [String; 8] {
+        let TierConfig {
+            ticks_per_minute,
+            l0_idle_ticks,
+            l1_idle_ticks,
+            l1_distance_blocks,
+            sync_saves,
+            check_entity_refs,
+            opacity_search_chunks,
+            opaque: _,
+            server,
+        } = c;
+        [
+            format!("ticks_per_minute {ticks_per_minute}"),
+            format!("l0_idle_ticks {l0_idle_ticks}"),
+            format!("l1_idle_ticks {l1_idle_ticks}"),
+            format!("l1_distance_blocks {l1_distance_blocks}"),
+            format!("sync_saves {sync_saves}"),
+            format!("check_entity_refs {check_entity_refs}"),
+            format!("opacity_search_chunks {opacity_search_chunks}"),
+            format!("server {server:?}"),
+        ]
+    }
+
+    #[test]
+    fn from_config_keeps_every_field_through_open() {
+        let mut schema = Schema::new();
+        schema.add_block("minecraft:air", &[]).unwrap();
+        let glass = schema.add_block("minecraft:glass", &[]).unwrap();
+        let stone = schema.add_block("minecraft:stone", &[]).unwrap();
+        let opaque: OpacityFn = Arc::new(|name: &str| name.ends_with("stone"));
+        let given = TierConfig {
+            ticks_per_minute: 600,
+            l0_idle_ticks: 7,
+            l1_idle_ticks: 11,
+            l1_distance_blocks: 13,
+            sync_saves: false,
+            check_entity_refs: false,
+            opacity_search_chunks: 17,
+            opaque: Arc::clone(&opaque),
+            server: Some("east".to_string()),
+        };
+        // Every field differs from its default, so one dropped on the way shows.
+        let defaults = TierConfig::default();
+        for (g, d) in plain_fields(&given).iter().zip(plain_fields(&defaults)) {
+            assert_ne!(*g, d, "the test config leaves a field at its default");
+        }
+        assert!((defaults.opaque)("minecraft:glass"));
+
+        let world =
+            TieredStoreBuilder::from_config(schema, given.clone()).open(MemStore::new()).unwrap();
+        assert_eq!(plain_fields(world.config()), plain_fields(&given));
+        assert!(Arc::ptr_eq(&world.config().opaque, &opaque));
+        assert!(!world.is_opaque(glass) && world.is_opaque(stone));
     }
 }

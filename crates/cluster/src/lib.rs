@@ -111,20 +111,21 @@ mod cluster_part;
 mod config;
 mod container;
 mod error;
+mod maintain;
 mod opacity;
 mod rewrite;
 mod schema_meta;
+mod tick_save;
 mod tiered;
 mod txn;
 
 pub use config::{OpacityFn, TierConfig, TieredStoreBuilder, default_opacity};
 pub use container::{ClusterBuilder, ClusterView, FORMAT_VERSION, Iter, Scale};
 pub use error::{Error, Result};
+pub use maintain::MaintenanceReport;
 pub use opacity::{ColumnTops, OpacityTile, TILE_BYTES, TILE_EDGE, column_tops};
 pub use rewrite::RewriteReport;
 pub use schema_meta::stored_schema;
 pub use terrane_section::keys::Level;
-pub use tiered::{
-    ChunkAddr, LevelStats, META_TICK, MaintenanceReport, PlayerPos, TickSave, TieredStore,
-    tick_key, world_tick,
-};
+pub use tick_save::TickSave;
+pub use tiered::{ChunkAddr, LevelStats, META_TICK, PlayerPos, TieredStore, tick_key, world_tick};

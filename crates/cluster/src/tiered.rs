@@ -1,17 +1,19 @@
-//! The hot / warm / cold tiered chunk store.
+//! The hot / warm / cold tiered chunk store: its state, opening, reads, promotion to L0
+//! and checks. Tick saves are in `tick_save.rs`, demotion in `maintain.rs`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use terrane_chunk::{Chunk, ChunkView, Schema, SchemaBytes, Uuid};
 use terrane_section::keys::{self, Level};
-use terrane_section::{AreaId, ChunkPos, GridPos};
-use terrane_store::{Batch, KeyRange, Object, Op, Parts, Precondition, Store, tables};
+use terrane_section::{AreaId, ChunkPos};
+use terrane_store::{Batch, KeyRange, Object, Parts, Precondition, Store, tables};
 
 use crate::cluster_part;
 use crate::config::{TierConfig, TieredStoreBuilder};
 use crate::container::{ClusterBuilder, ClusterView, Scale};
 use crate::error::{Error, Result};
-use crate::opacity::{self, ColumnTops, OpacityTile};
+use crate::opacity::OpacityTile;
+use crate::tick_save::TickSave;
 use crate::txn::Txn;
 
 /// The `worldMeta` property holding the last saved game tick (`u64` LE). In a world shared
@@ -72,141 +74,6 @@ impl PlayerPos {
     }
 }
 
-/// What one tick save writes, all in one atomic batch: chunks, entities and any other
-/// objects the game keeps with them (player data, ...).
-#[derive(Clone, Debug, Default)]
-pub struct TickSave {
-    chunks: Vec<(ChunkAddr, Option<Vec<u8>>)>,
-    entities: Vec<(Uuid, Option<Vec<u8>>)>,
-    /// Entities of a shared world, keyed by area; `true` marks the arrival of a hand-off
-    /// (allowed in an area this server does not own).
-    area_entities: Vec<(AreaId, Uuid, Option<Vec<u8>>, bool)>,
-    objects: Vec<(String, Vec<u8>, Option<Vec<u8>>)>,
-    extra: Batch,
-}
-
-impl TickSave {
-    /// An empty save.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Writes chunk `pos` of `dim` (chunk v1 bytes, as [`Chunk::encode`] makes them).
-    pub fn put_chunk(&mut self, dim: u64, pos: ChunkPos, bytes: Vec<u8>) -> &mut Self {
-        self.chunks.push(((dim, pos), Some(bytes)));
-        self
-    }
-
-    /// Deletes chunk `pos` of `dim` at whatever level it is.
-    pub fn delete_chunk(&mut self, dim: u64, pos: ChunkPos) -> &mut Self {
-        self.chunks.push(((dim, pos), None));
-        self
-    }
-
-    /// Writes entity `uuid` to the `entity` table.
-    pub fn put_entity(&mut self, uuid: Uuid, bytes: Vec<u8>) -> &mut Self {
-        self.entities.push((uuid, Some(bytes)));
-        self
-    }
-
-    /// Deletes entity `uuid`.
-    pub fn delete_entity(&mut self, uuid: Uuid) -> &mut Self {
-        self.entities.push((uuid, None));
-        self
-    }
-
-    /// Writes entity `uuid` in `area` (shared-world layout: key
-    /// [`keys::area_entity_key`]). The area must be one this store may write
-    /// ([`TieredStore::set_areas`]).
-    pub fn put_area_entity(&mut self, area: AreaId, uuid: Uuid, bytes: Vec<u8>) -> &mut Self {
-        self.area_entities.push((area, uuid, Some(bytes), false));
-        self
-    }
-
-    /// Deletes entity `uuid` of `area` (shared-world layout).
-    pub fn delete_area_entity(&mut self, area: AreaId, uuid: Uuid) -> &mut Self {
-        self.area_entities.push((area, uuid, None, false));
-        self
-    }
-
-    /// Hands entity `uuid` over from `from` (an area of this server) to `to` (usually another
-    /// server's): it leaves `from` and arrives in `to` with `bytes` in this save's single
-    /// batch, so it exists exactly once before and after any crash. Fence the arrival with
-    /// [`expect`](Self::expect) on `to`'s lease; its owner finds the entity with
-    /// [`TieredStore::area_entities`].
-    pub fn hand_off_entity(
-        &mut self,
-        uuid: Uuid,
-        from: AreaId,
-        to: AreaId,
-        bytes: Vec<u8>,
-    ) -> &mut Self {
-        self.area_entities.push((from, uuid, None, false));
-        self.area_entities.push((to, uuid, Some(bytes), true));
-        self
-    }
-
-    /// Adds a precondition to the save (e.g. the lease of the area a hand-off goes to): the
-    /// save applies only if it holds (see `terrane_store::Batch::expect`).
-    pub fn expect(&mut self, p: Precondition) -> &mut Self {
-        self.extra.expect(&p.table, p.key, p.version);
-        self
-    }
-
-    /// Appends raw operations and preconditions to the save's batch, in any table, after the
-    /// save's own: e.g. the lease records of an area handed over with its last save. The
-    /// caller owns their meaning; nothing here is checked against the schema.
-    pub fn append(&mut self, batch: &Batch) -> &mut Self {
-        for p in batch.preconditions() {
-            self.extra.expect(&p.table, p.key.clone(), p.version);
-        }
-        for op in batch.ops() {
-            match op {
-                Op::Put { table, key, version, data } => {
-                    self.extra.put(table, key.clone(), *version, data.clone())
-                }
-                Op::Delete { table, key } => self.extra.delete(table, key.clone()),
-            };
-        }
-        self
-    }
-
-    /// Writes any other object, e.g. a player's inventory in `worldProperties` or a table of
-    /// the game's own. The tables this store manages (`chunkl0/1/2`, `entity`, `opacityMap`,
-    /// `worldMeta`) are refused.
-    pub fn put_object(&mut self, table: &str, key: Vec<u8>, bytes: Vec<u8>) -> &mut Self {
-        self.objects.push((table.to_string(), key, Some(bytes)));
-        self
-    }
-
-    /// Deletes another object (see [`put_object`](TickSave::put_object)).
-    pub fn delete_object(&mut self, table: &str, key: Vec<u8>) -> &mut Self {
-        self.objects.push((table.to_string(), key, None));
-        self
-    }
-
-    /// Whether the save writes nothing.
-    pub fn is_empty(&self) -> bool {
-        self.chunks.is_empty()
-            && self.entities.is_empty()
-            && self.area_entities.is_empty()
-            && self.objects.is_empty()
-            && self.extra.is_empty()
-            && self.extra.preconditions().is_empty()
-    }
-}
-
-/// What a maintenance pass did.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct MaintenanceReport {
-    /// Chunks moved from L0 into L1 clusters.
-    pub l0_to_l1: usize,
-    /// L1 clusters merged into L2 clusters.
-    pub l1_to_l2: usize,
-    /// Atomic batches written (one per destination cluster).
-    pub batches: usize,
-}
-
 /// Counts and stored bytes per level, from [`TieredStore::verify`].
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct LevelStats {
@@ -218,15 +85,7 @@ pub struct LevelStats {
     pub bytes: [u64; 3],
 }
 
-const MANAGED: [&str; 6] = [
-    tables::WORLD_META,
-    tables::CHUNK_L0,
-    tables::CHUNK_L1,
-    tables::CHUNK_L2,
-    tables::ENTITY,
-    tables::OPACITY_MAP,
-];
-
+/// The table holding `level`.
 pub(crate) fn table_of(level: Level) -> &'static str {
     match level {
         Level::L0 => tables::CHUNK_L0,
@@ -235,18 +94,17 @@ pub(crate) fn table_of(level: Level) -> &'static str {
     }
 }
 
-fn tick_version(tick: u64) -> i64 {
+/// The version recording game tick `tick` (saturating at `i64::MAX`).
+pub(crate) fn tick_version(tick: u64) -> i64 {
     i64::try_from(tick).unwrap_or(i64::MAX)
 }
 
-fn version_tick(v: i64) -> u64 {
-    u64::try_from(v).unwrap_or(0)
-}
-
 /// Where a chunk was found.
-struct Found {
-    level: Level,
-    bytes: Vec<u8>,
+pub(crate) struct Found {
+    /// The level holding it.
+    pub(crate) level: Level,
+    /// Its bytes (chunk v1).
+    pub(crate) bytes: Vec<u8>,
 }
 
 /// The tiered chunk store: hot chunks one per key (`chunkl0`), warm ones in 4³ clusters
@@ -271,20 +129,25 @@ struct Found {
 /// kept in memory; after a restart a chunk counts as unloaded since its version, which only
 /// makes it colder sooner.
 pub struct TieredStore<S> {
-    store: S,
+    /// The backend.
+    pub(crate) store: S,
     schema: Schema,
-    config: TierConfig,
-    opaque: Vec<bool>,
-    loaded: HashSet<ChunkAddr>,
-    unloaded_at: HashMap<ChunkAddr, u64>,
-    players: Option<Vec<PlayerPos>>,
+    pub(crate) config: TierConfig,
+    /// Whether each registered block is opaque, by id.
+    pub(crate) opaque: Vec<bool>,
+    /// The chunks players have loaded.
+    pub(crate) loaded: HashSet<ChunkAddr>,
+    /// When each chunk not loaded was unloaded or last saved, in game ticks.
+    pub(crate) unloaded_at: HashMap<ChunkAddr, u64>,
+    /// The latest player positions (`None`: never given).
+    pub(crate) players: Option<Vec<PlayerPos>>,
     tick: u64,
     /// Preconditions every batch of this store carries (its saves and its tier moves).
-    fence: Vec<Precondition>,
+    pub(crate) fence: Vec<Precondition>,
     /// The areas this store may write (`None`: every area).
     areas: Option<BTreeSet<AreaId>>,
     /// This server's `worldMeta` tick key ([`tick_key`]).
-    tick_key: String,
+    pub(crate) tick_key: String,
 }
 
 impl<S> std::fmt::Debug for TieredStore<S> {
@@ -377,7 +240,8 @@ impl<S: Store> TieredStore<S> {
         self.tick
     }
 
-    fn see(&mut self, tick: u64) {
+    /// Notes game tick `tick` as seen.
+    pub(crate) fn see(&mut self, tick: u64) {
         self.tick = self.tick.max(tick);
     }
 
@@ -395,7 +259,8 @@ impl<S: Store> TieredStore<S> {
 
     // ---- reads -------------------------------------------------------------------------
 
-    fn find(txn: &Txn<'_, S>, dim: u64, pos: ChunkPos) -> Result<Option<Found>> {
+    /// Chunk `pos` of `dim` as `txn` sees it, at the finest level holding it.
+    pub(crate) fn find(txn: &Txn<'_, S>, dim: u64, pos: ChunkPos) -> Result<Option<Found>> {
         if let Some(o) = txn.get(tables::CHUNK_L0, &keys::chunk_key(dim, pos, Level::L0))? {
             return Ok(Some(Found { level: Level::L0, bytes: o.data }));
         }
@@ -488,11 +353,13 @@ impl<S: Store> TieredStore<S> {
         self.areas.as_ref()
     }
 
+    /// Whether this store may write `area`.
     pub(crate) fn in_scope(&self, area: AreaId) -> bool {
         self.areas.as_ref().is_none_or(|a| a.contains(&area))
     }
 
-    fn check_scope(&self, pos: ChunkPos) -> Result<()> {
+    /// Refuses chunk `pos` when its area is not one this store may write.
+    pub(crate) fn check_scope(&self, pos: ChunkPos) -> Result<()> {
         let area = AreaId::of_chunk(pos);
         if self.in_scope(area) { Ok(()) } else { Err(Error::OutOfScope { area }) }
     }
@@ -501,7 +368,7 @@ impl<S: Store> TieredStore<S> {
 
     /// Moves chunk `pos` to L0 inside `txn`, writing `new` (or keeping its bytes). Returns
     /// whether it existed.
-    fn promote(
+    pub(crate) fn promote(
         txn: &mut Txn<'_, S>,
         dim: u64,
         pos: ChunkPos,
@@ -579,7 +446,7 @@ impl<S: Store> TieredStore<S> {
     }
 
     /// Writes cluster `b` under `key` of its level's table, or deletes the key when empty.
-    fn put_cluster(
+    pub(crate) fn put_cluster(
         txn: &mut Txn<'_, S>,
         key: &[u8],
         b: ClusterBuilder<'_>,
@@ -596,7 +463,7 @@ impl<S: Store> TieredStore<S> {
 
     /// Removes chunk `pos` from whatever level holds it, inside `txn`. Returns whether it
     /// existed.
-    fn remove(txn: &mut Txn<'_, S>, dim: u64, pos: ChunkPos) -> Result<bool> {
+    pub(crate) fn remove(txn: &mut Txn<'_, S>, dim: u64, pos: ChunkPos) -> Result<bool> {
         let k0 = keys::chunk_key(dim, pos, Level::L0);
         if txn.get(tables::CHUNK_L0, &k0)?.is_some() {
             txn.delete(tables::CHUNK_L0, &k0);
@@ -682,174 +549,6 @@ impl<S: Store> TieredStore<S> {
         &self.fence
     }
 
-    /// Saves a game tick as one atomic batch: every chunk written is promoted to L0 (with the
-    /// cluster splits that takes), deleted chunks leave their level, entities and other
-    /// objects are written, the opacity map is updated and `gameTick` set. A crash keeps all
-    /// of it or none.
-    ///
-    /// Chunk bytes are checked against the schema first; with
-    /// [`check_entity_refs`](TierConfig::check_entity_refs), every UUID a saved chunk lists
-    /// must be an entity written by this save or already stored.
-    pub fn save_tick(&mut self, tick: u64, save: &TickSave) -> Result<()> {
-        self.see(tick);
-        for (table, _, _) in &save.objects {
-            if MANAGED.contains(&table.as_str()) {
-                return Err(Error::ReservedTable(table.clone()));
-            }
-        }
-        // Last write of a chunk / entity in the save wins.
-        let mut chunks: BTreeMap<ChunkAddr, Option<&[u8]>> = BTreeMap::new();
-        for (addr, bytes) in &save.chunks {
-            chunks.insert(*addr, bytes.as_deref());
-        }
-        let mut entities: BTreeMap<Uuid, Option<&[u8]>> = BTreeMap::new();
-        for (uuid, bytes) in &save.entities {
-            entities.insert(*uuid, bytes.as_deref());
-        }
-        let mut area_entities: BTreeMap<(AreaId, Uuid), Option<&[u8]>> = BTreeMap::new();
-        for (area, uuid, bytes, arrival) in &save.area_entities {
-            if !arrival && !self.in_scope(*area) {
-                return Err(Error::OutOfScope { area: *area });
-            }
-            area_entities.insert((*area, *uuid), bytes.as_deref());
-        }
-        for &(_, pos) in chunks.keys() {
-            self.check_scope(pos)?;
-        }
-        for bytes in chunks.values().flatten() {
-            self.check_chunk(bytes)?;
-        }
-        let mut txn = Txn::new(&self.store, &self.fence);
-        // Most chunks of a save are loaded, so at L0: one round trip reads them all.
-        let l0: Vec<Vec<u8>> = chunks
-            .keys()
-            .map(|&(dim, pos)| keys::chunk_key(dim, pos, Level::L0).to_vec())
-            .collect();
-        txn.prefetch(tables::CHUNK_L0, &l0)?;
-        if self.config.check_entity_refs {
-            for ((dim, pos), bytes) in &chunks {
-                let Some(bytes) = bytes else { continue };
-                let view = ChunkView::parse(bytes)?;
-                for uuid in view.entities() {
-                    let area = AreaId::of_chunk(*pos);
-                    let ok = match (entities.get(uuid), area_entities.get(&(area, *uuid))) {
-                        (Some(e), _) | (None, Some(e)) => e.is_some(),
-                        (None, None) => {
-                            txn.get(tables::ENTITY, uuid)?.is_some()
-                                || txn
-                                    .get(tables::ENTITY, &keys::area_entity_key(area, uuid))?
-                                    .is_some()
-                        }
-                    };
-                    if !ok {
-                        return Err(Error::DanglingEntity { uuid: *uuid, dim: *dim, pos: *pos });
-                    }
-                }
-            }
-        }
-        for (&(dim, pos), bytes) in &chunks {
-            match bytes {
-                Some(b) => {
-                    Self::promote(&mut txn, dim, pos, Some(b.to_vec()), tick)?;
-                }
-                None => {
-                    Self::remove(&mut txn, dim, pos)?;
-                }
-            }
-        }
-        // The opacity map, per column tile, after every chunk of the save is in place.
-        let mut tiles: BTreeMap<[u8; keys::COLUMN_KEY_LEN], (u64, i64, i64)> = BTreeMap::new();
-        for &(dim, pos) in chunks.keys() {
-            tiles.insert(keys::column_key(dim, pos.x, pos.z), (dim, pos.x >> 2, pos.z >> 2));
-        }
-        for (key, (dim, tx, tz)) in tiles {
-            let mut tile = match txn.get(tables::OPACITY_MAP, &key)? {
-                Some(o) => OpacityTile::from_bytes(&o.data)?,
-                None => OpacityTile::empty(),
-            };
-            let mut cache: HashMap<ChunkPos, Option<ColumnTops>> = HashMap::new();
-            let before = tile.clone();
-            for (&(d, pos), bytes) in
-                chunks.range((dim, ChunkPos::new(tx << 2, i64::MIN, i64::MIN))..)
-            {
-                if d != dim || pos.x >> 2 != tx {
-                    break;
-                }
-                if pos.z >> 2 != tz {
-                    continue;
-                }
-                opacity::update(
-                    &mut tile,
-                    pos,
-                    bytes.map(ChunkView::parse).transpose()?.as_ref(),
-                    &self.opaque,
-                    self.config.opacity_search_chunks,
-                    &mut |p| {
-                        if let Some(c) = cache.get(&p) {
-                            return Ok(*c);
-                        }
-                        let c = match Self::find(&txn, dim, p)? {
-                            Some(f) => Some(opacity::column_tops(
-                                &ChunkView::parse(&f.bytes)?,
-                                &self.opaque,
-                            )),
-                            None => None,
-                        };
-                        cache.insert(p, c);
-                        Ok(c)
-                    },
-                )?;
-            }
-            if tile != before {
-                if tile.is_empty() {
-                    txn.delete(tables::OPACITY_MAP, &key);
-                } else {
-                    txn.put(tables::OPACITY_MAP, &key, tick_version(tick), tile.to_bytes());
-                }
-            }
-        }
-        for (uuid, bytes) in entities {
-            match bytes {
-                Some(b) => txn.put(tables::ENTITY, &uuid, tick_version(tick), b.to_vec()),
-                None => txn.delete(tables::ENTITY, &uuid),
-            }
-        }
-        for ((area, uuid), bytes) in area_entities {
-            let key = keys::area_entity_key(area, &uuid);
-            match bytes {
-                Some(b) => txn.put(tables::ENTITY, &key, tick_version(tick), b.to_vec()),
-                None => txn.delete(tables::ENTITY, &key),
-            }
-        }
-        txn.put(tables::WORLD_META, self.tick_key.as_bytes(), 0, tick.to_le_bytes().to_vec());
-        let mut batch = txn.into_batch();
-        for (table, key, bytes) in &save.objects {
-            match bytes {
-                Some(b) => batch.put(table, key.clone(), tick_version(tick), b.clone()),
-                None => batch.delete(table, key.clone()),
-            };
-        }
-        for p in save.extra.preconditions() {
-            batch.expect(&p.table, p.key.clone(), p.version);
-        }
-        for op in save.extra.ops() {
-            match op {
-                Op::Put { table, key, version, data } => {
-                    batch.put(table, key.clone(), *version, data.clone())
-                }
-                Op::Delete { table, key } => batch.delete(table, key.clone()),
-            };
-        }
-        batch.set_sync(self.config.sync_saves);
-        self.store.write(&batch)?;
-        for &addr in chunks.keys() {
-            if !self.loaded.contains(&addr) {
-                self.unloaded_at.insert(addr, tick);
-            }
-        }
-        Ok(())
-    }
-
     /// Whether each registered block is opaque, by id ([`is_opaque`](Self::is_opaque)).
     pub(crate) fn opaque_table(&self) -> &[bool] {
         &self.opaque
@@ -877,9 +576,10 @@ impl<S: Store> TieredStore<S> {
         }
     }
 
-    // ---- demotion ----------------------------------------------------------------------
+    // ---- level scans -------------------------------------------------------------------
 
-    fn scan_level(&self, level: Level) -> Result<Vec<(u64, ChunkPos, Object)>> {
+    /// Every key of `level`'s table, parsed: dimension, position (chunk or cluster) and object.
+    pub(crate) fn scan_level(&self, level: Level) -> Result<Vec<(u64, ChunkPos, Object)>> {
         let mut out = Vec::new();
         for e in self.store.scan(table_of(level), KeyRange::all())? {
             let (key, obj) = e?;
@@ -888,137 +588,6 @@ impl<S: Store> TieredStore<S> {
             out.push((dim, cell, obj));
         }
         Ok(out)
-    }
-
-    /// Whether L1 cluster `cell` of `dim` is beyond `z` blocks from every player.
-    fn far_from_players(&self, dim: u64, cell: ChunkPos) -> bool {
-        let Some(players) = &self.players else { return false };
-        let z = i128::from(self.config.l1_distance_blocks);
-        let lo = |c: i64| i128::from(c) * 64;
-        players.iter().filter(|p| p.dim == dim).all(|p| {
-            let axis = |c: i64, v: i64| {
-                let (a, b) = (lo(c), lo(c) + 63);
-                let v = i128::from(v);
-                if v < a {
-                    a - v
-                } else if v > b {
-                    v - b
-                } else {
-                    0
-                }
-            };
-            let (dx, dy, dz) = (axis(cell.x, p.x), axis(cell.y, p.y), axis(cell.z, p.z));
-            // Compare squared, saturating: beyond 2^63 blocks everything is far.
-            let d2 = dx
-                .saturating_mul(dx)
-                .saturating_add(dy.saturating_mul(dy))
-                .saturating_add(dz.saturating_mul(dz));
-            d2 > z * z
-        })
-    }
-
-    /// One maintenance pass at game tick `tick`: L0 chunks unloaded for `x` ticks move into
-    /// their L1 clusters, then L1 clusters idle for `y` ticks or beyond `z` blocks from every
-    /// player merge into their L2 clusters. Each destination cluster is one atomic batch.
-    pub fn maintain(&mut self, tick: u64) -> Result<MaintenanceReport> {
-        self.see(tick);
-        let mut report = MaintenanceReport::default();
-        // L0 → L1, grouped by destination cluster.
-        let mut groups: BTreeMap<(u64, ChunkPos), Vec<(ChunkPos, Object)>> = BTreeMap::new();
-        for (dim, pos, obj) in self.scan_level(Level::L0)? {
-            if self.loaded.contains(&(dim, pos)) || !self.in_scope(AreaId::of_chunk(pos)) {
-                continue;
-            }
-            let since = self
-                .unloaded_at
-                .get(&(dim, pos))
-                .copied()
-                .unwrap_or(0)
-                .max(version_tick(obj.version));
-            if tick.saturating_sub(since) >= self.config.l0_idle_ticks {
-                let obj = Object { version: tick_version(since), data: obj.data };
-                groups.entry((dim, Scale::Cube4.cluster_of(pos))).or_default().push((pos, obj));
-            }
-        }
-        for ((dim, cell), chunks) in groups {
-            let mut txn = Txn::new(&self.store, &self.fence);
-            let key = keys::cell_key(dim, cell);
-            let c1 = txn.get(tables::CHUNK_L1, &key)?;
-            let view = match &c1 {
-                Some(c) => Some(ClusterView::with_scale(&c.data, Scale::Cube4)?),
-                None => None,
-            };
-            let mut b = match &view {
-                Some(v) => ClusterBuilder::from_view(v),
-                None => ClusterBuilder::new(Scale::Cube4),
-            };
-            let mut version = c1.as_ref().map_or(i64::MIN, |c| c.version);
-            for (pos, obj) in &chunks {
-                b.insert(Scale::Cube4.local_index(*pos), obj.data.as_slice()).map_err(|_| {
-                    Error::Inconsistent(format!(
-                        "chunk {pos:?} of dimension {dim} is in both L0 and L1"
-                    ))
-                })?;
-                version = version.max(obj.version);
-                txn.delete(tables::CHUNK_L0, &keys::chunk_key(dim, *pos, Level::L0));
-            }
-            Self::put_cluster(&mut txn, &key, b, version)?;
-            txn.commit(false)?;
-            report.batches += 1;
-            report.l0_to_l1 += chunks.len();
-            for (pos, _) in &chunks {
-                self.unloaded_at.remove(&(dim, *pos));
-            }
-        }
-        // L1 → L2, grouped by destination cluster.
-        let mut groups: BTreeMap<(u64, ChunkPos), Vec<(ChunkPos, Object)>> = BTreeMap::new();
-        for (dim, cell, obj) in self.scan_level(Level::L1)? {
-            let first = Scale::Cube4.chunk_pos(cell, 0);
-            if first.is_none_or(|p| !self.in_scope(AreaId::of_chunk(p))) {
-                continue;
-            }
-            let idle = tick.saturating_sub(version_tick(obj.version)) >= self.config.l1_idle_ticks;
-            if idle || self.far_from_players(dim, cell) {
-                groups.entry((dim, cell.section(2))).or_default().push((cell, obj));
-            }
-        }
-        for ((dim, cell2), clusters) in groups {
-            let mut txn = Txn::new(&self.store, &self.fence);
-            let key = keys::cell_key(dim, cell2);
-            let c2 = txn.get(tables::CHUNK_L2, &key)?;
-            let view = match &c2 {
-                Some(c) => Some(ClusterView::with_scale(&c.data, Scale::Cube16)?),
-                None => None,
-            };
-            let mut b = match &view {
-                Some(v) => ClusterBuilder::from_view(v),
-                None => ClusterBuilder::new(Scale::Cube16),
-            };
-            let mut version = c2.as_ref().map_or(i64::MIN, |c| c.version);
-            let mut views = Vec::with_capacity(clusters.len());
-            for (cell, obj) in &clusters {
-                views.push((*cell, ClusterView::with_scale(&obj.data, Scale::Cube4)?));
-                version = version.max(obj.version);
-            }
-            for (cell, v1) in &views {
-                for (j, blob) in v1.iter() {
-                    let p = Scale::Cube4.chunk_pos(*cell, j).ok_or_else(|| {
-                        Error::Inconsistent(format!("L1 cluster {cell:?} is outside the world"))
-                    })?;
-                    b.insert(Scale::Cube16.local_index(p), blob).map_err(|_| {
-                        Error::Inconsistent(format!(
-                            "chunk {p:?} of dimension {dim} is in both L1 and L2"
-                        ))
-                    })?;
-                }
-                txn.delete(tables::CHUNK_L1, &keys::cell_key(dim, *cell));
-            }
-            Self::put_cluster(&mut txn, &key, b, version)?;
-            txn.commit(false)?;
-            report.batches += 1;
-            report.l1_to_l2 += clusters.len();
-        }
-        Ok(report)
     }
 
     // ---- checks ------------------------------------------------------------------------

@@ -722,22 +722,8 @@ impl World {
             ));
         }
         schema.check_extends(self.schema())?;
-        let cfg = self.tiered.config().clone();
-        let opaque = cfg.opaque.clone();
-        let tiered = TieredStoreBuilder::new(schema)
-            .ticks_per_minute(cfg.ticks_per_minute)
-            .l0_idle_ticks(cfg.l0_idle_ticks)
-            .l1_idle_ticks(cfg.l1_idle_ticks)
-            .l1_distance_blocks(cfg.l1_distance_blocks)
-            .sync_saves(cfg.sync_saves)
-            .check_entity_refs(cfg.check_entity_refs)
-            .opacity_search_chunks(cfg.opacity_search_chunks)
-            .opaque(move |n| opaque(n));
-        let tiered = match &cfg.server {
-            Some(id) => tiered.server(id.clone()),
-            None => tiered,
-        };
-        let mut tiered = tiered.open(Arc::clone(self.tiered.store()))?;
+        let mut tiered = TieredStoreBuilder::from_config(schema, self.tiered.config().clone())
+            .open(Arc::clone(self.tiered.store()))?;
         tiered.set_fence(self.tiered.fence().to_vec());
         tiered.set_areas(self.tiered.areas().cloned());
         self.tiered = tiered;
