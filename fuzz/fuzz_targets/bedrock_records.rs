@@ -1,9 +1,11 @@
 //! Bedrock's other decoders of outside bytes: the LevelDB table and log checks, `level.dat`, keys
-//! and `Checksums` records, column records, block-state names and `Data3D` records. The first
-//! byte picks one; none panics, and what parses round-trips.
+//! and `Checksums` records, column records, block-state names, `Data3D` records and block
+//! entities translated to the other edition (`BlockEntity` records). The first byte picks one;
+//! none panics, and what parses round-trips.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use terrane_bedrock::block_entity::{self, BlockEntityReport};
 use terrane_bedrock::checksums::Checksums;
 use terrane_bedrock::data3d::Data3D;
 use terrane_bedrock::key::DbKey;
@@ -14,7 +16,7 @@ use terrane_bedrock::{BedrockRecord, LevelDat};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&which, rest)) = data.split_first() else { return };
-    match which % 7 {
+    match which % 8 {
         0 => drop(check_table(rest)),
         5 => drop(check_log(rest)),
         1 => drop(LevelDat::parse(rest)),
@@ -39,6 +41,17 @@ fuzz_target!(|data: &[u8]| {
         6 => {
             if let Ok(d) = Data3D::decode(rest) {
                 assert_eq!(Data3D::decode(&d.encode()).expect("re-encoded Data3D"), d);
+            }
+        }
+        7 => {
+            // A `BlockEntity` record: compounds back to back, each translated both ways.
+            let mut r = terrane_nbt::Reader::little_endian(rest);
+            let mut report = BlockEntityReport::default();
+            while let Ok(c) = r.root_compound() {
+                let state = "minecraft:chest[facing=north,type=single,waterlogged=false]";
+                drop(block_entity::java_state(&c, state));
+                drop(block_entity::bedrock_to_java(&c, state, &mut report));
+                drop(block_entity::java_to_bedrock(&c, (0, 0, 0), state, Some(4671), &mut report));
             }
         }
         _ => unreachable!(),

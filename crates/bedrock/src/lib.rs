@@ -24,6 +24,8 @@
 //!   `data/java-bedrock.tsv.gz` (generated from minecraft-data by `cargo xtask tables`;
 //!   `docs/format/java-bedrock-table.md`), and chunks re-encoded from one edition's states to
 //!   the other's with a report of what was approximated or dropped.
+//! - [`block_entity`]: containers (with their items) and signs between Java's and Bedrock's
+//!   forms, by the rules of the same document; the rest counted, never dropped silently.
 //!
 //! The keys, the sub-chunk layout and the mapping are specified in `docs/format/bedrock.md`;
 //! the facade's `terrane::bedrock` imports and exports whole world folders into a world.
@@ -58,7 +60,7 @@
 //!
 //! - Block states keep their Bedrock names and states on import and export (a Bedrock world
 //!   stays Bedrock inside terrane); [`translate`] maps them to and from Java's only when asked,
-//!   and only block states: block entities, entities and biomes are not translated.
+//!   and [`block_entity`] only containers and signs: entities are not translated.
 //! - Sub-chunks older than 1.2.13 (versions 0 and 2–7, numeric block ids) are not converted:
 //!   they are kept as stored in the column record and written back as they were.
 //! - Block entities, biomes, the pre-1.18.30 entity list and every other column record are
@@ -71,6 +73,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod block_entity;
 pub mod checksums;
 pub mod convert;
 pub mod data3d;

@@ -10,12 +10,14 @@
 //!   water, and back (water in the second layer of a block whose Java state has a
 //!   `waterlogged` property). So do the blocks Java keeps in water without a property
 //!   ([`ALWAYS_WATERLOGGED`]: seagrass, kelp). Exact both ways.
+//! - **chests** ([`BEDROCK_PAIRED`]): Bedrock keeps a double chest's pairing in the block
+//!   entity, so a chest's `type` is not part of the translation (Bedrock chests come as
+//!   `type=single`, whatever minecraft-data's table says); the block entity carries it
+//!   ([`block_entity`](crate::block_entity)). Exact.
 //! - **approximated**: a state whose round trip through the table does not come back to it
 //!   (Java properties Bedrock derives instead of storing, such as stair shapes, fence and
-//!   redstone connections or a chest's half), a state missing from the table whose block is
-//!   in it (the state of that block with the most equal properties is taken), and Bedrock
-//!   chests ([`BEDROCK_PAIRED`]: Bedrock pairs double chests in their block entity, which is
-//!   not translated, so they become single chests).
+//!   redstone connections), and a state missing from the table whose block is in it (the
+//!   state of that block with the most equal properties is taken).
 //! - **dropped**: a block the other edition does not have (air is written), and a second
 //!   layer that is not water (Java has no place for it).
 
@@ -37,7 +39,8 @@ pub const PLAINS_BEDROCK: u32 = 1;
 pub const BEDROCK_WATER: &str = "minecraft:water[liquid_depth=0]";
 
 /// Java blocks whose other half Bedrock keeps in the block entity (a double chest's
-/// pairing), not in the state: from Bedrock they come as `type=single`, approximated.
+/// pairing), not in the state: the table's state for them is taken with `type=single`, and
+/// [`block_entity`](crate::block_entity) carries the half both ways.
 pub const BEDROCK_PAIRED: [&str; 2] = ["minecraft:chest", "minecraft:trapped_chest"];
 
 /// Java blocks that are always in water without a `waterlogged` property: Bedrock keeps
@@ -92,6 +95,10 @@ pub struct EditionTable {
     /// Java biome → Bedrock biome id; Bedrock biome id → (Bedrock name, Java biome).
     java_biomes: HashMap<String, u32>,
     bedrock_biomes: HashMap<u32, (String, String)>,
+    /// Java item → Bedrock item and `Damage`; Bedrock item and `Damage` (`None`: any) → Java
+    /// item.
+    java_items: HashMap<String, (String, i16)>,
+    bedrock_items: HashMap<(String, Option<i16>), String>,
 }
 
 /// The table built into the crate, parsed on first use.
@@ -135,17 +142,29 @@ fn nearest<'a>(state: &str, candidates: impl Iterator<Item = &'a str>) -> Option
     best.map(|(_, c)| c)
 }
 
-/// `state` with its `waterlogged` property set to `value`, if it has one.
-fn with_waterlogged(state: &str, value: bool) -> Option<String> {
+/// `state` with its property `key` set to `value`, if it has one.
+pub(crate) fn with_prop(state: &str, key: &str, value: &str) -> Option<String> {
     let p = props(state);
-    if !p.iter().any(|(k, _)| *k == "waterlogged") {
+    if !p.iter().any(|(k, _)| *k == key) {
         return None;
     }
-    let v = if value { "true" } else { "false" };
     Some(block_state::canonical_from_parts(
         block_of(state),
-        p.into_iter().map(|(k, old)| (k, if k == "waterlogged" { v } else { old })),
+        p.into_iter().map(|(k, old)| (k, if k == key { value } else { old })),
     ))
+}
+
+/// `state` with its `waterlogged` property set to `value`, if it has one.
+fn with_waterlogged(state: &str, value: bool) -> Option<String> {
+    with_prop(state, "waterlogged", if value { "true" } else { "false" })
+}
+
+/// A chest's state as Bedrock's block keeps it: without its half (`type=single`).
+fn unpaired(state: &str) -> String {
+    match BEDROCK_PAIRED.contains(&block_of(state)) {
+        true => with_prop(state, "type", "single").unwrap_or_else(|| state.to_string()),
+        false => state.to_string(),
+    }
 }
 
 impl EditionTable {
@@ -165,6 +184,8 @@ impl EditionTable {
             bedrock_by_block: HashMap::new(),
             java_biomes: HashMap::new(),
             bedrock_biomes: HashMap::new(),
+            java_items: HashMap::new(),
+            bedrock_items: HashMap::new(),
         };
         for (n, line) in text.lines().enumerate() {
             if line.starts_with('#') || line.is_empty() {
@@ -199,7 +220,23 @@ impl EditionTable {
                     let id = id.parse().map_err(|_| bad(n, "a bad Bedrock biome id"))?;
                     t.bedrock_biomes.insert(id, ((*b).to_string(), (*j).to_string()));
                 }
-                _ => return Err(bad(n, "not `version`, `B`, `J`, `G` or `H` with their fields")),
+                ["I", j, b, damage] => {
+                    let damage = damage.parse().map_err(|_| bad(n, "a bad item Damage"))?;
+                    t.java_items.insert((*j).to_string(), ((*b).to_string(), damage));
+                }
+                ["K", b, damage, j] => {
+                    let damage = match *damage {
+                        "" => None,
+                        d => Some(d.parse().map_err(|_| bad(n, "a bad item Damage"))?),
+                    };
+                    t.bedrock_items.insert(((*b).to_string(), damage), (*j).to_string());
+                }
+                _ => {
+                    return Err(bad(
+                        n,
+                        "not `version`, `B`, `J`, `G`, `H`, `I` or `K` with their fields",
+                    ));
+                }
             }
         }
         if t.block_version == 0 || t.bedrock.is_empty() || t.java.is_empty() {
@@ -262,6 +299,18 @@ impl EditionTable {
         self.bedrock_biomes.get(&id).map(|(b, _)| b.as_str())
     }
 
+    /// A Java item (`minecraft:red_bed`) as a Bedrock item and its `Damage` (`minecraft:bed`,
+    /// 14); `None` when Bedrock has no such item.
+    pub fn java_item_to_bedrock(&self, java: &str) -> Option<(&str, i16)> {
+        self.java_items.get(java).map(|(b, d)| (b.as_str(), *d))
+    }
+
+    /// A Bedrock item and its `Damage` as a Java item; `None` when Java has no such item.
+    pub fn bedrock_item_to_java(&self, bedrock: &str, damage: i16) -> Option<&str> {
+        let exact = self.bedrock_items.get(&(bedrock.to_string(), Some(damage)));
+        exact.or_else(|| self.bedrock_items.get(&(bedrock.to_string(), None))).map(String::as_str)
+    }
+
     /// A Java state in Bedrock.
     pub fn java_to_bedrock(&self, java: &str) -> Translated {
         let java = block_state::canonical(java);
@@ -283,7 +332,8 @@ impl EditionTable {
             }
         };
         let (bedrock, back) = &self.bedrock[i as usize];
-        if fidelity == Fidelity::Exact && back != key {
+        // A chest's half travels in its block entity (`block_entity`), not its state.
+        if fidelity == Fidelity::Exact && unpaired(back) != unpaired(key) {
             fidelity = Fidelity::Approximated;
         }
         Translated { name: bedrock.clone(), fidelity, water }
@@ -309,15 +359,13 @@ impl EditionTable {
                 }
             }
         };
-        let java = &self.bedrock[i as usize].1;
-        if fidelity == Fidelity::Exact
-            && (self.java.get(java) != Some(&i) || BEDROCK_PAIRED.contains(&block_of(java)))
-        {
+        let java = unpaired(&self.bedrock[i as usize].1);
+        if fidelity == Fidelity::Exact && self.java.get(&java) != Some(&i) {
             fidelity = Fidelity::Approximated;
         }
-        let java = match water.then(|| with_waterlogged(java, true)).flatten() {
+        let java = match water.then(|| with_waterlogged(&java, true)).flatten() {
             Some(wet) => wet,
-            None => java.clone(),
+            None => java,
         };
         Translated { name: java, fidelity, water: false }
     }
@@ -343,9 +391,6 @@ pub struct TranslationReport {
     /// Source state → cells written as air: the other edition has no such block (second
     /// layers that are not water included).
     pub dropped: BTreeMap<String, u64>,
-    /// Block (name without properties) → block entities of its cells left behind: their
-    /// data is in the source edition's form.
-    pub block_entities: BTreeMap<String, u64>,
 }
 
 impl TranslationReport {
@@ -368,9 +413,6 @@ impl TranslationReport {
         for (k, v) in &other.dropped {
             *self.dropped.entry(k.clone()).or_default() += v;
         }
-        for (k, v) in &other.block_entities {
-            *self.block_entities.entry(k.clone()).or_default() += v;
-        }
     }
 }
 
@@ -385,7 +427,8 @@ struct Mapped {
 /// Chunks of one edition's schema re-encoded in the other's: block by block through
 /// [`table`], the target schema growing as states appear, the report counting as it goes.
 /// Extra layers, components and entity references of the source are not carried (Java has
-/// no layers; component values belong to the source's blocks); see the module docs for water.
+/// no layers; block entities go through [`block_entity`](crate::block_entity)); see the
+/// module docs for water.
 pub struct ChunkTranslator {
     direction: Direction,
     to: Schema,
@@ -418,6 +461,18 @@ impl ChunkTranslator {
     /// What was approximated and dropped so far.
     pub fn report(&self) -> &TranslationReport {
         &self.report
+    }
+
+    /// A translated chunk with cells (index `x << 8 | y << 4 | z`) set to other target
+    /// states, registered when new: where a block entity knows the state better than the
+    /// table (a Bedrock bed's colour, [`block_entity::java_state`](crate::block_entity::java_state)).
+    pub fn restate(&mut self, chunk: &[u8], cells: &[(u16, String)]) -> Result<Vec<u8>> {
+        let mut c = Chunk::decode(chunk, &self.to)?;
+        for (i, name) in cells {
+            let id = self.target(name)?;
+            c.set_index(*i, id);
+        }
+        Ok(c.encode(&self.to))
     }
 
     fn target(&mut self, name: &str) -> Result<BlockId> {
@@ -520,11 +575,6 @@ impl ChunkTranslator {
             let m = self.map(from, b, true)?;
             self.count(from, b, m.fidelity, n);
             self.report.cells += n;
-        }
-        for (cell, layer, _, _) in src.component_values() {
-            let name =
-                src.get_layer(cell, layer).and_then(|b| from.blocks().get(b.0)).unwrap_or("?");
-            *self.report.block_entities.entry(block_of(name).to_string()).or_default() += 1;
         }
         let mut out = Chunk::new(blocks[0]);
         out.set_blocks(&blocks);

@@ -135,7 +135,7 @@ pub fn export(
                 "cells": r.cells,
                 "approximated": r.approximated,
                 "dropped": r.dropped,
-                "block_entities_left": r.block_entities,
+                "block_entities": crate::convert::block_entities_json(&s.block_entities),
                 "entities_left": s.entities_left,
             })),
         });
@@ -152,11 +152,10 @@ pub fn export(
         );
         outln!("  db/ {:.2} MiB", mib(s.bytes_out));
         if let Some(r) = &s.translated {
-            let be: u64 = r.block_entities.values().sum();
             outln!(
                 "  Java block states translated to Bedrock's: {} cells, {} approximated in {} \
-                 states, {} dropped in {} states; left behind: {be} block entities, {} entities \
-                 (`--json` lists them; `terrane convert` converts a Java world folder)",
+                 states, {} dropped in {} states; left behind: {} entities (`--json` lists \
+                 them; `terrane convert` converts a Java world folder)",
                 r.cells,
                 r.approximated_cells(),
                 r.approximated.len(),
@@ -164,6 +163,7 @@ pub fn export(
                 r.dropped.len(),
                 s.entities_left
             );
+            crate::convert::print_block_entities(&s.block_entities, 10);
         }
     }
     Ok(())

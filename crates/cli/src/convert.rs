@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use serde_json::json;
+use terrane::bedrock::format::block_entity::BlockEntityReport;
 use terrane::convert::{self, ConvertProgress, ConvertSummary};
 
 use crate::Fail;
@@ -97,7 +98,7 @@ fn as_json(s: &ConvertSummary, secs: f64) -> serde_json::Value {
         "cells": s.blocks.cells,
         "approximated": s.blocks.approximated,
         "dropped": s.blocks.dropped,
-        "block_entities_left": s.blocks.block_entities,
+        "block_entities": block_entities_json(&s.block_entities),
         "biomes_approximated": s.biomes_approximated,
         "columns_without_biomes": s.columns_without_biomes,
         "entities_left": s.entities_left,
@@ -158,12 +159,9 @@ fn print_human(a: &ConvertArgs, s: &ConvertSummary, secs: f64) {
             outln!("    approximated {n:>9}  {name}");
         }
     }
-    let be: u64 = b.block_entities.values().sum();
-    if be > 0 || s.entities_left > 0 {
-        outln!("  left behind (not translated): {be} block entities, {} entities", s.entities_left);
-        for (name, n) in top(&b.block_entities, a.top) {
-            outln!("    block entities {n:>7}  {name}");
-        }
+    print_block_entities(&s.block_entities, a.top);
+    if s.entities_left > 0 {
+        outln!("  left behind (not translated): {} entities", s.entities_left);
     }
     for d in &s.skipped_dimensions {
         outln!("  skipped: {d} (not the Overworld, the Nether or the End)");
@@ -173,5 +171,38 @@ fn print_human(a: &ConvertArgs, s: &ConvertSummary, secs: f64) {
         for d in s.damaged.iter().take(a.top) {
             outln!("    {d}");
         }
+    }
+}
+
+/// A block-entity report as JSON (`terrane convert --json`, `terrane export bedrock --json`).
+pub(crate) fn block_entities_json(r: &BlockEntityReport) -> serde_json::Value {
+    json!({
+        "converted": r.converted,
+        "left": r.left,
+        "approximated": r.approximated,
+        "items_dropped": r.items_dropped,
+    })
+}
+
+/// A block-entity report's lines, the `top` largest of each list.
+pub(crate) fn print_block_entities(r: &BlockEntityReport, top_n: usize) {
+    let (converted, left) = (r.converted_count(), r.left_count());
+    if converted == 0 && left == 0 {
+        return;
+    }
+    let dropped: u64 = r.items_dropped.values().sum();
+    outln!(
+        "  block entities: {converted} translated, {left} left out (no rule), {} parts \
+         approximated, {dropped} items left out of containers",
+        r.approximated.values().sum::<u64>()
+    );
+    for (name, n) in top(&r.left, top_n) {
+        outln!("    left out     {n:>9}  {name}");
+    }
+    for (name, n) in top(&r.approximated, top_n) {
+        outln!("    approximated {n:>9}  {name}");
+    }
+    for (name, n) in top(&r.items_dropped, top_n) {
+        outln!("    item dropped {n:>9}  {name}");
     }
 }

@@ -258,9 +258,10 @@ enum Command {
     #[command(subcommand)]
     Export(anvil::ExportCmd),
     /// Convert a Java world folder (classic or 26.1 layout) into a new Bedrock world folder,
-    /// or back: block states (the waterlogged layer included) and biomes translated, column by
-    /// column in bounded memory, resumable after a crash; the report counts every state and
-    /// biome approximated or dropped, by name, and what was left behind.
+    /// or back: block states (the waterlogged layer included), biomes, containers with their
+    /// items, signs and beds translated, column by column in bounded memory, resumable after a
+    /// crash; the report counts every state, biome and block entity approximated or dropped,
+    /// by name, and what was left behind.
     Convert(convert::ConvertArgs),
     /// Serve a world to Minecraft Java 1.20.1 players (offline mode; Valence): columns load
     /// from the world as players come near, every block change is saved in one atomic tick

@@ -291,11 +291,30 @@ pub struct BedrockExportSummary {
     pub bytes_out: u64,
     /// A world whose blocks are Java states (imported from Java, or saved by a game or the
     /// demo: any world without a Bedrock block version): what translating them to Bedrock
-    /// states approximated and dropped ([`format::translate`]), and the block entities and
-    /// entities left behind, in the source's form. `None` for a Bedrock world.
+    /// states approximated and dropped ([`format::translate`]). `None` for a Bedrock world.
     pub translated: Option<format::translate::TranslationReport>,
     /// Entities of a Java-state world left out (Java NBT is not Bedrock's).
     pub entities_left: u64,
+    /// Block entities of a Java-state world: translated (containers, signs), left out, and
+    /// approximated ([`format::block_entity`]). Empty for a Bedrock world.
+    pub block_entities: format::block_entity::BlockEntityReport,
+}
+
+/// The block entities a Java column's record keeps aside, and its DataVersion (none for a
+/// column that did not come from Java).
+fn java_record(
+    world: &World,
+    dim: u64,
+    pos: ColumnPos,
+) -> Result<(Vec<terrane_nbt::Compound>, Option<i32>)> {
+    let key = crate::java::record_key(dim, pos);
+    let Some(o) = world.store().get(tables::WORLD_PROPERTIES, &key)? else {
+        return Ok((Vec::new(), None));
+    };
+    Ok(match terrane_anvil::convert::ColumnRecord::decode(&o.data) {
+        Ok(r) => (r.extra_block_entities, r.data_version),
+        Err(_) => (Vec::new(), None),
+    })
 }
 
 /// A minimal `level.dat` for a world that never came from Bedrock.
@@ -502,8 +521,18 @@ fn export_into(
         let bpos = BedrockColumnPos { dim: dim as i32, x: pos.x, z: pos.z };
         let record = records.get(&(dim, pos));
         let translating = translator.is_some();
+        let mut java_block_entities = None;
         let schema = match translator.as_mut() {
             Some(t) => {
+                let (aside, data_version) = java_record(world, dim, pos)?;
+                java_block_entities = crate::convert_block_entities::java_to_bedrock_record(
+                    pos,
+                    &chunks,
+                    world.schema(),
+                    &aside,
+                    data_version,
+                    &mut summary.block_entities,
+                )?;
                 for (_, bytes) in &mut chunks {
                     let from = ChunkView::parse(bytes).map_err(terrane_bedrock::Error::Chunk)?;
                     summary.entities_left += from.entities().len() as u64;
@@ -528,6 +557,9 @@ fn export_into(
                 _ => {}
             }
             db.put(&k, &v)?;
+        }
+        if let Some(v) = java_block_entities {
+            db.put(&bpos.key(terrane_bedrock::key::tag::BLOCK_ENTITY), &v)?;
         }
         db.end_group()?;
         written_columns.insert(bpos);

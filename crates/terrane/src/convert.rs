@@ -24,9 +24,10 @@
 //!   settings;
 //! - biomes: Java's section biomes (1.18 on) ⇄ Bedrock's `Data3D` record, with its height
 //!   map; legacy and missing biomes are counted as approximated ([`ConvertSummary`]);
-//! - block entities, entities, light and the rest of each column are not translated: the
-//!   summary counts the block entities and entities left behind; the game computes light
-//!   anew.
+//! - block entities: containers (their items through the table's item lines) and signs
+//!   ([`block_entity`](terrane_bedrock::block_entity)); the others are counted as left out;
+//! - entities, light and the rest of each column are not translated: the summary counts the
+//!   entities left behind; the game computes light anew.
 //!
 //! ```no_run
 //! # fn main() -> terrane::Result<()> {
@@ -49,6 +50,7 @@ use terrane_anvil::convert::ColumnRecord;
 use terrane_anvil::{
     ExportOptions, ImportOptions, ImportSink, ImportedColumn, MemColumns, StoredColumn,
 };
+use terrane_bedrock::block_entity::BlockEntityReport;
 use terrane_bedrock::convert::{column_to_terrane, first_block_version, terrane_to_column};
 use terrane_bedrock::data3d::Data3D;
 use terrane_bedrock::db::{ReadDb, WriteDb};
@@ -98,6 +100,9 @@ pub struct ConvertSummary {
     /// Columns whose source held no biomes this conversion reads (Java before 1.18, a
     /// Bedrock column without `Data3D`): the dimension's default biome was written.
     pub columns_without_biomes: u64,
+    /// Block entities: those translated (containers with their items, signs), those left
+    /// out, and what was approximated, by source id ([`BlockEntityReport`]).
+    pub block_entities: BlockEntityReport,
     /// Entities not converted (their data is in the source edition's form).
     pub entities_left: u64,
     /// Java dimensions other than the three, not converted (their region folders).
@@ -308,15 +313,19 @@ impl BedrockSink<'_> {
         let record = ColumnRecord::decode(&c.record).ok();
         if let Some(r) = &record {
             self.summary.entities_left += r.orphan_entities.len() as u64;
-            for b in &r.extra_block_entities {
-                let id = match b.get("id") {
-                    Some(terrane_nbt::Tag::String(s)) => s.clone(),
-                    _ => "?".into(),
-                };
-                *self.summary.blocks.block_entities.entry(id).or_default() += 1;
-            }
         }
         let pos = BedrockColumnPos { dim: self.dim as i32, x: c.pos.x, z: c.pos.z };
+        let block_entities = crate::convert_block_entities::java_to_bedrock_record(
+            c.pos,
+            &c.chunks,
+            &self.from,
+            record.as_ref().map_or(&[], |r| &r.extra_block_entities),
+            record.as_ref().and_then(|r| r.data_version),
+            &mut self.summary.block_entities,
+        )?;
+        if let Some(v) = block_entities {
+            self.db.put(&pos.key(terrane_bedrock::key::tag::BLOCK_ENTITY), &v)?;
+        }
         let sections = match &record {
             Some(r) => crate::convert_biomes::java_sections(&r.rest, &mut self.summary.damaged),
             None => BTreeMap::new(),
@@ -437,20 +446,30 @@ pub fn bedrock_to_java(
                             .map(|d| format!("column {},{}: {d}", raw.pos.x, raw.pos.z)),
                     );
                     summary.entities_left += c.entities.len() as u64 + c.legacy_entities;
-                    if c.block_entities > 0 {
-                        *summary
-                            .blocks
-                            .block_entities
-                            .entry("(Bedrock block entities)".into())
-                            .or_default() += c.block_entities;
-                    }
+                    let block_entities = raw
+                        .records
+                        .iter()
+                        .find(|(t, _)| *t == terrane_bedrock::key::tag::BLOCK_ENTITY)
+                        .map(|(_, v)| {
+                            crate::convert_block_entities::bedrock_record_to_java(
+                                v,
+                                &c.chunks,
+                                &from,
+                                &mut summary.block_entities,
+                            )
+                        })
+                        .unwrap_or_default();
                     let path = spill_dir.join(format!("{}.{}.{}", key.0, key.1, key.2));
                     let mut buf = Vec::new();
                     buf.extend_from_slice(&raw.pos.x.to_le_bytes());
                     buf.extend_from_slice(&raw.pos.z.to_le_bytes());
                     buf.extend_from_slice(&(c.chunks.len() as u32).to_le_bytes());
                     for (y, bytes) in &c.chunks {
-                        let t = translator.chunk(bytes, &from)?;
+                        let mut t = translator.chunk(bytes, &from)?;
+                        let states = block_entities.states_in(*y);
+                        if !states.is_empty() {
+                            t = translator.restate(&t, &states)?;
+                        }
                         buf.extend_from_slice(&y.to_le_bytes());
                         buf.extend_from_slice(&(t.len() as u32).to_le_bytes());
                         buf.extend_from_slice(&t);
@@ -471,6 +490,7 @@ pub fn bedrock_to_java(
                             }
                         });
                     let mut record = ColumnRecord::fresh(JAVA_DATA_VERSION);
+                    record.extra_block_entities = block_entities.compounds;
                     if let Some(d) = biomes {
                         let ys = c.chunks.iter().map(|(y, _)| *y);
                         let secs = crate::convert_biomes::data3d_to_java(

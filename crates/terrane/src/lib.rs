@@ -129,6 +129,7 @@ pub mod bedrock;
 pub mod block_states;
 pub mod convert;
 mod convert_biomes;
+mod convert_block_entities;
 pub mod copy;
 mod error;
 pub mod export;

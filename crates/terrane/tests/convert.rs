@@ -210,3 +210,165 @@ fn biomes_go_to_bedrock_and_back_where_both_editions_have_them() {
     }
     assert!(compared > 10_000 && kinds.len() > 2, "{compared} cells of {kinds:?}");
 }
+
+/// Every block entity of a Java world's three dimensions, as stored.
+fn region_block_entities(world: &Path) -> Vec<terrane::nbt::Compound> {
+    let mut out = Vec::new();
+    let regions = ["region", "DIM-1/region", "DIM1/region"].map(|r| world.join(r));
+    let files = regions.iter().filter(|r| r.is_dir()).flat_map(|r| {
+        terrane::anvil::region::list_regions(r).unwrap().into_iter().map(|(_, _, p)| p)
+    });
+    for path in files {
+        let file = terrane::anvil::region::RegionFile::new(std::fs::read(&path).unwrap()).unwrap();
+        for e in file.entries() {
+            let raw = file.read(&e).unwrap();
+            let c = terrane::anvil::Column::from_nbt(&raw.nbt, (0, 0)).unwrap();
+            out.extend(c.block_entities);
+        }
+    }
+    out.sort_by_key(at);
+    out
+}
+
+/// Every compound of every `BlockEntity` record of a Bedrock world.
+fn bedrock_block_entities(world: &Path) -> Vec<terrane::nbt::Compound> {
+    use terrane::bedrock::format::{db, key, read};
+    let mut out = Vec::new();
+    let mut d = db::ReadDb::open(&read::db_dir(world).unwrap()).unwrap();
+    read::read_db(
+        &mut d,
+        |raw| {
+            for (_, v) in raw.records.iter().filter(|(t, _)| *t == key::tag::BLOCK_ENTITY) {
+                let mut r = terrane::nbt::Reader::little_endian(v);
+                while r.remaining() > 0 {
+                    out.push(r.root_compound().unwrap());
+                }
+            }
+            Ok(())
+        },
+        |_, _| Ok(()),
+    )
+    .unwrap();
+    out.sort_by_key(at);
+    out
+}
+
+/// The state at world `(x, y, z)` of the Overworld in `blocks`.
+fn state_at(blocks: &Named, (x, y, z): (i32, i32, i32)) -> String {
+    let pos = terrane::ChunkPos::new(i64::from(x >> 4), i64::from(y >> 4), i64::from(z >> 4));
+    let i = (((x & 15) << 8) | ((y & 15) << 4) | (z & 15)) as usize;
+    blocks[&(0, pos)][i][0].clone()
+}
+
+fn at(c: &terrane::nbt::Compound) -> (i32, i32, i32) {
+    let n = |k: &str| c.get(k).and_then(terrane::nbt::Tag::as_int).unwrap();
+    (n("x"), n("y"), n("z"))
+}
+
+/// A container's items as (slot, item, count), whichever edition's form.
+fn items(c: &terrane::nbt::Compound) -> Vec<(i32, String, i32)> {
+    use terrane::nbt::Tag;
+    let list = c.get("Items").and_then(Tag::as_list).unwrap_or(&[]);
+    list.iter()
+        .filter_map(Tag::as_compound)
+        .map(|i| {
+            let name = i.get("id").or_else(|| i.get("Name")).and_then(Tag::as_str).unwrap();
+            let count = i.get("count").or_else(|| i.get("Count")).and_then(Tag::as_int).unwrap();
+            (i.get("Slot").and_then(Tag::as_int).unwrap(), name.to_string(), count)
+        })
+        .collect()
+}
+
+#[test]
+fn a_java_chest_and_beds_go_to_bedrock_and_back_with_their_items_and_colours() {
+    let dir = tempfile::tempdir().unwrap();
+    let java = terrane_section::testdata::java_world(dir.path(), "anvil/1.17.1/r.-3.-2.mca");
+    let source = region_block_entities(&java);
+    let mut w = World::builder().backend(Backend::Memory).create(dir.path().join("w")).unwrap();
+    terrane::java::import_java_world(&mut w, &java, &mut |_, _| {}).unwrap();
+    let blocks = named(&w);
+    let bedrock = dir.path().join("bedrock");
+    let there = convert::java_to_bedrock(&java, &bedrock, &mut |_| {}).unwrap();
+    let counts = |m: &BTreeMap<String, u64>| m.iter().map(|(k, v)| (k.clone(), *v)).collect();
+    let want: BTreeMap<String, u64> =
+        counts(&[("minecraft:bed".to_string(), 2), ("minecraft:chest".to_string(), 1)].into());
+    assert_eq!(there.block_entities.converted, want);
+    assert!(there.block_entities.left.is_empty(), "{:?}", there.block_entities);
+    let written = bedrock_block_entities(&bedrock);
+    assert_eq!(written.len(), 3);
+    for (j, b) in source.iter().zip(&written) {
+        assert_eq!(at(j), at(b));
+        let id = b.get("id").and_then(terrane::nbt::Tag::as_str).unwrap();
+        match j.get("id").and_then(terrane::nbt::Tag::as_str).unwrap() {
+            "minecraft:chest" => {
+                assert_eq!(id, "Chest");
+                assert_eq!(items(j), items(b));
+                // The fixture's chest is a village chest not yet opened: its loot table.
+                let loot = |c: &terrane::nbt::Compound| {
+                    c.get("LootTable").and_then(terrane::nbt::Tag::as_str).map(str::to_string)
+                };
+                assert_eq!(
+                    loot(j).as_deref(),
+                    Some("minecraft:chests/village/village_cartographer")
+                );
+                let b_loot = "loot_tables/chests/village/village_cartographer.json";
+                assert_eq!(loot(b).as_deref(), Some(b_loot));
+            }
+            "minecraft:bed" => {
+                assert_eq!(id, "Bed");
+                // The colour of the Java block, by Bedrock's index (white 0 ... black 15).
+                let block = state_at(&blocks, at(j));
+                let colours = ["white", "orange", "magenta", "light_blue", "yellow", "lime"];
+                let i =
+                    colours.iter().position(|c| block.starts_with(&format!("minecraft:{c}_bed")));
+                let want = i.unwrap_or_else(|| panic!("a bed of another colour: {block}"));
+                assert_eq!(b.get("color"), Some(&terrane::nbt::Tag::Byte(want as i8)), "{block}");
+            }
+            other => panic!("unexpected block entity {other}"),
+        }
+    }
+    let back_dir = dir.path().join("back");
+    let back = convert::bedrock_to_java(&bedrock, &back_dir, &mut |_| {}).unwrap();
+    assert_eq!(back.block_entities.converted_count(), 3);
+    assert!(back.block_entities.approximated.is_empty(), "{:?}", back.block_entities);
+    let mut w = World::builder().backend(Backend::Memory).create(dir.path().join("w2")).unwrap();
+    terrane::java::import_java_world(&mut w, &back_dir, &mut |_, _| {}).unwrap();
+    let blocks_back = named(&w);
+    for j in &source {
+        // A bed's colour comes back from its Bedrock block entity (Bedrock's block has none).
+        assert_eq!(state_at(&blocks, at(j)), state_at(&blocks_back, at(j)));
+    }
+    let again = region_block_entities(&back_dir);
+    assert_eq!(again.len(), 3);
+    for (j, k) in source.iter().zip(&again) {
+        assert_eq!((at(j), j.get("id")), (at(k), k.get("id")));
+        assert_eq!(items(j), items(k));
+        assert_eq!(j.get("LootTable"), k.get("LootTable"));
+    }
+    // The seed is 64 bits in Java, 32 in Bedrock: counted.
+    let seed = "minecraft:chest: LootTableSeed (Bedrock keeps 32 bits)";
+    assert_eq!(there.block_entities.approximated.keys().collect::<Vec<_>>(), [seed]);
+}
+
+#[test]
+fn bedrock_chests_go_to_java_and_back_with_their_items() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = bedrock_block_entities(&bedrock_world());
+    assert_eq!(source.len(), 3);
+    let java = dir.path().join("java");
+    let s = convert::bedrock_to_java(&bedrock_world(), &java, &mut |_| {}).unwrap();
+    assert_eq!(s.block_entities.converted.get("Chest"), Some(&3));
+    let in_java = region_block_entities(&java);
+    assert_eq!(in_java.len(), 3);
+    let bedrock = dir.path().join("bedrock");
+    let t = convert::java_to_bedrock(&java, &bedrock, &mut |_| {}).unwrap();
+    assert_eq!(t.block_entities.converted.get("minecraft:chest"), Some(&3));
+    let back = bedrock_block_entities(&bedrock);
+    assert_eq!(back.len(), 3);
+    assert!(source.iter().all(|c| !items(c).is_empty()), "the test world's chests hold items");
+    for ((a, j), b) in source.iter().zip(&in_java).zip(&back) {
+        assert_eq!((at(a), at(j)), (at(b), at(b)));
+        assert_eq!(items(a), items(j));
+        assert_eq!(items(a), items(b));
+    }
+}

@@ -319,14 +319,24 @@ fn exports_to_the_other_edition_translate_or_are_refused() {
         region.join("r.0.0.mca"),
     )
     .unwrap();
+    // And a region with a chest and two beds.
+    std::fs::copy(
+        terrane_section::testdata::fixture("anvil/1.17.1/r.-3.-2.mca"),
+        region.join("r.-3.-2.mca"),
+    )
+    .unwrap();
     terrane::java::import_region_dir(&mut java, 0, &region, &Default::default(), &mut |_| {})
         .unwrap();
     let out = dir.path().join("bedrock");
     let s = bedrock::export_bedrock_world(&java, &out, Overwrite::Refuse, &mut |_| {}).unwrap();
     let report = s.translated.expect("a Java world's export is translated");
     assert!(report.cells > 20_000_000 && report.approximated_cells() > 0, "{report:?}");
+    // Block entities go through the same rules as `terrane convert`.
+    let be = &s.block_entities;
+    assert_eq!((be.converted_count(), be.left_count()), (3, 0), "{be:?}");
     let mut back = World::builder().backend(Backend::Memory).create(dir.path().join("b")).unwrap();
-    bedrock::import_bedrock_world(&mut back, &out, &mut |_| {}).unwrap();
+    let imported = bedrock::import_bedrock_world(&mut back, &out, &mut |_| {}).unwrap();
+    assert_eq!(imported.block_entities, 3);
     let names: Vec<&str> = back.schema().blocks().names().collect();
     assert!(names.contains(&"minecraft:grass_block"), "{names:?}");
     assert!(

@@ -1,0 +1,138 @@
+//! A column's block entities from one edition's form to the other's, through
+//! [`terrane_bedrock::block_entity`]: Java's (the block-entity components of its chunks, and
+//! those its record keeps aside) into a Bedrock `BlockEntity` record, and a Bedrock
+//! `BlockEntity` record into Java compounds for the column record. Used by `convert` and by
+//! a Bedrock export of a Java-state world.
+
+use terrane_anvil::convert::BLOCK_ENTITY_COMPONENT;
+use terrane_bedrock::block_entity::{self, BlockEntityReport};
+use terrane_bedrock::translate::table;
+use terrane_chunk::{Chunk, ChunkView, Schema};
+use terrane_nbt::{Compound, Reader, Tag, Writer};
+use terrane_section::ColumnPos;
+
+use crate::Result;
+
+/// World coordinates of cell `i` (`x << 8 | y << 4 | z`) of chunk `cy` of column `pos`.
+fn cell_world(pos: ColumnPos, cy: i64, i: u16) -> (i32, i32, i32) {
+    let (x, y, z) = (i32::from(i >> 8), i32::from((i >> 4) & 15), i32::from(i & 15));
+    (pos.x * 16 + x, cy as i32 * 16 + y, pos.z * 16 + z)
+}
+
+/// The state name at world `(x, y, z)` in `chunks` (`(chunk y, bytes)` in `schema`).
+fn state_at<'s>(
+    chunks: &[(i64, Vec<u8>)],
+    schema: &'s Schema,
+    (x, y, z): (i32, i32, i32),
+) -> Option<&'s str> {
+    let cy = i64::from(y >> 4);
+    let (_, bytes) = chunks.iter().find(|(c, _)| *c == cy)?;
+    let chunk = Chunk::decode(bytes, schema).ok()?;
+    let i = terrane_section::cell_index((x & 15) as u32, (y & 15) as u32, (z & 15) as u32);
+    schema.blocks().get(chunk.get_index(i).0)
+}
+
+/// The Java block entities of a column, in Bedrock's form, as the value of its
+/// `BlockEntity` record (little-endian compounds back to back); `None` when none translates.
+/// `chunks` are the column's Java chunks (`from`'s states); `aside` the block entities its
+/// record keeps (with `x`, `y`, `z`); `data_version` the column's.
+pub(crate) fn java_to_bedrock_record(
+    pos: ColumnPos,
+    chunks: &[(i64, Vec<u8>)],
+    from: &Schema,
+    aside: &[Compound],
+    data_version: Option<i32>,
+    report: &mut BlockEntityReport,
+) -> Result<Option<Vec<u8>>> {
+    let mut out = Writer::new().little_endian();
+    let mut any = false;
+    let mut put = |java: &Compound,
+                   at: (i32, i32, i32),
+                   block: &str,
+                   report: &mut BlockEntityReport|
+     -> Result<()> {
+        if let Some(b) = block_entity::java_to_bedrock(java, at, block, data_version, report) {
+            out.named("", &Tag::Compound(b))?;
+            any = true;
+        }
+        Ok(())
+    };
+    let be = from.components().find(BLOCK_ENTITY_COMPONENT);
+    for (cy, bytes) in chunks {
+        if be.is_none() || ChunkView::parse(bytes)?.component_bytes().is_empty() {
+            continue;
+        }
+        let chunk = Chunk::decode(bytes, from)?;
+        for (cell, layer, _, value) in chunk.component_values() {
+            let block = chunk.get_layer(cell, layer).and_then(|b| from.blocks().get(b.0));
+            let java = match terrane_nbt::from_bytes(value) {
+                Ok((_, Tag::Compound(c))) => c,
+                _ => {
+                    *report.left.entry("(damaged block entity)".into()).or_default() += 1;
+                    continue;
+                }
+            };
+            put(&java, cell_world(pos, *cy, cell), block.unwrap_or("minecraft:air"), report)?;
+        }
+    }
+    for java in aside {
+        let coord = |k: &str| java.get(k).and_then(Tag::as_int).unwrap_or(0);
+        let at = (coord("x"), coord("y"), coord("z"));
+        let block = state_at(chunks, from, at).unwrap_or("minecraft:air").to_string();
+        put(java, at, &block, report)?;
+    }
+    Ok(any.then_some(out.out))
+}
+
+/// A Bedrock `BlockEntity` record's block entities in Java's form.
+#[derive(Default)]
+pub(crate) struct JavaBlockEntities {
+    /// The compounds (with `x`, `y`, `z`), for a Java column record.
+    pub(crate) compounds: Vec<Compound>,
+    /// Cells whose Java state the block entity corrects ([`block_entity::java_state`]): world
+    /// position and state.
+    pub(crate) states: Vec<((i32, i32, i32), String)>,
+}
+
+impl JavaBlockEntities {
+    /// The corrected cells of chunk `cy`, by cell index, for
+    /// [`ChunkTranslator::restate`](terrane_bedrock::translate::ChunkTranslator::restate).
+    pub(crate) fn states_in(&self, cy: i64) -> Vec<(u16, String)> {
+        let cell = |(x, y, z): (i32, i32, i32)| {
+            terrane_section::cell_index((x & 15) as u32, (y & 15) as u32, (z & 15) as u32)
+        };
+        self.states
+            .iter()
+            .filter(|((_, y, _), _)| i64::from(y >> 4) == cy)
+            .map(|(at, s)| (cell(*at), s.clone()))
+            .collect()
+    }
+}
+
+/// A Bedrock `BlockEntity` record in Java's form. `chunks` are the column's Bedrock chunks
+/// (`from`'s states). Damaged bytes end the list (the import of the column reports them).
+pub(crate) fn bedrock_record_to_java(
+    value: &[u8],
+    chunks: &[(i64, Vec<u8>)],
+    from: &Schema,
+    report: &mut BlockEntityReport,
+) -> JavaBlockEntities {
+    let mut r = Reader::little_endian(value);
+    let mut out = JavaBlockEntities::default();
+    while r.remaining() > 0 {
+        let Ok(bedrock) = r.root_compound() else { break };
+        let coord = |k: &str| bedrock.get(k).and_then(Tag::as_int).unwrap_or(0);
+        let at = (coord("x"), coord("y"), coord("z"));
+        let mut java_block = state_at(chunks, from, at)
+            .map(|b| table().bedrock_to_java(b, false).name)
+            .unwrap_or_else(|| "minecraft:air".into());
+        if let Some(better) = block_entity::java_state(&bedrock, &java_block) {
+            out.states.push((at, better.clone()));
+            java_block = better;
+        }
+        if let Some(j) = block_entity::bedrock_to_java(&bedrock, &java_block, report) {
+            out.compounds.push(j);
+        }
+    }
+    out
+}
