@@ -615,7 +615,17 @@ impl RegionWriter {
     ///
     /// Errors only if the file would exceed the 24-bit sector offset space (16 Mi sectors).
     pub fn finish(self) -> Result<(Vec<u8>, Vec<SideFile>), ChunkError> {
-        let mut out = vec![0u8; HEADER];
+        // The file's size first: one allocation, filled as the chunks are moved in and freed
+        // (a region is a few MiB; a growing vector would hold up to twice it).
+        let sectors: usize = self
+            .chunks
+            .iter()
+            .flatten()
+            .map(|(data, _, _)| (data.len() + 5).div_ceil(SECTOR))
+            .map(|n| if n > MAX_SECTORS { 1 } else { n })
+            .sum();
+        let mut out = Vec::with_capacity(HEADER + sectors * SECTOR);
+        out.resize(HEADER, 0);
         let mut side = Vec::new();
         for (index, chunk) in self.chunks.into_iter().enumerate() {
             let Some((data, compression, timestamp)) = chunk else { continue };

@@ -30,9 +30,9 @@ use terrane_nbt::{Compound, Tag};
 
 use crate::translate::{EditionTable, table};
 
-/// Java DataVersion from which sign text is a text component stored as NBT (1.21.5); before
-/// it, a JSON string.
-pub const SIGN_TEXT_NBT_DATA_VERSION: i32 = 4325;
+/// Java DataVersion from which text (sign lines, custom names) is a text component stored as
+/// NBT (a 1.21.5 snapshot; the release is 4325); before it, a JSON string.
+pub const SIGN_TEXT_NBT_DATA_VERSION: i32 = 4290;
 
 /// What block-entity translation did, by the source block entity's id.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -109,23 +109,24 @@ const JAVA_FRAME: [&str; 5] = ["id", "x", "y", "z", "keepPacked"];
 /// Bedrock's likewise.
 const BEDROCK_FRAME: [&str; 5] = ["id", "x", "y", "z", "isMovable"];
 
-/// The 16 dye colours in Java's order, with the text colour Java gives each (RGB).
+/// The 16 dye colours in Java's order (a bed's `color` is the index), with the sign text
+/// colour Bedrock stores for each (RGB of `SignTextColor`: the dye's colour, black 0).
 const DYES: [(&str, u32); 16] = [
-    ("white", 0xFFFFFF),
-    ("orange", 0xFF681F),
-    ("magenta", 0xFF00FF),
-    ("light_blue", 0x9AC0CD),
-    ("yellow", 0xFFFF00),
-    ("lime", 0xBFFF00),
-    ("pink", 0xFF69B4),
-    ("gray", 0x808080),
-    ("light_gray", 0xD3D3D3),
-    ("cyan", 0x00FFFF),
-    ("purple", 0xA020F0),
-    ("blue", 0x0000FF),
-    ("brown", 0x8B4513),
-    ("green", 0x00FF00),
-    ("red", 0xFF0000),
+    ("white", 0xF0F0F0),
+    ("orange", 0xF9801D),
+    ("magenta", 0xC74EBD),
+    ("light_blue", 0x3AB3DA),
+    ("yellow", 0xFED83D),
+    ("lime", 0x80C71F),
+    ("pink", 0xF38BAA),
+    ("gray", 0x474F52),
+    ("light_gray", 0x9D9D97),
+    ("cyan", 0x169C9C),
+    ("purple", 0x8932B8),
+    ("blue", 0x3C44AA),
+    ("brown", 0x835432),
+    ("green", 0x5E7C16),
+    ("red", 0xB02E26),
     ("black", 0x000000),
 ];
 
@@ -265,7 +266,8 @@ pub fn java_to_bedrock(
 }
 
 /// A Java chest's other half (its `type` and `facing`) as Bedrock's pairing fields; the
-/// half whose Java `type` is `left` leads.
+/// half whose Java `type` is `right` leads (Java's first half: the double chest's slots 0 to
+/// 26).
 fn chest_pairing(block: &str, (x, z): (i32, i32), out: &mut Compound) {
     let (Some(kind), Some((fx, fz))) =
         (state_prop(block, "type"), state_prop(block, "facing").and_then(step))
@@ -281,7 +283,7 @@ fn chest_pairing(block: &str, (x, z): (i32, i32), out: &mut Compound) {
     };
     out.insert("pairx", Tag::Int(x + dx));
     out.insert("pairz", Tag::Int(z + dz));
-    out.insert("pairlead", Tag::Byte(i8::from(kind == "left")));
+    out.insert("pairlead", Tag::Byte(i8::from(kind == "right")));
 }
 
 /// One Java container item (`Slot`, `id`, `count` or `Count`, extra data) in Bedrock's form.
@@ -657,12 +659,12 @@ mod tests {
         let left = "minecraft:chest[facing=north,type=left,waterlogged=false]";
         let b = java_to_bedrock(&java, (5, 64, 9), left, None, &mut r).unwrap();
         assert_eq!((b.get("pairx"), b.get("pairz")), (Some(&Tag::Int(6)), Some(&Tag::Int(9))));
-        assert_eq!(b.get("pairlead"), Some(&Tag::Byte(1)));
+        assert_eq!(b.get("pairlead"), Some(&Tag::Byte(0)));
         let right = "minecraft:chest[facing=south,type=right,waterlogged=false]";
         let b = java_to_bedrock(&java, (5, 64, 9), right, None, &mut r).unwrap();
         // Facing south, counter-clockwise is east.
         assert_eq!((b.get("pairx"), b.get("pairz")), (Some(&Tag::Int(6)), Some(&Tag::Int(9))));
-        assert_eq!(b.get("pairlead"), Some(&Tag::Byte(0)));
+        assert_eq!(b.get("pairlead"), Some(&Tag::Byte(1)));
         // Back in Java, the pairing is the state's half again.
         let single = "minecraft:chest[facing=south,type=single,waterlogged=false]";
         assert_eq!(java_state(&b, single).as_deref(), Some(right));
@@ -694,7 +696,7 @@ mod tests {
                 .unwrap();
         let f = b.get("FrontText").and_then(Tag::as_compound).unwrap();
         assert_eq!(string(f, "Text").as_deref(), Some("Hello\nworld"));
-        assert_eq!(f.get("SignTextColor"), Some(&Tag::Int(0xFFFF_0000_u32 as i32)));
+        assert_eq!(f.get("SignTextColor"), Some(&Tag::Int(0xFFB0_2E26_u32 as i32)));
         assert_eq!(f.get("IgnoreLighting"), Some(&Tag::Byte(1)));
         assert_eq!(b.get("IsWaxed"), Some(&Tag::Byte(1)));
         assert!(r.approximated.is_empty(), "{r:?}");

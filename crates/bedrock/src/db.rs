@@ -56,11 +56,22 @@ impl Compressor for Deflate {
         };
         match n {
             Ok(n) if n as u64 > MAX_BLOCK => Err(corrupt("a table block inflates past 64 MiB")),
-            Ok(_) => Ok(out),
+            Ok(_) => {
+                // Cached blocks keep their capacity: not four times a well-compressed block.
+                out.shrink_to_fit();
+                Ok(out)
+            }
             Err(e) => Err(corrupt(e)),
         }
     }
 }
+
+/// Bytes of records [`WriteDb`] gathers into one LevelDB write (beside LevelDB's own 4 MiB
+/// memtable: a write's batch is held twice while it is applied).
+pub const BATCH_BYTES: usize = 1 << 20;
+
+/// Blocks the database keeps inflated in its cache.
+const BLOCK_CACHE_BLOCKS: usize = 4;
 
 fn options(create: bool) -> Options {
     let mut list = CompressorList::new();
@@ -78,6 +89,9 @@ fn options(create: bool) -> Options {
     // Bedrock's own settings: 4 MiB write buffer, 160 KiB blocks.
     o.write_buffer_size = 4 << 20;
     o.block_size = 160 << 10;
+    // Reads here scan, each block once: a cache of a few blocks, not rusty-leveldb's 25
+    // (up to 16 MiB of inflated blocks).
+    o.block_cache_capacity_bytes = BLOCK_CACHE_BLOCKS * o.block_size;
     o
 }
 
@@ -280,8 +294,8 @@ impl WriteDb {
     }
 
     /// Adds one record. Records are written in batches, each one LevelDB write (whole or
-    /// not at all after a crash): at [`end_group`](Self::end_group) once about 4 MiB are
-    /// pending, or here past 64 MiB.
+    /// not at all after a crash): at [`end_group`](Self::end_group) once about 1 MiB is
+    /// pending ([`BATCH_BYTES`]), or here past 64 MiB.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.batch.put(key, value);
         self.batched += key.len() + value.len();
@@ -292,10 +306,10 @@ impl WriteDb {
     }
 
     /// Ends a group of records that belong together (a column's): they are written in one
-    /// batch with the groups before it once about 4 MiB are pending or a second has passed
+    /// batch with the groups before it once about 1 MiB is pending or a second has passed
     /// since the last batch (what a crash loses, and a resumed conversion does again).
     pub fn end_group(&mut self) -> Result<()> {
-        if self.batched >= 4 << 20 || self.written.elapsed().as_secs() >= 1 {
+        if self.batched >= BATCH_BYTES || self.written.elapsed().as_secs() >= 1 {
             self.write_batch()?;
         }
         Ok(())
@@ -366,5 +380,26 @@ mod tests {
         let w = WriteDb::create(&dir.path().join("db")).unwrap();
         w.finish().unwrap();
         assert!(dir.path().join("db/CURRENT").is_file());
+    }
+
+    /// Groups are written once [`BATCH_BYTES`] are pending or a second has passed: what a
+    /// crash can lose.
+    #[test]
+    fn groups_are_written_by_size_or_after_a_second() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = WriteDb::create(&dir.path().join("db")).unwrap();
+        w.put(b"a", b"small").unwrap();
+        w.end_group().unwrap();
+        assert!(!w.contains(b"a"), "a small group waits for more");
+        w.put(b"b", &vec![7; BATCH_BYTES]).unwrap();
+        w.end_group().unwrap();
+        assert!(w.contains(b"a") && w.contains(b"b"), "a full batch is written");
+        w.put(b"c", b"small").unwrap();
+        w.end_group().unwrap();
+        assert!(!w.contains(b"c"));
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        w.put(b"d", b"small").unwrap();
+        w.end_group().unwrap();
+        assert!(w.contains(b"c") && w.contains(b"d"), "a second later, the groups are written");
     }
 }

@@ -22,7 +22,7 @@
 //!   layer that is not water (Java has no place for it).
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Read;
+use std::io::BufRead;
 use std::sync::OnceLock;
 
 use terrane_chunk::{BlockId, CELLS, Chunk, Schema, block_state};
@@ -78,20 +78,28 @@ impl Translated {
     }
 }
 
-/// The Java ⇄ Bedrock block-state table.
+/// A name in [`EditionTable`]'s arena: start and length in bytes.
+#[derive(Copy, Clone, Debug)]
+struct Span {
+    start: u32,
+    len: u32,
+}
+
+/// The Java ⇄ Bedrock block-state table. Its 44,000 state names lie back to back in one
+/// string (4 MiB), looked up by binary search: a map per name would take three times that.
 #[derive(Debug)]
 pub struct EditionTable {
     block_version: i32,
     bedrock_release: String,
     source: String,
-    /// Bedrock states (terrane's names) with their Java state.
-    bedrock: Vec<(String, String)>,
-    bedrock_index: HashMap<String, u32>,
-    /// Java state → index in `bedrock`.
-    java: HashMap<String, u32>,
-    /// Block name → its Java states; the same for Bedrock.
-    java_by_block: HashMap<String, Vec<String>>,
-    bedrock_by_block: HashMap<String, Vec<u32>>,
+    /// Every state name, back to back.
+    arena: String,
+    /// Bedrock states (terrane's names) with their Java state, in the table's order.
+    bedrock: Vec<(Span, Span)>,
+    /// Indices into `bedrock`, by Bedrock name.
+    bedrock_sorted: Vec<u32>,
+    /// Java states by name, each with its index in `bedrock`.
+    java: Vec<(Span, u32)>,
     /// Java biome → Bedrock biome id; Bedrock biome id → (Bedrock name, Java biome).
     java_biomes: HashMap<String, u32>,
     bedrock_biomes: HashMap<u32, (String, String)>,
@@ -101,16 +109,20 @@ pub struct EditionTable {
     bedrock_items: HashMap<(String, Option<i16>), String>,
 }
 
-/// The table built into the crate, parsed on first use.
+/// The table built into the crate, parsed on first use (streamed from the gzip: the 5 MiB
+/// text is never whole in memory).
 pub fn table() -> &'static EditionTable {
     static TABLE: OnceLock<EditionTable> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let mut text = String::new();
-        flate2::read::GzDecoder::new(TABLE_GZ)
-            .read_to_string(&mut text)
-            .expect("the embedded block table is gzip-compressed UTF-8 (checked by its tests)");
-        EditionTable::parse(&text).expect("the embedded block table parses (checked by its tests)")
+        let text = std::io::BufReader::new(flate2::read::GzDecoder::new(TABLE_GZ));
+        EditionTable::parse_from(text)
+            .expect("the embedded block table is gzip-compressed and parses (checked by its tests)")
     })
+}
+
+/// Whether `name` is `block` or one of its states (`block[...]`).
+fn of_block(name: &str, block: &str) -> bool {
+    name.strip_prefix(block).is_some_and(|rest| rest.is_empty() || rest.starts_with('['))
 }
 
 fn block_of(state: &str) -> &str {
@@ -170,6 +182,11 @@ fn unpaired(state: &str) -> String {
 impl EditionTable {
     /// Parses the table's text (`docs/format/java-bedrock-table.md`).
     pub fn parse(text: &str) -> Result<EditionTable> {
+        Self::parse_from(text.as_bytes())
+    }
+
+    /// Parses the table's text line by line from `r`.
+    pub fn parse_from(mut r: impl BufRead) -> Result<EditionTable> {
         let bad = |line: usize, what: &str| {
             Error::BlockName(format!("block table line {}: {what}", line + 1))
         };
@@ -177,17 +194,24 @@ impl EditionTable {
             block_version: 0,
             bedrock_release: String::new(),
             source: String::new(),
+            arena: String::new(),
             bedrock: Vec::new(),
-            bedrock_index: HashMap::new(),
-            java: HashMap::new(),
-            java_by_block: HashMap::new(),
-            bedrock_by_block: HashMap::new(),
+            bedrock_sorted: Vec::new(),
+            java: Vec::new(),
             java_biomes: HashMap::new(),
             bedrock_biomes: HashMap::new(),
             java_items: HashMap::new(),
             bedrock_items: HashMap::new(),
         };
-        for (n, line) in text.lines().enumerate() {
+        let mut buf = String::new();
+        for n in 0.. {
+            buf.clear();
+            match r.read_line(&mut buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => return Err(bad(n, &format!("unreadable ({e})"))),
+            }
+            let line = buf.strip_suffix('\n').unwrap_or(&buf);
             if line.starts_with('#') || line.is_empty() {
                 continue;
             }
@@ -199,18 +223,17 @@ impl EditionTable {
                     t.source = format!("minecraft-data {package}, Bedrock {release}");
                 }
                 ["B", b, j] => {
-                    let i = t.bedrock.len() as u32;
-                    t.bedrock_index.insert((*b).to_string(), i);
-                    t.bedrock_by_block.entry(block_of(b).to_string()).or_default().push(i);
-                    t.bedrock.push(((*b).to_string(), (*j).to_string()));
+                    let b = t.push(b, n)?;
+                    let j = t.push(j, n)?;
+                    t.bedrock.push((b, j));
                 }
                 ["J", j, i] => {
                     let i: u32 = i.parse().map_err(|_| bad(n, "a bad Bedrock index"))?;
                     if i as usize >= t.bedrock.len() {
                         return Err(bad(n, "a Bedrock index past the Bedrock states"));
                     }
-                    t.java.insert((*j).to_string(), i);
-                    t.java_by_block.entry(block_of(j).to_string()).or_default().push(j.to_string());
+                    let j = t.push(j, n)?;
+                    t.java.push((j, i));
                 }
                 ["G", j, id] => {
                     let id = id.parse().map_err(|_| bad(n, "a bad Bedrock biome id"))?;
@@ -242,7 +265,78 @@ impl EditionTable {
         if t.block_version == 0 || t.bedrock.is_empty() || t.java.is_empty() {
             return Err(Error::BlockName("block table: no version line or no states".into()));
         }
+        let arena = std::mem::take(&mut t.arena);
+        let name = |s: Span| &arena[s.start as usize..(s.start + s.len) as usize];
+        t.java.sort_by(|a, b| name(a.0).cmp(name(b.0)));
+        if let Some(w) = t.java.windows(2).find(|w| name(w[0].0) == name(w[1].0)) {
+            return Err(Error::BlockName(format!(
+                "block table: Java state {} twice",
+                name(w[0].0)
+            )));
+        }
+        t.bedrock_sorted = (0..t.bedrock.len() as u32).collect();
+        t.bedrock_sorted
+            .sort_by(|&a, &b| name(t.bedrock[a as usize].0).cmp(name(t.bedrock[b as usize].0)));
+        t.arena = arena;
+        t.arena.shrink_to_fit();
+        t.bedrock.shrink_to_fit();
+        t.java.shrink_to_fit();
         Ok(t)
+    }
+
+    /// Appends `s` to the arena.
+    fn push(&mut self, s: &str, line: usize) -> Result<Span> {
+        let start = u32::try_from(self.arena.len())
+            .ok()
+            .filter(|&st| st.checked_add(s.len() as u32).is_some())
+            .ok_or_else(|| {
+                Error::BlockName(format!("block table line {}: past 4 GiB", line + 1))
+            })?;
+        self.arena.push_str(s);
+        Ok(Span { start, len: s.len() as u32 })
+    }
+
+    fn name(&self, s: Span) -> &str {
+        &self.arena[s.start as usize..(s.start + s.len) as usize]
+    }
+
+    /// A Java state's index in `bedrock`.
+    fn java_index(&self, java: &str) -> Option<u32> {
+        let i = self.java.binary_search_by(|(s, _)| self.name(*s).cmp(java)).ok()?;
+        Some(self.java[i].1)
+    }
+
+    /// A Bedrock state's index in `bedrock`.
+    fn bedrock_index(&self, bedrock: &str) -> Option<u32> {
+        let k = self
+            .bedrock_sorted
+            .binary_search_by(|&i| self.name(self.bedrock[i as usize].0).cmp(bedrock))
+            .ok()?;
+        Some(self.bedrock_sorted[k])
+    }
+
+    /// The Java states of `block`, in name order.
+    fn java_of_block<'a>(&'a self, block: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        let from = self.java.partition_point(|(s, _)| self.name(*s) < block);
+        self.java[from..]
+            .iter()
+            .map(|(s, _)| self.name(*s))
+            .take_while(move |n| n.starts_with(block))
+            .filter(move |n| of_block(n, block))
+    }
+
+    /// The Bedrock states of `block`, in the table's order.
+    fn bedrock_of_block(&self, block: &str) -> Vec<&str> {
+        let name = |i: u32| self.name(self.bedrock[i as usize].0);
+        let from = self.bedrock_sorted.partition_point(|&i| name(i) < block);
+        let mut found: Vec<u32> = self.bedrock_sorted[from..]
+            .iter()
+            .copied()
+            .take_while(|&i| name(i).starts_with(block))
+            .filter(|&i| of_block(name(i), block))
+            .collect();
+        found.sort_unstable();
+        found.into_iter().map(name).collect()
     }
 
     /// The Bedrock block version of the table's states (the `version` of palette entries).
@@ -318,25 +412,23 @@ impl EditionTable {
             || ALWAYS_WATERLOGGED.contains(&block_of(&java));
         let dry = if water { with_waterlogged(&java, false) } else { None };
         let key = dry.as_deref().unwrap_or(&java);
-        let (i, mut fidelity) = match self.java.get(key) {
-            Some(&i) => (i, Fidelity::Exact),
+        let (i, mut fidelity) = match self.java_index(key) {
+            Some(i) => (i, Fidelity::Exact),
             None => {
-                let near = self
-                    .java_by_block
-                    .get(block_of(key))
-                    .and_then(|c| nearest(key, c.iter().map(String::as_str)));
-                match near.and_then(|n| self.java.get(n)) {
-                    Some(&i) => (i, Fidelity::Approximated),
+                let near = nearest(key, self.java_of_block(block_of(key)));
+                match near.and_then(|n| self.java_index(n)) {
+                    Some(i) => (i, Fidelity::Approximated),
                     None => return Translated::dropped(),
                 }
             }
         };
-        let (bedrock, back) = &self.bedrock[i as usize];
+        let (bedrock, back) = self.bedrock[i as usize];
+        let (bedrock, back) = (self.name(bedrock), self.name(back));
         // A chest's half travels in its block entity (`block_entity`), not its state.
         if fidelity == Fidelity::Exact && unpaired(back) != unpaired(key) {
             fidelity = Fidelity::Approximated;
         }
-        Translated { name: bedrock.clone(), fidelity, water }
+        Translated { name: bedrock.to_string(), fidelity, water }
     }
 
     /// A Bedrock state (terrane's name, with or without `@version`) in Java; `water` says the
@@ -346,21 +438,18 @@ impl EditionTable {
             Some((n, v)) if v.parse::<i32>().is_ok() => n,
             _ => bedrock,
         };
-        let (i, mut fidelity) = match self.bedrock_index.get(name) {
-            Some(&i) => (i, Fidelity::Exact),
+        let (i, mut fidelity) = match self.bedrock_index(name) {
+            Some(i) => (i, Fidelity::Exact),
             None => {
-                let near = self.bedrock_by_block.get(block_of(name)).and_then(|c| {
-                    let names = c.iter().map(|&i| self.bedrock[i as usize].0.as_str());
-                    nearest(name, names)
-                });
-                match near.and_then(|n| self.bedrock_index.get(n)) {
-                    Some(&i) => (i, Fidelity::Approximated),
+                let near = nearest(name, self.bedrock_of_block(block_of(name)).into_iter());
+                match near.and_then(|n| self.bedrock_index(n)) {
+                    Some(i) => (i, Fidelity::Approximated),
                     None => return Translated::dropped(),
                 }
             }
         };
-        let java = unpaired(&self.bedrock[i as usize].1);
-        if fidelity == Fidelity::Exact && self.java.get(&java) != Some(&i) {
+        let java = unpaired(self.name(self.bedrock[i as usize].1));
+        if fidelity == Fidelity::Exact && self.java_index(&java) != Some(i) {
             fidelity = Fidelity::Approximated;
         }
         let java = match water.then(|| with_waterlogged(&java, true)).flatten() {

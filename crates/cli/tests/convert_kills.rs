@@ -9,17 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use terrane::{Backend, ChunkView, World};
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
+use terrane_store::conformance::Rng;
 
 fn kills() -> usize {
     std::env::var("TERRANE_CONVERT_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(6)
@@ -121,7 +111,7 @@ fn a_killed_conversion_resumes_and_ends_as_one_never_killed() {
     let dir = tempfile::tempdir().unwrap();
     let java = java_fixture(dir.path());
     let seed = std::env::var("TERRANE_CONVERT_SEED").ok().and_then(|v| v.parse().ok());
-    let mut rng = Rng(seed.unwrap_or(0x9e37_79b9_7f4a_7c15));
+    let mut rng = Rng::new(seed.unwrap_or(0x9e37_79b9_7f4a_7c15));
 
     // Java → Bedrock, killed and resumed, beside the same conversion never killed.
     let reference = dir.path().join("reference-bedrock");

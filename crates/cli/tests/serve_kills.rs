@@ -25,6 +25,7 @@ use common::minecraft::{block_name, free_port, node_modules, serve};
 use common::players::{GRASS, make_world, start_bots, totals};
 use terrane::game;
 use terrane::{Backend, World};
+use terrane_store::conformance::Rng;
 
 const BOTS: i32 = 4;
 
@@ -65,18 +66,6 @@ fn parse_line(line: &str, log: &mut ServerLog) {
             (*state).to_string(),
         )),
         _ => {}
-    }
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (z ^ (z >> 31)) % n
     }
 }
 
@@ -182,7 +171,7 @@ fn kill_rounds(
     let (mut duplicated, mut lost) = (0, 0);
     let mut before = start.clone();
     let (mut bots_child, bot_lines) = start_bots(port, 7, &modules, BOTS);
-    let mut rng = Rng(0x5eed);
+    let mut rng = Rng::new(0x5eed);
     // Every applied edit still part of the world's history: (tick, position, state).
     let mut history: Vec<(u64, [i64; 3], String)> = Vec::new();
     let mut players: BTreeMap<u128, game::PlayerRecord> = BTreeMap::new();

@@ -196,6 +196,7 @@ pub fn java_to_bedrock(
     into_place(src, dst, "java-to-bedrock", |tmp, resumed| {
         let db_path = tmp.join("db");
         let reopened = if resumed { WriteDb::resume(&db_path).ok() } else { None };
+        let resuming = reopened.is_some();
         let mut db = match reopened {
             Some(db) => db,
             None => {
@@ -206,6 +207,7 @@ pub fn java_to_bedrock(
         };
         let mut sink = BedrockSink {
             db: &mut db,
+            resuming,
             dim: 0,
             from: crate::world::default_schema(),
             translator: ChunkTranslator::new(Direction::JavaToBedrock, Schema::new()),
@@ -295,6 +297,8 @@ fn other_java_dimensions(src: &Path) -> Vec<String> {
 /// terrane-anvil's importer into a Bedrock database: each column translated and written.
 struct BedrockSink<'a> {
     db: &'a mut WriteDb,
+    /// Whether `db` holds an interrupted run's columns (a fresh one has none to look up).
+    resuming: bool,
     dim: u64,
     /// The Java states the importer registers.
     from: Schema,
@@ -369,7 +373,7 @@ impl ImportSink for BedrockSink<'_> {
         // Converted by an interrupted run: a column's records are one batch, and its
         // `Version` record is among them.
         let pos = BedrockColumnPos { dim: self.dim as i32, x: pos.x, z: pos.z };
-        Ok(self.db.contains(&pos.key(terrane_bedrock::key::tag::VERSION)))
+        Ok(self.resuming && self.db.contains(&pos.key(terrane_bedrock::key::tag::VERSION)))
     }
     fn put_column(&mut self, c: ImportedColumn) -> Result<(), SinkError> {
         self.put(c).map_err(|e| {

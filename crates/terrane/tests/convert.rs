@@ -372,3 +372,74 @@ fn bedrock_chests_go_to_java_and_back_with_their_items() {
         assert_eq!(items(a), items(b));
     }
 }
+
+/// Byte flips and truncations in each file of the Bedrock test world's database, converted
+/// to Java: a typed error naming the database (with nothing left behind), or the world with
+/// what the reader found damaged in the report; never a panic. (The reader's own sweep, with every variant, is terrane-bedrock's
+/// `tests/damage.rs`.)
+#[test]
+fn a_damaged_bedrock_database_is_an_error_naming_it_or_converts_what_is_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = bedrock_world();
+    let files: Vec<PathBuf> = std::fs::read_dir(src.join("db"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().is_some_and(|n| n != "LOCK"))
+        .collect();
+    let mut outcomes = BTreeMap::<&str, usize>::new();
+    for f in &files {
+        let good = std::fs::read(f).unwrap();
+        let mut variants: Vec<Vec<u8>> = (1..=8)
+            .map(|k| {
+                let mut b = good.clone();
+                if !b.is_empty() {
+                    let i = (b.len() * k / 9).min(b.len() - 1);
+                    b[i] ^= 0x5A;
+                }
+                b
+            })
+            .collect();
+        variants.extend([good.len() / 3, good.len() * 2 / 3].map(|cut| good[..cut].to_vec()));
+        for (v, bytes) in variants.iter().enumerate() {
+            let world = dir.path().join(format!("w{v}"));
+            let _ = std::fs::remove_dir_all(&world);
+            std::fs::create_dir_all(world.join("db")).unwrap();
+            std::fs::copy(src.join("level.dat"), world.join("level.dat")).unwrap();
+            for g in &files {
+                std::fs::copy(g, world.join("db").join(g.file_name().unwrap())).unwrap();
+            }
+            std::fs::write(world.join("db").join(f.file_name().unwrap()), bytes).unwrap();
+            let out = dir.path().join(format!("out{v}"));
+            let name = f.file_name().unwrap().to_string_lossy();
+            let r =
+                std::panic::catch_unwind(|| convert::bedrock_to_java(&world, &out, &mut |_| {}));
+            match r {
+                Err(_) => panic!("{name} variant {v}: the conversion panicked"),
+                Ok(Ok(s)) => {
+                    // Whole, or what the reader noted as damaged is in the report.
+                    let whole = s.columns == 27;
+                    assert!(whole || !s.damaged.is_empty(), "{name} variant {v}: {s:?}");
+                    *outcomes
+                        .entry(if whole { "whole" } else { "damage reported" })
+                        .or_default() += 1;
+                    std::fs::remove_dir_all(&out).unwrap();
+                }
+                Ok(Err(e)) => {
+                    let m = e.to_string();
+                    assert!(m.contains("db"), "{name} variant {v}: {m}");
+                    assert!(!out.exists(), "{name} variant {v}: a failed conversion left {out:?}");
+                    *outcomes.entry("typed error").or_default() += 1;
+                }
+            }
+            let left: Vec<_> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with('.'))
+                .collect();
+            assert!(left.is_empty(), "{name} variant {v}: left {left:?}");
+        }
+    }
+    eprintln!("{outcomes:?}");
+    assert!(outcomes.get("typed error").is_some_and(|&n| n > 0), "{outcomes:?}");
+}
