@@ -615,45 +615,62 @@ impl RegionWriter {
     ///
     /// Errors only if the file would exceed the 24-bit sector offset space (16 Mi sectors).
     pub fn finish(self) -> Result<(Vec<u8>, Vec<SideFile>), ChunkError> {
-        // The file's size first: one allocation, filled as the chunks are moved in and freed
-        // (a region is a few MiB; a growing vector would hold up to twice it).
-        let sectors: usize = self
-            .chunks
-            .iter()
-            .flatten()
-            .map(|(data, _, _)| (data.len() + 5).div_ceil(SECTOR))
-            .map(|n| if n > MAX_SECTORS { 1 } else { n })
-            .sum();
-        let mut out = Vec::with_capacity(HEADER + sectors * SECTOR);
-        out.resize(HEADER, 0);
-        let mut side = Vec::new();
-        for (index, chunk) in self.chunks.into_iter().enumerate() {
-            let Some((data, compression, timestamp)) = chunk else { continue };
-            let sector = out.len() / SECTOR;
+        let mut out = Vec::new();
+        match self.write_to(&mut out) {
+            Ok((_, side)) => Ok((out, side)),
+            Err(e) => match e.into_inner().map(|b| b.downcast::<ChunkError>()) {
+                Some(Ok(c)) => Err(*c),
+                _ => unreachable!("writing to memory fails only past the sector offset space"),
+            },
+        }
+    }
+
+    /// Writes the region file to `w`, each chunk as it goes (nothing is built in memory but
+    /// the 8 KiB header), and returns its length and its side files.
+    ///
+    /// Errors with `w`'s error, or with a [`ChunkError`] inside an
+    /// [`InvalidInput`](std::io::ErrorKind::InvalidInput) error if the file would exceed the
+    /// 24-bit sector offset space (16 Mi sectors).
+    pub fn write_to(self, w: &mut impl std::io::Write) -> std::io::Result<(u64, Vec<SideFile>)> {
+        // The header first: each chunk's sectors follow in index order.
+        let mut header = vec![0u8; HEADER];
+        let mut sector = HEADER / SECTOR;
+        for (index, chunk) in self.chunks.iter().enumerate() {
+            let Some((data, _, timestamp)) = chunk else { continue };
             if sector >= 1 << 24 {
-                return Err(ChunkError::OutOfBounds { needed: out.len() as u64, len: 1 << 36 });
+                let e = ChunkError::OutOfBounds { needed: (sector * SECTOR) as u64, len: 1 << 36 };
+                return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, e));
             }
             let needed = (data.len() + 5).div_ceil(SECTOR);
-            let sectors = if needed > MAX_SECTORS {
+            let sectors = if needed > MAX_SECTORS { 1 } else { needed };
+            let loc = ((sector as u32) << 8) | sectors as u32;
+            header[index * 4..index * 4 + 4].copy_from_slice(&loc.to_be_bytes());
+            header[SECTOR + index * 4..SECTOR + index * 4 + 4]
+                .copy_from_slice(&timestamp.to_be_bytes());
+            sector += sectors;
+        }
+        w.write_all(&header)?;
+        let mut side = Vec::new();
+        let zeros = [0u8; SECTOR];
+        for (index, chunk) in self.chunks.into_iter().enumerate() {
+            let Some((data, compression, _)) = chunk else { continue };
+            let needed = (data.len() + 5).div_ceil(SECTOR);
+            let written = if needed > MAX_SECTORS {
                 let x = self.region_x.wrapping_mul(32).wrapping_add((index % 32) as i32);
                 let z = self.region_z.wrapping_mul(32).wrapping_add((index / 32) as i32);
-                out.extend_from_slice(&1u32.to_be_bytes());
-                out.push(compression.id() | EXTERNAL_FLAG);
+                w.write_all(&1u32.to_be_bytes())?;
+                w.write_all(&[compression.id() | EXTERNAL_FLAG])?;
                 side.push(SideFile { name: external_name(x, z), bytes: data });
-                1
+                5
             } else {
-                out.extend_from_slice(&(data.len() as u32 + 1).to_be_bytes());
-                out.push(compression.id());
-                out.extend_from_slice(&data);
-                needed
+                w.write_all(&(data.len() as u32 + 1).to_be_bytes())?;
+                w.write_all(&[compression.id()])?;
+                w.write_all(&data)?;
+                data.len() + 5
             };
-            out.resize((sector + sectors) * SECTOR, 0);
-            let loc = ((sector as u32) << 8) | sectors as u32;
-            out[index * 4..index * 4 + 4].copy_from_slice(&loc.to_be_bytes());
-            out[SECTOR + index * 4..SECTOR + index * 4 + 4]
-                .copy_from_slice(&timestamp.to_be_bytes());
+            w.write_all(&zeros[..written.next_multiple_of(SECTOR) - written])?;
         }
-        Ok((out, side))
+        Ok(((sector * SECTOR) as u64, side))
     }
 }
 

@@ -579,12 +579,23 @@ impl Staged {
     /// Writes `bytes` (synced) next to `path` under a temporary name.
     fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
         use std::io::Write;
+        self.write_with(path, |f| f.write_all(bytes))
+    }
+
+    /// Writes what `fill` writes (buffered, then synced) next to `path` under a temporary
+    /// name.
+    fn write_with<T>(
+        &mut self,
+        path: &Path,
+        fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<T>,
+    ) -> Result<T> {
         let tmp = path.with_extension("tmp-terrane");
         self.0.push((tmp.clone(), path.to_path_buf()));
         let res = (|| {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(bytes)?;
-            f.sync_all()
+            let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+            let t = fill(&mut f)?;
+            f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            Ok(t)
         })();
         res.map_err(|e| Error::io(path, e))
     }
@@ -684,15 +695,16 @@ fn write_region(
     w: RegionWriter,
     side_files: &mut usize,
 ) -> Result<u64> {
-    let (bytes, side) = w.finish()?;
+    let path = dir.join(format!("r.{rx}.{rz}.mca"));
+    // Past the sector offset space (64 GiB), the writer's error comes as this file's.
+    let (len, side) = staged.write_with(&path, |f| w.write_to(f))?;
     let mut n = 0;
     for s in &side {
         staged.write(&dir.join(&s.name), &s.bytes)?;
         n += s.bytes.len() as u64;
     }
     *side_files += side.len();
-    staged.write(&dir.join(format!("r.{rx}.{rz}.mca")), &bytes)?;
-    Ok(n + bytes.len() as u64)
+    Ok(n + len)
 }
 
 fn present_entries(path: &Path) -> Result<Vec<usize>> {

@@ -70,6 +70,9 @@ impl Compressor for Deflate {
 /// memtable: a write's batch is held twice while it is applied).
 pub const BATCH_BYTES: usize = 1 << 20;
 
+/// Tables the database keeps open.
+const MAX_OPEN_TABLES: usize = 50;
+
 /// Blocks the database keeps inflated in its cache.
 const BLOCK_CACHE_BLOCKS: usize = 4;
 
@@ -92,6 +95,9 @@ fn options(create: bool) -> Options {
     // Reads here scan, each block once: a cache of a few blocks, not rusty-leveldb's 25
     // (up to 16 MiB of inflated blocks).
     o.block_cache_capacity_bytes = BLOCK_CACHE_BLOCKS * o.block_size;
+    // Open tables keep their index and filter in memory: a bounded number of them, whatever
+    // the size of the world (rusty-leveldb's default is about 1,000).
+    o.max_open_files = MAX_OPEN_TABLES + 10;
     o
 }
 

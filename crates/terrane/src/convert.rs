@@ -8,7 +8,8 @@
 //! - **Bedrock → Java** ([`bedrock_to_java`]): the Bedrock database is read column by column;
 //!   each translated column is appended to a spill file of its region beside the
 //!   destination; then each region's spill is written as a region file by terrane-anvil's
-//!   exporter. At most one region's columns (1,024) are in memory.
+//!   exporter, which reads the spill back one column at a time and writes the region file
+//!   as it goes.
 //!
 //! Memory therefore does not grow with the number of columns (`docs/BENCHMARKS.md`, "terrane
 //! convert"). The destination must be missing or an empty folder; the world is written under
@@ -47,9 +48,7 @@ use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use terrane_anvil::convert::ColumnRecord;
-use terrane_anvil::{
-    ExportOptions, ImportOptions, ImportSink, ImportedColumn, MemColumns, StoredColumn,
-};
+use terrane_anvil::{ExportOptions, ImportOptions, ImportSink, ImportedColumn};
 use terrane_bedrock::block_entity::BlockEntityReport;
 use terrane_bedrock::convert::{column_to_terrane, first_block_version, terrane_to_column};
 use terrane_bedrock::data3d::Data3D;
@@ -554,10 +553,7 @@ pub fn bedrock_to_java(
             let d = spill_key(&path).and_then(|(dim, _, _)| dims.get(dim as usize)).ok_or_else(
                 || Error::Inconsistent(format!("{}: not a spill file", path.display())),
             )?;
-            let mut columns = MemColumns { schema: schema.clone(), ..MemColumns::new() };
-            for (pos, chunks, record) in read_spill(&path)? {
-                columns.columns.insert(pos, StoredColumn { chunks, record });
-            }
+            let columns = SpillSource::open(&path, schema.clone())?;
             let options = ExportOptions::new();
             terrane_anvil::export_region_dir_with(
                 &columns,
@@ -679,40 +675,86 @@ fn read_spill_prefix(path: &Path) -> Result<(Vec<ColumnPos>, u64)> {
 /// A column's chunks: `(y, bytes)`.
 type Chunks = Vec<(i64, Vec<u8>)>;
 
-/// One region's spilled columns: `x`, `z` (`i32` LE), the chunk count (`u32` LE), then each
-/// chunk's `y` (`i64` LE), length (`u32` LE) and bytes, then the column record's length
-/// (`u32` LE) and bytes.
-fn read_spill(path: &Path) -> Result<Vec<(ColumnPos, Chunks, Vec<u8>)>> {
-    let mut r = BufReader::new(fs::File::open(path).map_err(io(path))?);
-    let mut out = Vec::new();
+/// Reads one spilled column from `r`: `x`, `z` (`i32` LE), the chunk count (`u32` LE), then
+/// each chunk's `y` (`i64` LE), length (`u32` LE) and bytes, then the column record's length
+/// (`u32` LE) and bytes. `None` at the end of the file.
+fn read_spilled_column(
+    r: &mut impl Read,
+    path: &Path,
+) -> Result<Option<(ColumnPos, Chunks, Vec<u8>)>> {
     let mut n4 = [0u8; 4];
-    loop {
-        match r.read_exact(&mut n4) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
-            Err(e) => return Err(io(path)(e)),
-        }
-        let x = i32::from_le_bytes(n4);
-        let read4 = |r: &mut BufReader<fs::File>| -> Result<[u8; 4]> {
-            let mut b = [0u8; 4];
-            r.read_exact(&mut b).map_err(io(path))?;
-            Ok(b)
-        };
-        let z = i32::from_le_bytes(read4(&mut r)?);
-        let n = u32::from_le_bytes(read4(&mut r)?);
-        let mut chunks = Vec::with_capacity(n as usize);
-        for _ in 0..n {
-            let mut y = [0u8; 8];
-            r.read_exact(&mut y).map_err(io(path))?;
-            let len = u32::from_le_bytes(read4(&mut r)?) as usize;
-            let mut bytes = vec![0u8; len];
-            r.read_exact(&mut bytes).map_err(io(path))?;
-            chunks.push((i64::from_le_bytes(y), bytes));
-        }
-        let len = u32::from_le_bytes(read4(&mut r)?) as usize;
-        let mut record = vec![0u8; len];
-        r.read_exact(&mut record).map_err(io(path))?;
-        out.push((ColumnPos::new(x, z), chunks, record));
+    match r.read_exact(&mut n4) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(io(path)(e)),
     }
-    Ok(out)
+    let x = i32::from_le_bytes(n4);
+    let read4 = |r: &mut dyn Read| -> Result<[u8; 4]> {
+        let mut b = [0u8; 4];
+        r.read_exact(&mut b).map_err(io(path))?;
+        Ok(b)
+    };
+    let z = i32::from_le_bytes(read4(r)?);
+    let n = u32::from_le_bytes(read4(r)?);
+    let mut chunks = Vec::with_capacity(n.min(64) as usize);
+    for _ in 0..n {
+        let mut y = [0u8; 8];
+        r.read_exact(&mut y).map_err(io(path))?;
+        let len = u32::from_le_bytes(read4(r)?) as usize;
+        let mut bytes = vec![0u8; len];
+        r.read_exact(&mut bytes).map_err(io(path))?;
+        chunks.push((i64::from_le_bytes(y), bytes));
+    }
+    let len = u32::from_le_bytes(read4(r)?) as usize;
+    let mut record = vec![0u8; len];
+    r.read_exact(&mut record).map_err(io(path))?;
+    Ok(Some((ColumnPos::new(x, z), chunks, record)))
+}
+
+/// One region's spill file as terrane-anvil's export source: each column read from the file
+/// when the exporter asks for it, so that a region's columns are never all in memory.
+struct SpillSource {
+    path: PathBuf,
+    file: fs::File,
+    schema: Schema,
+    /// Where each column starts in the file.
+    offsets: BTreeMap<ColumnPos, u64>,
+}
+
+impl SpillSource {
+    fn open(path: &Path, schema: Schema) -> Result<SpillSource> {
+        let file = fs::File::open(path).map_err(io(path))?;
+        let mut r = BufReader::new(&file);
+        let mut offsets = BTreeMap::new();
+        let mut at = 0u64;
+        while let Some((pos, chunks, record)) = read_spilled_column(&mut r, path)? {
+            offsets.insert(pos, at);
+            at += 16 + record.len() as u64;
+            at += chunks.iter().map(|(_, b)| 12 + b.len() as u64).sum::<u64>();
+        }
+        Ok(SpillSource { path: path.to_path_buf(), file, schema, offsets })
+    }
+}
+
+impl terrane_anvil::ExportSource for SpillSource {
+    type Error = Error;
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+    fn columns(&self) -> Result<Vec<ColumnPos>> {
+        Ok(self.offsets.keys().copied().collect())
+    }
+    fn column(&self, pos: ColumnPos) -> Result<Option<ImportedColumn>> {
+        use std::io::{Seek, SeekFrom};
+        let Some(&at) = self.offsets.get(&pos) else { return Ok(None) };
+        let mut f = &self.file;
+        f.seek(SeekFrom::Start(at)).map_err(io(&self.path))?;
+        let c = read_spilled_column(&mut BufReader::new(f), &self.path)?;
+        Ok(c.map(|(pos, chunks, record)| ImportedColumn {
+            pos,
+            chunks,
+            entities: Vec::new(),
+            record,
+        }))
+    }
 }

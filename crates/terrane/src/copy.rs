@@ -1,12 +1,15 @@
 //! Copying a whole world between backends: a directory (RocksDB, block file) or a PostgreSQL
 //! store, in any direction.
 
+use std::fs;
 use std::path::Path;
 
 use terrane_store::{Batch, KeyRange, ReadView, Store};
 
-use crate::error::{Error, Result};
-use crate::world::{Backend, World, connection_string};
+use crate::backend::{Backend, Handle, connection_string};
+use crate::error::{Error, Result, io};
+use crate::world::World;
+use crate::world_dir;
 
 /// Bytes of values per batch written to the destination.
 const BATCH_BYTES: usize = 8 << 20;
@@ -90,4 +93,68 @@ fn copy_objects(
     }
     to.write(&Batch::new().synced())?;
     Ok(report)
+}
+
+impl World {
+    /// An online, consistent copy of the world into `dest` (which must not exist or be
+    /// empty), openable with [`World::open`]: a RocksDB checkpoint (hard links where
+    /// possible), or for the block file a copy of a store snapshot into a new file.
+    pub fn backup(&self, dest: impl AsRef<Path>) -> Result<()> {
+        let dest = dest.as_ref();
+        if self.backend == Backend::Memory {
+            return Err(Error::BackupInMemory);
+        }
+        let existed = dest.exists();
+        if existed && fs::read_dir(dest).map_err(io(dest))?.next().is_some() {
+            return Err(Error::AlreadyExists(dest.to_path_buf()));
+        }
+        // (With no file backend built in, every match arm below ends the closure.)
+        #[allow(unreachable_code)]
+        let result = (|| {
+            fs::create_dir_all(dest).map_err(io(dest))?;
+            match &self.handle {
+                #[cfg(feature = "rocksdb")]
+                Handle::Rocks(r) => r.backup(dest.join("db"))?,
+                #[cfg(feature = "blockfile")]
+                Handle::Block(_) => {
+                    let target = terrane_blockfile::BlockFile::open(
+                        dest.join("world.tbf"),
+                        &crate::backend::store_config(crate::backend::Mode::Create, false),
+                    )?;
+                    copy_store(self.store(), &target)?;
+                }
+                Handle::Mem(_) => unreachable!("checked above"),
+                #[cfg(feature = "postgres")]
+                Handle::Pg(_) => {
+                    // A directory world of the default backend holding a snapshot's copy.
+                    crate::copy::copy_world(self, dest, None, |_, _| {})?;
+                    return Ok(());
+                }
+            }
+            world_dir::write_marker(dest, self.backend)
+        })();
+        if result.is_err() {
+            if existed {
+                world_dir::clear(dest);
+            } else {
+                let _ = fs::remove_dir_all(dest);
+            }
+        }
+        result
+    }
+}
+
+/// Copies every table of a snapshot of `from` into `to` in one synced batch.
+#[cfg(feature = "blockfile")]
+fn copy_store(from: &dyn Store, to: &dyn Store) -> Result<()> {
+    let snap = from.snapshot()?;
+    let mut batch = terrane_store::Batch::new();
+    for t in from.tables() {
+        for e in snap.scan(&t, terrane_store::KeyRange::all())? {
+            let (k, o) = e?;
+            batch.put(&t, k, o.version, o.data);
+        }
+    }
+    to.write(&batch.synced())?;
+    Ok(())
 }

@@ -125,6 +125,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod backend;
 pub mod bedrock;
 pub mod block_states;
 pub mod convert;
@@ -144,11 +145,12 @@ pub mod stats;
 mod world;
 mod world_dir;
 
+pub use backend::{Backend, SIGNATURE, connection_string};
 pub use block_states::{DuplicateState, MergeReport};
 pub use error::{Error, Result};
 pub use world::{
-    Backend, DISTANCE_KEY, SIGNATURE, VerifyReport, World, WorldBuilder, WorldInfo,
-    connection_string, default_schema, distance_key, world_distance,
+    DISTANCE_KEY, VerifyReport, World, WorldBuilder, WorldInfo, default_schema, distance_key,
+    world_distance,
 };
 
 /// terrane-anvil: Minecraft Java Edition worlds in and out.

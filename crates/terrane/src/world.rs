@@ -15,13 +15,14 @@ use terrane_regionizer::{
 };
 use terrane_section::{AreaId, ChunkPos, ColumnPos, keys};
 use terrane_snapshot::{BlockBox, ChunkWorld, Snapshot};
-use terrane_store::{MemStore, OpenMode, Store, StoreConfig, tables};
+use terrane_store::{MemStore, Store, tables};
 
+use crate::backend::{
+    Backend, Handle, Mode, connection_string, open_backend, open_backend_with, open_postgres,
+    store_config,
+};
 use crate::error::{Error, Result, io};
 use crate::world_dir::{self, DirState};
-
-/// The store signature of a terrane world (checked by the backend on every open).
-pub const SIGNATURE: &str = "terrane world v1";
 
 /// The `worldProperties` key holding the distance graph (canonical encoding of
 /// terrane-distance), written by [`World::save_tick`] in the tick's batch.
@@ -32,100 +33,6 @@ const DIM: u64 = 0;
 
 type TickFn = Box<dyn Fn(&TickContext<'_, ChunkPos, ()>) + Send + Sync + 'static>;
 type TiersFn = Box<dyn FnOnce(TieredStoreBuilder) -> TieredStoreBuilder>;
-
-/// Where a world's objects live.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Backend {
-    /// Embedded RocksDB in `<dir>/db` (feature `rocksdb`, the default).
-    RocksDb,
-    /// One crash-safe block file, `<dir>/world.tbf` (feature `blockfile`).
-    BlockFile,
-    /// Memory only: nothing is written to the directory, everything is lost on drop.
-    Memory,
-    /// A PostgreSQL schema, at a connection string in place of the directory (feature
-    /// `postgres`; `docs/format/postgres-v1.md`).
-    Postgres,
-}
-
-impl Default for Backend {
-    /// [`Backend::RocksDb`] when built with feature `rocksdb`, else [`Backend::BlockFile`]
-    /// with feature `blockfile`, else [`Backend::Memory`].
-    fn default() -> Self {
-        if cfg!(feature = "rocksdb") {
-            Backend::RocksDb
-        } else if cfg!(feature = "blockfile") {
-            Backend::BlockFile
-        } else {
-            Backend::Memory
-        }
-    }
-}
-
-impl Backend {
-    /// The backend's name as written in the marker file: `rocksdb`, `blockfile`, `memory`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Backend::RocksDb => "rocksdb",
-            Backend::BlockFile => "blockfile",
-            Backend::Memory => "memory",
-            Backend::Postgres => "postgres",
-        }
-    }
-
-    /// Parses a [`name`](Self::name).
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "rocksdb" => Some(Backend::RocksDb),
-            "blockfile" => Some(Backend::BlockFile),
-            "memory" => Some(Backend::Memory),
-            "postgres" => Some(Backend::Postgres),
-            _ => None,
-        }
-    }
-
-    /// Whether this build includes the backend.
-    pub fn is_available(self) -> bool {
-        match self {
-            Backend::RocksDb => cfg!(feature = "rocksdb"),
-            Backend::BlockFile => cfg!(feature = "blockfile"),
-            Backend::Memory => true,
-            Backend::Postgres => cfg!(feature = "postgres"),
-        }
-    }
-}
-
-impl fmt::Display for Backend {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// The concrete backend, kept beside the `dyn Store` for what only it can do (backups).
-#[derive(Clone)]
-enum Handle {
-    #[cfg(feature = "rocksdb")]
-    Rocks(Arc<terrane_rocksdb::RocksStore>),
-    #[cfg(feature = "blockfile")]
-    Block(Arc<terrane_blockfile::BlockFile>),
-    Mem(Arc<MemStore>),
-    #[cfg(feature = "postgres")]
-    Pg(Arc<terrane_postgres::PgStore>),
-}
-
-impl Handle {
-    fn store(&self) -> Arc<dyn Store> {
-        match self {
-            #[cfg(feature = "rocksdb")]
-            Handle::Rocks(s) => s.clone(),
-            #[cfg(feature = "blockfile")]
-            Handle::Block(s) => s.clone(),
-            Handle::Mem(s) => s.clone(),
-            #[cfg(feature = "postgres")]
-            Handle::Pg(s) => s.clone(),
-        }
-    }
-}
 
 /// Builds or opens a [`World`]. Defaults:
 ///
@@ -176,14 +83,6 @@ impl Default for WorldBuilder {
             server: None,
         }
     }
-}
-
-#[derive(Copy, Clone, PartialEq, Eq)]
-enum Mode {
-    Create,
-    Open,
-    /// Open, or finish a creation that was cut off.
-    Finish,
 }
 
 impl WorldBuilder {
@@ -425,32 +324,6 @@ impl WorldBuilder {
     }
 }
 
-fn store_config(mode: Mode, read_only: bool) -> StoreConfig {
-    StoreConfig::new(SIGNATURE)
-        .mode(match mode {
-            Mode::Create => OpenMode::Create,
-            Mode::Open => OpenMode::Open,
-            Mode::Finish => OpenMode::OpenOrCreate,
-        })
-        .read_only(read_only)
-}
-
-/// The connection string `location` holds, when it names a PostgreSQL world rather than a
-/// directory: a `postgres://` URL, or (with feature `postgres`) libpq `key=value` pairs. Every
-/// `World` constructor takes either.
-pub fn connection_string(location: &Path) -> Option<&str> {
-    let s = location.to_str()?;
-    #[cfg(feature = "postgres")]
-    if terrane_postgres::is_connection_string(s) {
-        return Some(s);
-    }
-    #[cfg(not(feature = "postgres"))]
-    if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-        return Some(s);
-    }
-    None
-}
-
 /// The `worldProperties` key of a server's distance graph: [`DISTANCE_KEY`] for a world's
 /// only server, `DISTANCE_KEY/<id>` for server `id` of a shared world
 /// ([`WorldBuilder::server`]), so that no two servers write one key.
@@ -480,57 +353,6 @@ pub fn world_distance(store: &dyn Store) -> Result<DistanceGraph> {
         }
     }
     Ok(graph.unwrap_or_default())
-}
-
-/// Opens (or creates) the PostgreSQL store of a world in the default schema.
-fn open_postgres(conninfo: &str, mode: Mode, read_only: bool, shared: bool) -> Result<Handle> {
-    #[cfg(feature = "postgres")]
-    {
-        let cfg = store_config(mode, read_only);
-        let options = terrane_postgres::PgOptions::default().shared_writers(shared);
-        let store = terrane_postgres::PgStore::open_with(conninfo, &cfg, &options)?;
-        Ok(Handle::Pg(Arc::new(store)))
-    }
-    #[cfg(not(feature = "postgres"))]
-    {
-        let _ = (conninfo, mode, read_only, shared);
-        Err(Error::BackendNotBuilt { backend: Backend::Postgres, world: None })
-    }
-}
-
-fn open_backend(dir: &Path, backend: Backend, mode: Mode, read_only: bool) -> Result<Handle> {
-    open_backend_with(dir, backend, mode, read_only, false)
-}
-
-fn open_backend_with(
-    dir: &Path,
-    backend: Backend,
-    mode: Mode,
-    read_only: bool,
-    repair: bool,
-) -> Result<Handle> {
-    let cfg = store_config(mode, read_only);
-    // Only the block file has a repair mode (RocksDB checks its own files).
-    #[cfg(not(feature = "blockfile"))]
-    let _ = repair;
-    // A build with neither file backend opens only memory worlds.
-    #[cfg(not(any(feature = "rocksdb", feature = "blockfile")))]
-    let _ = dir;
-    match backend {
-        #[cfg(feature = "rocksdb")]
-        Backend::RocksDb => {
-            Ok(Handle::Rocks(Arc::new(terrane_rocksdb::RocksStore::open(dir.join("db"), &cfg)?)))
-        }
-        #[cfg(feature = "blockfile")]
-        Backend::BlockFile => Ok(Handle::Block(Arc::new(terrane_blockfile::BlockFile::open_with(
-            dir.join("world.tbf"),
-            &cfg,
-            &terrane_blockfile::BlockFileOptions::new().repair(repair),
-        )?))),
-        Backend::Memory => Ok(Handle::Mem(Arc::new(MemStore::open(&cfg)?))),
-        #[allow(unreachable_patterns)]
-        other => Err(Error::BackendNotBuilt { backend: other, world: None }),
-    }
 }
 
 /// The schema of a world created without one: only `minecraft:air` (id 0). A server that
@@ -598,8 +420,8 @@ pub struct World {
     /// The world directory's advisory lock, held for the world's life.
     _lock: Option<fs::File>,
     read_only: bool,
-    backend: Backend,
-    handle: Handle,
+    pub(crate) backend: Backend,
+    pub(crate) handle: Handle,
     tiered: TieredStore<Arc<dyn Store>>,
     regionizer: Arc<Regionizer<ChunkPos, ()>>,
     scheduler: Option<Scheduler<ChunkPos, ()>>,
@@ -937,53 +759,6 @@ impl World {
         Ok(report)
     }
 
-    /// An online, consistent copy of the world into `dest` (which must not exist or be
-    /// empty), openable with [`World::open`]: a RocksDB checkpoint (hard links where
-    /// possible), or for the block file a copy of a store snapshot into a new file.
-    pub fn backup(&self, dest: impl AsRef<Path>) -> Result<()> {
-        let dest = dest.as_ref();
-        if self.backend == Backend::Memory {
-            return Err(Error::BackupInMemory);
-        }
-        let existed = dest.exists();
-        if existed && fs::read_dir(dest).map_err(io(dest))?.next().is_some() {
-            return Err(Error::AlreadyExists(dest.to_path_buf()));
-        }
-        // (With no file backend built in, every match arm below ends the closure.)
-        #[allow(unreachable_code)]
-        let result = (|| {
-            fs::create_dir_all(dest).map_err(io(dest))?;
-            match &self.handle {
-                #[cfg(feature = "rocksdb")]
-                Handle::Rocks(r) => r.backup(dest.join("db"))?,
-                #[cfg(feature = "blockfile")]
-                Handle::Block(_) => {
-                    let target = terrane_blockfile::BlockFile::open(
-                        dest.join("world.tbf"),
-                        &store_config(Mode::Create, false),
-                    )?;
-                    copy_store(self.store(), &target)?;
-                }
-                Handle::Mem(_) => unreachable!("checked above"),
-                #[cfg(feature = "postgres")]
-                Handle::Pg(_) => {
-                    // A directory world of the default backend holding a snapshot's copy.
-                    crate::copy::copy_world(self, dest, None, |_, _| {})?;
-                    return Ok(());
-                }
-            }
-            world_dir::write_marker(dest, self.backend)
-        })();
-        if result.is_err() {
-            if existed {
-                world_dir::clear(dest);
-            } else {
-                let _ = fs::remove_dir_all(dest);
-            }
-        }
-        result
-    }
-
     /// Flushes the backend and makes every save durable against power loss.
     pub fn sync(&self) -> Result<()> {
         self.store().flush()?;
@@ -1002,21 +777,6 @@ impl World {
         }
         self.sync()
     }
-}
-
-/// Copies every table of a snapshot of `from` into `to` in one synced batch.
-#[cfg(feature = "blockfile")]
-fn copy_store(from: &dyn Store, to: &dyn Store) -> Result<()> {
-    let snap = from.snapshot()?;
-    let mut batch = terrane_store::Batch::new();
-    for t in from.tables() {
-        for e in snap.scan(&t, terrane_store::KeyRange::all())? {
-            let (k, o) = e?;
-            batch.put(&t, k, o.version, o.data);
-        }
-    }
-    to.write(&batch.synced())?;
-    Ok(())
 }
 
 fn hex(b: &[u8]) -> String {

@@ -9,8 +9,8 @@ use std::path::Path;
 
 use terrane_store::lock::{LockMode, lock_path};
 
+use crate::backend::{Backend, SIGNATURE};
 use crate::error::{Error, Result, io};
-use crate::world::{Backend, SIGNATURE};
 
 /// The marker file naming the backend: a directory holding it is a world.
 pub(crate) const MARKER: &str = "terrane-world";

@@ -1,0 +1,211 @@
+//! Where a world's objects live: the [`Backend`] choices, and the store each one opens
+//! (RocksDB, block file, memory, PostgreSQL) with the world's signature and open mode. The
+//! world builder (`world.rs`) and the world folder's marker (`world_dir.rs`) both use it;
+//! it uses neither.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use terrane_store::{MemStore, OpenMode, Store, StoreConfig};
+
+use crate::error::{Error, Result};
+
+/// The store signature of a terrane world (checked by the backend on every open).
+pub const SIGNATURE: &str = "terrane world v1";
+
+/// Where a world's objects live.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    /// Embedded RocksDB in `<dir>/db` (feature `rocksdb`, the default).
+    RocksDb,
+    /// One crash-safe block file, `<dir>/world.tbf` (feature `blockfile`).
+    BlockFile,
+    /// Memory only: nothing is written to the directory, everything is lost on drop.
+    Memory,
+    /// A PostgreSQL schema, at a connection string in place of the directory (feature
+    /// `postgres`; `docs/format/postgres-v1.md`).
+    Postgres,
+}
+
+impl Default for Backend {
+    /// [`Backend::RocksDb`] when built with feature `rocksdb`, else [`Backend::BlockFile`]
+    /// with feature `blockfile`, else [`Backend::Memory`].
+    fn default() -> Self {
+        if cfg!(feature = "rocksdb") {
+            Backend::RocksDb
+        } else if cfg!(feature = "blockfile") {
+            Backend::BlockFile
+        } else {
+            Backend::Memory
+        }
+    }
+}
+
+impl Backend {
+    /// The backend's name as written in the marker file: `rocksdb`, `blockfile`, `memory`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::RocksDb => "rocksdb",
+            Backend::BlockFile => "blockfile",
+            Backend::Memory => "memory",
+            Backend::Postgres => "postgres",
+        }
+    }
+
+    /// Parses a [`name`](Self::name).
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "rocksdb" => Some(Backend::RocksDb),
+            "blockfile" => Some(Backend::BlockFile),
+            "memory" => Some(Backend::Memory),
+            "postgres" => Some(Backend::Postgres),
+            _ => None,
+        }
+    }
+
+    /// Whether this build includes the backend.
+    pub fn is_available(self) -> bool {
+        match self {
+            Backend::RocksDb => cfg!(feature = "rocksdb"),
+            Backend::BlockFile => cfg!(feature = "blockfile"),
+            Backend::Memory => true,
+            Backend::Postgres => cfg!(feature = "postgres"),
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The concrete backend, kept beside the `dyn Store` for what only it can do (backups).
+#[derive(Clone)]
+pub(crate) enum Handle {
+    #[cfg(feature = "rocksdb")]
+    Rocks(Arc<terrane_rocksdb::RocksStore>),
+    #[cfg(feature = "blockfile")]
+    Block(Arc<terrane_blockfile::BlockFile>),
+    Mem(Arc<MemStore>),
+    #[cfg(feature = "postgres")]
+    Pg(Arc<terrane_postgres::PgStore>),
+}
+
+impl Handle {
+    /// The store as the world uses it.
+    pub(crate) fn store(&self) -> Arc<dyn Store> {
+        match self {
+            #[cfg(feature = "rocksdb")]
+            Handle::Rocks(s) => s.clone(),
+            #[cfg(feature = "blockfile")]
+            Handle::Block(s) => s.clone(),
+            Handle::Mem(s) => s.clone(),
+            #[cfg(feature = "postgres")]
+            Handle::Pg(s) => s.clone(),
+        }
+    }
+}
+
+/// How a world's store is opened.
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// A new world.
+    Create,
+    /// An existing world.
+    Open,
+    /// Open, or finish a creation that was cut off.
+    Finish,
+}
+
+/// The store configuration of a world opened in `mode`.
+pub(crate) fn store_config(mode: Mode, read_only: bool) -> StoreConfig {
+    StoreConfig::new(SIGNATURE)
+        .mode(match mode {
+            Mode::Create => OpenMode::Create,
+            Mode::Open => OpenMode::Open,
+            Mode::Finish => OpenMode::OpenOrCreate,
+        })
+        .read_only(read_only)
+}
+
+/// The connection string `location` holds, when it names a PostgreSQL world rather than a
+/// directory: a `postgres://` URL, or (with feature `postgres`) libpq `key=value` pairs. Every
+/// `World` constructor takes either.
+pub fn connection_string(location: &Path) -> Option<&str> {
+    let s = location.to_str()?;
+    #[cfg(feature = "postgres")]
+    if terrane_postgres::is_connection_string(s) {
+        return Some(s);
+    }
+    #[cfg(not(feature = "postgres"))]
+    if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+        return Some(s);
+    }
+    None
+}
+
+/// Opens (or creates) the PostgreSQL store of a world in the default schema.
+pub(crate) fn open_postgres(
+    conninfo: &str,
+    mode: Mode,
+    read_only: bool,
+    shared: bool,
+) -> Result<Handle> {
+    #[cfg(feature = "postgres")]
+    {
+        let cfg = store_config(mode, read_only);
+        let options = terrane_postgres::PgOptions::default().shared_writers(shared);
+        let store = terrane_postgres::PgStore::open_with(conninfo, &cfg, &options)?;
+        Ok(Handle::Pg(Arc::new(store)))
+    }
+    #[cfg(not(feature = "postgres"))]
+    {
+        let _ = (conninfo, mode, read_only, shared);
+        Err(Error::BackendNotBuilt { backend: Backend::Postgres, world: None })
+    }
+}
+
+/// Opens (or creates) a directory world's store.
+pub(crate) fn open_backend(
+    dir: &Path,
+    backend: Backend,
+    mode: Mode,
+    read_only: bool,
+) -> Result<Handle> {
+    open_backend_with(dir, backend, mode, read_only, false)
+}
+
+/// [`open_backend`], the block file in repair mode when `repair`.
+pub(crate) fn open_backend_with(
+    dir: &Path,
+    backend: Backend,
+    mode: Mode,
+    read_only: bool,
+    repair: bool,
+) -> Result<Handle> {
+    let cfg = store_config(mode, read_only);
+    // Only the block file has a repair mode (RocksDB checks its own files).
+    #[cfg(not(feature = "blockfile"))]
+    let _ = repair;
+    // A build with neither file backend opens only memory worlds.
+    #[cfg(not(any(feature = "rocksdb", feature = "blockfile")))]
+    let _ = dir;
+    match backend {
+        #[cfg(feature = "rocksdb")]
+        Backend::RocksDb => {
+            Ok(Handle::Rocks(Arc::new(terrane_rocksdb::RocksStore::open(dir.join("db"), &cfg)?)))
+        }
+        #[cfg(feature = "blockfile")]
+        Backend::BlockFile => Ok(Handle::Block(Arc::new(terrane_blockfile::BlockFile::open_with(
+            dir.join("world.tbf"),
+            &cfg,
+            &terrane_blockfile::BlockFileOptions::new().repair(repair),
+        )?))),
+        Backend::Memory => Ok(Handle::Mem(Arc::new(MemStore::open(&cfg)?))),
+        #[allow(unreachable_patterns)]
+        other => Err(Error::BackendNotBuilt { backend: other, world: None }),
+    }
+}
