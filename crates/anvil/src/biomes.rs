@@ -5,8 +5,7 @@
 
 use terrane_nbt::{Compound, Tag};
 
-use crate::column::malformed;
-use crate::error::ChunkError;
+use crate::error::{ChunkError, malformed};
 
 /// Biome cells of one section.
 pub const BIOME_CELLS: usize = 64;

@@ -6,9 +6,11 @@ use std::collections::HashMap;
 
 use terrane_chunk::block_state;
 
-use crate::column_read::{BlockFields, Kept, KeptEntries, RawSection, RawValue, read_chunk};
+use crate::column_read::{
+    BlockFields, Kept, KeptEntries, RawSection, RawValue, list_type, read_chunk,
+};
 use crate::column_rest::{RestEntries, RestNode};
-use crate::error::{ChunkError, Error};
+use crate::error::{ChunkError, Error, malformed};
 use crate::nbt::{self, Compound, Tag};
 
 /// First DataVersion (20w17a, 1.16 snapshot) whose block-state longs are padded (entries
@@ -77,10 +79,6 @@ pub struct Column {
     /// Everything else of the root compound, verbatim (heightmaps, lighting, biomes, ticks,
     /// structures, status...); sections keep their non-block fields (`Y`, light, biomes).
     pub rest: Compound,
-}
-
-pub(crate) fn malformed(m: impl Into<String>) -> ChunkError {
-    ChunkError::Malformed(m.into())
 }
 
 /// The canonical block-state string ([`block_state::canonical_from_parts`]) of a palette
@@ -268,14 +266,6 @@ fn unpack_states(bytes: &[u8], palette_len: usize, padded: bool) -> Result<Vec<u
     Err(malformed(format!(
         "block-state array of {longs} longs fits no packing for a palette of {palette_len}"
     )))
-}
-
-/// A list's element type (`TAG_End` for what is not a list).
-pub(crate) fn list_type(t: &Tag) -> u8 {
-    match t {
-        Tag::List(et, _) => *et,
-        _ => nbt::id::END,
-    }
 }
 
 fn section_y(s: &Compound) -> Result<i32, ChunkError> {

@@ -11,8 +11,7 @@ use std::borrow::Cow;
 
 use terrane_chunk::block_state::canonical_from_parts;
 
-use crate::column::malformed;
-use crate::error::ChunkError;
+use crate::error::{ChunkError, malformed};
 use crate::nbt::{Tag, id};
 use terrane_nbt::Reader;
 
@@ -51,7 +50,7 @@ impl<'a> Kept<'a> for Tag {
     }
 
     fn list_type(&self) -> u8 {
-        crate::column::list_type(self)
+        list_type(self)
     }
 
     fn check(&self) -> Result<(), ChunkError> {
@@ -350,4 +349,12 @@ fn palette(r: &mut Reader<'_>, t: u8, depth: usize) -> Result<Vec<String>, Chunk
             .push(canonical_from_parts(&name, props.iter().map(|(k, v)| (k.as_ref(), v.as_ref()))));
     }
     Ok(names)
+}
+
+/// A list's element type (`TAG_End` for what is not a list).
+pub(crate) fn list_type(t: &Tag) -> u8 {
+    match t {
+        Tag::List(et, _) => *et,
+        _ => id::END,
+    }
 }

@@ -132,3 +132,8 @@ impl Error {
 
 /// Result alias for [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A [`ChunkError::Malformed`] saying `m`.
+pub(crate) fn malformed(m: impl Into<String>) -> ChunkError {
+    ChunkError::Malformed(m.into())
+}

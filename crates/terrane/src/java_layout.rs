@@ -129,7 +129,7 @@ pub fn layout_of(dir: &Path) -> JavaLayout {
 
 /// Every dimension of the Java world folder `dir` that holds region files: the vanilla three
 /// where `layout` keeps them, and every `dimensions/<namespace>/<name>/` of another name
-/// (their `id` is 0 here: [`assign_ids`] gives them theirs). Sorted: vanilla ones first.
+/// (their `id` is 0 here: the import assigns theirs). Sorted: vanilla ones first.
 pub fn find_dimensions(dir: &Path, layout: JavaLayout) -> Result<Vec<Dimension>> {
     let has = |rel: &Path| crate::java::has_region_files(&dir.join(rel));
     let mut out: Vec<Dimension> =
