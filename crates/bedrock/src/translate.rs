@@ -13,7 +13,10 @@
 //! - **chests** ([`BEDROCK_PAIRED`]): Bedrock keeps a double chest's pairing in the block
 //!   entity, so a chest's `type` is not part of the translation (Bedrock chests come as
 //!   `type=single`, whatever minecraft-data's table says); the block entity carries it
-//!   ([`block_entity`](crate::block_entity)). Exact.
+//!   ([`block_entity`](crate::block_entity)). Exact. Beds likewise: Java's colour is the
+//!   block (`minecraft:red_bed`), Bedrock's the block entity's.
+//! - **renamed Java blocks** ([`JAVA_RENAMES`]): a state of an older world under a name the
+//!   table lacks (`minecraft:grass`) is looked up under the new name (`minecraft:short_grass`).
 //! - **approximated**: a state whose round trip through the table does not come back to it
 //!   (Java properties Bedrock derives instead of storing, such as stair shapes, fence and
 //!   redstone connections), and a state missing from the table whose block is in it (the
@@ -178,6 +181,24 @@ fn unpaired(state: &str) -> String {
         false => state.to_string(),
     }
 }
+
+/// A state without what Bedrock keeps in the block entity, not the block: a chest's half
+/// ([`unpaired`]) and a bed's colour (every bed as `minecraft:white_bed`).
+fn without_block_entity_data(state: &str) -> String {
+    let state = unpaired(state);
+    let name = block_of(&state);
+    match name.strip_prefix("minecraft:").and_then(|n| n.strip_suffix("_bed")) {
+        Some(_) => format!("minecraft:white_bed{}", &state[name.len()..]),
+        None => state,
+    }
+}
+
+/// Java blocks renamed since the states of an older world were written, by their old name:
+/// looked up under the new name when the table lacks the old one.
+pub const JAVA_RENAMES: [(&str, &str); 1] = [
+    // 1.20.3 (23w46a).
+    ("minecraft:grass", "minecraft:short_grass"),
+];
 
 impl EditionTable {
     /// Parses the table's text (`docs/format/java-bedrock-table.md`).
@@ -407,7 +428,12 @@ impl EditionTable {
 
     /// A Java state in Bedrock.
     pub fn java_to_bedrock(&self, java: &str) -> Translated {
-        let java = block_state::canonical(java);
+        let mut java = block_state::canonical(java);
+        if let Some((_, new)) = JAVA_RENAMES.iter().find(|(old, _)| *old == block_of(&java))
+            && self.java_index(&java).is_none()
+        {
+            java = format!("{new}{}", &java[block_of(&java).len()..]);
+        }
         let water = props(&java).contains(&("waterlogged", "true"))
             || ALWAYS_WATERLOGGED.contains(&block_of(&java));
         let dry = if water { with_waterlogged(&java, false) } else { None };
@@ -424,8 +450,10 @@ impl EditionTable {
         };
         let (bedrock, back) = self.bedrock[i as usize];
         let (bedrock, back) = (self.name(bedrock), self.name(back));
-        // A chest's half travels in its block entity (`block_entity`), not its state.
-        if fidelity == Fidelity::Exact && unpaired(back) != unpaired(key) {
+        // A chest's half and a bed's colour travel in the block entity (`block_entity`).
+        if fidelity == Fidelity::Exact
+            && without_block_entity_data(back) != without_block_entity_data(key)
+        {
             fidelity = Fidelity::Approximated;
         }
         Translated { name: bedrock.to_string(), fidelity, water }
@@ -713,6 +741,17 @@ mod tests {
         let chest =
             t.java_to_bedrock("minecraft:chest[facing=north,type=single,waterlogged=false]");
         assert_eq!(chest.name, "minecraft:chest[minecraft:cardinal_direction=\"north\"]");
+        // A chest's half and a bed's colour are the block entity's in Bedrock: exact here.
+        let left = t.java_to_bedrock("minecraft:chest[facing=north,type=left,waterlogged=false]");
+        assert_eq!((left.name, left.fidelity), (chest.name, Fidelity::Exact));
+        for part in ["foot", "head"] {
+            let bed = format!("minecraft:yellow_bed[facing=west,occupied=false,part={part}]");
+            assert_eq!(t.java_to_bedrock(&bed).fidelity, Fidelity::Exact, "{bed}");
+        }
+        // Before 1.20.3, short grass was `minecraft:grass`.
+        let grass = t.java_to_bedrock("minecraft:grass");
+        assert_eq!(grass, t.java_to_bedrock("minecraft:short_grass"));
+        assert_ne!(grass.fidelity, Fidelity::Dropped);
     }
 
     #[test]
