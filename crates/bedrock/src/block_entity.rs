@@ -426,13 +426,10 @@ pub fn bedrock_to_java(
 ) -> Option<Compound> {
     let id = string(bedrock, "id").unwrap_or_else(|| "(no id)".into());
     let block_name = block.split_once('[').map_or(block, |(n, _)| n);
-    let java_id = KINDS
-        .iter()
-        .filter(|(_, b, _)| *b == id)
-        .map(|(j, _, k)| (*j, *k))
-        .find(|(j, _)| *j == block_name)
-        .or_else(|| KINDS.iter().find(|(_, b, _)| *b == id).map(|(j, _, k)| (*j, *k)));
-    let Some((java_id, kind)) = java_id else {
+    // The Java id the cell's block names (a trapped chest), else the first of the Bedrock id's.
+    let mut of_id = KINDS.iter().filter(|(_, b, _)| *b == id);
+    let java_id = of_id.clone().find(|(j, _, _)| *j == block_name).or_else(|| of_id.next());
+    let Some(&(java_id, _, kind)) = java_id else {
         *report.left.entry(id).or_default() += 1;
         return None;
     };
@@ -717,6 +714,52 @@ mod tests {
             java_to_bedrock(&j, (0, 0, 0), "minecraft:oak_sign[rotation=0]", Some(4671), &mut r)
                 .unwrap();
         assert_eq!(j2b.get("FrontText"), b.get("FrontText"));
+    }
+
+    #[test]
+    fn a_shulker_box_faces_as_its_block_and_a_trapped_chest_stays_trapped() {
+        let mut r = BlockEntityReport::default();
+        let mut java = Compound::new();
+        java.insert("id", Tag::String("minecraft:shulker_box".into()));
+        let b = java_to_bedrock(
+            &java,
+            (0, 0, 0),
+            "minecraft:red_shulker_box[facing=west]",
+            None,
+            &mut r,
+        )
+        .unwrap();
+        assert_eq!(b.get("facing"), Some(&Tag::Byte(4)));
+        let mut back = BlockEntityReport::default();
+        bedrock_to_java(&b, "minecraft:red_shulker_box[facing=up]", &mut back).unwrap();
+        assert_eq!(back.approximated.get("ShulkerBox: facing (up in Java)"), Some(&1));
+        let mut trapped = chest(vec![]);
+        trapped.insert("id", Tag::String("minecraft:trapped_chest".into()));
+        let state = "minecraft:trapped_chest[facing=north,type=single,waterlogged=false]";
+        let b = java_to_bedrock(&trapped, (0, 0, 0), state, None, &mut r).unwrap();
+        assert_eq!(string(&b, "id").as_deref(), Some("Chest"));
+        let j = bedrock_to_java(&b, state, &mut back).unwrap();
+        assert_eq!(string(&j, "id").as_deref(), Some("minecraft:trapped_chest"));
+    }
+
+    #[test]
+    fn a_sign_from_before_1_20_has_one_side() {
+        let mut r = BlockEntityReport::default();
+        let mut java = Compound::new();
+        java.insert("id", Tag::String("minecraft:sign".into()));
+        for (i, line) in ["\"Old\"", "{\"text\":\"sign\"}", "\"\"", "\"\""].iter().enumerate() {
+            java.insert(format!("Text{}", i + 1), Tag::String(line.to_string()));
+        }
+        java.insert("Color", Tag::String("blue".into()));
+        let b =
+            java_to_bedrock(&java, (0, 0, 0), "minecraft:oak_sign[rotation=0]", Some(1343), &mut r)
+                .unwrap();
+        let f = b.get("FrontText").and_then(Tag::as_compound).unwrap();
+        assert_eq!(string(f, "Text").as_deref(), Some("Old\nsign"));
+        assert_eq!(f.get("SignTextColor"), Some(&Tag::Int(0xFF3C_44AA_u32 as i32)));
+        let back = b.get("BackText").and_then(Tag::as_compound).unwrap();
+        assert_eq!(string(back, "Text").as_deref(), Some(""));
+        assert!(r.approximated.is_empty(), "{r:?}");
     }
 
     #[test]

@@ -808,6 +808,9 @@ mod tests {
             "version\t1\t1\t2\nJ\tminecraft:stone\t0\n",
             "Q\n",
             "G\tminecraft:plains\tx\n",
+            "I\tminecraft:bed\tminecraft:bed\tx\n",
+            // One Java state twice.
+            "version\t1\t1\t2\nB\tminecraft:stone\tminecraft:stone\nJ\tminecraft:stone\t0\nJ\tminecraft:stone\t0\n",
         ] {
             assert!(EditionTable::parse(text).is_err(), "{text:?}");
         }

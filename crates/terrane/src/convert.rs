@@ -612,10 +612,10 @@ impl Resumed {
             let Some(key) = spill_key(&path) else { continue };
             spilled.insert(key);
             // A crash may have cut the last column short: the file keeps the whole ones.
-            let (columns, whole) = read_spill_prefix(&path)?;
+            let (columns, whole) = spill_index(&path)?;
             let f = fs::OpenOptions::new().write(true).open(&path).map_err(io(&path))?;
             f.set_len(whole).map_err(io(&path))?;
-            r.columns.extend(columns.into_iter().map(|p| (key.0, p.x, p.z)));
+            r.columns.extend(columns.into_iter().map(|(p, _)| (key.0, p.x, p.z)));
         }
         for (dim, d) in vanilla_dimensions(JavaLayout::Classic).iter().enumerate() {
             let dir = tmp.join(&d.region);
@@ -637,39 +637,71 @@ fn spill_key(path: &Path) -> Option<(u64, i32, i32)> {
     it.next().is_none().then_some(key)
 }
 
-/// The columns of a spill file up to the first incomplete one, and the length of that
-/// whole part.
-fn read_spill_prefix(path: &Path) -> Result<(Vec<ColumnPos>, u64)> {
-    let bytes = fs::read(path).map_err(io(path))?;
-    let (mut at, mut out) = (0usize, Vec::new());
-    let take = |at: &mut usize, n: usize| -> Option<&[u8]> {
-        let s = bytes.get(*at..*at + n)?;
-        *at += n;
-        Some(s)
-    };
+/// The whole columns of a spill file, each with where it starts, and the length of that
+/// whole part (a crash may have cut the last column short). Reads the headers only.
+fn spill_index(path: &Path) -> Result<(Vec<(ColumnPos, u64)>, u64)> {
+    let f = fs::File::open(path).map_err(io(path))?;
+    let len = f.metadata().map_err(io(path))?.len();
+    let mut r = BufReader::new(f);
+    let (mut at, mut out) = (0u64, Vec::new());
     loop {
         let start = at;
-        let whole = (|| {
-            let x = i32::from_le_bytes(take(&mut at, 4)?.try_into().ok()?);
-            let z = i32::from_le_bytes(take(&mut at, 4)?.try_into().ok()?);
-            let n = u32::from_le_bytes(take(&mut at, 4)?.try_into().ok()?);
-            for _ in 0..n {
-                take(&mut at, 8)?;
-                let len = u32::from_le_bytes(take(&mut at, 4)?.try_into().ok()?) as usize;
-                take(&mut at, len)?;
-            }
-            let len = u32::from_le_bytes(take(&mut at, 4)?.try_into().ok()?) as usize;
-            take(&mut at, len)?;
-            Some(ColumnPos::new(x, z))
-        })();
-        match whole {
-            Some(p) => out.push(p),
-            None => return Ok((out, start as u64)),
+        match next_spilled(&mut r, len, &mut at).map_err(io(path))? {
+            Some(p) => out.push((p, start)),
+            None => return Ok((out, start)),
         }
-        if at == bytes.len() {
-            return Ok((out, at as u64));
+        if at == len {
+            return Ok((out, at));
         }
     }
+}
+
+/// The position of the spilled column at `*at` in `r` (a file of `len` bytes), moving past
+/// it; `None` when it is not whole.
+fn next_spilled(
+    r: &mut BufReader<fs::File>,
+    len: u64,
+    at: &mut u64,
+) -> std::io::Result<Option<ColumnPos>> {
+    // Reads `N` bytes, or says the file ends first.
+    fn take<const N: usize>(
+        r: &mut BufReader<fs::File>,
+        len: u64,
+        at: &mut u64,
+    ) -> std::io::Result<Option<[u8; N]>> {
+        if *at + N as u64 > len {
+            return Ok(None);
+        }
+        let mut b = [0u8; N];
+        r.read_exact(&mut b)?;
+        *at += N as u64;
+        Ok(Some(b))
+    }
+    // Moves past `n` bytes, or says the file ends first.
+    fn skip(r: &mut BufReader<fs::File>, len: u64, at: &mut u64, n: u64) -> std::io::Result<bool> {
+        if *at + n > len {
+            return Ok(false);
+        }
+        r.seek_relative(n as i64)?;
+        *at += n;
+        Ok(true)
+    }
+    let Some(head) = take::<12>(r, len, at)? else { return Ok(None) };
+    let x = i32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+    let z = i32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+    let n = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);
+    for _ in 0..n {
+        let Some(chunk) = take::<12>(r, len, at)? else { return Ok(None) };
+        let bytes = u32::from_le_bytes([chunk[8], chunk[9], chunk[10], chunk[11]]);
+        if !skip(r, len, at, u64::from(bytes))? {
+            return Ok(None);
+        }
+    }
+    let Some(record) = take::<4>(r, len, at)? else { return Ok(None) };
+    if !skip(r, len, at, u64::from(u32::from_le_bytes(record)))? {
+        return Ok(None);
+    }
+    Ok(Some(ColumnPos::new(x, z)))
 }
 
 /// A column's chunks: `(y, bytes)`.
@@ -724,14 +756,7 @@ struct SpillSource {
 impl SpillSource {
     fn open(path: &Path, schema: Schema) -> Result<SpillSource> {
         let file = fs::File::open(path).map_err(io(path))?;
-        let mut r = BufReader::new(&file);
-        let mut offsets = BTreeMap::new();
-        let mut at = 0u64;
-        while let Some((pos, chunks, record)) = read_spilled_column(&mut r, path)? {
-            offsets.insert(pos, at);
-            at += 16 + record.len() as u64;
-            at += chunks.iter().map(|(_, b)| 12 + b.len() as u64).sum::<u64>();
-        }
+        let offsets = spill_index(path)?.0.into_iter().collect();
         Ok(SpillSource { path: path.to_path_buf(), file, schema, offsets })
     }
 }

@@ -27,9 +27,9 @@ fn state_at<'s>(
 ) -> Option<&'s str> {
     let cy = i64::from(y >> 4);
     let (_, bytes) = chunks.iter().find(|(c, _)| *c == cy)?;
-    let chunk = Chunk::decode(bytes, schema).ok()?;
     let i = terrane_section::cell_index((x & 15) as u32, (y & 15) as u32, (z & 15) as u32);
-    schema.blocks().get(chunk.get_index(i).0)
+    // One cell: read in place, not the whole chunk decoded.
+    schema.blocks().get(ChunkView::parse(bytes).ok()?.block(i).0)
 }
 
 /// The Java block entities of a column, in Bedrock's form, as the value of its
@@ -135,4 +135,35 @@ pub(crate) fn bedrock_record_to_java(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block entity the Java record keeps aside (not a component) is translated with the
+    /// state of its cell, read from the column's chunks.
+    #[test]
+    fn block_entities_kept_aside_are_translated_with_their_cells_state() {
+        let mut schema = Schema::new();
+        let air = schema.add_block("minecraft:air", &[]).unwrap();
+        let state = "minecraft:chest[facing=north,type=left,waterlogged=false]";
+        let chest = schema.add_block(state, &[]).unwrap();
+        let mut c = Chunk::new(air);
+        c.set(1, 2, 3, chest);
+        let chunks = vec![(4i64, c.encode(&schema))];
+        let mut aside = Compound::new();
+        aside.insert("id", Tag::String("minecraft:chest".into()));
+        for (k, v) in [("x", 16 * 5 + 1), ("y", 16 * 4 + 2), ("z", 16 * -2 + 3)] {
+            aside.insert(k, Tag::Int(v));
+        }
+        let mut report = BlockEntityReport::default();
+        let pos = ColumnPos::new(5, -2);
+        let record =
+            java_to_bedrock_record(pos, &chunks, &schema, &[aside], None, &mut report).unwrap();
+        let b = Reader::little_endian(&record.unwrap()).root_compound().unwrap();
+        // The `left` half facing north pairs with the chest east of it.
+        assert_eq!(b.get("pairx"), Some(&Tag::Int(16 * 5 + 2)));
+        assert_eq!(report.converted.get("minecraft:chest"), Some(&1));
+    }
 }
