@@ -28,11 +28,21 @@ use terrane::lease::AreaId;
 use terrane::postgres::testing::PgServer;
 use terrane::section::keys;
 use terrane::{World, tables};
-use terrane_store::conformance::Rng;
 
 const SERVERS: usize = 3;
 const WALKERS: usize = 18;
 const LEASE_MS: u64 = 600;
+
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
 
 struct Fleet {
     conninfo: String,
@@ -301,7 +311,7 @@ fn run_episode(
     for n in 0..SERVERS {
         fleet.spawn(n);
     }
-    let mut rng = Rng::new(seed);
+    let mut rng = Rng(seed);
     let mut kills = 0;
     let mut pauses = 0;
     std::thread::sleep(Duration::from_millis(2500));
