@@ -25,8 +25,9 @@ pub struct TerraneWorld {
     chunks: HashMap<ChunkPos, Chunk>,
     columns: HashSet<(i32, i32)>,
     dirty: BTreeSet<ChunkPos>,
-    /// Generated chunks and chunks of unloaded columns, for the next save.
-    pending: Vec<(ChunkPos, Vec<u8>)>,
+    /// Changed chunks of columns unloaded since the last save, for the next save (and for
+    /// the column's next load before it: the world does not hold them yet).
+    pending: BTreeMap<ChunkPos, Chunk>,
     /// Player and container records changed since the last save (`None`: delete).
     records: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     /// The bytes each record key holds in the world, as last read or saved.
@@ -79,7 +80,7 @@ impl TerraneWorld {
             chunks: HashMap::new(),
             columns: HashSet::new(),
             dirty: BTreeSet::new(),
-            pending: Vec::new(),
+            pending: BTreeMap::new(),
             records: BTreeMap::new(),
             written: HashMap::new(),
             applied: None,
@@ -188,12 +189,19 @@ impl TerraneWorld {
 
     /// Loads column (`x`, `z`) from terrane into a Valence chunk: its cubic chunks are
     /// loaded (the tiered store keeps them hot, the regionizer adds them); a column the world
-    /// has never held is generated with the server's terrain and saved with the next tick.
+    /// has never held is generated with the server's terrain and saved with the next tick. A
+    /// chunk changed since the last save and unloaded comes back as changed, not as the world
+    /// holds it.
     pub fn load_column(&mut self, x: i32, z: i32) -> Result<UnloadedChunk> {
         let mut found = false;
         for cy in MIN_CHUNK_Y..END_CHUNK_Y {
             let pos = ChunkPos::new(x.into(), cy, z.into());
-            if let Some(c) = self.world.load_chunk(pos)? {
+            let stored = self.world.load_chunk(pos)?;
+            if let Some(c) = self.pending.remove(&pos) {
+                self.chunks.insert(pos, c);
+                self.dirty.insert(pos);
+                found = true;
+            } else if let Some(c) = stored {
                 self.chunks.insert(pos, c);
                 found = true;
             }
@@ -203,7 +211,7 @@ impl TerraneWorld {
         if !found && !self.world.distance().contains(col) {
             for (cy, c) in self.terrain.column(col, &self.terrain_ids) {
                 let pos = ChunkPos::new(x.into(), cy, z.into());
-                self.pending.push((pos, c.encode(self.world.schema())));
+                self.dirty.insert(pos);
                 self.chunks.insert(pos, c);
             }
             self.world.mark_generated(col)?;
@@ -242,7 +250,7 @@ impl TerraneWorld {
             if self.dirty.remove(&pos)
                 && let Some(c) = chunk
             {
-                self.pending.push((pos, c.encode(self.world.schema())));
+                self.pending.insert(pos, c);
             }
             self.world.unload_chunk(pos)?;
         }
@@ -347,8 +355,8 @@ impl TerraneWorld {
             };
         }
         if with_chunks {
-            for (pos, bytes) in self.pending.drain(..) {
-                save.put_chunk(0, pos, bytes);
+            for (pos, c) in &self.pending {
+                save.put_chunk(0, *pos, c.encode(self.world.schema()));
             }
             for pos in &self.dirty {
                 if let Some(c) = self.chunks.get(pos) {
@@ -359,6 +367,7 @@ impl TerraneWorld {
         self.world.save_tick(tick, save)?;
         if with_chunks {
             self.dirty.clear();
+            self.pending.clear();
         }
         for key in records {
             match self.records.remove(&key).flatten() {

@@ -148,3 +148,28 @@ fn saved_apart_players_and_the_rest_land_in_their_own_saves_and_deletions_always
     assert!(tw.save(10).unwrap());
     assert!(!get(&tw, &chest));
 }
+
+/// A column unloaded with unsaved changes and loaded again before the next save (a player
+/// walks out of view and back within a tick, or Valence's viewer count lags a join) shows
+/// those changes, and the save after keeps both them and the edits made since.
+#[test]
+fn a_column_loaded_again_before_the_save_keeps_its_unsaved_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tw = TerraneWorld::new(world(dir.path()), BlockState::BEDROCK, Terrain::Flat).unwrap();
+    tw.load_column(0, 0).unwrap();
+    assert!(tw.set_block(6, 64, 6, BlockState::AIR));
+    tw.unload_column(0, 0).unwrap();
+    let col = tw.load_column(0, 0).unwrap();
+    assert_eq!(at(&col, 6, 64, 6), BlockState::AIR, "the unsaved edit");
+    assert!(tw.set_block(7, 64, 7, BlockState::AIR));
+    // A generated column, never saved, unloaded and loaded again: still the terrain.
+    tw.load_column(3, -2).unwrap();
+    tw.unload_column(3, -2).unwrap();
+    let generated = tw.load_column(3, -2).unwrap();
+    assert_eq!(at(&generated, 0, 64, 0), BlockState::GRASS_BLOCK);
+    assert!(tw.save(8).unwrap());
+    let w = tw.world();
+    assert_eq!(name(w, 6, 64, 6), "minecraft:air");
+    assert_eq!(name(w, 7, 64, 7), "minecraft:air");
+    assert_eq!(name(w, 48, 64, -32), "minecraft:grass_block[snowy=false]");
+}
