@@ -1,6 +1,7 @@
 //! Bedrock's other decoders of outside bytes: the LevelDB table and log checks, `level.dat`, keys
 //! and `Checksums` records, column records, block-state names, `Data3D` records and block
-//! entities translated to the other edition (`BlockEntity` records). The first byte picks one;
+//! entities and entities translated to the other edition (`BlockEntity` records, entity
+//! records and lists, read as both editions' entities). The first byte picks one;
 //! none panics, and what parses round-trips.
 #![no_main]
 
@@ -8,6 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use terrane_bedrock::block_entity::{self, BlockEntityReport};
 use terrane_bedrock::checksums::Checksums;
 use terrane_bedrock::data3d::Data3D;
+use terrane_bedrock::entity;
 use terrane_bedrock::key::DbKey;
 use terrane_bedrock::names::{parse_state_name, state_name};
 use terrane_bedrock::log_check::check_log;
@@ -52,6 +54,9 @@ fuzz_target!(|data: &[u8]| {
                 drop(block_entity::java_state(&c, state));
                 drop(block_entity::bedrock_to_java(&c, state, &mut report));
                 drop(block_entity::java_to_bedrock(&c, (0, 0, 0), state, Some(4671), &mut report));
+                // The same compound as an entity of either edition.
+                drop(entity::bedrock_to_java(&c, &mut report));
+                drop(entity::java_to_bedrock(&c, Some(4671), &mut report));
             }
         }
         _ => unreachable!(),

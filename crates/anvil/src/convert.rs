@@ -183,9 +183,10 @@ impl ColumnRecord {
         self.encode_with(None)
     }
 
-    /// [`encode`](Self::encode), plus `EntitiesDataVersion` when the column's entities came
-    /// from the 1.17+ `entities/` folder (read back by [`terrane_to_column`]).
-    fn encode_with(&self, entities_data_version: Option<i32>) -> Result<Vec<u8>, ChunkError> {
+    /// [`encode`](Self::encode), plus `EntitiesDataVersion` when the column's entities live
+    /// in the 1.17+ `entities/` folder, in an entity chunk of that DataVersion (read back by
+    /// [`terrane_to_column`], which then writes them there).
+    pub fn encode_with(&self, entities_data_version: Option<i32>) -> Result<Vec<u8>, ChunkError> {
         encode_record(&RecordParts {
             rest: RecordRest::Tree(&self.rest),
             layout: self.layout,

@@ -74,7 +74,7 @@ impl BlockEntityReport {
         }
     }
 
-    fn approx(&mut self, id: &str, what: &str) {
+    pub(crate) fn approx(&mut self, id: &str, what: &str) {
         *self.approximated.entry(format!("{id}: {what}")).or_default() += 1;
     }
 }
@@ -287,7 +287,7 @@ fn chest_pairing(block: &str, (x, z): (i32, i32), out: &mut Compound) {
 }
 
 /// One Java container item (`Slot`, `id`, `count` or `Count`, extra data) in Bedrock's form.
-fn java_item_to_bedrock(
+pub(crate) fn java_item_to_bedrock(
     t: &EditionTable,
     item: &Compound,
     id: &str,
@@ -351,7 +351,7 @@ fn bedrock_blank_side() -> Compound {
 /// Java text (a sign line, a custom name) as plain text: a JSON string before
 /// [`SIGN_TEXT_NBT_DATA_VERSION`], an NBT text component from it. Formatting and
 /// translated text are counted as approximated.
-fn java_text(
+pub(crate) fn java_text(
     tag: &Tag,
     data_version: Option<i32>,
     id: &str,
@@ -528,7 +528,7 @@ pub fn java_state(bedrock: &Compound, java_state: &str) -> Option<String> {
 }
 
 /// One Bedrock container item (`Slot`, `Name`, `Count`, `Damage`, extra data) in Java's form.
-fn bedrock_item_to_java(
+pub(crate) fn bedrock_item_to_java(
     t: &EditionTable,
     item: &Compound,
     id: &str,

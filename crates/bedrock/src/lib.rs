@@ -60,7 +60,8 @@
 //!
 //! - Block states keep their Bedrock names and states on import and export (a Bedrock world
 //!   stays Bedrock inside terrane); [`translate`] maps them to and from Java's only when asked,
-//!   and [`block_entity`] only containers and signs: entities are not translated.
+//!   [`block_entity`] only containers, signs and beds, and [`entity`] only mobs and dropped
+//!   items, in their position, identity, name and common flags (the rest is counted).
 //! - Sub-chunks older than 1.2.13 (versions 0 and 2–7, numeric block ids) are not converted:
 //!   they are kept as stored in the column record and written back as they were.
 //! - Block entities, biomes, the pre-1.18.30 entity list and every other column record are
@@ -78,6 +79,7 @@ pub mod checksums;
 pub mod convert;
 pub mod data3d;
 pub mod db;
+pub mod entity;
 mod error;
 pub mod key;
 mod level_dat;

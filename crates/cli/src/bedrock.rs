@@ -136,7 +136,7 @@ pub fn export(
                 "approximated": r.approximated,
                 "dropped": r.dropped,
                 "block_entities": crate::convert::block_entities_json(&s.block_entities),
-                "entities_left": s.entities_left,
+                "entities": crate::convert::block_entities_json(&s.entity_translation),
             })),
         });
         outln!("{}", serde_json::to_string_pretty(&v)?);
@@ -154,16 +154,15 @@ pub fn export(
         if let Some(r) = &s.translated {
             outln!(
                 "  Java block states translated to Bedrock's: {} cells, {} approximated in {} \
-                 states, {} dropped in {} states; left behind: {} entities (`--json` lists \
-                 them; `terrane convert` converts a Java world folder)",
+                 states, {} dropped in {} states",
                 r.cells,
                 r.approximated_cells(),
                 r.approximated.len(),
                 r.dropped_cells(),
                 r.dropped.len(),
-                s.entities_left
             );
-            crate::convert::print_block_entities(&s.block_entities, 10);
+            crate::convert::print_block_entities("block entities", &s.block_entities, 10);
+            crate::convert::print_block_entities("entities", &s.entity_translation, 10);
         }
     }
     Ok(())

@@ -101,7 +101,7 @@ fn as_json(s: &ConvertSummary, secs: f64) -> serde_json::Value {
         "block_entities": block_entities_json(&s.block_entities),
         "biomes_approximated": s.biomes_approximated,
         "columns_without_biomes": s.columns_without_biomes,
-        "entities_left": s.entities_left,
+        "entities": block_entities_json(&s.entities),
         "skipped_dimensions": s.skipped_dimensions,
         "damaged": s.damaged,
         "bytes_out": s.bytes_out,
@@ -159,10 +159,8 @@ fn print_human(a: &ConvertArgs, s: &ConvertSummary, secs: f64) {
             outln!("    approximated {n:>9}  {name}");
         }
     }
-    print_block_entities(&s.block_entities, a.top);
-    if s.entities_left > 0 {
-        outln!("  left behind (not translated): {} entities", s.entities_left);
-    }
+    print_block_entities("block entities", &s.block_entities, a.top);
+    print_block_entities("entities", &s.entities, a.top);
     for d in &s.skipped_dimensions {
         outln!("  skipped: {d} (not the Overworld, the Nether or the End)");
     }
@@ -174,7 +172,7 @@ fn print_human(a: &ConvertArgs, s: &ConvertSummary, secs: f64) {
     }
 }
 
-/// A block-entity report as JSON (`terrane convert --json`, `terrane export bedrock --json`).
+/// A block-entity (or entity) report as JSON (`terrane convert --json`, `terrane export bedrock --json`).
 pub(crate) fn block_entities_json(r: &BlockEntityReport) -> serde_json::Value {
     json!({
         "converted": r.converted,
@@ -184,16 +182,17 @@ pub(crate) fn block_entities_json(r: &BlockEntityReport) -> serde_json::Value {
     })
 }
 
-/// A block-entity report's lines, the `top` largest of each list.
-pub(crate) fn print_block_entities(r: &BlockEntityReport, top_n: usize) {
+/// A block-entity or entity report's lines (`what`: "block entities", "entities"), the
+/// `top` largest of each list.
+pub(crate) fn print_block_entities(what: &str, r: &BlockEntityReport, top_n: usize) {
     let (converted, left) = (r.converted_count(), r.left_count());
     if converted == 0 && left == 0 {
         return;
     }
     let dropped: u64 = r.items_dropped.values().sum();
     outln!(
-        "  block entities: {converted} translated, {left} left out (no rule), {} parts \
-         approximated, {dropped} items left out of containers",
+        "  {what}: {converted} translated, {left} left out (no rule), {} parts approximated, \
+         {dropped} items the other edition lacks left out",
         r.approximated.values().sum::<u64>()
     );
     for (name, n) in top(&r.left, top_n) {

@@ -127,13 +127,18 @@ struct Attempt {
     walkers: Vec<(String, u64)>,
 }
 
+/// A save: the server and its number. Numbers are unique within one server only (two
+/// servers started in the same millisecond number their saves alike).
+type SaveId = (String, u64);
+
 /// What the servers' logs say.
 #[derive(Default)]
 struct Logs {
-    /// By seq.
-    attempts: HashMap<u64, Attempt>,
-    /// seq -> (server, acknowledged µs)
-    acked: HashMap<u64, (String, u64)>,
+    attempts: HashMap<SaveId, Attempt>,
+    /// Acknowledged saves, with when (µs).
+    acked: HashMap<SaveId, u64>,
+    /// Saves the store refused (a fence no longer held).
+    refused: HashSet<SaveId>,
     /// (area, epoch) -> (server, acquired µs)
     acquired: BTreeMap<(AreaId, i64), Vec<(String, u64)>>,
 }
@@ -171,7 +176,7 @@ fn read_logs(dir: &Path) -> Logs {
                         })
                         .collect();
                     logs.attempts.insert(
-                        f[1].parse().unwrap(),
+                        (server.clone(), f[1].parse().unwrap()),
                         Attempt {
                             server: server.clone(),
                             start: f[2].parse().unwrap(),
@@ -182,7 +187,10 @@ fn read_logs(dir: &Path) -> Logs {
                 }
                 "ack" => {
                     logs.acked
-                        .insert(f[1].parse().unwrap(), (server.clone(), f[2].parse().unwrap()));
+                        .insert((server.clone(), f[1].parse().unwrap()), f[2].parse().unwrap());
+                }
+                "refused" => {
+                    logs.refused.insert((server.clone(), f[1].parse().unwrap()));
                 }
                 "acquired" => {
                     let area = AreaId::new(f[1].parse().unwrap(), f[2].parse().unwrap());
@@ -233,13 +241,15 @@ fn check(conninfo: &str, dir: &Path, round: usize) -> (usize, usize) {
     for e in snap.scan_prefix(tables::WORLD_PROPERTIES, b"demo:audit:").unwrap() {
         let (k, _) = e.unwrap();
         let k = String::from_utf8(k).unwrap();
-        let seq: u64 = k.rsplit(':').next().unwrap().parse().unwrap();
-        audited.insert(seq, k);
+        // demo:audit:SERVER:SEQ
+        let (server, seq) = k["demo:audit:".len()..].rsplit_once(':').unwrap();
+        audited.insert((server.to_string(), seq.parse::<u64>().unwrap()), k.clone());
     }
-    for seq in logs.acked.keys() {
-        let Some(Attempt { server, walkers, .. }) = logs.attempts.get(seq) else { continue };
+    for id in logs.acked.keys() {
+        let Some(Attempt { server, walkers, .. }) = logs.attempts.get(id) else { continue };
+        let seq = id.1;
         assert!(
-            audited.contains_key(seq),
+            audited.contains_key(id),
             "round {round}: {server}'s acknowledged save {seq} is missing"
         );
         for (uuid, s) in walkers {
@@ -251,11 +261,16 @@ fn check(conninfo: &str, dir: &Path, round: usize) -> (usize, usize) {
         }
     }
     // 3. No stale write landed.
-    for seq in audited.keys() {
-        let Attempt { server, start, areas, .. } = after
-            .attempts
-            .get(seq)
-            .unwrap_or_else(|| panic!("round {round}: stored save {seq} was never attempted"));
+    for id in audited.keys() {
+        let seq = id.1;
+        assert!(
+            !after.refused.contains(id),
+            "round {round}: {}'s save {seq} is stored, though the store refused it",
+            id.0
+        );
+        let Attempt { server, start, areas, .. } = after.attempts.get(id).unwrap_or_else(|| {
+            panic!("round {round}: {}'s stored save {seq} was never attempted", id.0)
+        });
         for (area, epoch) in areas {
             for ((a, e), owners) in after.acquired.range((*area, epoch + 1)..) {
                 if a != area {
@@ -355,9 +370,9 @@ fn run_episode(
                 let logs = read_logs(&fleet.dir);
                 let back: HashSet<&str> = logs
                     .acked
-                    .values()
-                    .filter(|(_, t)| *t > promoted)
-                    .map(|(s, _)| s.as_str())
+                    .iter()
+                    .filter(|(_, t)| **t > promoted)
+                    .map(|((s, _), _)| s.as_str())
                     .collect();
                 if back.len() == SERVERS {
                     break;

@@ -293,8 +293,9 @@ pub struct BedrockExportSummary {
     /// demo: any world without a Bedrock block version): what translating them to Bedrock
     /// states approximated and dropped ([`format::translate`]). `None` for a Bedrock world.
     pub translated: Option<format::translate::TranslationReport>,
-    /// Entities of a Java-state world left out (Java NBT is not Bedrock's).
-    pub entities_left: u64,
+    /// Entities of a Java-state world: translated (mobs, dropped items), left out, and
+    /// approximated ([`format::entity`]). Empty for a Bedrock world.
+    pub entity_translation: format::entity::EntityReport,
     /// Block entities of a Java-state world: translated (containers, signs), left out, and
     /// approximated ([`format::block_entity`]). Empty for a Bedrock world.
     pub block_entities: format::block_entity::BlockEntityReport,
@@ -302,19 +303,29 @@ pub struct BedrockExportSummary {
 
 /// The block entities a Java column's record keeps aside, and its DataVersion (none for a
 /// column that did not come from Java).
-fn java_record(
-    world: &World,
-    dim: u64,
-    pos: ColumnPos,
-) -> Result<(Vec<terrane_nbt::Compound>, Option<i32>)> {
+fn java_record(world: &World, dim: u64, pos: ColumnPos) -> Result<JavaRecord> {
     let key = crate::java::record_key(dim, pos);
     let Some(o) = world.store().get(tables::WORLD_PROPERTIES, &key)? else {
-        return Ok((Vec::new(), None));
+        return Ok(JavaRecord::default());
     };
     Ok(match terrane_anvil::convert::ColumnRecord::decode(&o.data) {
-        Ok(r) => (r.extra_block_entities, r.data_version),
-        Err(_) => (Vec::new(), None),
+        Ok(r) => JavaRecord {
+            aside: r.extra_block_entities,
+            data_version: r.data_version,
+            orphans: r.orphan_entities,
+        },
+        Err(_) => JavaRecord::default(),
     })
+}
+
+/// What a Java column's record gives a Bedrock export.
+#[derive(Default)]
+struct JavaRecord {
+    /// Block entities kept aside (not components).
+    aside: Vec<terrane_nbt::Compound>,
+    data_version: Option<i32>,
+    /// Entities no chunk references.
+    orphans: Vec<Uuid>,
 }
 
 /// A minimal `level.dat` for a world that never came from Bedrock.
@@ -522,22 +533,34 @@ fn export_into(
         let record = records.get(&(dim, pos));
         let translating = translator.is_some();
         let mut java_block_entities = None;
+        let mut entity_records = Vec::new();
         let schema = match translator.as_mut() {
             Some(t) => {
-                let (aside, data_version) = java_record(world, dim, pos)?;
+                let java = java_record(world, dim, pos)?;
                 java_block_entities = crate::convert_block_entities::java_to_bedrock_record(
                     pos,
                     &chunks,
                     world.schema(),
-                    &aside,
-                    data_version,
+                    &java.aside,
+                    java.data_version,
                     &mut summary.block_entities,
                 )?;
+                let mut java_entities = Vec::new();
                 for (_, bytes) in &mut chunks {
                     let from = ChunkView::parse(bytes).map_err(terrane_bedrock::Error::Chunk)?;
-                    summary.entities_left += from.entities().len() as u64;
+                    for u in from.entities().iter().chain(&java.orphans) {
+                        if let Some(o) = world.store().get(tables::ENTITY, u)? {
+                            java_entities.push((*u, o.data));
+                        }
+                    }
                     *bytes = t.chunk(bytes, world.schema())?;
                 }
+                entity_records = crate::convert_entities::java_to_bedrock_records(
+                    bpos,
+                    java_entities.iter().map(|(u, b)| (u, b.as_slice())),
+                    java.data_version,
+                    &mut summary.entity_translation,
+                )?;
                 t.schema()
             }
             None => world.schema(),
@@ -560,6 +583,13 @@ fn export_into(
         }
         if let Some(v) = java_block_entities {
             db.put(&bpos.key(terrane_bedrock::key::tag::BLOCK_ENTITY), &v)?;
+        }
+        for (k, v) in entity_records {
+            if matches!(DbKey::parse(&k), DbKey::Actor(_)) {
+                summary.entities += 1;
+                written_keys.insert(k.clone());
+            }
+            db.put(&k, &v)?;
         }
         db.end_group()?;
         written_columns.insert(bpos);

@@ -27,8 +27,10 @@
 //!   map; legacy and missing biomes are counted as approximated ([`ConvertSummary`]);
 //! - block entities: containers (their items through the table's item lines) and signs
 //!   ([`block_entity`](terrane_bedrock::block_entity)); the others are counted as left out;
-//! - entities, light and the rest of each column are not translated: the summary counts the
-//!   entities left behind; the game computes light anew.
+//! - entities: mobs and dropped items, in their position, identity, name and common flags
+//!   ([`entity`](terrane_bedrock::entity)); the other kinds are counted as left out, and
+//!   the fields of translated ones that are not kept as approximated;
+//! - light and the rest of each column are not translated: the game computes light anew.
 //!
 //! ```no_run
 //! # fn main() -> terrane::Result<()> {
@@ -53,6 +55,7 @@ use terrane_bedrock::block_entity::BlockEntityReport;
 use terrane_bedrock::convert::{column_to_terrane, first_block_version, terrane_to_column};
 use terrane_bedrock::data3d::Data3D;
 use terrane_bedrock::db::{ReadDb, WriteDb};
+use terrane_bedrock::entity::EntityReport;
 use terrane_bedrock::key::BedrockColumnPos;
 use terrane_bedrock::read::{db_dir, read_db};
 use terrane_bedrock::translate::{ChunkTranslator, Direction, TranslationReport, table};
@@ -102,8 +105,9 @@ pub struct ConvertSummary {
     /// Block entities: those translated (containers with their items, signs), those left
     /// out, and what was approximated, by source id ([`BlockEntityReport`]).
     pub block_entities: BlockEntityReport,
-    /// Entities not converted (their data is in the source edition's form).
-    pub entities_left: u64,
+    /// Entities: those translated (mobs and dropped items), those left out (kinds with no
+    /// rule, or damaged), and what was approximated, by source id ([`EntityReport`]).
+    pub entities: EntityReport,
     /// Java dimensions other than the three, not converted (their region folders).
     pub skipped_dimensions: Vec<String>,
     /// Damaged source records, skipped or kept out, one line each.
@@ -312,12 +316,17 @@ impl BedrockSink<'_> {
         for (y, bytes) in &c.chunks {
             chunks.push((*y, self.translator.chunk(bytes, &self.from)?));
         }
-        self.summary.entities_left += c.entities.len() as u64;
         let record = ColumnRecord::decode(&c.record).ok();
-        if let Some(r) = &record {
-            self.summary.entities_left += r.orphan_entities.len() as u64;
-        }
         let pos = BedrockColumnPos { dim: self.dim as i32, x: c.pos.x, z: c.pos.z };
+        let entities = crate::convert_entities::java_to_bedrock_records(
+            pos,
+            c.entities.iter().map(|(u, b)| (u, b.as_slice())),
+            record.as_ref().and_then(|r| r.data_version),
+            &mut self.summary.entities,
+        )?;
+        for (k, v) in entities {
+            self.db.put(&k, &v)?;
+        }
         let block_entities = crate::convert_block_entities::java_to_bedrock_record(
             c.pos,
             &c.chunks,
@@ -448,7 +457,16 @@ pub fn bedrock_to_java(
                             .iter()
                             .map(|d| format!("column {},{}: {d}", raw.pos.x, raw.pos.z)),
                     );
-                    summary.entities_left += c.entities.len() as u64 + c.legacy_entities;
+                    let legacy = raw
+                        .records
+                        .iter()
+                        .find(|(t, _)| *t == terrane_bedrock::key::tag::ENTITY)
+                        .map(|(_, v)| v.as_slice());
+                    let entities = crate::convert_entities::bedrock_to_java_entities(
+                        c.entities.iter().map(|(_, b)| b.as_slice()),
+                        legacy,
+                        &mut summary.entities,
+                    )?;
                     let block_entities = raw
                         .records
                         .iter()
@@ -494,6 +512,7 @@ pub fn bedrock_to_java(
                         });
                     let mut record = ColumnRecord::fresh(JAVA_DATA_VERSION);
                     record.extra_block_entities = block_entities.compounds;
+                    record.orphan_entities = entities.iter().map(|(u, _)| *u).collect();
                     if let Some(d) = biomes {
                         let ys = c.chunks.iter().map(|(y, _)| *y);
                         let secs = crate::convert_biomes::data3d_to_java(
@@ -509,10 +528,16 @@ pub fn bedrock_to_java(
                         summary.columns_without_biomes += 1;
                     }
                     let record = record
-                        .encode()
+                        .encode_with((!entities.is_empty()).then_some(JAVA_DATA_VERSION))
                         .map_err(|e| Error::Inconsistent(format!("a Java column record: {e}")))?;
                     buf.extend_from_slice(&(record.len() as u32).to_le_bytes());
                     buf.extend_from_slice(&record);
+                    buf.extend_from_slice(&(entities.len() as u32).to_le_bytes());
+                    for (uuid, nbt) in &entities {
+                        buf.extend_from_slice(uuid);
+                        buf.extend_from_slice(&(nbt.len() as u32).to_le_bytes());
+                        buf.extend_from_slice(nbt);
+                    }
                     if translator.schema().blocks().len() != names_written {
                         let names: Vec<&str> = translator.schema().blocks().names().collect();
                         write_whole(&schema_file, (names.join("\n") + "\n").as_bytes())?;
@@ -554,7 +579,7 @@ pub fn bedrock_to_java(
                 || Error::Inconsistent(format!("{}: not a spill file", path.display())),
             )?;
             let columns = SpillSource::open(&path, schema.clone())?;
-            let options = ExportOptions::new();
+            let options = ExportOptions::new().entities_dir(tmp.join(&d.entities));
             terrane_anvil::export_region_dir_with(
                 &columns,
                 &tmp.join(&d.region),
@@ -701,19 +726,22 @@ fn next_spilled(
     if !skip(r, len, at, u64::from(u32::from_le_bytes(record)))? {
         return Ok(None);
     }
+    let Some(n) = take::<4>(r, len, at)? else { return Ok(None) };
+    for _ in 0..u32::from_le_bytes(n) {
+        let Some(entity) = take::<20>(r, len, at)? else { return Ok(None) };
+        let bytes = u32::from_le_bytes([entity[16], entity[17], entity[18], entity[19]]);
+        if !skip(r, len, at, u64::from(bytes))? {
+            return Ok(None);
+        }
+    }
     Ok(Some(ColumnPos::new(x, z)))
 }
 
-/// A column's chunks: `(y, bytes)`.
-type Chunks = Vec<(i64, Vec<u8>)>;
-
 /// Reads one spilled column from `r`: `x`, `z` (`i32` LE), the chunk count (`u32` LE), then
 /// each chunk's `y` (`i64` LE), length (`u32` LE) and bytes, then the column record's length
-/// (`u32` LE) and bytes. `None` at the end of the file.
-fn read_spilled_column(
-    r: &mut impl Read,
-    path: &Path,
-) -> Result<Option<(ColumnPos, Chunks, Vec<u8>)>> {
+/// (`u32` LE) and bytes, then the entity count (`u32` LE) and each entity's UUID (16 bytes),
+/// length (`u32` LE) and NBT. `None` at the end of the file.
+fn read_spilled_column(r: &mut impl Read, path: &Path) -> Result<Option<ImportedColumn>> {
     let mut n4 = [0u8; 4];
     match r.read_exact(&mut n4) {
         Ok(()) => {}
@@ -740,7 +768,17 @@ fn read_spilled_column(
     let len = u32::from_le_bytes(read4(r)?) as usize;
     let mut record = vec![0u8; len];
     r.read_exact(&mut record).map_err(io(path))?;
-    Ok(Some((ColumnPos::new(x, z), chunks, record)))
+    let n = u32::from_le_bytes(read4(r)?);
+    let mut entities = Vec::with_capacity(n.min(256) as usize);
+    for _ in 0..n {
+        let mut uuid = [0u8; 16];
+        r.read_exact(&mut uuid).map_err(io(path))?;
+        let len = u32::from_le_bytes(read4(r)?) as usize;
+        let mut bytes = vec![0u8; len];
+        r.read_exact(&mut bytes).map_err(io(path))?;
+        entities.push((uuid, bytes));
+    }
+    Ok(Some(ImportedColumn { pos: ColumnPos::new(x, z), chunks, entities, record }))
 }
 
 /// One region's spill file as terrane-anvil's export source: each column read from the file
@@ -774,12 +812,6 @@ impl terrane_anvil::ExportSource for SpillSource {
         let Some(&at) = self.offsets.get(&pos) else { return Ok(None) };
         let mut f = &self.file;
         f.seek(SeekFrom::Start(at)).map_err(io(&self.path))?;
-        let c = read_spilled_column(&mut BufReader::new(f), &self.path)?;
-        Ok(c.map(|(pos, chunks, record)| ImportedColumn {
-            pos,
-            chunks,
-            entities: Vec::new(),
-            record,
-        }))
+        read_spilled_column(&mut BufReader::new(f), &self.path)
     }
 }

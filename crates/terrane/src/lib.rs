@@ -131,6 +131,7 @@ pub mod block_states;
 pub mod convert;
 mod convert_biomes;
 mod convert_block_entities;
+mod convert_entities;
 pub mod copy;
 mod error;
 pub mod export;

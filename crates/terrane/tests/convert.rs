@@ -94,7 +94,7 @@ fn bedrock_to_java_and_back_keeps_every_block_with_its_water_layer() {
     let java = dir.path().join("java");
     let s = convert::bedrock_to_java(&bedrock_world(), &java, &mut |_| {}).unwrap();
     assert_eq!(s.columns, 27);
-    assert!(s.entities_left > 0, "the test world's entities are counted as left behind");
+    assert!(s.entities.converted_count() > 0, "the test world's mobs are translated");
     let bedrock = dir.path().join("bedrock");
     convert::java_to_bedrock(&java, &bedrock, &mut |_| {}).unwrap();
     let a = import_bedrock(&dir.path().join("a"), &bedrock_world());
@@ -442,4 +442,146 @@ fn a_damaged_bedrock_database_is_an_error_naming_it_or_converts_what_is_whole() 
     }
     eprintln!("{outcomes:?}");
     assert!(outcomes.get("typed error").is_some_and(|&n| n > 0), "{outcomes:?}");
+}
+
+/// Every entity record of a Bedrock world (those its columns' `digp` lists name, and the
+/// pre-1.18.30 entity lists).
+fn bedrock_entities(world: &Path) -> Vec<terrane::nbt::Compound> {
+    use terrane::bedrock::format::{db, key, read};
+    let mut out = Vec::new();
+    let mut d = db::ReadDb::open(&read::db_dir(world).unwrap()).unwrap();
+    read::read_db(
+        &mut d,
+        |raw| {
+            for (_, v) in &raw.actors {
+                out.push(terrane::nbt::Reader::little_endian(v).root_compound().unwrap());
+            }
+            for (_, v) in raw.records.iter().filter(|(t, _)| *t == key::tag::ENTITY) {
+                let mut r = terrane::nbt::Reader::little_endian(v);
+                while r.remaining() > 0 {
+                    out.push(r.root_compound().unwrap());
+                }
+            }
+            Ok(())
+        },
+        |_, _| Ok(()),
+    )
+    .unwrap();
+    out
+}
+
+/// Every entity of a Java world's three dimensions: those of its chunks (before 1.17) and
+/// of its `entities/` regions.
+fn java_entities(world: &Path) -> Vec<terrane::nbt::Compound> {
+    use terrane::anvil::region::{RegionFile, list_regions};
+    let mut out = Vec::new();
+    let dirs = ["", "DIM-1/", "DIM1/"]
+        .iter()
+        .flat_map(|d| ["region", "entities"].map(|f| world.join(format!("{d}{f}"))));
+    for dir in dirs.filter(|d| d.is_dir()) {
+        for (_, _, path) in list_regions(&dir).unwrap() {
+            let file = RegionFile::new(std::fs::read(&path).unwrap()).unwrap();
+            for e in file.entries() {
+                let raw = file.read(&e).unwrap();
+                if dir.file_name().is_some_and(|n| n == "entities") {
+                    let (_, chunk) = terrane::nbt::from_bytes(&raw.nbt).unwrap();
+                    let list = chunk.as_compound().and_then(|c| c.get("Entities")).unwrap();
+                    let list = list.as_list().unwrap().iter();
+                    out.extend(list.map(|t| t.as_compound().unwrap().clone()));
+                } else {
+                    let c = terrane::anvil::Column::from_nbt(&raw.nbt, (0, 0)).unwrap();
+                    out.extend(c.entities);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// An entity as the test compares it: kind (by the Java name), position in single
+/// precision (what Bedrock keeps), and whether it is a baby; `None` without a position.
+fn entity_key(c: &terrane::nbt::Compound) -> Option<(String, [u32; 3], bool)> {
+    use terrane::bedrock::format::entity::ENTITIES;
+    use terrane::nbt::Tag;
+    // Bedrock's oldest entities name their kind by number only.
+    let id = c.get("id").or_else(|| c.get("identifier")).and_then(Tag::as_str).unwrap_or("");
+    let bare = id.trim_start_matches("minecraft:");
+    let java = ENTITIES.iter().find(|(j, b)| *j == bare || *b == bare).map_or(bare, |(j, _)| j);
+    let pos: Vec<u32> = c
+        .get("Pos")
+        .and_then(Tag::as_list)?
+        .iter()
+        .filter_map(|t| match t {
+            Tag::Double(d) => Some((*d as f32).to_bits()),
+            Tag::Float(f) => Some(f.to_bits()),
+            _ => None,
+        })
+        .collect();
+    let baby = matches!(c.get("IsBaby"), Some(Tag::Byte(1)))
+        || (c.get("Age").and_then(Tag::as_int).is_some_and(|a| a < 0) && java != "item");
+    Some((java.to_string(), pos.try_into().ok()?, baby))
+}
+
+/// The entities of kinds the conversion translates, as [`entity_key`]s, sorted.
+fn translated(entities: &[terrane::nbt::Compound]) -> Vec<(String, [u32; 3], bool)> {
+    use terrane::bedrock::format::entity::ENTITIES;
+    let mut v: Vec<_> = entities
+        .iter()
+        .filter_map(entity_key)
+        .filter(|(id, _, _)| ENTITIES.iter().any(|(j, _)| j == id))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn java_mobs_go_to_bedrock_and_back_in_their_places() {
+    let dir = tempfile::tempdir().unwrap();
+    let java = terrane_section::testdata::java_world(dir.path(), "anvil/1.12.2/r.0.-1.mca");
+    let source = java_entities(&java);
+    let bedrock = dir.path().join("bedrock");
+    let there = convert::java_to_bedrock(&java, &bedrock, &mut |_| {}).unwrap();
+    let kinds = translated(&source);
+    assert!(!kinds.is_empty(), "the fixture holds mobs");
+    assert_eq!(there.entities.converted_count(), kinds.len() as u64);
+    assert_eq!(
+        there.entities.left_count(),
+        (source.len() - kinds.len()) as u64,
+        "{:?}",
+        there.entities
+    );
+    assert_eq!(translated(&bedrock_entities(&bedrock)), kinds);
+    let back_dir = dir.path().join("back");
+    let back = convert::bedrock_to_java(&bedrock, &back_dir, &mut |_| {}).unwrap();
+    assert_eq!(back.entities.converted_count(), kinds.len() as u64);
+    assert!(back_dir.join("entities").is_dir(), "1.17+ worlds keep entities in entities/");
+    assert_eq!(translated(&java_entities(&back_dir)), kinds);
+}
+
+#[test]
+fn bedrock_mobs_go_to_java_and_back_with_their_ids() {
+    use terrane::nbt::Tag;
+    let dir = tempfile::tempdir().unwrap();
+    let source = bedrock_entities(&bedrock_world());
+    let java = dir.path().join("java");
+    let s = convert::bedrock_to_java(&bedrock_world(), &java, &mut |_| {}).unwrap();
+    let kinds = translated(&source);
+    assert!(!kinds.is_empty(), "the test world holds mobs");
+    assert_eq!(s.entities.converted_count(), kinds.len() as u64, "{:?} {kinds:?}", s.entities);
+    assert_eq!(translated(&java_entities(&java)), kinds);
+    let bedrock = dir.path().join("bedrock");
+    let back = convert::java_to_bedrock(&java, &bedrock, &mut |_| {}).unwrap();
+    assert_eq!(back.entities.converted_count(), kinds.len() as u64, "{:?}", back.entities);
+    let again = bedrock_entities(&bedrock);
+    assert_eq!(translated(&again), kinds);
+    let ids = |v: &[terrane::nbt::Compound]| {
+        let mut ids: Vec<i64> = v
+            .iter()
+            .filter(|c| translated(std::slice::from_ref(*c)).len() == 1)
+            .map(|c| c.get("UniqueID").and_then(Tag::as_i64).unwrap())
+            .collect();
+        ids.sort_unstable();
+        ids
+    };
+    assert_eq!(ids(&again), ids(&source), "Bedrock → Java → Bedrock keeps the unique ids");
 }
