@@ -1,7 +1,8 @@
 //! Reads arbitrary bytes as an Anvil region file and pushes every chunk through the whole
-//! pipeline (decompress, NBT, column decode, cubic conversion, export back to NBT): typed
-//! errors only, never a panic; and the import's path (`convert::chunk_to_terrane`, no tree
-//! for the column record) gives what the tree path gives, or fails where it fails.
+//! pipeline (decompress, NBT, column decode, pre-1.18 biomes, cubic conversion, export back
+//! to NBT): typed errors only, never a panic; and the import's path
+//! (`convert::chunk_to_terrane`, no tree for the column record) gives what the tree path
+//! gives, or fails where it fails.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -24,6 +25,10 @@ fn pipeline(bytes: Vec<u8>) {
         };
         let _ = col.block_counts();
         let _ = col.to_nbt();
+        // A column before 1.18: its biomes by number.
+        if let Some(level) = col.rest.get("Level").and_then(terrane_nbt::Tag::as_compound) {
+            let _ = terrane_anvil::legacy_biomes::legacy_sections(level);
+        }
         // The same bytes as a 1.17+ entity chunk.
         let mut with_entities = col.clone();
         if with_entities.add_entity_chunk(&raw.nbt).is_ok() {

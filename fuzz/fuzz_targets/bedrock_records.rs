@@ -1,7 +1,7 @@
 //! Bedrock's other decoders of outside bytes: the LevelDB table and log checks, `level.dat`, keys
 //! and `Checksums` records, column records, block-state names, `Data3D` records and block
 //! entities and entities translated to the other edition (`BlockEntity` records, entity
-//! records and lists, read as both editions' entities). The first byte picks one;
+//! records and lists, read as both editions' entities and players). The first byte picks one;
 //! none panics, and what parses round-trips.
 #![no_main]
 
@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use terrane_bedrock::block_entity::{self, BlockEntityReport};
 use terrane_bedrock::checksums::Checksums;
 use terrane_bedrock::data3d::Data3D;
-use terrane_bedrock::entity;
+use terrane_bedrock::{entity, player};
 use terrane_bedrock::key::DbKey;
 use terrane_bedrock::names::{parse_state_name, state_name};
 use terrane_bedrock::log_check::check_log;
@@ -57,6 +57,8 @@ fuzz_target!(|data: &[u8]| {
                 // The same compound as an entity of either edition.
                 drop(entity::bedrock_to_java(&c, &mut report));
                 drop(entity::java_to_bedrock(&c, Some(4671), &mut report));
+                drop(player::bedrock_to_java(&c, &mut report));
+                drop(player::java_to_bedrock(&c, Some(4671), &mut report));
             }
         }
         _ => unreachable!(),

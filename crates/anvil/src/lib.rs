@@ -99,6 +99,7 @@ mod column_read;
 mod column_rest;
 pub mod convert;
 mod error;
+pub mod legacy_biomes;
 pub mod nbt;
 pub mod region;
 mod world;

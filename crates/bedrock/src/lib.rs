@@ -24,8 +24,11 @@
 //!   `data/java-bedrock.tsv.gz` (generated from minecraft-data by `cargo xtask tables`;
 //!   `docs/format/java-bedrock-table.md`), and chunks re-encoded from one edition's states to
 //!   the other's with a report of what was approximated or dropped.
-//! - [`block_entity`]: containers (with their items) and signs between Java's and Bedrock's
-//!   forms, by the rules of the same document; the rest counted, never dropped silently.
+//! - [`block_entity`]: containers (with their items), signs and beds between Java's and
+//!   Bedrock's forms, by the rules of the same document; the rest counted, never dropped
+//!   silently.
+//! - [`entity`]: mobs and dropped items between the editions' forms, and [`player`] the
+//!   single-player world's player (`level.dat`'s `Player` ⇄ `~local_player`), likewise.
 //!
 //! The keys, the sub-chunk layout and the mapping are specified in `docs/format/bedrock.md`;
 //! the facade's `terrane::bedrock` imports and exports whole world folders into a world.
@@ -60,8 +63,9 @@
 //!
 //! - Block states keep their Bedrock names and states on import and export (a Bedrock world
 //!   stays Bedrock inside terrane); [`translate`] maps them to and from Java's only when asked,
-//!   [`block_entity`] only containers, signs and beds, and [`entity`] only mobs and dropped
-//!   items, in their position, identity, name and common flags (the rest is counted).
+//!   [`block_entity`] only containers, signs and beds, [`entity`] only mobs and dropped
+//!   items, in their position, identity, name and common flags, and [`player`] only the
+//!   single-player world's player (the rest is counted).
 //! - Sub-chunks older than 1.2.13 (versions 0 and 2–7, numeric block ids) are not converted:
 //!   they are kept as stored in the column record and written back as they were.
 //! - Block entities, biomes, the pre-1.18.30 entity list and every other column record are
@@ -85,6 +89,7 @@ pub mod key;
 mod level_dat;
 pub mod log_check;
 pub mod names;
+pub mod player;
 pub mod read;
 pub mod subchunk;
 pub mod table_check;

@@ -23,13 +23,17 @@
 //! - `level.dat`: the name, spawn, seed, game mode, difficulty and last-played time both
 //!   editions keep (`level_dat.rs`); a converted Java world has no world-generation
 //!   settings;
-//! - biomes: Java's section biomes (1.18 on) ⇄ Bedrock's `Data3D` record, with its height
-//!   map; legacy and missing biomes are counted as approximated ([`ConvertSummary`]);
+//! - biomes: Java's section biomes ⇄ Bedrock's `Data3D` record, with its height map (a
+//!   Java column before 1.18 by its biome numbers, read by their 1.18+ names); legacy and
+//!   missing biomes are counted as approximated ([`ConvertSummary`]);
 //! - block entities: containers (their items through the table's item lines) and signs
 //!   ([`block_entity`](terrane_bedrock::block_entity)); the others are counted as left out;
 //! - entities: mobs and dropped items, in their position, identity, name and common flags
 //!   ([`entity`](terrane_bedrock::entity)); the other kinds are counted as left out, and
 //!   the fields of translated ones that are not kept as approximated;
+//! - the single-player world's player (Java `level.dat`'s `Player` ⇄ Bedrock
+//!   `~local_player`): place, game mode, experience and every item it carries
+//!   ([`player`](terrane_bedrock::player)); other players are counted as left out;
 //! - light and the rest of each column are not translated: the game computes light anew.
 //!
 //! ```no_run
@@ -57,9 +61,11 @@ use terrane_bedrock::data3d::Data3D;
 use terrane_bedrock::db::{ReadDb, WriteDb};
 use terrane_bedrock::entity::EntityReport;
 use terrane_bedrock::key::BedrockColumnPos;
+use terrane_bedrock::player::LOCAL_PLAYER_KEY;
 use terrane_bedrock::read::{db_dir, read_db};
 use terrane_bedrock::translate::{ChunkTranslator, Direction, TranslationReport, table};
 use terrane_chunk::{BlockId, Schema};
+use terrane_nbt::{Reader, Tag, Writer};
 use terrane_section::ColumnPos;
 
 use crate::error::io;
@@ -97,10 +103,11 @@ pub struct ConvertSummary {
     /// Block states approximated or dropped, by source state (cells).
     pub blocks: TranslationReport,
     /// Source biome → biome cells (Java's 4 × 4 × 4) given the nearest biome of the other
-    /// edition (a legacy Bedrock variant, an End biome Bedrock has one of, a datapack's).
+    /// edition (a legacy Bedrock variant, an End biome Bedrock has one of, a datapack's, a
+    /// biome Java 1.18 merged into a neighbour).
     pub biomes_approximated: BTreeMap<String, u64>,
-    /// Columns whose source held no biomes this conversion reads (Java before 1.18, a
-    /// Bedrock column without `Data3D`): the dimension's default biome was written.
+    /// Columns whose source held no biomes (a Java column saved without them, a Bedrock
+    /// column without `Data3D`): the dimension's default biome was written.
     pub columns_without_biomes: u64,
     /// Block entities: those translated (containers with their items, signs), those left
     /// out, and what was approximated, by source id ([`BlockEntityReport`]).
@@ -249,11 +256,33 @@ pub fn java_to_bedrock(
         summary.blocks = sink.translator.report().clone();
         summary.skipped_dimensions = others.iter().map(|d| d.name.clone()).collect();
         summary.skipped_dimensions.extend(other_java_dimensions(src));
+        let level_dat = fs::read(src.join("level.dat")).ok();
+        let player = level_dat.as_deref().and_then(crate::level_dat::read_java_player);
+        let mut player_uuid = None;
+        if let Some((java, data_version)) = player {
+            player_uuid = match java.get("UUID") {
+                Some(Tag::IntArray(v)) => Some(uuid_string(v)),
+                _ => None,
+            };
+            let b = terrane_bedrock::player::java_to_bedrock(
+                &java,
+                data_version,
+                &mut summary.entities,
+            );
+            if let Some(b) = b {
+                let mut w = Writer::new().little_endian();
+                w.named("", &Tag::Compound(b))?;
+                db.put(LOCAL_PLAYER_KEY, &w.out)?;
+            }
+        }
+        let others =
+            java_player_files(src).iter().filter(|u| Some(*u) != player_uuid.as_ref()).count()
+                as u64;
+        if others > 0 {
+            *summary.entities.left.entry(OTHER_PLAYERS.into()).or_default() += others;
+        }
         db.finish()?;
-        let shared = fs::read(src.join("level.dat"))
-            .ok()
-            .and_then(|b| crate::level_dat::read_java(&b))
-            .unwrap_or_default();
+        let shared = level_dat.as_deref().and_then(crate::level_dat::read_java).unwrap_or_default();
         let name = shared.name.clone().unwrap_or_else(|| level_name(src));
         let release = bedrock_release();
         let level = crate::level_dat::bedrock_level_dat(&shared, &name, release);
@@ -262,6 +291,31 @@ pub fn java_to_bedrock(
         summary.bytes_out = crate::world::dir_bytes(tmp);
         Ok(summary)
     })
+}
+
+/// What the report counts the players of a world other than the single-player one under:
+/// Java's player files, Bedrock's `player_server_` records (not translated).
+pub const OTHER_PLAYERS: &str = "minecraft:player (other players: not translated)";
+
+/// A Java UUID (four ints) in its text form, as player files are named.
+fn uuid_string(ints: &[i32]) -> String {
+    let hex: String = ints.iter().map(|i| format!("{:08x}", *i as u32)).collect();
+    format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
+}
+
+/// The UUIDs of a Java world's player files (`playerdata/`, or 26.1's `players/data/`).
+fn java_player_files(src: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for dir in ["playerdata", "players/data"].map(|d| src.join(d)) {
+        let Ok(entries) = fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(uuid) = name.strip_suffix(".dat") {
+                out.push(uuid.to_string());
+            }
+        }
+    }
+    out
 }
 
 /// The Bedrock release of the table's states, as `level.dat`'s `lastOpenedWithVersion`.
@@ -339,7 +393,11 @@ impl BedrockSink<'_> {
             self.db.put(&pos.key(terrane_bedrock::key::tag::BLOCK_ENTITY), &v)?;
         }
         let sections = match &record {
-            Some(r) => crate::convert_biomes::java_sections(&r.rest, &mut self.summary.damaged),
+            Some(r) => crate::convert_biomes::java_sections(
+                &r.rest,
+                &mut self.summary.damaged,
+                &mut self.summary.biomes_approximated,
+            ),
             None => BTreeMap::new(),
         };
         if sections.is_empty() {
@@ -433,6 +491,7 @@ pub fn bedrock_to_java(
         let mut db = ReadDb::open(&db_dir(src)?)?;
         summary.damaged.extend(db.notes().iter().cloned());
         let mut failure: Option<Error> = None;
+        let (mut local_player, mut other_players) = (None, 0u64);
         let r = read_db(
             &mut db,
             |raw| {
@@ -563,7 +622,14 @@ pub fn bedrock_to_java(
                     s
                 })
             },
-            |_, _| Ok(()),
+            |key, value| {
+                if key == LOCAL_PLAYER_KEY {
+                    local_player = Some(value.to_vec());
+                } else if key.starts_with(b"player_server_") {
+                    other_players += 1;
+                }
+                Ok(())
+            },
         );
         if let Some(e) = failure {
             return Err(e);
@@ -593,11 +659,22 @@ pub fn bedrock_to_java(
             .ok()
             .and_then(|b| crate::level_dat::read_bedrock(&b))
             .unwrap_or_default();
+        let player = local_player.and_then(|v| match Reader::little_endian(&v).root_compound() {
+            Ok(c) => terrane_bedrock::player::bedrock_to_java(&c, &mut summary.entities),
+            Err(_) => {
+                *summary.entities.left.entry("(damaged ~local_player)".into()).or_default() += 1;
+                None
+            }
+        });
+        if other_players > 0 {
+            *summary.entities.left.entry(OTHER_PLAYERS.into()).or_default() += other_players;
+        }
         let level = crate::level_dat::java_level_dat(
             &shared,
             &level_name(src),
             JAVA_DATA_VERSION,
             "1.21.11",
+            player,
         );
         write_whole(&tmp.join("level.dat"), &level)?;
         summary.bytes_out = crate::world::dir_bytes(tmp);

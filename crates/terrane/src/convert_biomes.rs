@@ -1,10 +1,12 @@
 //! Biomes between the editions, for `terrane convert`: a Java column's section biomes (4 × 4
-//! × 4 cells per section, by name) to Bedrock's `Data3D` record (a biome id per block, with a
+//! × 4 cells per section, by name; before 1.18 per column, by number, read by their 1.18+
+//! names) to Bedrock's `Data3D` record (a biome id per block, with a
 //! height map), and back, through the biome lines of terrane-bedrock's table.
 
 use std::collections::BTreeMap;
 
 use terrane_anvil::biomes::{BIOME_CELLS, SectionBiomes};
+use terrane_anvil::legacy_biomes::legacy_sections;
 use terrane_bedrock::data3d::{BiomeStorage, Data3D};
 use terrane_bedrock::translate::{Fidelity, table};
 use terrane_chunk::{BlockId, ChunkView};
@@ -31,12 +33,28 @@ fn default_bedrock_biome(dim: u64) -> u32 {
 }
 
 /// The section biomes a Java column record holds, by section `y` (damaged ones are listed in
-/// `damaged` and left out).
+/// `damaged` and left out). A column saved before 1.18 keeps its biomes per column, by
+/// number (`Level.Biomes`): they are read by their 1.18+ names, the biome cells 1.18 merged
+/// into a neighbour counted in `approximated` by their old name.
 pub(crate) fn java_sections(
     rest: &Compound,
     damaged: &mut Vec<String>,
+    approximated: &mut BTreeMap<String, u64>,
 ) -> BTreeMap<i64, SectionBiomes> {
     let mut out = BTreeMap::new();
+    if let Some(level) = rest.get("Level").and_then(Tag::as_compound) {
+        match legacy_sections(level) {
+            Ok(Some(b)) => {
+                for (name, n) in b.approximated {
+                    *approximated.entry(name).or_default() += n;
+                }
+                return b.sections;
+            }
+            Ok(None) => {}
+            Err(e) => damaged.push(format!("the column's biomes: {e} (plains written)")),
+        }
+        return out;
+    }
     let Some(Tag::List(_, sections)) = rest.get("sections") else { return out };
     for s in sections {
         let Some(s) = s.as_compound() else { continue };

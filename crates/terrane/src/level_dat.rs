@@ -73,6 +73,20 @@ pub(crate) fn read_java(bytes: &[u8]) -> Option<Shared> {
     })
 }
 
+/// The single-player world's player of a Java `level.dat` (`Data.Player`) and the file's
+/// DataVersion; `None` when it has none or does not read.
+pub(crate) fn read_java_player(bytes: &[u8]) -> Option<(Compound, Option<i32>)> {
+    let mut raw = Vec::new();
+    flate2::read::GzDecoder::new(bytes).take(64 << 20).read_to_end(&mut raw).ok()?;
+    let mut root = Reader::new(&raw).root_compound().ok()?;
+    let Some(Tag::Compound(mut data)) = root.remove("Data") else { return None };
+    let data_version = int(&data, "DataVersion");
+    match data.remove("Player") {
+        Some(Tag::Compound(p)) => Some((p, data_version)),
+        _ => None,
+    }
+}
+
 /// The shared settings of a Bedrock `level.dat`; `None` when it does not read.
 pub(crate) fn read_bedrock(bytes: &[u8]) -> Option<Shared> {
     let l = terrane_bedrock::LevelDat::parse(bytes).ok()?;
@@ -211,13 +225,15 @@ pub(crate) fn encode_bedrock(c: Compound) -> Vec<u8> {
     [&10i32.to_le_bytes()[..], &(w.out.len() as i32).to_le_bytes(), &w.out].concat()
 }
 
-/// A Java `level.dat` (gzip NBT) holding `s` (name `fallback` when it has none) at
-/// `data_version` (`version_name` as its `Version.Name`).
+/// A Java `level.dat` (gzip NBT) holding `s` (name `fallback` when it has none) and the
+/// single-player world's `player`, at `data_version` (`version_name` as its
+/// `Version.Name`).
 pub(crate) fn java_level_dat(
     s: &Shared,
     fallback: &str,
     data_version: i32,
     version_name: &str,
+    player: Option<Compound>,
 ) -> Vec<u8> {
     let mut version = Compound::new();
     version.insert("Id", Tag::Int(data_version));
@@ -243,6 +259,9 @@ pub(crate) fn java_level_dat(
     if let Some(t) = s.last_played {
         d.insert("LastPlayed", Tag::Long(t.saturating_mul(1000)));
     }
+    if let Some(p) = player {
+        d.insert("Player", Tag::Compound(p));
+    }
     let mut root = Compound::new();
     root.insert("Data", Tag::Compound(d));
     let mut w = Writer::new();
@@ -267,12 +286,15 @@ mod tests {
             last_played: Some(1_700_000_000),
             flat: false,
         };
-        let java = java_level_dat(&s, "x", 4671, "1.21.11");
+        let java = java_level_dat(&s, "x", 4671, "1.21.11", None);
         assert_eq!(read_java(&java), Some(s.clone()));
         let bedrock = bedrock_level_dat(&s, "x", [1, 26, 30, 0, 0]);
         assert_eq!(read_bedrock(&bedrock), Some(s.clone()));
         let flat = Shared { flat: true, ..s };
-        assert_eq!(read_java(&java_level_dat(&flat, "x", 4671, "1.21.11")), Some(flat.clone()));
+        assert_eq!(
+            read_java(&java_level_dat(&flat, "x", 4671, "1.21.11", None)),
+            Some(flat.clone())
+        );
         assert_eq!(read_bedrock(&bedrock_level_dat(&flat, "x", [1, 26, 30, 0, 0])), Some(flat));
         let empty = bedrock_level_dat(&Shared::default(), "fallback", [1, 26, 30, 0, 0]);
         assert_eq!(read_bedrock(&empty).unwrap().name.as_deref(), Some("fallback"));

@@ -585,3 +585,205 @@ fn bedrock_mobs_go_to_java_and_back_with_their_ids() {
     };
     assert_eq!(ids(&again), ids(&source), "Bedrock → Java → Bedrock keeps the unique ids");
 }
+
+/// The `~local_player` record of a Bedrock world.
+fn local_player(world: &Path) -> terrane::nbt::Compound {
+    use terrane::bedrock::format::{db, read};
+    let mut d = db::ReadDb::open(&read::db_dir(world).unwrap()).unwrap();
+    let mut out = None;
+    read::read_db(
+        &mut d,
+        |_| Ok(()),
+        |k, v| {
+            if k == terrane::bedrock::format::player::LOCAL_PLAYER_KEY {
+                out = Some(terrane::nbt::Reader::little_endian(v).root_compound().unwrap());
+            }
+            Ok(())
+        },
+    )
+    .unwrap();
+    out.expect("a ~local_player record")
+}
+
+/// A Bedrock player's items: (list, slot, name, count), empty places left out.
+fn carried(p: &terrane::nbt::Compound) -> Vec<(String, i8, String, i8)> {
+    use terrane::nbt::Tag;
+    let mut out = Vec::new();
+    for list in ["Inventory", "Armor", "Offhand", "EnderChestInventory"] {
+        let items = p.get(list).and_then(Tag::as_list).unwrap_or(&[]);
+        for (i, item) in items.iter().filter_map(Tag::as_compound).enumerate() {
+            let name = item.get("Name").and_then(Tag::as_str).unwrap_or("").to_string();
+            let Some(Tag::Byte(count)) = item.get("Count") else { continue };
+            if name.is_empty() || *count == 0 {
+                continue;
+            }
+            let slot = match item.get("Slot") {
+                Some(Tag::Byte(s)) if list != "Armor" && list != "Offhand" => *s,
+                _ => i as i8,
+            };
+            out.push((list.to_string(), slot, name, *count));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A Java `level.dat` (gzip NBT) of `data`.
+fn java_level_dat(data: terrane::nbt::Compound) -> Vec<u8> {
+    use terrane::nbt::Tag;
+    let mut root = terrane::nbt::Compound::new();
+    root.insert("Data", Tag::Compound(data));
+    let raw = terrane::nbt::to_bytes("", &Tag::Compound(root)).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &raw).unwrap();
+    gz.finish().unwrap()
+}
+
+/// `Data.Player` of a Java world's `level.dat`.
+fn java_player(world: &Path) -> terrane::nbt::Compound {
+    use terrane::nbt::Tag;
+    let mut raw = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(&std::fs::read(world.join("level.dat")).unwrap()[..]),
+        &mut raw,
+    )
+    .unwrap();
+    let (_, root) = terrane::nbt::from_bytes(&raw).unwrap();
+    let data = root.as_compound().and_then(|r| r.get("Data")).and_then(Tag::as_compound).unwrap();
+    data.get("Player").and_then(Tag::as_compound).expect("Data.Player").clone()
+}
+
+/// A Java player's items: (where, slot, id, count).
+fn java_carried(p: &terrane::nbt::Compound) -> Vec<(String, i8, String, i32)> {
+    use terrane::nbt::Tag;
+    let item = |c: &terrane::nbt::Compound| {
+        let id = c.get("id").and_then(Tag::as_str).unwrap().to_string();
+        (id, c.get("count").and_then(Tag::as_int).unwrap())
+    };
+    let mut out = Vec::new();
+    for list in ["Inventory", "EnderItems"] {
+        for c in p.get(list).and_then(Tag::as_list).unwrap_or(&[]).iter() {
+            let c = c.as_compound().unwrap();
+            let Some(Tag::Byte(slot)) = c.get("Slot") else { panic!("a slot") };
+            let (id, n) = item(c);
+            out.push((list.to_string(), *slot, id, n));
+        }
+    }
+    if let Some(eq) = p.get("equipment").and_then(Tag::as_compound) {
+        for (k, c) in eq.iter() {
+            let (id, n) = item(c.as_compound().unwrap());
+            out.push((format!("equipment.{k}"), 0, id, n));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_single_player_goes_to_bedrock_and_back_with_its_place_and_items() {
+    use terrane::nbt::{Compound, Tag};
+    let dir = tempfile::tempdir().unwrap();
+    let java = java_world(dir.path());
+    let item = |slot: Option<i8>, id: &str, count: i32| {
+        let mut c = Compound::new();
+        if let Some(s) = slot {
+            c.insert("Slot", Tag::Byte(s));
+        }
+        c.insert("id", Tag::String(id.into()));
+        c.insert("count", Tag::Int(count));
+        c
+    };
+    let mut player = Compound::new();
+    let pos = [3.5, 71.0, -8.25];
+    player.insert("Pos", Tag::list(pos.iter().map(|d| Tag::Double(*d)).collect()));
+    player.insert("Rotation", Tag::list(vec![Tag::Float(90.0), Tag::Float(0.0)]));
+    player.insert("UUID", Tag::IntArray(vec![11, 22, 33, 44]));
+    player.insert("Dimension", Tag::String("minecraft:overworld".into()));
+    player.insert("playerGameType", Tag::Int(1));
+    player.insert("XpLevel", Tag::Int(30));
+    player.insert(
+        "Inventory",
+        Tag::compound_list([
+            item(Some(0), "minecraft:diamond_pickaxe", 1),
+            item(Some(8), "minecraft:oak_planks", 64),
+            item(Some(30), "minecraft:cobblestone", 12),
+        ]),
+    );
+    let mut eq = Compound::new();
+    eq.insert("chest", Tag::Compound(item(None, "minecraft:iron_chestplate", 1)));
+    eq.insert("offhand", Tag::Compound(item(None, "minecraft:shield", 1)));
+    player.insert("equipment", Tag::Compound(eq));
+    player.insert("EnderItems", Tag::compound_list([item(Some(0), "minecraft:emerald", 5)]));
+    let mut data = Compound::new();
+    data.insert("DataVersion", Tag::Int(4671));
+    data.insert("LevelName", Tag::String("players".into()));
+    data.insert("Player", Tag::Compound(player.clone()));
+    std::fs::write(java.join("level.dat"), java_level_dat(data)).unwrap();
+    // A second player's file: not the single player, counted as left out.
+    std::fs::create_dir_all(java.join("playerdata")).unwrap();
+    std::fs::write(java.join("playerdata/0000000b-0000-0016-0000-00210000002c.dat"), b"").unwrap();
+    std::fs::write(java.join("playerdata/12345678-0000-0000-0000-000000000000.dat"), b"").unwrap();
+
+    let bedrock = dir.path().join("bedrock");
+    let there = convert::java_to_bedrock(&java, &bedrock, &mut |_| {}).unwrap();
+    assert_eq!(there.entities.converted.get("minecraft:player"), Some(&1));
+    assert_eq!(there.entities.left.get(convert::OTHER_PLAYERS), Some(&1), "{:?}", there.entities);
+    let b = local_player(&bedrock);
+    let y = |p: &Compound| match p.get("Pos").and_then(Tag::as_list) {
+        Some([_, Tag::Double(y), _]) => *y,
+        Some([_, Tag::Float(y), _]) => f64::from(*y),
+        other => panic!("{other:?}"),
+    };
+    let eye = terrane::bedrock::format::player::BEDROCK_EYE_HEIGHT;
+    assert!((y(&b) - (71.0 + eye)).abs() < 1e-3, "Bedrock keeps the eye: {}", y(&b));
+    assert_eq!(b.get("PlayerGameMode"), Some(&Tag::Int(1)));
+    assert_eq!(carried(&b).len(), 6, "{:?}", carried(&b));
+
+    let back_dir = dir.path().join("back");
+    let back = convert::bedrock_to_java(&bedrock, &back_dir, &mut |_| {}).unwrap();
+    assert_eq!(back.entities.converted.get("minecraft:player"), Some(&1));
+    let again = java_player(&back_dir);
+    assert!((y(&again) - 71.0).abs() < 1e-3);
+    assert_eq!(again.get("playerGameType"), Some(&Tag::Int(1)));
+    assert_eq!(again.get("XpLevel"), Some(&Tag::Int(30)));
+    assert_eq!(java_carried(&again), java_carried(&player));
+}
+
+/// A 1.15.2 region's biomes, per column by number, reach Bedrock by their 1.18+ names.
+#[test]
+fn biomes_of_worlds_before_1_18_are_read_by_number() {
+    use terrane::anvil::legacy_biomes::legacy_sections;
+    let dir = tempfile::tempdir().unwrap();
+    let java = terrane_section::testdata::java_world(dir.path(), "anvil/1.15.2/r.0.0.mca");
+    let bedrock = dir.path().join("bedrock");
+    let there = convert::java_to_bedrock(&java, &bedrock, &mut |_| {}).unwrap();
+    assert_eq!(there.columns_without_biomes, 0, "{:?}", there.damaged);
+    let back_dir = dir.path().join("back");
+    convert::bedrock_to_java(&bedrock, &back_dir, &mut |_| {}).unwrap();
+    let back = java_biomes(&dir.path().join("b"), &back_dir);
+    // What the source's numbers say, read directly from its region file.
+    let path = java.join("region/r.0.0.mca");
+    let file = terrane::anvil::region::RegionFile::new(std::fs::read(&path).unwrap()).unwrap();
+    let t = table();
+    let mut compared = 0;
+    for e in file.entries() {
+        let raw = file.read(&e).unwrap();
+        let (_, root) = terrane::nbt::from_bytes(&raw.nbt).unwrap();
+        let level = root.as_compound().and_then(|r| r.get("Level")).unwrap();
+        let level = level.as_compound().unwrap();
+        let pos = |k: &str| level.get(k).and_then(terrane::nbt::Tag::as_int).unwrap();
+        let col = terrane::ColumnPos::new(pos("xPos"), pos("zPos"));
+        let Some(b) = legacy_sections(level).unwrap() else { continue };
+        for (y, s) in &b.sections {
+            let Some(cells) = back.get(&(0, col, *y)) else { continue };
+            for (i, got) in cells.iter().enumerate() {
+                let want = s.get(i % 4, i / 16, (i / 4) % 4);
+                if t.java_biome_to_bedrock(want).1 == Fidelity::Exact {
+                    assert_eq!(got, want, "column {col:?} section {y} cell {i}");
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(compared >= 1024, "{compared} cells compared");
+}
