@@ -2,16 +2,15 @@
 //! folders in and out of a world. The work is the facade's (`terrane::java`); this file parses
 //! the arguments, shows progress and prints the summary.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use terrane::anvil::{self, ExportSummary, ImportSummary};
 use terrane::java;
 use terrane::{Backend, World};
 
+use crate::progress::bar;
 use crate::{Fail, backend_arg};
 
 /// `terrane import ...`
@@ -148,21 +147,6 @@ pub enum ExportCmd {
     },
 }
 
-pub(crate) fn bar(quiet: bool) -> ProgressBar {
-    if quiet {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::new(0);
-    pb.set_style(
-        ProgressStyle::with_template(
-            "{msg:>10} [{bar:30}] {pos}/{len} columns {per_sec} eta {eta} {prefix}",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
-    pb
-}
-
 /// The folder `name` beside `dir` (in the same parent).
 fn beside(dir: &Path, name: &str) -> Option<PathBuf> {
     let abs = std::path::absolute(dir).ok()?;
@@ -176,21 +160,11 @@ pub(crate) fn mib(b: u64) -> f64 {
 /// Opens the import's world, creating it when missing (a directory that does not exist or
 /// is empty, or a PostgreSQL schema without a world).
 pub(crate) fn open_for_import(world: &Path, backend: Option<Backend>) -> Result<World, Fail> {
-    Ok(if terrane::connection_string(world).is_some() {
-        match World::builder().sync_saves(false).open(world) {
-            Err(terrane::Error::Store(terrane::store::Error::NotFound(_))) => World::builder()
-                .backend(terrane::Backend::Postgres)
-                .sync_saves(false)
-                .create(world)?,
-            w => w?,
-        }
-    } else if !world.exists()
-        || fs::read_dir(world).map_err(|e| Fail::io(world, e))?.next().is_none()
-    {
-        World::builder().backend(backend.unwrap_or_default()).sync_saves(false).create(world)?
-    } else {
-        World::builder().sync_saves(false).open(world)?
-    })
+    let mut b = World::builder().sync_saves(false);
+    if let Some(backend) = backend {
+        b = b.backend(backend);
+    }
+    Ok(b.open_or_create(world)?)
 }
 
 fn import_json(s: &ImportSummary) -> serde_json::Value {
@@ -262,7 +236,7 @@ pub fn import(c: ImportCmd) -> Result<(), Fail> {
         java::refuse_overwrite(&w)?;
     }
     let t = Instant::now();
-    let pb = bar(json);
+    let pb = bar(json, " columns");
     let show = |name: &str, p: &anvil::Progress| {
         pb.set_message(name.to_string());
         pb.set_length(p.columns_total);
@@ -398,7 +372,7 @@ pub fn export(c: ExportCmd) -> Result<(), Fail> {
     }
     let t = Instant::now();
     let w = World::open_read_only(&world)?;
-    let pb = bar(json);
+    let pb = bar(json, " columns");
     let show = |name: &str, p: &anvil::Progress| {
         pb.set_message(name.to_string());
         pb.set_length(p.columns_total);

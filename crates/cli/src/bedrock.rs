@@ -10,7 +10,8 @@ use terrane::bedrock::{self, BedrockProgress};
 use terrane::{Backend, World};
 
 use crate::Fail;
-use crate::anvil::{LISTED, bar, listed, mib, open_for_import};
+use crate::anvil::{LISTED, listed, mib, open_for_import};
+use crate::progress::bar;
 
 pub fn import(
     source: &Path,
@@ -31,7 +32,7 @@ pub fn import(
         bedrock::refuse_overwrite(&w)?;
     }
     let t = Instant::now();
-    let pb = bar(json);
+    let pb = bar(json, " columns");
     pb.set_message("import");
     let s = bedrock::import_bedrock_world(&mut w, source, &mut |p: &BedrockProgress| {
         pb.set_position(p.columns_done);
@@ -112,7 +113,7 @@ pub fn export(
 ) -> Result<(), Fail> {
     let t = Instant::now();
     let w = World::open_read_only(world)?;
-    let pb = bar(json);
+    let pb = bar(json, " columns");
     pb.set_message("export");
     let s = bedrock::export_bedrock_world(&w, dest, overwrite, &mut |p: &BedrockProgress| {
         pb.set_length(p.columns_total.unwrap_or(0));

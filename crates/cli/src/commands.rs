@@ -702,25 +702,3 @@ pub fn regionizer(c: RegionizerCmd) -> Result<(), Fail> {
         }
     }
 }
-
-pub fn bench(package: Option<&str>) -> Result<(), Fail> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    if !root.join("xtask").is_dir() {
-        return Err(Fail::usage(format!(
-            "the benchmark suite runs from the terrane source tree ({} not found); run `cargo xtask bench` there",
-            root.display()
-        )));
-    }
-    let mut cmd =
-        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.current_dir(&root).args(["xtask", "bench"]);
-    if let Some(p) = package {
-        cmd.arg(p);
-    }
-    let status = cmd.status().map_err(|e| Fail::other(format!("cargo xtask bench: {e}")))?;
-    if !status.success() {
-        return Err(Fail::other(format!("cargo xtask bench failed ({status})")));
-    }
-    outln!("figures and ratios: {}", root.join("docs/BENCHMARKS.md").display());
-    Ok(())
-}

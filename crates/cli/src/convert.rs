@@ -10,7 +10,8 @@ use terrane::bedrock::format::block_entity::BlockEntityReport;
 use terrane::convert::{self, ConvertProgress, ConvertSummary};
 
 use crate::Fail;
-use crate::anvil::{bar, mib};
+use crate::anvil::mib;
+use crate::progress::bar;
 
 /// The edition `terrane convert` writes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -41,7 +42,7 @@ pub struct ConvertArgs {
 
 pub fn run(a: &ConvertArgs) -> Result<(), Fail> {
     let t = Instant::now();
-    let pb = bar(a.json);
+    let pb = bar(a.json, " columns");
     pb.set_message("convert");
     let mut progress = |p: &ConvertProgress| {
         if let Some(n) = p.columns_total {

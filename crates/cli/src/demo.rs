@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use serde::Serialize;
 use terrane::cluster::TieredStoreBuilder;
 use terrane::snapshot::ChunkAccess as _;
@@ -84,15 +84,32 @@ pub struct DemoArgs {
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// The soak's flags.
+    #[command(flatten)]
+    pub soak: SoakArgs,
+    /// The flags of one server of a shared world.
+    #[command(flatten)]
+    pub shared: SharedArgs,
+}
+
+/// Flags of `terrane demo --minutes` (the soak).
+#[derive(clap::Args, Debug, Clone)]
+pub struct SoakArgs {
     /// Soak: play for this many minutes of wall time instead of --ticks (and on until a first
-    /// arena restore is counted), damaging and restoring the arena again every 200 ticks; the summary adds a row per minute
-    /// (tick-save p50 / p99 / max, resident memory, restores) and the soak goal's verdict
-    /// (flat memory, a p99 that does not grow). `cargo xtask soak` runs it.
+    /// arena restore is counted), damaging and restoring the arena again every 200 ticks; the
+    /// summary adds a row per minute (tick-save p50 / p99 / max, resident memory, restores)
+    /// and the soak goal's verdict (flat memory, a p99 that does not grow). `cargo xtask
+    /// soak` runs it.
     #[arg(long, value_name = "MINUTES", help_heading = "Soak")]
     pub minutes: Option<f64>,
     /// Seconds per soak row (default 60: one row a minute).
     #[arg(long, default_value_t = 60.0, hide = true)]
     pub soak_row_seconds: f64,
+}
+
+/// Flags of `terrane demo --server N` (one server of a world shared by several).
+#[derive(clap::Args, Debug, Clone)]
+pub struct SharedArgs {
     /// Run as server N of a world shared by --servers game servers (needs --store): each
     /// leases its areas, saves fenced by them and hands walkers off to the others.
     #[arg(long, value_name = "N", help_heading = "Shared world")]
@@ -364,15 +381,8 @@ fn columns_around(p: BlockPos, view: i64) -> impl Iterator<Item = ColumnPos> {
 }
 
 fn bar(len: u64, msg: &str, quiet: bool) -> ProgressBar {
-    if quiet {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::new(len);
-    pb.set_style(
-        ProgressStyle::with_template("{msg:>12} [{bar:30}] {pos}/{len} {per_sec} eta {eta}")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
+    let pb = crate::progress::bar(quiet, "");
+    pb.set_length(len);
     pb.set_message(msg.to_string());
     pb
 }
@@ -688,9 +698,9 @@ impl<'a> Sim<'a> {
             loaded_cols: HashMap::new(),
             entity_chunk: HashMap::new(),
             rng: args.seed,
-            soak: args.minutes.map(|_| {
+            soak: args.soak.minutes.map(|_| {
                 crate::soak::SoakRecorder::new(Duration::from_secs_f64(
-                    args.soak_row_seconds.max(0.1),
+                    args.soak.soak_row_seconds.max(0.1),
                 ))
             }),
             summary,
@@ -1080,7 +1090,7 @@ impl<'a> Sim<'a> {
     /// pre-generated, the arena restored), and fails when it runs far too long.
     fn progress(&self) -> Result<bool, Fail> {
         let ran = self.tick + 1 - self.first_tick;
-        if let (Some(soak), Some(minutes)) = (&self.soak, self.args.minutes) {
+        if let (Some(soak), Some(minutes)) = (&self.soak, self.args.soak.minutes) {
             // A soak ends on time, between two arena cycles, once a row has counted a
             // restore: a slow machine plays longer instead of ending with nothing to judge.
             return Ok(soak.elapsed().as_secs_f64() >= minutes * 60.0

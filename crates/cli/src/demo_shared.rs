@@ -510,13 +510,10 @@ fn open_world(conninfo: &str, server: &str, schema: terrane::Schema) -> Result<W
             .schema(schema.clone())
             .server(server)
             .tiers(|b| b.l0_idle_ticks(100).l1_idle_ticks(300));
-        match b.open(conninfo) {
+        // Three servers starting at once: one creates, the others may find it half made.
+        match b.open_or_create(conninfo) {
             Ok(w) => return Ok(w),
             Err(e) => last = Some(e),
-        }
-        let b = World::builder().backend(Backend::Postgres).schema(schema.clone()).server(server);
-        if let Ok(w) = b.create(conninfo) {
-            return Ok(w);
         }
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -568,7 +565,7 @@ pub fn run(args: &DemoArgs, n: usize) -> Result<SharedSummary, Fail> {
             "--store {conninfo:?} is not a PostgreSQL connection string"
         )));
     }
-    let servers = args.servers.max(1);
+    let servers = args.shared.servers.max(1);
     if n >= servers {
         return Err(Fail::usage(format!("--server {n} must be below --servers {servers}")));
     }
@@ -578,8 +575,8 @@ pub fn run(args: &DemoArgs, n: usize) -> Result<SharedSummary, Fail> {
     let world = open_world(conninfo, &id, schema)?;
     let width = 2.0 * servers as f64 * 256.0;
     populate(&world, args.players, width)?;
-    let shared = SharedWorld::new(world, args.lease_ms)?;
-    let log = match &args.log {
+    let shared = SharedWorld::new(world, args.shared.lease_ms)?;
+    let log = match &args.shared.log {
         Some(p) => Log(Some(
             OpenOptions::new().create(true).append(true).open(p).map_err(|e| Fail::io(p, e))?,
         )),
@@ -595,7 +592,7 @@ pub fn run(args: &DemoArgs, n: usize) -> Result<SharedSummary, Fail> {
         chunks: HashMap::new(),
         dirty: HashSet::new(),
         log,
-        audit: args.log.is_some(),
+        audit: args.shared.log.is_some(),
         run: now_us() / 1000,
         seq: 0,
         s: SharedSummary { server: id.clone(), servers, ..SharedSummary::default() },
@@ -611,7 +608,7 @@ pub fn run(args: &DemoArgs, n: usize) -> Result<SharedSummary, Fail> {
     // When the database is unreachable (a restart, a failover), ticks fail: the server
     // reads its areas back once it answers again, and gives up after a minute without it.
     let mut failing_since: Option<Instant> = None;
-    while started.elapsed().as_secs_f64() < args.seconds {
+    while started.elapsed().as_secs_f64() < args.shared.seconds {
         let t0 = Instant::now();
         tick += 1;
         let step = |srv: &mut Server| -> Result<(), Fail> {
@@ -633,7 +630,7 @@ pub fn run(args: &DemoArgs, n: usize) -> Result<SharedSummary, Fail> {
             }
             srv.load_around()?;
             srv.tick_walkers(args.speed);
-            if tick.is_multiple_of(args.save_every.max(1)) {
+            if tick.is_multiple_of(args.shared.save_every.max(1)) {
                 srv.save(tick)?;
             }
             Ok(())

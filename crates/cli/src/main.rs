@@ -19,6 +19,7 @@ mod commands;
 mod convert;
 mod demo;
 mod demo_shared;
+mod progress;
 mod render;
 mod serve;
 mod soak;
@@ -269,11 +270,6 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Write a PNG: a top-down map of a world, or the regions of a replayed history.
     Render(render::RenderArgs),
-    /// Run the benchmark suite (`cargo xtask bench`) and print its ratio table.
-    Bench {
-        /// Only this package (e.g. terrane-cluster).
-        package: Option<String>,
-    },
 }
 
 fn init_logs(verbose: u8, quiet: bool) {
@@ -302,8 +298,8 @@ fn init_logs(verbose: u8, quiet: bool) {
 
 fn run(cli: Cli) -> Result<(), Fail> {
     match cli.command {
-        Command::Demo(args) if args.server.is_some() => {
-            let s = demo_shared::run(&args, args.server.unwrap_or(0))?;
+        Command::Demo(args) if args.shared.server.is_some() => {
+            let s = demo_shared::run(&args, args.shared.server.unwrap_or(0))?;
             if args.json {
                 outln!("{}", serde_json::to_string_pretty(&s)?);
             } else {
@@ -352,7 +348,6 @@ fn run(cli: Cli) -> Result<(), Fail> {
         Command::Convert(a) => convert::run(&a),
         Command::Serve(a) => serve::run(&a),
         Command::Render(a) => render::run(&a),
-        Command::Bench { package } => commands::bench(package.as_deref()),
     }
 }
 

@@ -222,6 +222,58 @@ impl WorldBuilder {
         result
     }
 
+    /// Opens the world at `location` when one is there, else creates it with this builder's
+    /// settings: a folder that does not exist or is empty gets a new world (any other folder
+    /// is opened, a creation that was cut off finished); on PostgreSQL a database without a
+    /// world gets one, and a world another process created first is opened. The builder's
+    /// [`backend`](Self::backend), when set, is the new world's, and an existing world's must
+    /// match it.
+    ///
+    /// ```
+    /// # fn main() -> terrane::Result<()> {
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let first = terrane::World::builder().open_or_create(dir.path().join("w"))?;
+    /// drop(first);
+    /// let again = terrane::World::builder().open_or_create(dir.path().join("w"))?;
+    /// assert_eq!(again.tick(), 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn open_or_create(self, location: impl AsRef<Path>) -> Result<World> {
+        let dir = location.as_ref();
+        if let Some(conninfo) = connection_string(dir) {
+            if let Some(b) = self.backend.filter(|b| *b != Backend::Postgres) {
+                return Err(Error::BackendMismatch {
+                    dir: None,
+                    found: Backend::Postgres,
+                    requested: b,
+                });
+            }
+            let shared = self.server.is_some();
+            let handle = match open_postgres(conninfo, Mode::Open, self.read_only, shared) {
+                Err(Error::Store(terrane_store::Error::NotFound(_))) if !self.read_only => {
+                    match open_postgres(conninfo, Mode::Create, false, shared) {
+                        Ok(h) => h,
+                        // Another process created it first.
+                        Err(_) => open_postgres(conninfo, Mode::Open, false, shared)?,
+                    }
+                }
+                h => h?,
+            };
+            return self.finish(handle, None, Backend::Postgres, None);
+        }
+        let empty = match fs::read_dir(dir) {
+            Ok(mut entries) => entries.next().is_none(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+            Err(e) => return Err(io(dir)(e)),
+        };
+        if empty || self.backend == Some(Backend::Memory) {
+            self.create(dir)
+        } else {
+            self.open(dir)
+        }
+    }
+
     /// Opens the world in `dir`. A creation that was cut off is finished (when not
     /// [`read_only`](Self::read_only)).
     pub fn open(self, dir: impl AsRef<Path>) -> Result<World> {
