@@ -134,8 +134,8 @@ fn bare(id: &str) -> &str {
     id.strip_prefix("minecraft:").unwrap_or(id)
 }
 
-/// A list of numbers (`Pos`, `Motion`, `Rotation`) of length `n`, as f64.
-fn numbers(c: &Compound, key: &str, n: usize) -> Option<Vec<f64>> {
+/// A list of `n` finite numbers (`Pos`, `Motion`, `Rotation`; doubles or floats), as f64.
+pub(crate) fn numbers(c: &Compound, key: &str, n: usize) -> Option<Vec<f64>> {
     let list = c.get(key)?.as_list()?;
     let out: Vec<f64> = list
         .iter()
@@ -148,11 +148,13 @@ fn numbers(c: &Compound, key: &str, n: usize) -> Option<Vec<f64>> {
     (out.len() == n && out.iter().all(|v| v.is_finite())).then_some(out)
 }
 
-fn doubles(v: &[f64]) -> Tag {
+/// A list of doubles (Java's `Pos`, `Motion`).
+pub(crate) fn doubles(v: &[f64]) -> Tag {
     Tag::list(v.iter().map(|d| Tag::Double(*d)).collect())
 }
 
-fn floats(v: &[f64]) -> Tag {
+/// A list of floats (Bedrock's `Pos`, `Motion`; both editions' `Rotation`).
+pub(crate) fn floats(v: &[f64]) -> Tag {
     Tag::list(v.iter().map(|d| Tag::Float(*d as f32)).collect())
 }
 

@@ -14,7 +14,7 @@
 use terrane_nbt::{Compound, Tag};
 
 use crate::block_entity::{bedrock_item_to_java, java_item_to_bedrock};
-use crate::entity::{EntityReport, unique_id_of_uuid, uuid_of_unique_id};
+use crate::entity::{EntityReport, doubles, floats, numbers, unique_id_of_uuid, uuid_of_unique_id};
 use crate::translate::table;
 
 /// The key of the single-player world's player in a Bedrock database.
@@ -86,28 +86,6 @@ const BEDROCK_USED: &[&str] = &[
 /// Fields both editions keep under one name and type.
 const SAME: [&str; 4] = ["OnGround", "Fire", "Air", "Invulnerable"];
 
-fn numbers(c: &Compound, key: &str, n: usize) -> Option<Vec<f64>> {
-    let out: Vec<f64> = c
-        .get(key)?
-        .as_list()?
-        .iter()
-        .filter_map(|t| match t {
-            Tag::Double(d) => Some(*d),
-            Tag::Float(f) => Some(f64::from(*f)),
-            _ => None,
-        })
-        .collect();
-    (out.len() == n && out.iter().all(|v| v.is_finite())).then_some(out)
-}
-
-fn list_of(tag: fn(f64) -> Tag, v: &[f64]) -> Tag {
-    Tag::list(v.iter().map(|d| tag(*d)).collect())
-}
-
-fn float(d: f64) -> Tag {
-    Tag::Float(d as f32)
-}
-
 fn int(c: &Compound, key: &str) -> Option<i32> {
     c.get(key).and_then(|t| match t {
         Tag::Byte(b) => Some(i32::from(*b)),
@@ -167,9 +145,9 @@ pub fn java_to_bedrock(
     let t = table();
     let mut out = Compound::new();
     out.insert("identifier", Tag::String(PLAYER.into()));
-    out.insert("Pos", list_of(float, &pos));
-    out.insert("Motion", list_of(float, &numbers(java, "Motion", 3).unwrap_or(vec![0.0; 3])));
-    out.insert("Rotation", list_of(float, &numbers(java, "Rotation", 2).unwrap_or(vec![0.0; 2])));
+    out.insert("Pos", floats(&pos));
+    out.insert("Motion", floats(&numbers(java, "Motion", 3).unwrap_or(vec![0.0; 3])));
+    out.insert("Rotation", floats(&numbers(java, "Rotation", 2).unwrap_or(vec![0.0; 2])));
     let unique = match (java.get("UUID"), java.get("UUIDMost"), java.get("UUIDLeast")) {
         (Some(Tag::IntArray(v)), _, _) => unique_id_of_uuid(v),
         (_, Some(Tag::Long(most)), Some(Tag::Long(least))) => Some(most ^ least),
@@ -272,15 +250,9 @@ pub fn bedrock_to_java(bedrock: &Compound, report: &mut EntityReport) -> Option<
     pos[1] -= BEDROCK_EYE_HEIGHT;
     let t = table();
     let mut out = Compound::new();
-    out.insert("Pos", list_of(Tag::Double, &pos));
-    out.insert(
-        "Motion",
-        list_of(Tag::Double, &numbers(bedrock, "Motion", 3).unwrap_or(vec![0.0; 3])),
-    );
-    out.insert(
-        "Rotation",
-        list_of(float, &numbers(bedrock, "Rotation", 2).unwrap_or(vec![0.0; 2])),
-    );
+    out.insert("Pos", doubles(&pos));
+    out.insert("Motion", doubles(&numbers(bedrock, "Motion", 3).unwrap_or(vec![0.0; 3])));
+    out.insert("Rotation", floats(&numbers(bedrock, "Rotation", 2).unwrap_or(vec![0.0; 2])));
     let unique = bedrock.get("UniqueID").and_then(Tag::as_i64).unwrap_or(0);
     out.insert("UUID", Tag::IntArray(uuid_of_unique_id(unique).to_vec()));
     let dimension = int(bedrock, "DimensionId").unwrap_or(0);
@@ -367,8 +339,8 @@ mod tests {
 
     fn java_player() -> Compound {
         let mut c = Compound::new();
-        c.insert("Pos", list_of(Tag::Double, &[10.5, 64.0, -20.25]));
-        c.insert("Rotation", list_of(float, &[45.0, 10.0]));
+        c.insert("Pos", doubles(&[10.5, 64.0, -20.25]));
+        c.insert("Rotation", floats(&[45.0, 10.0]));
         c.insert("UUID", Tag::IntArray(vec![5, 6, 7, 8]));
         c.insert("Dimension", Tag::String("minecraft:the_nether".into()));
         c.insert("playerGameType", Tag::Int(3));
@@ -464,7 +436,7 @@ mod tests {
         p.insert("Pos", Tag::String("x".into()));
         assert!(java_to_bedrock(&p, None, &mut report).is_none());
         p.insert("Inventory", Tag::Int(3));
-        p.insert("Pos", list_of(Tag::Double, &[0.0, 0.0, 0.0]));
+        p.insert("Pos", doubles(&[0.0, 0.0, 0.0]));
         assert!(java_to_bedrock(&p, None, &mut report).is_some(), "a damaged inventory is empty");
         assert!(bedrock_to_java(&Compound::new(), &mut report).is_none());
         assert_eq!(report.left.get(PLAYER), Some(&2));

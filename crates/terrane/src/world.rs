@@ -34,6 +34,16 @@ const DIM: u64 = 0;
 type TickFn = Box<dyn Fn(&TickContext<'_, ChunkPos, ()>) + Send + Sync + 'static>;
 type TiersFn = Box<dyn FnOnce(TieredStoreBuilder) -> TieredStoreBuilder>;
 
+/// Refuses a builder's backend other than PostgreSQL for a PostgreSQL world.
+fn postgres_requested(requested: Option<Backend>) -> Result<()> {
+    match requested.filter(|b| *b != Backend::Postgres) {
+        Some(b) => {
+            Err(Error::BackendMismatch { dir: None, found: Backend::Postgres, requested: b })
+        }
+        None => Ok(()),
+    }
+}
+
 /// Builds or opens a [`World`]. Defaults:
 ///
 /// - backend: [`Backend::default`] (RocksDB) for new worlds; an existing world's own backend
@@ -242,13 +252,7 @@ impl WorldBuilder {
     pub fn open_or_create(self, location: impl AsRef<Path>) -> Result<World> {
         let dir = location.as_ref();
         if let Some(conninfo) = connection_string(dir) {
-            if let Some(b) = self.backend.filter(|b| *b != Backend::Postgres) {
-                return Err(Error::BackendMismatch {
-                    dir: None,
-                    found: Backend::Postgres,
-                    requested: b,
-                });
-            }
+            postgres_requested(self.backend)?;
             let shared = self.server.is_some();
             let handle = match open_postgres(conninfo, Mode::Open, self.read_only, shared) {
                 Err(Error::Store(terrane_store::Error::NotFound(_))) if !self.read_only => {
@@ -282,13 +286,7 @@ impl WorldBuilder {
             return Err(Error::OpenInMemory(dir.to_path_buf()));
         }
         if let Some(conninfo) = connection_string(dir) {
-            if let Some(b) = self.backend.filter(|b| *b != Backend::Postgres) {
-                return Err(Error::BackendMismatch {
-                    dir: None,
-                    found: Backend::Postgres,
-                    requested: b,
-                });
-            }
+            postgres_requested(self.backend)?;
             let handle =
                 open_postgres(conninfo, Mode::Open, self.read_only, self.server.is_some())?;
             return self.finish(handle, None, Backend::Postgres, None);
