@@ -167,6 +167,16 @@ pub fn unique_id_of_uuid(ints: &[i32]) -> Option<i64> {
     Some(hi ^ lo)
 }
 
+/// Bedrock's `UniqueID` of a Java entity's or player's UUID: `UUID` (four ints), or before
+/// 1.16 `UUIDMost` and `UUIDLeast` (two longs); `None` without one.
+pub(crate) fn java_unique_id(java: &Compound) -> Option<i64> {
+    match (java.get("UUID"), java.get("UUIDMost"), java.get("UUIDLeast")) {
+        (Some(Tag::IntArray(v)), _, _) => unique_id_of_uuid(v),
+        (_, Some(Tag::Long(most)), Some(Tag::Long(least))) => Some(most ^ least),
+        _ => None,
+    }
+}
+
 /// Java's `UUID` (four ints) of a Bedrock `UniqueID`: the id, then zeros.
 pub fn uuid_of_unique_id(id: i64) -> [i32; 4] {
     [(id >> 32) as i32, id as i32, 0, 0]
@@ -204,12 +214,7 @@ pub fn java_to_bedrock(
     out.insert("Pos", floats(&pos));
     out.insert("Motion", floats(&numbers(java, "Motion", 3).unwrap_or(vec![0.0; 3])));
     out.insert("Rotation", floats(&numbers(java, "Rotation", 2).unwrap_or(vec![0.0; 2])));
-    let uuid = match (java.get("UUID"), java.get("UUIDMost"), java.get("UUIDLeast")) {
-        (Some(Tag::IntArray(v)), _, _) => unique_id_of_uuid(v),
-        // Before 1.16: two longs.
-        (_, Some(Tag::Long(most)), Some(Tag::Long(least))) => Some(most ^ least),
-        _ => None,
-    };
+    let uuid = java_unique_id(java);
     // Without a UUID, the position's bits: stable, and distinct for distinct places.
     let unique = uuid
         .unwrap_or_else(|| pos.iter().fold(0i64, |h, p| h.rotate_left(21) ^ p.to_bits() as i64));

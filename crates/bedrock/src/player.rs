@@ -14,7 +14,7 @@
 use terrane_nbt::{Compound, Tag};
 
 use crate::block_entity::{bedrock_item_to_java, java_item_to_bedrock};
-use crate::entity::{EntityReport, doubles, floats, numbers, unique_id_of_uuid, uuid_of_unique_id};
+use crate::entity::{EntityReport, doubles, floats, java_unique_id, numbers, uuid_of_unique_id};
 use crate::translate::table;
 
 /// The key of the single-player world's player in a Bedrock database.
@@ -148,12 +148,7 @@ pub fn java_to_bedrock(
     out.insert("Pos", floats(&pos));
     out.insert("Motion", floats(&numbers(java, "Motion", 3).unwrap_or(vec![0.0; 3])));
     out.insert("Rotation", floats(&numbers(java, "Rotation", 2).unwrap_or(vec![0.0; 2])));
-    let unique = match (java.get("UUID"), java.get("UUIDMost"), java.get("UUIDLeast")) {
-        (Some(Tag::IntArray(v)), _, _) => unique_id_of_uuid(v),
-        (_, Some(Tag::Long(most)), Some(Tag::Long(least))) => Some(most ^ least),
-        _ => None,
-    };
-    out.insert("UniqueID", Tag::Long(unique.unwrap_or(-4_294_967_295)));
+    out.insert("UniqueID", Tag::Long(java_unique_id(java).unwrap_or(-4_294_967_295)));
     let dimension = match java.get("Dimension") {
         Some(Tag::String(d)) => DIMENSIONS.iter().position(|n| n == d),
         // Before 1.16: 0 the Overworld, -1 the Nether, 1 the End.
