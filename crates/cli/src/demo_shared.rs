@@ -22,8 +22,8 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
-use terrane::lease::{AreaId, Lease};
-use terrane::shared::{SaveError, SharedWorld};
+use terrane::lease::AreaId;
+use terrane::shared::{Balance, SaveError, SharedWorld};
 use terrane::stats::percentile;
 use terrane::{Backend, Batch, BlockPos, Chunk, ChunkPos, TickSave, Uuid, World, tables};
 
@@ -33,14 +33,6 @@ use terrane::worldgen::hills::{self as terrain, Palette};
 
 /// The `worldProperties` key whose absence lets the first server create the walkers.
 const POPULATION_KEY: &[u8] = b"demo:shared:population";
-/// The `worldProperties` prefix of each server's presence (`u64` LE: milliseconds since the
-/// Unix epoch of its last balance pass).
-const PRESENCE_PREFIX: &[u8] = b"demo:shared:alive:";
-
-fn presence_key(server: &str) -> Vec<u8> {
-    [PRESENCE_PREFIX, server.as_bytes()].concat()
-}
-
 /// Walkers live at block y 64 (chunk y 4).
 const WALK_Y: i64 = 64;
 
@@ -165,7 +157,6 @@ struct Built {
 struct Server {
     shared: SharedWorld,
     palette: Palette,
-    home: usize,
     servers: usize,
     width: f64,
     walkers: BTreeMap<Uuid, Walker>,
@@ -181,10 +172,6 @@ struct Server {
 }
 
 impl Server {
-    fn is_home(&self, area: AreaId) -> bool {
-        area.x.rem_euclid(self.servers as i32) as usize == self.home
-    }
-
     fn areas(&self) -> Vec<AreaId> {
         (0..2 * self.servers as i32).map(|x| AreaId::new(x, 0)).collect()
     }
@@ -193,63 +180,31 @@ impl Server {
         now_us() / 1000
     }
 
-    /// Takes the home areas that are free and the others' whose lease is long expired
-    /// (their owner is gone); hands back areas whose home server is alive again.
+    /// Balances the areas by [`SharedWorld::balance`]'s rules: takes the free home areas and
+    /// the others' whose owner is gone, hands areas back to home servers running again.
     fn balance(&mut self, tick: u64) -> Result<(), Fail> {
         let now = Self::now_ms();
-        let ttl = self.shared.leases().ttl_ms();
-        let leases: BTreeMap<AreaId, Lease> = self
-            .shared
-            .leases()
-            .all()
-            .map_err(|e| Fail::other(e.to_string()))?
-            .into_iter()
-            .map(|l| (l.area, l))
-            .collect();
-        // Presence: every server says it runs (a key of its own); holders hand areas back to
-        // home servers seen within two lease times.
-        let me = self.shared.server().to_string();
-        let store = self.shared.world().store();
-        store.put(tables::WORLD_PROPERTIES, &presence_key(&me), 0, &now.to_le_bytes())?;
-        let mut live_owners: HashSet<String> = HashSet::new();
-        for e in store.scan_prefix(tables::WORLD_PROPERTIES, PRESENCE_PREFIX)? {
-            let (k, o) = e?;
-            let seen = o.data.as_slice().try_into().map(u64::from_le_bytes).unwrap_or(0);
-            if seen.saturating_add(2 * ttl) >= now {
-                live_owners
-                    .insert(String::from_utf8_lossy(&k[PRESENCE_PREFIX.len()..]).into_owned());
-            }
-        }
-        for area in self.areas() {
-            if self.shared.owns(area) {
-                // Back to its home server once that one runs again.
-                let home = format!("server-{}", area.x.rem_euclid(self.servers as i32));
-                if !self.is_home(area) && live_owners.contains(&home) {
-                    self.hand_over(area, tick)?;
-                }
-                continue;
-            }
-            let free = match leases.get(&area) {
-                None => true,
-                Some(l) if self.is_home(area) => !l.is_live(now),
-                Some(l) => l.expires_ms.saturating_add(ttl) < now,
-            };
-            if !free {
-                continue;
-            }
-            match self.shared.acquire(area, now) {
-                Ok(lease) => {
-                    self.log.line(format!(
-                        "acquired {} {} {} {}",
-                        area.x,
-                        area.z,
-                        lease.epoch,
-                        now_us()
-                    ));
-                    self.s.areas_acquired += 1;
-                    self.adopt(area)?;
-                }
-                Err(_) => continue, // another server was first
+        self.shared.announce(now)?;
+        let servers = self.servers as i32;
+        let home = |a: AreaId| format!("server-{}", a.x.rem_euclid(servers));
+        for (area, action) in self.shared.balance(self.areas(), home, now)? {
+            match action {
+                Balance::HandBack { .. } => self.hand_over(area, tick)?,
+                Balance::Acquire => match self.shared.acquire(area, now) {
+                    Ok(lease) => {
+                        self.log.line(format!(
+                            "acquired {} {} {} {}",
+                            area.x,
+                            area.z,
+                            lease.epoch,
+                            now_us()
+                        ));
+                        self.s.areas_acquired += 1;
+                        self.adopt(area)?;
+                    }
+                    Err(_) => continue, // another server was first
+                },
+                _ => {}
             }
         }
         Ok(())
@@ -487,6 +442,11 @@ impl Server {
     /// Hands `area` over with its last save (walkers and chunks of the area, and the lease's
     /// release, in one batch).
     fn hand_over(&mut self, area: AreaId, tick: u64) -> Result<(), Fail> {
+        // An earlier save of this pass may have lost it (refused): nothing to hand over, and
+        // nothing would be written.
+        if !self.shared.owns(area) {
+            return Ok(());
+        }
         let seq = self.next_seq();
         let built = self.build_save(seq, Some(&[area]))?;
         self.log.line(format!("handover {seq} {} {}", area.x, area.z));
@@ -585,7 +545,6 @@ pub fn run(args: &DemoArgs, n: usize) -> Result<SharedSummary, Fail> {
     let mut srv = Server {
         shared,
         palette,
-        home: n,
         servers,
         width,
         walkers: BTreeMap::new(),

@@ -11,15 +11,19 @@
 //!   batch that deletes it from the old area and writes it into the new one, fenced on both
 //!   leases; the new owner finds it with [`SharedWorld::arrivals`];
 //! - an area changes hands with its last save: [`SharedWorld::hand_over`] writes the save and
-//!   the release in one batch.
+//!   the release in one batch;
+//! - who takes which area ([`SharedWorld::balance`]): each area has a home server; a server
+//!   takes its free home areas, takes another's area only once its lease has been expired for
+//!   a whole lease time (its owner is gone), and hands an area back once the home server says
+//!   it runs again ([`SharedWorld::announce`], [`SharedWorld::live_servers`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use terrane_chunk::Uuid;
 use terrane_cluster::TickSave;
 use terrane_lease::{AreaId, Lease, LeaseError, LeaseKeeper, Leases, area_precondition};
-use terrane_store::{Batch, Store};
+use terrane_store::{Batch, Store, tables};
 
 use crate::{Error, World};
 
@@ -42,6 +46,26 @@ pub enum SaveError {
     /// Reading the leases after a refusal failed.
     #[error(transparent)]
     Lease(#[from] LeaseError),
+}
+
+/// The `worldProperties` prefix of each server's presence record (the server's id after it;
+/// the value the `u64` little-endian milliseconds since the Unix epoch of its last
+/// [`SharedWorld::announce`]). A server writes only its own.
+pub const PRESENCE_PREFIX: &[u8] = b"terrane:shared:presence:";
+
+/// What [`SharedWorld::balance`] says to do with an area.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Balance {
+    /// Take it ([`SharedWorld::acquire`], then read its entities with
+    /// [`SharedWorld::arrivals`]): it is free, or its owner is gone.
+    Acquire,
+    /// Hand it back to its home server, which runs again ([`SharedWorld::hand_over`] with
+    /// the area's last save).
+    HandBack {
+        /// The home server's id.
+        home: String,
+    },
 }
 
 /// One server of several sharing a world: a [`World`] opened with
@@ -133,6 +157,69 @@ impl SharedWorld {
     /// Whether this server holds `area`.
     pub fn owns(&self, area: AreaId) -> bool {
         self.keeper.owns(area)
+    }
+
+    /// Says this server runs: writes its presence record, `now_ms` (not fenced: the key is
+    /// this server's alone). Call it every balance pass.
+    pub fn announce(&self, now_ms: u64) -> Result<(), Error> {
+        let key = [PRESENCE_PREFIX, self.id.as_bytes()].concat();
+        self.world.store().put(tables::WORLD_PROPERTIES, &key, 0, &now_ms.to_le_bytes())?;
+        Ok(())
+    }
+
+    /// The servers that announced themselves within two lease times before `now_ms`.
+    pub fn live_servers(&self, now_ms: u64) -> Result<BTreeSet<String>, Error> {
+        let ttl = self.leases().ttl_ms();
+        let mut live = BTreeSet::new();
+        for e in self.world.store().scan_prefix(tables::WORLD_PROPERTIES, PRESENCE_PREFIX)? {
+            let (k, o) = e?;
+            let seen = o.data.as_slice().try_into().map(u64::from_le_bytes).unwrap_or(0);
+            if seen.saturating_add(2 * ttl) >= now_ms {
+                live.insert(String::from_utf8_lossy(&k[PRESENCE_PREFIX.len()..]).into_owned());
+            }
+        }
+        Ok(live)
+    }
+
+    /// What to do with each of `areas`, whose home server is `home(area)` (a server id), at
+    /// `now_ms`:
+    /// - an area this server holds goes back to its home server when that is another one
+    ///   and [live](Self::live_servers) ([`Balance::HandBack`]);
+    /// - a home area is taken when no live lease holds it;
+    /// - another server's area is taken only once its lease has been expired for a whole
+    ///   lease time (its owner is gone, not slow) ([`Balance::Acquire`]).
+    ///
+    /// Areas with nothing to do are left out. Taking can still fail (another server was
+    /// first): [`acquire`](Self::acquire) says so.
+    pub fn balance(
+        &self,
+        areas: impl IntoIterator<Item = AreaId>,
+        home: impl Fn(AreaId) -> String,
+        now_ms: u64,
+    ) -> Result<Vec<(AreaId, Balance)>, Error> {
+        let ttl = self.leases().ttl_ms();
+        let leases: BTreeMap<AreaId, Lease> =
+            self.leases().all()?.into_iter().map(|l| (l.area, l)).collect();
+        let live = self.live_servers(now_ms)?;
+        let mut out = Vec::new();
+        for area in areas {
+            let home = home(area);
+            if self.owns(area) {
+                if home != self.id && live.contains(&home) {
+                    out.push((area, Balance::HandBack { home }));
+                }
+                continue;
+            }
+            let free = match leases.get(&area) {
+                None => true,
+                Some(l) if home == self.id => !l.is_live(now_ms),
+                Some(l) => l.expires_ms.saturating_add(ttl) < now_ms,
+            };
+            if free {
+                out.push((area, Balance::Acquire));
+            }
+        }
+        Ok(out)
     }
 
     /// Takes `area` ([`Leases::acquire`]): from now on this server writes it. Read its

@@ -232,13 +232,24 @@ fn region_block_entities(world: &Path) -> Vec<terrane::nbt::Compound> {
 
 /// Every compound of every `BlockEntity` record of a Bedrock world.
 fn bedrock_block_entities(world: &Path) -> Vec<terrane::nbt::Compound> {
-    use terrane::bedrock::format::{db, key, read};
+    let mut out = bedrock_compounds(world, terrane::bedrock::format::key::tag::BLOCK_ENTITY, false);
+    out.sort_by_key(at);
+    out
+}
+
+/// The compounds of every column record `tag` of a Bedrock world (compounds back to back),
+/// and with `actors` the entity records its columns' `digp` lists name.
+fn bedrock_compounds(world: &Path, tag: u8, actors: bool) -> Vec<terrane::nbt::Compound> {
+    use terrane::bedrock::format::{db, read};
     let mut out = Vec::new();
     let mut d = db::ReadDb::open(&read::db_dir(world).unwrap()).unwrap();
     read::read_db(
         &mut d,
         |raw| {
-            for (_, v) in raw.records.iter().filter(|(t, _)| *t == key::tag::BLOCK_ENTITY) {
+            for (_, v) in raw.actors.iter().filter(|_| actors) {
+                out.push(terrane::nbt::Reader::little_endian(v).root_compound().unwrap());
+            }
+            for (_, v) in raw.records.iter().filter(|(t, _)| *t == tag) {
                 let mut r = terrane::nbt::Reader::little_endian(v);
                 while r.remaining() > 0 {
                     out.push(r.root_compound().unwrap());
@@ -249,7 +260,6 @@ fn bedrock_block_entities(world: &Path) -> Vec<terrane::nbt::Compound> {
         |_, _| Ok(()),
     )
     .unwrap();
-    out.sort_by_key(at);
     out
 }
 
@@ -447,27 +457,7 @@ fn a_damaged_bedrock_database_is_an_error_naming_it_or_converts_what_is_whole() 
 /// Every entity record of a Bedrock world (those its columns' `digp` lists name, and the
 /// pre-1.18.30 entity lists).
 fn bedrock_entities(world: &Path) -> Vec<terrane::nbt::Compound> {
-    use terrane::bedrock::format::{db, key, read};
-    let mut out = Vec::new();
-    let mut d = db::ReadDb::open(&read::db_dir(world).unwrap()).unwrap();
-    read::read_db(
-        &mut d,
-        |raw| {
-            for (_, v) in &raw.actors {
-                out.push(terrane::nbt::Reader::little_endian(v).root_compound().unwrap());
-            }
-            for (_, v) in raw.records.iter().filter(|(t, _)| *t == key::tag::ENTITY) {
-                let mut r = terrane::nbt::Reader::little_endian(v);
-                while r.remaining() > 0 {
-                    out.push(r.root_compound().unwrap());
-                }
-            }
-            Ok(())
-        },
-        |_, _| Ok(()),
-    )
-    .unwrap();
-    out
+    bedrock_compounds(world, terrane::bedrock::format::key::tag::ENTITY, true)
 }
 
 /// Every entity of a Java world's three dimensions: those of its chunks (before 1.17) and

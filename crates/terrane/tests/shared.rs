@@ -155,3 +155,45 @@ fn a_second_instance_of_a_server_id_is_another_owner() {
         "ids over 32 characters are refused"
     );
 }
+
+/// `SharedWorld::balance`: a server takes its home areas and free ones, hands an area back
+/// once its home server announces itself, and takes a gone owner's area only after its
+/// lease has been expired for a whole lease time.
+#[test]
+fn balancing_takes_free_areas_hands_back_and_waits_out_a_gone_owner() {
+    use terrane::shared::Balance;
+    let pg = PgServer::start().unwrap_or_else(|e| panic!("{e}"));
+    let conninfo = format!("{} schema=balance", pg.conninfo());
+    World::builder().backend(Backend::Postgres).schema(schema()).create(&conninfo).unwrap();
+    let (home_a, home_b) = (AreaId::new(0, 0), AreaId::new(1, 0));
+    let home = |a: AreaId| if a == home_a { "a".to_string() } else { "b".to_string() };
+    let take = |s: &mut SharedWorld, now: u64| {
+        let plan = s.balance([home_a, home_b], home, now).unwrap();
+        for (area, b) in &plan {
+            if *b == Balance::Acquire {
+                s.acquire(*area, now).unwrap();
+            }
+        }
+        plan
+    };
+    // a alone: it takes its home area and b's, which no lease holds.
+    let mut a = open(&conninfo, "a");
+    a.announce(0).unwrap();
+    let plan = take(&mut a, 0);
+    assert_eq!(plan, [(home_a, Balance::Acquire), (home_b, Balance::Acquire)]);
+    // b starts: a's leases are live, so b takes nothing; a hands b's home area back.
+    let mut b = open(&conninfo, "b");
+    b.announce(300).unwrap();
+    assert_eq!(b.live_servers(300).unwrap().len(), 2);
+    assert!(take(&mut b, 300).is_empty());
+    let plan = a.balance([home_a, home_b], home, 400).unwrap();
+    assert_eq!(plan, [(home_b, Balance::HandBack { home: "b".into() })]);
+    assert!(a.hand_over(home_b, 1, TickSave::new()).unwrap());
+    assert_eq!(take(&mut b, 500), [(home_b, Balance::Acquire)]);
+    // a is gone (its lease on home_a expires at 1,000): b waits a whole lease time more.
+    assert!(take(&mut b, 1_500).is_empty(), "expired, but maybe only slow");
+    assert_eq!(take(&mut b, 2_100), [(home_a, Balance::Acquire)]);
+    assert!(b.owns(home_a) && b.owns(home_b));
+    // a announced at 0: two lease times later it no longer counts as live.
+    assert_eq!(b.live_servers(2_100).unwrap().into_iter().collect::<Vec<_>>(), ["b"]);
+}
