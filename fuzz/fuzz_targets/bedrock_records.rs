@@ -58,7 +58,7 @@ fuzz_target!(|data: &[u8]| {
                 drop(entity::bedrock_to_java(&c, &mut report));
                 drop(entity::java_to_bedrock(&c, Some(4671), &mut report));
                 drop(player::bedrock_to_java(&c, &mut report));
-                drop(player::java_to_bedrock(&c, Some(4671), &mut report));
+                drop(player::java_to_bedrock(&c, &mut report));
             }
         }
         _ => unreachable!(),

@@ -141,7 +141,9 @@ fn uuid_ints(u: &Uuid) -> Vec<i32> {
     u.chunks(4).map(|c| i32::from_be_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
-fn ints_uuid(v: &[i32]) -> Option<Uuid> {
+/// A UUID as Java stores it (`UUID`: four ints, most significant first) in terrane's 16
+/// bytes; `None` unless there are exactly four.
+pub fn ints_uuid(v: &[i32]) -> Option<Uuid> {
     if v.len() != 4 {
         return None;
     }

@@ -351,6 +351,27 @@ mod tests {
     }
 
     #[test]
+    fn a_uuid_before_1_16_and_a_custom_name_cross_both_ways() {
+        let mut report = EntityReport::default();
+        let mut c = java_cow();
+        c.remove("UUID");
+        c.insert("UUIDMost", Tag::Long(0x0123_4567_89ab_cdef));
+        c.insert("UUIDLeast", Tag::Long(0x1111));
+        c.insert("CustomName", Tag::String(r#"{"text":"Daisy"}"#.into()));
+        let b = java_to_bedrock(&c, Some(2586), &mut report).unwrap();
+        assert_eq!(b.get("UniqueID"), Some(&Tag::Long(0x0123_4567_89ab_cdef ^ 0x1111)));
+        assert_eq!(b.get("CustomName").and_then(Tag::as_str), Some("Daisy"));
+        assert!(report.approximated.keys().all(|k| !k.contains("UUID")), "{report:?}");
+        let j = bedrock_to_java(&b, &mut report).unwrap();
+        assert_eq!(j.get("CustomName").and_then(Tag::as_str), Some("Daisy"));
+        let ints = match j.get("UUID") {
+            Some(Tag::IntArray(v)) => v.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(unique_id_of_uuid(&ints), b.get("UniqueID").and_then(Tag::as_i64));
+    }
+
+    #[test]
     fn renamed_kinds_translate_and_kinds_without_a_rule_are_left() {
         let mut report = EntityReport::default();
         let mut c = java_cow();

@@ -130,13 +130,7 @@ fn java_game_mode(bedrock: i32) -> i32 {
 
 /// The Java player `java` (`level.dat`'s `Data.Player`) in Bedrock's form (the value of
 /// [`LOCAL_PLAYER_KEY`]); `None` (counted in `report.left`) without a position.
-/// `data_version` is the `level.dat`'s (it says how names are stored).
-pub fn java_to_bedrock(
-    java: &Compound,
-    data_version: Option<i32>,
-    report: &mut EntityReport,
-) -> Option<Compound> {
-    let _ = data_version;
+pub fn java_to_bedrock(java: &Compound, report: &mut EntityReport) -> Option<Compound> {
     let Some(mut pos) = numbers(java, "Pos", 3) else {
         *report.left.entry(PLAYER.into()).or_default() += 1;
         return None;
@@ -361,7 +355,7 @@ mod tests {
     #[test]
     fn a_player_keeps_place_mode_level_and_every_item_both_ways() {
         let mut report = EntityReport::default();
-        let b = java_to_bedrock(&java_player(), Some(4671), &mut report).unwrap();
+        let b = java_to_bedrock(&java_player(), &mut report).unwrap();
         let pos = numbers(&b, "Pos", 3).unwrap();
         assert!((pos[1] - (64.0 + BEDROCK_EYE_HEIGHT)).abs() < 1e-4, "eye height: {pos:?}");
         assert_eq!(b.get("DimensionId"), Some(&Tag::Int(1)));
@@ -400,7 +394,7 @@ mod tests {
         assert_eq!(id("feet"), None, "an empty place stays empty");
         assert_eq!(compounds(&j, "EnderItems").count(), 1);
         // Bedrock → Java → Bedrock keeps the unique id.
-        let again = java_to_bedrock(&j, Some(4671), &mut report).unwrap();
+        let again = java_to_bedrock(&j, &mut report).unwrap();
         assert_eq!(again.get("UniqueID"), b.get("UniqueID"));
     }
 
@@ -417,7 +411,7 @@ mod tests {
             ]),
         );
         p.insert("Dimension", Tag::Int(1));
-        let b = java_to_bedrock(&p, Some(2586), &mut report).unwrap();
+        let b = java_to_bedrock(&p, &mut report).unwrap();
         let armor: Vec<&Compound> = compounds(&b, "Armor").collect();
         assert_eq!(armor[3].get("Name").and_then(Tag::as_str), Some("minecraft:iron_boots"));
         assert_eq!(compounds(&b, "Inventory").count(), 0);
@@ -429,10 +423,10 @@ mod tests {
         let mut report = EntityReport::default();
         let mut p = java_player();
         p.insert("Pos", Tag::String("x".into()));
-        assert!(java_to_bedrock(&p, None, &mut report).is_none());
+        assert!(java_to_bedrock(&p, &mut report).is_none());
         p.insert("Inventory", Tag::Int(3));
         p.insert("Pos", doubles(&[0.0, 0.0, 0.0]));
-        assert!(java_to_bedrock(&p, None, &mut report).is_some(), "a damaged inventory is empty");
+        assert!(java_to_bedrock(&p, &mut report).is_some(), "a damaged inventory is empty");
         assert!(bedrock_to_java(&Compound::new(), &mut report).is_none());
         assert_eq!(report.left.get(PLAYER), Some(&2));
     }

@@ -452,7 +452,11 @@ impl Server {
         self.log.line(format!("handover {seq} {} {}", area.x, area.z));
         let t = Instant::now();
         self.s.saves_attempted += 1;
-        let result = self.shared.hand_over(area, tick, built.save.clone()).map(|_| ());
+        let result = match self.shared.hand_over(area, tick, built.save.clone()) {
+            // Not held after all: nothing was written, nothing to acknowledge.
+            Ok(false) => return Ok(()),
+            r => r.map(|_| ()),
+        };
         let ms = t.elapsed().as_secs_f64() * 1e3;
         if self.after_save(seq, result, ms, &built)? {
             self.s.areas_handed_over += 1;

@@ -545,15 +545,18 @@ fn export_into(
                     java.data_version,
                     &mut summary.block_entities,
                 )?;
-                let mut java_entities = Vec::new();
+                // The entities the chunks reference, then those the record keeps for none.
+                let mut uuids = java.orphans;
                 for (_, bytes) in &mut chunks {
                     let from = ChunkView::parse(bytes).map_err(terrane_bedrock::Error::Chunk)?;
-                    for u in from.entities().iter().chain(&java.orphans) {
-                        if let Some(o) = world.store().get(tables::ENTITY, u)? {
-                            java_entities.push((*u, o.data));
-                        }
-                    }
+                    uuids.extend_from_slice(from.entities());
                     *bytes = t.chunk(bytes, world.schema())?;
+                }
+                let mut java_entities = Vec::with_capacity(uuids.len());
+                for u in &uuids {
+                    if let Some(o) = world.store().get(tables::ENTITY, u)? {
+                        java_entities.push((*u, o.data));
+                    }
                 }
                 entity_records = crate::convert_entities::java_to_bedrock_records(
                     bpos,

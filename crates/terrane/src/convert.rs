@@ -259,17 +259,13 @@ pub fn java_to_bedrock(
         let level_dat = fs::read(src.join("level.dat")).ok();
         let player = level_dat.as_deref().and_then(crate::level_dat::read_java_player);
         let mut player_uuid = None;
-        if let Some((java, data_version)) = player {
+        if let Some(java) = player {
             player_uuid = match java.get("UUID") {
                 Some(Tag::IntArray(v)) => Some(uuid_string(v)),
                 _ => None,
             };
-            let b = terrane_bedrock::player::java_to_bedrock(
-                &java,
-                data_version,
-                &mut summary.entities,
-            );
-            if let Some(b) = b {
+            if let Some(b) = terrane_bedrock::player::java_to_bedrock(&java, &mut summary.entities)
+            {
                 let mut w = Writer::new().little_endian();
                 w.named("", &Tag::Compound(b))?;
                 db.put(LOCAL_PLAYER_KEY, &w.out)?;

@@ -4,6 +4,7 @@
 //! Java compounds for the column's entity chunk. Used by `convert` and by a Bedrock export
 //! of a Java-state world.
 
+use terrane_anvil::convert::ints_uuid;
 use terrane_bedrock::entity::{self, EntityReport};
 use terrane_bedrock::key::{BedrockColumnPos, actor_key};
 use terrane_nbt::{Reader, Tag, Writer};
@@ -91,12 +92,10 @@ pub(crate) fn bedrock_to_java_entities<'a>(
     let mut out = Vec::new();
     for compound in compounds {
         let Some(java) = entity::bedrock_to_java(&compound, report) else { continue };
-        let mut uuid = [0u8; 16];
-        if let Some(Tag::IntArray(ints)) = java.get("UUID") {
-            for (i, v) in ints.iter().take(4).enumerate() {
-                uuid[i * 4..i * 4 + 4].copy_from_slice(&v.to_be_bytes());
-            }
-        }
+        let uuid = match java.get("UUID") {
+            Some(Tag::IntArray(ints)) => ints_uuid(ints).unwrap_or_default(),
+            _ => [0; 16],
+        };
         out.push((uuid, terrane_nbt::to_bytes("", &Tag::Compound(java))?));
     }
     Ok(out)

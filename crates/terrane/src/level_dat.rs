@@ -43,12 +43,19 @@ fn int(c: &Compound, k: &str) -> Option<i32> {
     })
 }
 
-/// The shared settings of a Java `level.dat` (gzip NBT); `None` when it does not read.
-pub(crate) fn read_java(bytes: &[u8]) -> Option<Shared> {
+/// The `Data` compound of a Java `level.dat` (gzip NBT); `None` when it does not read.
+fn java_data(bytes: &[u8]) -> Option<Compound> {
     let mut raw = Vec::new();
     flate2::read::GzDecoder::new(bytes).take(64 << 20).read_to_end(&mut raw).ok()?;
-    let root = Reader::new(&raw).root_compound().ok()?;
-    let data = root.get("Data")?.as_compound()?;
+    match Reader::new(&raw).root_compound().ok()?.remove("Data") {
+        Some(Tag::Compound(data)) => Some(data),
+        _ => None,
+    }
+}
+
+/// The shared settings of a Java `level.dat` (gzip NBT); `None` when it does not read.
+pub(crate) fn read_java(bytes: &[u8]) -> Option<Shared> {
+    let data = &java_data(bytes)?;
     let spawn = match (int(data, "SpawnX"), int(data, "SpawnY"), int(data, "SpawnZ")) {
         (Some(x), Some(y), Some(z)) => Some((x, y, z)),
         _ => data.get("spawn").and_then(Tag::as_compound).and_then(|s| match s.get("pos") {
@@ -73,16 +80,11 @@ pub(crate) fn read_java(bytes: &[u8]) -> Option<Shared> {
     })
 }
 
-/// The single-player world's player of a Java `level.dat` (`Data.Player`) and the file's
-/// DataVersion; `None` when it has none or does not read.
-pub(crate) fn read_java_player(bytes: &[u8]) -> Option<(Compound, Option<i32>)> {
-    let mut raw = Vec::new();
-    flate2::read::GzDecoder::new(bytes).take(64 << 20).read_to_end(&mut raw).ok()?;
-    let mut root = Reader::new(&raw).root_compound().ok()?;
-    let Some(Tag::Compound(mut data)) = root.remove("Data") else { return None };
-    let data_version = int(&data, "DataVersion");
-    match data.remove("Player") {
-        Some(Tag::Compound(p)) => Some((p, data_version)),
+/// The single-player world's player of a Java `level.dat` (`Data.Player`); `None` when it
+/// has none or does not read.
+pub(crate) fn read_java_player(bytes: &[u8]) -> Option<Compound> {
+    match java_data(bytes)?.remove("Player") {
+        Some(Tag::Compound(p)) => Some(p),
         _ => None,
     }
 }
