@@ -84,12 +84,14 @@ mod tests {
         for name in packages.keys() {
             assert!(layers.contains_key(name), "{name} is missing from ARCHITECTURE.md's layers");
         }
-        // Sideways within a layer only as drawn: the command over the facade and the server,
-        // the server over the facade.
+        // Sideways within a layer only as drawn: the command over the facade, the server and
+        // the simulation; the server and the simulation over the facade.
         let drawn = [
             ("terrane-cli", "terrane"),
             ("terrane-cli", "terrane-valence"),
+            ("terrane-cli", "terrane-sim"),
             ("terrane-valence", "terrane"),
+            ("terrane-sim", "terrane"),
         ];
         for (name, dir) in &packages {
             let toml = fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml");

@@ -101,6 +101,22 @@ impl From<terrane::Error> for Fail {
     }
 }
 
+impl From<terrane_sim::Error> for Fail {
+    fn from(e: terrane_sim::Error) -> Self {
+        use terrane_sim::Error as E;
+        match e {
+            E::World(e) => Fail::from(e),
+            E::Store(e) => Fail::from(terrane::Error::from(e)),
+            E::SaveTick { world, tick, source } => {
+                Fail::from(source).context(format!("world {world}: saving tick {tick}"))
+            }
+            E::Unreachable(e) => Fail::from(*e).context("the world was unreachable for a minute"),
+            E::NotEmpty(_) | E::NotAWorld(_) | E::Setting(_) => Fail::usage(e.to_string()),
+            e => Fail::other(e.to_string()),
+        }
+    }
+}
+
 /// A path that holds no terrane world, with the command that makes one.
 fn not_a_world(path: &Path) -> Fail {
     let p = path.display();
@@ -324,9 +340,9 @@ fn run(cli: Cli) -> Result<(), Fail> {
                     "the soak goal was not met: memory x{:.3} (goal <= {}), tick-save p99 x{:.2} \
                      (goal <= {}), restores {} (a soak needs four minutes or more to be judged)",
                     v.memory_growth,
-                    soak::MAX_MEMORY_GROWTH,
+                    terrane_sim::soak::MAX_MEMORY_GROWTH,
                     v.p99_growth,
-                    soak::MAX_P99_GROWTH,
+                    terrane_sim::soak::MAX_P99_GROWTH,
                     if v.restores_exact { "exact" } else { "NOT all exact" }
                 )));
             }

@@ -53,6 +53,9 @@ pub enum SaveError {
 /// [`SharedWorld::announce`]). A server writes only its own.
 pub const PRESENCE_PREFIX: &[u8] = b"terrane:shared:presence:";
 
+/// The entities stored in an area: each one's UUID and record.
+pub type AreaEntities = Vec<(Uuid, Vec<u8>)>;
+
 /// What [`SharedWorld::balance`] says to do with an area.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -272,8 +275,16 @@ impl SharedWorld {
     }
 
     /// The entities stored in `area`: after acquiring it, and to pick up hand-offs into it.
-    pub fn arrivals(&self, area: AreaId) -> Result<Vec<(Uuid, Vec<u8>)>, Error> {
+    pub fn arrivals(&self, area: AreaId) -> Result<AreaEntities, Error> {
         Ok(self.world.tiered().area_entities(area)?)
+    }
+
+    /// Every entity stored in the areas this server holds, by area: what a server reads back
+    /// when it no longer knows what its areas hold. After a save whose outcome is unknown (the
+    /// connection lost at the commit) the save is either whole or absent; forgetting the
+    /// held entities and reading them back from here puts the server on whichever it was.
+    pub fn held_entities(&self) -> Result<Vec<(AreaId, AreaEntities)>, Error> {
+        self.held().map(|l| Ok((l.area, self.arrivals(l.area)?))).collect()
     }
 
     /// Hands `area` over: `last` (the area's final save) and the release of its lease are one

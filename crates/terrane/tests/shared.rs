@@ -79,6 +79,12 @@ fn two_servers_share_one_world() {
     a.save(42, s).unwrap();
     assert_eq!(a.arrivals(area_a).unwrap(), vec![]);
     assert_eq!(b.arrivals(area_b).unwrap(), vec![([1; 16], b"walker, moved".to_vec())]);
+    // What a server reads back after a save of unknown outcome: every held area's entities.
+    assert_eq!(
+        b.held_entities().unwrap(),
+        vec![(area_b, vec![([1; 16], b"walker, moved".to_vec())])]
+    );
+    assert!(a.held_entities().unwrap().iter().all(|(area, e)| *area == area_a && e.is_empty()));
 
     // a pauses past its lease; b takes area_a over; a's late save is refused whole and a
     // no longer holds the area.

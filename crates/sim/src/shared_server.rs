@@ -1,0 +1,654 @@
+//! One game server of several running one world together on PostgreSQL. The world is a
+//! strip of `2 M` areas (256 × 256 blocks each) for `M` servers; server `N` is at home in
+//! areas `x ≡ N (mod M)` and takes over the others' when their owners are gone
+//! ([`SharedWorld::balance`]). Walkers (players and mobs) wander across the strip: a walker
+//! crossing into an area of another server is handed off in the crossing tick's save; an
+//! area taken over returns to its home server, with its last save, once that server is
+//! back. An [`Event::Status`] each second says what the server holds and ticks.
+//!
+//! With [`SharedServerConfig::log`] every write attempt is logged (before it is made, then
+//! its outcome) with the epochs it was fenced on, and each save also stores an audit object
+//! (`worldProperties`, `demo:audit:<server>:<seq>`, the fenced epochs): crash tests check the
+//! database against those logs.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use terrane::lease::AreaId;
+use terrane::shared::{AreaEntities, Balance, SaveError, SharedWorld};
+use terrane::stats::percentile;
+use terrane::worldgen::hills::{self as terrain, Palette};
+use terrane::{Backend, Batch, Chunk, ChunkPos, TickSave, Uuid, World, tables};
+
+use crate::walker::Walker;
+use crate::{Error, Event, Result, ServerStatus};
+
+/// The `worldProperties` key whose absence lets the first server create the walkers.
+const POPULATION_KEY: &[u8] = b"demo:shared:population";
+
+/// A shared-world server's settings; [`SharedServerConfig::DEFAULT`] gives each default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SharedServerConfig {
+    /// How many servers share the world. Default 1.
+    pub servers: usize,
+    /// How long the server runs, in seconds. Default 10.
+    pub seconds: f64,
+    /// Lease time to live in milliseconds: an area whose server stops renewing is taken
+    /// over this long after its last renewal. Default 3,000.
+    pub lease_ms: u64,
+    /// Save every this many ticks. Default 5.
+    pub save_every: u64,
+    /// Log every write attempt and its outcome to this file, and store an audit object per
+    /// save (for crash tests). Default `None`.
+    pub log: Option<PathBuf>,
+    /// Walkers the first server creates in a new world. Default 4.
+    pub walkers: usize,
+    /// Target ticks per second (at least 1). Default 50.
+    pub tps: f64,
+    /// Walker speed in blocks per tick. Default 2.5.
+    pub speed: f64,
+}
+
+impl SharedServerConfig {
+    /// Every setting at its default.
+    pub const DEFAULT: SharedServerConfig = SharedServerConfig {
+        servers: 1,
+        seconds: 10.0,
+        lease_ms: 3000,
+        save_every: 5,
+        log: None,
+        walkers: 4,
+        tps: 50.0,
+        speed: 2.5,
+    };
+}
+
+impl Default for SharedServerConfig {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// What a shared-world server did.
+#[derive(Debug, Default, Clone, Serialize)]
+#[non_exhaustive]
+pub struct SharedServerSummary {
+    /// The server's id (`server-N`).
+    pub server: String,
+    /// Servers sharing the world.
+    pub servers: usize,
+    /// Seconds run.
+    pub seconds: f64,
+    /// Ticks run.
+    pub ticks: u64,
+    /// Saves attempted (tick saves, hand-overs and the last save).
+    pub saves_attempted: u64,
+    /// Saves the world acknowledged.
+    pub saves_acknowledged: u64,
+    /// Saves refused whole (an area was taken over).
+    pub saves_refused: u64,
+    /// Saves that failed otherwise (outcome unknown; the server read its areas back).
+    pub saves_failed: u64,
+    /// Median save time, milliseconds.
+    pub save_p50_ms: f64,
+    /// 99th percentile of save time, milliseconds.
+    pub save_p99_ms: f64,
+    /// Acknowledged saves per second.
+    pub saves_per_second: f64,
+    /// Walkers handed off to other servers' areas.
+    pub hand_offs_out: u64,
+    /// Median time of a save carrying hand-offs, milliseconds.
+    pub hand_off_p50_ms: f64,
+    /// Walkers arrived from other servers.
+    pub arrivals: u64,
+    /// Areas acquired.
+    pub areas_acquired: u64,
+    /// Areas handed over to their home server.
+    pub areas_handed_over: u64,
+    /// Areas lost to another server.
+    pub areas_lost: u64,
+    /// Walkers held at the end.
+    pub walkers_at_end: usize,
+}
+
+fn now_us() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The write log (`--log`): one line per event, each written whole with one `write` call.
+struct Log(Option<File>);
+
+impl Log {
+    fn line(&mut self, s: String) {
+        if let Some(f) = &mut self.0 {
+            let _ = f.write_all(format!("{s}\n").as_bytes());
+        }
+    }
+}
+
+/// A save being made: the batch, the walkers it hands off (out) or keeps (rewritten in a
+/// held area), and the chunks it writes.
+struct Built {
+    save: TickSave,
+    out: Vec<Uuid>,
+    kept: Vec<Uuid>,
+    chunks: Vec<ChunkPos>,
+}
+
+/// A server of a shared world.
+struct Server<'a> {
+    /// Where events go.
+    on_event: &'a mut dyn FnMut(Event<'_>),
+    shared: SharedWorld,
+    palette: Palette,
+    servers: usize,
+    width: f64,
+    walkers: BTreeMap<Uuid, Walker>,
+    chunks: HashMap<ChunkPos, Chunk>,
+    dirty: HashSet<ChunkPos>,
+    log: Log,
+    audit: bool,
+    run: u64,
+    seq: u64,
+    /// The summary so far.
+    s: SharedServerSummary,
+    save_ms: Vec<f64>,
+    hand_off_ms: Vec<f64>,
+}
+
+impl Server<'_> {
+    fn areas(&self) -> Vec<AreaId> {
+        (0..2 * self.servers as i32).map(|x| AreaId::new(x, 0)).collect()
+    }
+
+    fn now_ms() -> u64 {
+        now_us() / 1000
+    }
+
+    /// Balances the areas by [`SharedWorld::balance`]'s rules: takes the free home areas and
+    /// the others' whose owner is gone, hands areas back to home servers running again.
+    fn balance(&mut self, tick: u64) -> Result<()> {
+        let now = Self::now_ms();
+        self.shared.announce(now)?;
+        let servers = self.servers as i32;
+        let home = |a: AreaId| format!("server-{}", a.x.rem_euclid(servers));
+        for (area, action) in self.shared.balance(self.areas(), home, now)? {
+            match action {
+                Balance::HandBack { .. } => self.hand_over(area, tick)?,
+                Balance::Acquire => match self.shared.acquire(area, now) {
+                    Ok(lease) => {
+                        self.log.line(format!(
+                            "acquired {} {} {} {}",
+                            area.x,
+                            area.z,
+                            lease.epoch,
+                            now_us()
+                        ));
+                        self.s.areas_acquired += 1;
+                        self.adopt(area)?;
+                    }
+                    Err(_) => continue, // another server was first
+                },
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the walkers stored in `area` that this server does not hold yet.
+    fn adopt(&mut self, area: AreaId) -> Result<usize> {
+        let stored = self.shared.arrivals(area)?;
+        self.take_walkers(area, stored)
+    }
+
+    /// Holds the walkers of `stored` (records of `area`) not held yet; returns how many.
+    fn take_walkers(&mut self, area: AreaId, stored: AreaEntities) -> Result<usize> {
+        let mut n = 0;
+        for (uuid, bytes) in stored {
+            if self.walkers.contains_key(&uuid) {
+                continue;
+            }
+            let w = Walker::decode(uuid, area, &bytes)
+                .ok_or_else(|| Error::DamagedWalker(hex(&uuid)))?;
+            self.walkers.insert(uuid, w);
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Forgets what this server held of `areas` (lost or handed over).
+    fn drop_areas(&mut self, areas: &[AreaId]) -> Result<()> {
+        self.walkers.retain(|_, w| !areas.contains(&w.stored_in));
+        let gone: Vec<ChunkPos> = self
+            .chunks
+            .keys()
+            .filter(|p| areas.contains(&AreaId::of_chunk(**p)))
+            .copied()
+            .collect();
+        for p in gone {
+            self.chunks.remove(&p);
+            self.dirty.remove(&p);
+            self.shared.world_mut().unload_chunk(p)?;
+        }
+        Ok(())
+    }
+
+    /// Forgets everything and reads the held areas back (after a save of unknown outcome).
+    fn resync(&mut self) -> Result<()> {
+        self.walkers.clear();
+        for (area, stored) in self.shared.held_entities()? {
+            self.take_walkers(area, stored)?;
+        }
+        Ok(())
+    }
+
+    /// Loads the chunks under and around the walkers of held areas; unloads saved chunks no
+    /// walker needs. The regionizer therefore only ever holds chunks of this server's areas.
+    fn load_around(&mut self) -> Result<()> {
+        let mut needed = HashSet::new();
+        for w in self.walkers.values() {
+            let c = w.block().chunk();
+            for (dx, dz) in [(0, 0), (-1, 0), (1, 0), (0, -1), (0, 1)] {
+                let p = ChunkPos::new(c.x + dx, c.y, c.z + dz);
+                if self.shared.owns(AreaId::of_chunk(p)) {
+                    needed.insert(p);
+                }
+            }
+        }
+        for &p in &needed {
+            if !self.chunks.contains_key(&p) {
+                let chunk = match self.shared.world_mut().load_chunk(p)? {
+                    Some(c) => c,
+                    None => Chunk::new(self.palette.air),
+                };
+                self.chunks.insert(p, chunk);
+            }
+        }
+        let idle: Vec<ChunkPos> = self
+            .chunks
+            .keys()
+            .filter(|p| !needed.contains(p) && !self.dirty.contains(p))
+            .copied()
+            .collect();
+        for p in idle {
+            self.chunks.remove(&p);
+            self.shared.world_mut().unload_chunk(p)?;
+        }
+        Ok(())
+    }
+
+    /// One game tick of the walkers this server holds: each region's walkers step and wear a
+    /// path into the ground.
+    fn tick_walkers(&mut self, speed: f64) {
+        let rz = std::sync::Arc::clone(self.shared.world().regionizer());
+        for w in self.walkers.values_mut() {
+            // A walker ticks with the region of the chunk it stands in.
+            if rz.owner_of_chunk(w.block().chunk()).is_none() {
+                continue;
+            }
+            w.step(speed, self.width);
+            let b = w.block();
+            if let Some(c) = self.chunks.get_mut(&b.chunk()) {
+                let (lx, ly, lz) = b.local();
+                let next = if c.get(lx, ly, lz) == self.palette.gravel {
+                    self.palette.cobble
+                } else {
+                    self.palette.gravel
+                };
+                c.set(lx, ly, lz, next);
+                self.dirty.insert(b.chunk());
+            }
+        }
+    }
+
+    fn epochs(&self) -> String {
+        self.shared
+            .held()
+            .map(|l| format!("{},{},{}", l.area.x, l.area.z, l.epoch))
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+
+    /// Builds the save of `areas` (every held area when `None`): dirty chunks and walkers,
+    /// with hand-offs of walkers now standing in another server's area.
+    fn build_save(&mut self, seq: u64, areas: Option<&[AreaId]>) -> Result<Built> {
+        let mut save = TickSave::new();
+        let in_scope = |a: AreaId| areas.is_none_or(|s| s.contains(&a));
+        let chunks: Vec<ChunkPos> =
+            self.dirty.iter().filter(|p| in_scope(AreaId::of_chunk(**p))).copied().collect();
+        for p in &chunks {
+            save.put_chunk(0, *p, self.chunks[p].encode(self.shared.world().schema()));
+        }
+        let server = self.shared.server().to_string();
+        let epoch_of: HashMap<AreaId, i64> =
+            self.shared.held().map(|l| (l.area, l.epoch)).collect();
+        let mut out = Vec::new();
+        let mut kept = Vec::new();
+        let mut ents = Vec::new();
+        for w in self.walkers.values() {
+            if !in_scope(w.stored_in) {
+                continue;
+            }
+            let now = w.area();
+            let epoch = epoch_of.get(&now).copied().unwrap_or(0);
+            ents.push(format!("{},{},{},{}", hex(&w.uuid), w.steps, now.x, now.z));
+            if self.shared.owns(now) {
+                if now != w.stored_in {
+                    save.delete_area_entity(w.stored_in, w.uuid);
+                }
+                save.put_area_entity(now, w.uuid, w.encode(epoch, seq, &server));
+                kept.push(w.uuid);
+            } else {
+                let bytes = w.encode(epoch_of[&w.stored_in], seq, &server);
+                self.shared.hand_off(&mut save, w.uuid, w.stored_in, now, bytes)?;
+                out.push(w.uuid);
+            }
+        }
+        let epochs = self.epochs();
+        if self.audit {
+            save.put_object(
+                tables::WORLD_PROPERTIES,
+                format!("demo:audit:{server}:{seq:020}").into_bytes(),
+                epochs.clone().into_bytes(),
+            );
+        }
+        self.log.line(format!("attempt {seq} {} {epochs} {}", now_us(), ents.join(";")));
+        Ok(Built { save, out, kept, chunks })
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.run * 1_000_000 + self.seq
+    }
+
+    /// Saves every held area; returns whether the save was acknowledged.
+    fn save(&mut self, tick: u64) -> Result<bool> {
+        let seq = self.next_seq();
+        let built = self.build_save(seq, None)?;
+        let t = Instant::now();
+        self.s.saves_attempted += 1;
+        let result = self.shared.save(tick, built.save.clone());
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        self.after_save(seq, result, ms, &built)
+    }
+
+    fn after_save(
+        &mut self,
+        seq: u64,
+        result: Result<(), SaveError>,
+        ms: f64,
+        built: &Built,
+    ) -> Result<bool> {
+        let Built { out, kept, chunks, .. } = built;
+        match result {
+            Ok(()) => {
+                self.log.line(format!("ack {seq} {}", now_us()));
+                self.s.saves_acknowledged += 1;
+                self.save_ms.push(ms);
+                if !out.is_empty() {
+                    self.hand_off_ms.push(ms);
+                }
+                self.s.hand_offs_out += out.len() as u64;
+                for u in out {
+                    self.walkers.remove(u);
+                }
+                for u in kept {
+                    if let Some(w) = self.walkers.get_mut(u) {
+                        w.stored_in = w.area();
+                    }
+                }
+                for p in chunks {
+                    self.dirty.remove(p);
+                }
+                Ok(true)
+            }
+            Err(SaveError::Refused { lost }) => {
+                self.log.line(format!("refused {seq} {}", now_us()));
+                self.s.saves_refused += 1;
+                if !lost.is_empty() {
+                    (self.on_event)(Event::AreasLost {
+                        server: self.shared.server(),
+                        areas: &lost,
+                    });
+                    self.s.areas_lost += lost.len() as u64;
+                    self.drop_areas(&lost)?;
+                }
+                Ok(false)
+            }
+            Err(e) => {
+                self.log.line(format!("error {seq} {}", now_us()));
+                self.s.saves_failed += 1;
+                tracing::warn!("save {seq} failed ({e}); reading the held areas back");
+                self.resync()?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Hands `area` over with its last save (walkers and chunks of the area, and the lease's
+    /// release, in one batch).
+    fn hand_over(&mut self, area: AreaId, tick: u64) -> Result<()> {
+        // An earlier save of this pass may have lost it (refused): nothing to hand over, and
+        // nothing would be written.
+        if !self.shared.owns(area) {
+            return Ok(());
+        }
+        let seq = self.next_seq();
+        let built = self.build_save(seq, Some(&[area]))?;
+        self.log.line(format!("handover {seq} {} {}", area.x, area.z));
+        let t = Instant::now();
+        self.s.saves_attempted += 1;
+        let result = match self.shared.hand_over(area, tick, built.save.clone()) {
+            // Not held after all: nothing was written, nothing to acknowledge.
+            Ok(false) => return Ok(()),
+            r => r.map(|_| ()),
+        };
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        if self.after_save(seq, result, ms, &built)? {
+            self.s.areas_handed_over += 1;
+            self.drop_areas(&[area])?;
+        }
+        Ok(())
+    }
+}
+
+fn open_world(conninfo: &str, server: &str, schema: terrane::Schema) -> Result<World> {
+    let mut last = None;
+    for _ in 0..20 {
+        let b = World::builder()
+            .backend(Backend::Postgres)
+            .schema(schema.clone())
+            .server(server)
+            .tiers(|b| b.l0_idle_ticks(100).l1_idle_ticks(300));
+        // Three servers starting at once: one creates, the others may find it half made.
+        match b.open_or_create(conninfo) {
+            Ok(w) => return Ok(w),
+            Err(e) => last = Some(e),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Err(last.expect("twenty attempts").into())
+}
+
+/// Creates the walkers, once per world (the first server to get here wins).
+fn populate(world: &World, walkers: usize, width: f64) -> Result<()> {
+    if world.store().get(tables::WORLD_PROPERTIES, POPULATION_KEY)?.is_some() {
+        return Ok(());
+    }
+    let mut b = Batch::new();
+    b.expect(tables::WORLD_PROPERTIES, POPULATION_KEY.to_vec(), None);
+    b.put(
+        tables::WORLD_PROPERTIES,
+        POPULATION_KEY.to_vec(),
+        1,
+        (walkers as u64).to_le_bytes().to_vec(),
+    );
+    for i in 0..walkers {
+        let mut uuid = [0x7e; 16];
+        uuid[..8].copy_from_slice(&(i as u64).to_be_bytes());
+        let x = (i as f64 + 0.5) * width / walkers as f64;
+        let heading = i as f64 * 2.399_963; // the golden angle: every direction
+        let w = Walker { uuid, x, z: 128.0, heading, steps: 0, stored_in: AreaId::new(0, 0) };
+        let area = w.area();
+        b.put(
+            tables::ENTITY,
+            terrane::section::keys::area_entity_key(area, &uuid).to_vec(),
+            0,
+            w.encode(0, 0, "init"),
+        );
+    }
+    match world.store().write(&b.synced()) {
+        Ok(()) | Err(terrane::store::Error::PreconditionFailed { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Runs server `n` (`server-n`) of [`SharedServerConfig::servers`] on the PostgreSQL world
+/// at `conninfo` (created by the first server to come), for [`SharedServerConfig::seconds`];
+/// then saves everything and releases every area in one batch. Returns what it did.
+///
+/// Status lines, areas lost and failed ticks go to `on_event`. A database that does not
+/// answer is waited for a minute ([`Error::Unreachable`] after it).
+pub fn run(
+    conninfo: &str,
+    n: usize,
+    config: &SharedServerConfig,
+    mut on_event: impl FnMut(Event<'_>),
+) -> Result<SharedServerSummary> {
+    if terrane::connection_string(Path::new(conninfo)).is_none() {
+        return Err(Error::Setting(format!(
+            "{conninfo:?} is not a PostgreSQL connection string: a shared world lives on PostgreSQL"
+        )));
+    }
+    let servers = config.servers.max(1);
+    if n >= servers {
+        return Err(Error::Setting(format!(
+            "server {n} must be below the servers' count {servers}"
+        )));
+    }
+    let id = format!("server-{n}");
+    let schema = terrain::schema();
+    let palette = Palette::of(&schema).expect("the demo schema registers its blocks");
+    let world = open_world(conninfo, &id, schema)?;
+    let width = 2.0 * servers as f64 * 256.0;
+    populate(&world, config.walkers, width)?;
+    let shared = SharedWorld::new(world, config.lease_ms)?;
+    let log = match &config.log {
+        Some(p) => Log(Some(
+            OpenOptions::new().create(true).append(true).open(p).map_err(|e| Error::io(p, e))?,
+        )),
+        None => Log(None),
+    };
+    let mut srv = Server {
+        on_event: &mut on_event,
+        shared,
+        palette,
+        servers,
+        width,
+        walkers: BTreeMap::new(),
+        chunks: HashMap::new(),
+        dirty: HashSet::new(),
+        log,
+        audit: config.log.is_some(),
+        run: now_us() / 1000,
+        seq: 0,
+        s: SharedServerSummary { server: id.clone(), servers, ..SharedServerSummary::default() },
+        save_ms: Vec::new(),
+        hand_off_ms: Vec::new(),
+    };
+    srv.log.line(format!("start {id} {}", now_us()));
+    let period = Duration::from_secs_f64(1.0 / config.tps.max(1.0));
+    let started = Instant::now();
+    let mut next_line = Duration::from_secs(1);
+    let mut tick = srv.shared.world().tick();
+    let mut last_saves = 0;
+    // When the database is unreachable (a restart, a failover), ticks fail: the server
+    // reads its areas back once it answers again, and gives up after a minute without it.
+    let mut failing_since: Option<Instant> = None;
+    while started.elapsed().as_secs_f64() < config.seconds {
+        let t0 = Instant::now();
+        tick += 1;
+        let step = |srv: &mut Server<'_>| -> Result<()> {
+            if failing_since.is_some() {
+                srv.resync()?;
+            }
+            if tick.is_multiple_of(10) {
+                srv.balance(tick)?;
+                let held: Vec<AreaId> = srv.shared.held().map(|l| l.area).collect();
+                for area in held {
+                    srv.s.arrivals += srv.adopt(area)? as u64;
+                }
+            }
+            let lost = srv.shared.renew(Server::now_ms())?;
+            if !lost.is_empty() {
+                srv.s.areas_lost += lost.len() as u64;
+                srv.drop_areas(&lost)?;
+            }
+            srv.load_around()?;
+            srv.tick_walkers(config.speed);
+            if tick.is_multiple_of(config.save_every.max(1)) {
+                srv.save(tick)?;
+            }
+            Ok(())
+        };
+        match step(&mut srv) {
+            Ok(()) => failing_since = None,
+            Err(e) => {
+                let since = *failing_since.get_or_insert_with(Instant::now);
+                (srv.on_event)(Event::TickFailed { server: &id, tick, error: &e });
+                if since.elapsed() > Duration::from_secs(60) {
+                    return Err(Error::Unreachable(Box::new(e)));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        srv.s.ticks += 1;
+        if started.elapsed() >= next_line {
+            next_line += Duration::from_secs(1);
+            let status = ServerStatus {
+                server: id.clone(),
+                seconds: started.elapsed().as_secs_f64(),
+                tick,
+                areas: srv.shared.held().map(|l| (l.area, l.epoch)).collect(),
+                walkers: srv.walkers.len(),
+                regions: srv.shared.world().regionizer().region_count(),
+                chunks: srv.chunks.len(),
+                saves_last_second: srv.s.saves_acknowledged - last_saves,
+                hand_offs_out: srv.s.hand_offs_out,
+                arrivals: srv.s.arrivals,
+                saves_refused: srv.s.saves_refused,
+            };
+            last_saves = srv.s.saves_acknowledged;
+            (srv.on_event)(Event::Status(&status));
+        }
+        if let Some(rest) = period.checked_sub(t0.elapsed()) {
+            std::thread::sleep(rest);
+        }
+    }
+    // A clean stop: everything saved and every area released, in one batch.
+    let seq = srv.next_seq();
+    let built = srv.build_save(seq, None)?;
+    srv.log.line(format!("release {seq}"));
+    let t = Instant::now();
+    srv.s.saves_attempted += 1;
+    let result = srv.shared.release_all(tick, built.save.clone());
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    srv.after_save(seq, result, ms, &built)?;
+    srv.log.line(format!("stop {id} {}", now_us()));
+    let mut s = std::mem::take(&mut srv.s);
+    s.seconds = started.elapsed().as_secs_f64();
+    s.saves_per_second = s.saves_acknowledged as f64 / s.seconds.max(1e-9);
+    s.save_p50_ms = percentile(&mut srv.save_ms, 0.5).unwrap_or(0.0);
+    s.save_p99_ms = percentile(&mut srv.save_ms, 0.99).unwrap_or(0.0);
+    s.hand_off_p50_ms = percentile(&mut srv.hand_off_ms, 0.5).unwrap_or(0.0);
+    s.walkers_at_end = srv.walkers.len();
+    Ok(s)
+}
