@@ -1,4 +1,4 @@
-//! The inspection commands: info, verify, backup, chunk, schem, regionizer, bench.
+//! The inspection commands: info, verify, repair, copy, create, chunk, schem, regionizer.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -433,19 +433,6 @@ pub fn create(
     } else {
         outln!("created {} ({backend} backend, {states} block states)", world.display());
     }
-    Ok(())
-}
-
-pub fn backup(world: &Path, dest: &Path) -> Result<(), Fail> {
-    let t = Instant::now();
-    let w = World::open_read_only(world)?;
-    w.backup(dest)?;
-    outln!(
-        "backed up {} to {} in {:.2} s",
-        world.display(),
-        dest.display(),
-        t.elapsed().as_secs_f64()
-    );
     Ok(())
 }
 

@@ -14,6 +14,7 @@ macro_rules! outln {
 }
 
 mod anvil;
+mod backup;
 mod bedrock;
 mod commands;
 mod convert;
@@ -70,6 +71,7 @@ impl From<terrane::Error> for Fail {
                 let world = path.parent().unwrap_or(path).display();
                 Fail::other(format!("{e}\n(`terrane repair {world}` does that)"))
             }
+            terrane::Error::Backup(e) => Fail::from(e),
             terrane::Error::NotAWorld(ref path) => not_a_world(path),
             terrane::Error::AlreadyExists(_)
             | terrane::Error::WouldOverwrite { .. }
@@ -97,6 +99,21 @@ impl From<terrane::Error> for Fail {
                  open the world again)"
             )),
             _ => Fail::other(e.to_string()),
+        }
+    }
+}
+
+impl From<terrane::backup::Error> for Fail {
+    fn from(e: terrane::backup::Error) -> Self {
+        use terrane::backup::Error as E;
+        match e {
+            E::Store(e) => Fail::from(terrane::Error::Store(e)),
+            E::NotARepository(_)
+            | E::NotEmpty(_)
+            | E::NoSuchBackup(_)
+            | E::Empty
+            | E::UnsupportedFormat { .. } => Fail::usage(e.to_string()),
+            e => Fail::other(e.to_string()),
         }
     }
 }
@@ -250,13 +267,12 @@ enum Command {
         #[arg(long, value_parser = backend_arg)]
         backend: Option<Backend>,
     },
-    /// Online, consistent copy of a world into a new directory.
-    Backup {
-        /// The world.
-        world: PathBuf,
-        /// The new directory (must not exist or be empty).
-        dest: PathBuf,
-    },
+    /// Back a world up into a repository folder, writing only what changed since the
+    /// repository's newest backup (`terrane backup WORLD REPO`); or list, verify or prune a
+    /// repository's backups.
+    Backup(backup::BackupArgs),
+    /// Restore a backup (`--at ID`, default the newest) into a new world.
+    Restore(backup::RestoreArgs),
     /// Raw chunk access, for debugging.
     #[command(subcommand)]
     Chunk(commands::ChunkCmd),
@@ -355,7 +371,8 @@ fn run(cli: Cli) -> Result<(), Fail> {
         Command::Verify(a) => commands::verify(&a),
         Command::Repair(a) => commands::repair(&a),
         Command::Copy { src, dst, backend } => commands::copy(&src, &dst, backend),
-        Command::Backup { world, dest } => commands::backup(&world, &dest),
+        Command::Backup(a) => backup::run(&a),
+        Command::Restore(a) => backup::restore(&a),
         Command::Chunk(c) => commands::chunk(c),
         Command::Schem(c) => commands::schem(c),
         Command::Regionizer(c) => commands::regionizer(c),

@@ -109,13 +109,27 @@ fn demo_then_every_command(backend: &str) {
     assert_eq!(v["ok"], true);
     assert_eq!(v["entity_refs"], 2);
 
-    // Backup, then the backup verifies with the same chunk count.
-    let backup = tmp.path().join("backup");
-    ok(&["backup", s(&world), s(&backup)]);
+    // Backups into a repository: the second, of an unchanged world, writes no value; the
+    // first restores into a world that verifies with the same chunk count.
+    let repo = tmp.path().join("backups");
+    let first = json(&["backup", s(&world), s(&repo), "--json"]);
+    assert_eq!((first["id"].as_u64(), first["removed"].as_u64()), (Some(1), Some(0)));
+    assert!(first["pack_bytes"].as_u64().unwrap() > 0);
+    let second = json(&["backup", s(&world), s(&repo), "--json"]);
+    assert_eq!((second["changed"].as_u64(), second["pack_bytes"].as_u64()), (Some(0), Some(0)));
+    assert_eq!(json(&["backup", "list", s(&repo), "--json"]).as_array().unwrap().len(), 2);
+    ok(&["backup", "verify", s(&repo)]);
+    let backup = tmp.path().join("restored");
+    ok(&["restore", s(&repo), s(&backup), "--at", "1"]);
     let bi = json(&["info", s(&backup), "--json"]);
     assert_eq!(bi["chunks"], info["chunks"]);
     ok(&["verify", s(&backup)]);
-    fails(&["backup", s(&world), s(&backup)], 2);
+    fails(&["restore", s(&repo), s(&backup)], 2);
+    fails(&["restore", s(&repo), s(&tmp.path().join("r9")), "--at", "9"], 2);
+    fails(&["backup", "list", s(&tmp.path().join("nothing"))], 2);
+    let pruned = json(&["backup", "prune", s(&repo), "--keep-last", "1", "--json"]);
+    assert_eq!(pruned["removed"], serde_json::json!([1]));
+    ok(&["restore", s(&repo), s(&tmp.path().join("restored-2"))]);
 
     // Chunk (0, 0, 0) is the bedrock layer of the spawn column: pre-generated.
     let c = json(&["chunk", "get", s(&world), "0", "0", "0", "--json"]);
@@ -514,7 +528,7 @@ fn read_commands_change_nothing(backend: &str) {
     ok(&["verify", s(&world)]);
     ok(&["chunk", "get", s(&world), "0", "0", "0", "--json"]);
     ok(&["render", "--world", s(&world), "--regions", s(&tmp.path().join("map.png"))]);
-    ok(&["backup", s(&world), s(&tmp.path().join("backup"))]);
+    ok(&["backup", s(&world), s(&tmp.path().join("backups"))]);
     ok(&[
         "schem",
         "export",
@@ -658,7 +672,11 @@ fn postgres_worlds_and_copies_in_every_direction() {
         s(&tmp.path().join("b.schem")),
     ]);
     ok(&["export", "anvil", &main, s(&tmp.path().join("region"))]);
-    ok(&["backup", &main, s(&tmp.path().join("backup"))]);
+    ok(&["backup", &main, s(&tmp.path().join("backups"))]);
+    let restored = pg("restored");
+    ok(&["restore", s(&tmp.path().join("backups")), &restored]);
+    assert_eq!(json(&["info", &restored, "--json"])["chunks"], info["chunks"]);
+    ok(&["restore", s(&tmp.path().join("backups")), s(&tmp.path().join("backup"))]);
     assert_eq!(json(&["info", s(&tmp.path().join("backup")), "--json"])["chunks"], info["chunks"]);
     // PostgreSQL -> each directory backend -> PostgreSQL.
     for backend in ["rocksdb", "blockfile"] {

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use terrane_chunk::{Chunk, ChunkView, Schema, SchemaBytes, Uuid};
 use terrane_section::keys::{self, Level};
 use terrane_section::{AreaId, ChunkPos};
-use terrane_store::{Batch, KeyRange, Object, Parts, Precondition, Store, tables};
+use terrane_store::{Batch, KeyRange, Object, Parts, Precondition, ReadView, Store, tables};
 
 use crate::cluster_part;
 use crate::config::{TierConfig, TieredStoreBuilder};
@@ -31,7 +31,7 @@ pub fn tick_key(server: Option<&str>) -> String {
 
 /// The world's game tick: the largest of `gameTick` (a single server's) and every server's
 /// `gameTick/<id>` in `worldMeta`; 0 for a new world.
-pub fn world_tick<S: Store + ?Sized>(store: &S) -> Result<u64> {
+pub fn world_tick<S: ReadView + ?Sized>(store: &S) -> Result<u64> {
     let mut tick = 0;
     let per_server = format!("{META_TICK}/");
     for e in store.scan_prefix(tables::WORLD_META, META_TICK.as_bytes())? {

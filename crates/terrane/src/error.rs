@@ -154,6 +154,16 @@ pub enum Error {
          version that wrote the source world"
     )]
     CopyTableMissing(String),
+    /// A backup repository refused an operation (see [`terrane_backup::Error`]).
+    #[error(transparent)]
+    Backup(#[from] terrane_backup::Error),
+    /// The world's restore from a backup was cut off: it holds part of the backup. Restore
+    /// it again into a new folder (`terrane restore REPO NEW-FOLDER`), then remove this one.
+    #[error("{}: this world's restore from a backup was cut off; restore again into a new folder, then remove this one", .0.display())]
+    RestoreUnfinished(PathBuf),
+    /// The backup is not of a terrane world (its store signature says what it is).
+    #[error("the backup is of a store signed {0:?}, not a terrane world")]
+    NotAWorldBackup(String),
     /// A player or container record ([`game`](crate::game)) did not decode: the world's
     /// store holds damaged bytes under `key`.
     #[error(

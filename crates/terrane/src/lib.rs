@@ -20,6 +20,7 @@
 //! | [`anvil`] | terrane-anvil | Minecraft Java Edition region files in and out |
 //! | [`bedrock::format`] | terrane-bedrock | Minecraft Bedrock Edition LevelDB worlds in and out |
 //! | [`worldgen`] | terrane-worldgen | terrain as cubic chunks: flat ground, hills from a seed |
+//! | [`backup`] | terrane-backup | incremental backups of a store into a repository folder |
 //!
 //! On top of them, [`World`] composes one world directory: the object store (embedded
 //! RocksDB by default), the [tiered chunk store](cluster::TieredStore), a
@@ -42,6 +43,9 @@
 //! ([`bedrock::format::translate`]), column by column in bounded memory.
 //! [`game`] keeps what a game server saves beside its chunks in the same tick save: players
 //! (position, inventory, the item on the cursor) and containers (a chest's items).
+//! [`World::backup_incremental`] backs a world up into a [`backup::Repo`], writing only what
+//! changed since the repository's newest backup ([`World::backup_source`] for a thread of its
+//! own while the world saves); [`restore_world`] brings one back as a new world.
 //!
 //! The World is thin glue: the logic lives in the member crates, and everything it holds is
 //! reachable ([`World::tiered`], [`World::regionizer`], [`World::distance`], [`World::store`])
@@ -144,6 +148,7 @@ pub mod schem;
 pub mod shared;
 pub mod stats;
 mod world;
+mod world_backup;
 mod world_dir;
 
 pub use backend::{Backend, SIGNATURE, connection_string};
@@ -153,9 +158,12 @@ pub use world::{
     DISTANCE_KEY, VerifyReport, World, WorldBuilder, WorldInfo, default_schema, distance_key,
     world_distance,
 };
+pub use world_backup::{BackupSource, RESTORING_KEY, restore_world};
 
 /// terrane-anvil: Minecraft Java Edition worlds in and out.
 pub use terrane_anvil as anvil;
+/// Incremental backups of a world into a repository folder (terrane-backup).
+pub use terrane_backup as backup;
 /// terrane-blockfile: the crash-safe single-file backend (feature `blockfile`).
 #[cfg(feature = "blockfile")]
 pub use terrane_blockfile as blockfile;

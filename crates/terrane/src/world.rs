@@ -327,6 +327,10 @@ impl WorldBuilder {
         lock: Option<fs::File>,
     ) -> Result<World> {
         let store = handle.store();
+        if store.get(tables::WORLD_META, crate::world_backup::RESTORING_KEY)?.is_some() {
+            let at = dir.clone().unwrap_or_else(|| PathBuf::from("the PostgreSQL world"));
+            return Err(Error::RestoreUnfinished(at));
+        }
         let schema = match self.schema {
             Some(s) => s,
             None => match terrane_cluster::stored_schema(&*store)? {

@@ -1,0 +1,264 @@
+//! Backup repositories against a model: every listed backup restores exactly the store as it
+//! was when it was taken, whatever was written, removed, backed up and pruned in between;
+//! damage is named and never restored as data.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use proptest::prelude::*;
+use terrane_backup::{BackupOptions, Error, Keep, Repo};
+use terrane_store::conformance::{collect, config, crash::save_batch};
+use terrane_store::{KeyRange, MemStore, Object, ReadView as _, Store};
+
+type Model = BTreeMap<(String, Vec<u8>), Object>;
+
+/// Everything `store` holds.
+fn dump(store: &dyn Store) -> Model {
+    let mut out = Model::new();
+    for t in store.tables() {
+        for (k, o) in collect(store, &t, KeyRange::all()) {
+            out.insert((t.clone(), k), o);
+        }
+    }
+    out
+}
+
+fn mem() -> MemStore {
+    MemStore::open(&config("backup-test")).unwrap()
+}
+
+/// The store restored from backup `id`.
+fn restored(repo: &Repo, id: u64) -> Model {
+    let target = mem();
+    repo.contents(id).unwrap().restore_into(&target, false).unwrap();
+    dump(&target)
+}
+
+fn opts(tick: u64) -> BackupOptions {
+    BackupOptions { tick, source: "test".into() }
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Save(u64),
+    Backup,
+    Prune { last: usize, keep_first: bool },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (1u64..60).prop_map(Op::Save),
+        2 => Just(Op::Backup),
+        1 => (1usize..4, any::<bool>()).prop_map(|(last, keep_first)| Op::Prune { last, keep_first }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_listed_backup_restores_the_store_as_it_was(ops in prop::collection::vec(op(), 1..30)) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repo::open_or_create(dir.path().join("repo")).unwrap();
+        let store = mem();
+        let mut taken: BTreeMap<u64, Model> = BTreeMap::new();
+        for (tick, op) in ops.iter().enumerate() {
+            match op {
+                Op::Save(id) => store.write(&save_batch(*id)).unwrap(),
+                Op::Backup => {
+                    let r = repo.backup(&store, &opts(tick as u64)).unwrap();
+                    let want = dump(&store);
+                    prop_assert_eq!(r.objects, want.len() as u64);
+                    taken.insert(r.id, want);
+                }
+                Op::Prune { last, keep_first } => {
+                    let first = taken.keys().next().copied();
+                    let ids = if *keep_first { first.into_iter().collect() } else { vec![] };
+                    let r = repo.prune(&Keep { last: *last, ids }, false).unwrap();
+                    for id in r.removed {
+                        taken.remove(&id);
+                    }
+                }
+            }
+        }
+        let listed: Vec<u64> = repo.list().unwrap().iter().map(|b| b.id).collect();
+        prop_assert_eq!(&listed, &taken.keys().copied().collect::<Vec<_>>());
+        for (id, want) in &taken {
+            prop_assert_eq!(&restored(&repo, *id), want, "backup {}", id);
+        }
+        let v = repo.verify().unwrap();
+        prop_assert!(v.is_clean(), "{:?}", v);
+        prop_assert!(v.unused_packs.is_empty(), "prune leaves no pack nobody needs: {:?}", v);
+    }
+}
+
+#[test]
+fn a_backup_writes_what_changed_and_only_that() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Repo::open_or_create(dir.path().join("repo")).unwrap();
+    let store = mem();
+    for i in 0..2000u32 {
+        // Chunk-like values: a few thousand bytes each, not all alike.
+        let v: Vec<u8> =
+            (0..3000u32).map(|j| (i.wrapping_mul(31) ^ j.wrapping_mul(7)) as u8).collect();
+        store.put("chunkl0", &i.to_be_bytes(), 1, &v).unwrap();
+    }
+    let first = repo.backup(&store, &opts(1)).unwrap();
+    assert_eq!((first.objects, first.changed, first.removed), (2000, 2000, 0));
+
+    // 1 % changed, one removed, one version bumped with the same bytes.
+    let mut changed_bytes = 0;
+    for i in (0..2000u32).step_by(100) {
+        let v: Vec<u8> = (0..3000u32).map(|j| (i ^ j ^ 0x5a) as u8).collect();
+        changed_bytes += v.len() as u64;
+        store.put("chunkl0", &i.to_be_bytes(), 2, &v).unwrap();
+    }
+    store.delete("chunkl0", &7u32.to_be_bytes()).unwrap();
+    let same = store.get("chunkl0", &8u32.to_be_bytes()).unwrap().unwrap();
+    store.put("chunkl0", &8u32.to_be_bytes(), 9, &same.data).unwrap();
+    let second = repo.backup(&store, &opts(2)).unwrap();
+    assert_eq!((second.changed, second.removed), (21, 1), "{second:?}");
+    assert_eq!(second.changed_bytes, changed_bytes, "a version bump writes no value");
+    assert!(
+        second.written_bytes() as f64 <= 1.2 * changed_bytes as f64,
+        "wrote {} for {} changed bytes",
+        second.written_bytes(),
+        changed_bytes
+    );
+    // Nothing changed: a manifest of nothing.
+    let third = repo.backup(&store, &opts(3)).unwrap();
+    assert_eq!((third.changed, third.removed, third.pack_bytes), (0, 0, 0));
+    assert_eq!(restored(&repo, third.id), dump(&store));
+    assert_eq!(repo.list().unwrap().iter().map(|b| b.tick).collect::<Vec<_>>(), [1, 2, 3]);
+}
+
+/// Flips one byte of `path` at `at` bytes from its end.
+fn flip(path: &Path, from_end: u64) {
+    let mut b = std::fs::read(path).unwrap();
+    let i = b.len() - from_end as usize;
+    b[i] ^= 0x40;
+    std::fs::write(path, b).unwrap();
+}
+
+fn packs(repo: &Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> =
+        std::fs::read_dir(repo.join("packs")).unwrap().map(|e| e.unwrap().path()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn damage_is_named_and_never_restored_as_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("repo");
+    let repo = Repo::open_or_create(&path).unwrap();
+    let store = mem();
+    for id in 1..=10 {
+        store.write(&save_batch(id)).unwrap();
+    }
+    let first = repo.backup(&store, &opts(10)).unwrap();
+    for id in 11..=20 {
+        store.write(&save_batch(id)).unwrap();
+    }
+    let second = repo.backup(&store, &opts(20)).unwrap();
+    let want_second = dump(&store);
+    assert!(repo.verify().unwrap().is_clean());
+    drop(repo);
+
+    // A flipped byte in the second backup's pack: only the second is touched.
+    let [p1, p2] = packs(&path).try_into().unwrap();
+    flip(&p2, 100);
+    let repo = Repo::open(&path).unwrap();
+    let v = repo.verify().unwrap();
+    assert!(!v.is_clean());
+    let by_id: BTreeMap<u64, _> = v.backups.iter().map(|b| (b.id, b)).collect();
+    assert!(by_id[&first.id].is_whole(), "{v:?}");
+    assert_eq!(by_id[&second.id].damaged.len(), 1, "{v:?}");
+    assert!(v.damaged.iter().any(|(p, _)| *p == p2), "{v:?}");
+    // Restore refuses, or leaves the damaged object out and says so.
+    let target = mem();
+    match repo.contents(second.id).unwrap().restore_into(&target, false) {
+        Err(Error::DamagedObjects { objects, .. }) => assert_eq!(objects.len(), 1),
+        other => panic!("{other:?}"),
+    }
+    assert!(dump(&target).is_empty(), "nothing written");
+    let r = repo.contents(second.id).unwrap().restore_into(&target, true).unwrap();
+    let mut partial = want_second.clone();
+    partial.remove(&r.damaged[0]);
+    assert_eq!(dump(&target), partial, "everything else, exactly");
+    assert_eq!(restored(&repo, first.id).len(), repo.contents(first.id).unwrap().len());
+    drop(repo);
+
+    // A truncated first pack: both backups that need it are named.
+    let len = std::fs::metadata(&p1).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&p1).unwrap().set_len(len / 2).unwrap();
+    let v = Repo::open(&path).unwrap().verify().unwrap();
+    assert!(v.backups.iter().all(|b| !b.is_whole()), "{v:?}");
+
+    // A missing pack, and a damaged manifest.
+    std::fs::remove_file(&p1).unwrap();
+    let v = Repo::open(&path).unwrap().verify().unwrap();
+    assert!(v.damaged.iter().any(|(p, d)| *p == p1 && d.contains("missing")), "{v:?}");
+    let manifest = path.join("backups").join(format!("{:020}.tbm", first.id));
+    flip(&manifest, 3);
+    let repo = Repo::open(&path).unwrap();
+    let v = repo.verify().unwrap();
+    assert!(v.damaged.iter().any(|(p, _)| *p == manifest), "{v:?}");
+    assert!(v.backups.iter().find(|b| b.id == second.id).unwrap().unrestorable.is_some());
+    assert_eq!(repo.list().unwrap().len(), 1, "a damaged manifest is not listed");
+    assert!(matches!(repo.contents(first.id), Err(Error::Damaged { .. })));
+}
+
+#[test]
+fn a_backup_of_a_store_being_written_is_one_committed_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config("backup-test");
+    let store = std::sync::Arc::new(
+        terrane_blockfile::BlockFile::open(dir.path().join("world.tbf"), &cfg).unwrap(),
+    );
+    for id in 1..=20 {
+        store.write(&save_batch(id)).unwrap();
+    }
+    let writer = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            for id in 21..=400 {
+                store.write(&save_batch(id)).unwrap();
+            }
+        })
+    };
+    let repo = Repo::open_or_create(dir.path().join("repo")).unwrap();
+    let mut ids = Vec::new();
+    while !writer.is_finished() {
+        ids.push(repo.backup(&*store, &opts(0)).unwrap().id);
+    }
+    writer.join().unwrap();
+    ids.push(repo.backup(&*store, &opts(0)).unwrap().id);
+    // The states after each batch, to find each backup's.
+    let model = mem();
+    let mut states = vec![dump(&model)];
+    for id in 1..=400 {
+        model.write(&save_batch(id)).unwrap();
+        states.push(dump(&model));
+    }
+    assert!(ids.len() >= 2);
+    for id in ids {
+        let got = restored(&repo, id);
+        assert!(states.contains(&got), "backup {id} is no state the store went through");
+    }
+}
+
+#[test]
+fn a_repository_goes_only_where_it_is_asked_to() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), b"mine").unwrap();
+    assert!(matches!(Repo::open_or_create(dir.path()), Err(Error::NotEmpty(_))));
+    assert!(matches!(Repo::open(dir.path().join("nothing")), Err(Error::NotARepository(_))));
+    let path = dir.path().join("repo");
+    let writer = Repo::open_or_create(&path).unwrap();
+    assert!(matches!(Repo::open(&path), Err(Error::Store(terrane_store::Error::Locked { .. }))));
+    drop(writer);
+    let _a = Repo::open(&path).unwrap();
+    let _b = Repo::open(&path).unwrap();
+    assert!(matches!(Repo::open(&path).unwrap().contents(1), Err(Error::NoSuchBackup(1))));
+}

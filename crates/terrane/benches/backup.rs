@@ -1,0 +1,240 @@
+//! Incremental backups of a world of 50,000 chunks while it saves a tick every 50 ms: the
+//! bytes and time of the first and of an incremental backup (1 % of the chunks changed)
+//! beside a full copy (`World::backup`) and `tar` + `zstd` of the world folder; tick-save
+//! latency with and without a backup running, in the same run; and a restored world checked
+//! object for object against a reference copy taken at the same tick.
+//!
+//! `cargo xtask bench terrane -- backup` (a plain harness: each figure is one run of a
+//! whole job). `TERRANE_BACKUP_BENCH_CHUNKS` sets the world's size (default 50,000).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use terrane::backup::Repo;
+use terrane::store::KeyRange;
+use terrane::worldgen::hills::{self as terrain, Palette};
+use terrane::{Backend, ChunkPos, ColumnPos, Object, Store, TickSave, World};
+
+type Objects = BTreeMap<(String, Vec<u8>), Object>;
+
+fn objects(store: &dyn Store) -> Objects {
+    let mut out = Objects::new();
+    for t in store.tables() {
+        for e in store.scan(&t, KeyRange::all()).unwrap() {
+            let (k, o) = e.unwrap();
+            out.insert((t.clone(), k), o);
+        }
+    }
+    out
+}
+
+fn du(path: &Path) -> u64 {
+    let out = Command::new("du").args(["-sb"]).arg(path).output().expect("du");
+    String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap().parse().unwrap()
+}
+
+fn mib(b: u64) -> f64 {
+    b as f64 / (1024.0 * 1024.0)
+}
+
+fn pct(v: &mut [f64], q: f64) -> f64 {
+    terrane::stats::percentile(v, q).unwrap_or(0.0)
+}
+
+/// A small random number generator (xorshift).
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// Plays `ticks` ticks at 20 per second, each changing `per_tick` random chunks of
+/// `chunks`; returns each tick's save time in milliseconds. Stops early once `until` is set
+/// (when given).
+fn play(
+    world: &mut World,
+    chunks: &[ChunkPos],
+    ticks: u64,
+    per_tick: usize,
+    rng: &mut Rng,
+    until: Option<&AtomicBool>,
+) -> Vec<f64> {
+    let palette = Palette::of(world.schema()).unwrap();
+    let mut times = Vec::new();
+    for _ in 0..ticks {
+        if until.is_some_and(|u| u.load(Ordering::Relaxed)) {
+            break;
+        }
+        let t0 = Instant::now();
+        let tick = world.tick() + 1;
+        let mut save = TickSave::new();
+        let mut picked = Vec::new();
+        for _ in 0..per_tick {
+            let pos = chunks[rng.below(chunks.len() as u64) as usize];
+            let mut c = world.load_chunk(pos).unwrap().expect("generated");
+            let i = rng.below(4096) as u16;
+            let b = if c.get_index(i) == palette.cobble { palette.air } else { palette.cobble };
+            c.set_index(i, b);
+            save.put_chunk(0, pos, c.encode(world.schema()));
+            picked.push(pos);
+        }
+        let t = Instant::now();
+        world.save_tick(tick, save).unwrap();
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        for pos in picked {
+            world.unload_chunk(pos).unwrap();
+        }
+        if let Some(rest) = Duration::from_millis(50).checked_sub(t0.elapsed()) {
+            std::thread::sleep(rest);
+        }
+    }
+    times
+}
+
+fn run(backend: Backend, target: usize) {
+    let tmp = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let path = tmp.path().join("world");
+    let schema = terrain::schema();
+    let palette = Palette::of(&schema).unwrap();
+    let mut world = World::builder().backend(backend).schema(schema).create(&path).unwrap();
+    // Generate columns in a square around spawn until the world holds `target` chunks.
+    let mut chunks = Vec::new();
+    let side = ((target as f64 / 8.0).sqrt().ceil() as i32).max(4);
+    let mut tick = 0;
+    let mut save = TickSave::new();
+    'fill: for z in 0..side {
+        for x in 0..side {
+            for (p, c) in terrain::column(42, ColumnPos::new(x, z), &palette) {
+                save.put_chunk(0, p, c.encode(world.schema()));
+                chunks.push(p);
+            }
+            world.mark_generated(ColumnPos::new(x, z)).unwrap();
+            if chunks.len() % 512 < 8 {
+                tick += 1;
+                world.save_tick(tick, std::mem::take(&mut save)).unwrap();
+            }
+            if chunks.len() >= target {
+                break 'fill;
+            }
+        }
+    }
+    tick += 1;
+    world.save_tick(tick, save).unwrap();
+    // Nobody near: the world settles into warm and cold clusters, as a played world does.
+    world.maintain(tick + 100_000).unwrap();
+    let n = chunks.len();
+
+    // The first backup, a full copy and tar + zstd of the same world.
+    let repo_path = tmp.path().join("repo");
+    let repo = Repo::open_or_create(&repo_path).unwrap();
+    let t = Instant::now();
+    let first = world.backup_incremental(&repo).unwrap();
+    let first_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    world.backup(tmp.path().join("copy")).unwrap();
+    let copy_s = t.elapsed().as_secs_f64();
+    let copy_bytes = du(&tmp.path().join("copy"));
+    let tar = |name: &str| {
+        let out = tmp.path().join(name);
+        let t = Instant::now();
+        let ok = Command::new("tar")
+            .arg("-I")
+            .arg("zstd -3 -T1")
+            .arg("-cf")
+            .arg(&out)
+            .arg("-C")
+            .arg(tmp.path())
+            .arg("world")
+            .status()
+            .expect("tar");
+        assert!(ok.success());
+        (t.elapsed().as_secs_f64(), std::fs::metadata(&out).unwrap().len())
+    };
+    let (tar_s, tar_bytes) = tar("first.tar.zst");
+
+    // Saves every 50 ms: 1 % of the chunks change over 100 ticks without a backup, then as
+    // many ticks with one running.
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let per_tick = (n / 100 / 100).max(1);
+    let mut without = play(&mut world, &chunks, 100, per_tick, &mut rng, None);
+    let source = world.backup_source();
+    let done = Arc::new(AtomicBool::new(false));
+    let backup = {
+        let done = done.clone();
+        let repo_path = repo_path.clone();
+        std::thread::spawn(move || {
+            let repo = Repo::open_or_create(repo_path).unwrap();
+            let t = Instant::now();
+            let r = source.backup(&repo).unwrap();
+            done.store(true, Ordering::Relaxed);
+            (r, t.elapsed().as_secs_f64())
+        })
+    };
+    drop(repo);
+    let mut with = play(&mut world, &chunks, 100_000, per_tick, &mut rng, Some(&done));
+    let (second, second_s) = backup.join().unwrap();
+    let (tar2_s, tar2_bytes) = tar("second.tar.zst");
+
+    // A backup and a reference copy at the same tick, and the restore of it compared.
+    let repo = Repo::open_or_create(&repo_path).unwrap();
+    let third = world.backup_incremental(&repo).unwrap();
+    let reference = objects(world.store());
+    let restored = tmp.path().join("restored");
+    let t = Instant::now();
+    terrane::restore_world(&repo.contents(third.id).unwrap(), &restored, Some(backend)).unwrap();
+    let restore_s = t.elapsed().as_secs_f64();
+    let back = World::open_read_only(&restored).unwrap();
+    assert!(objects(back.store()) == reference, "the restored world differs from the reference");
+
+    println!("\n{} world: {n} chunks, {} objects, {:.1} MiB of values", backend.name(), first.objects, mib(first.bytes));
+    println!("| job | written | time | note |");
+    println!("|---|---:|---:|---|");
+    println!("| first backup (terrane) | {:.1} MiB | {first_s:.2} s | {} objects |", mib(first.written_bytes()), first.objects);
+    println!("| full copy (`World::backup`) | {:.1} MiB | {copy_s:.2} s | |", mib(copy_bytes));
+    println!("| tar + zstd -3 of the folder | {:.1} MiB | {tar_s:.2} s | world closed to writes |", mib(tar_bytes));
+    println!(
+        "| incremental backup (terrane), saving every tick | {:.2} MiB | {second_s:.2} s | {} objects changed, {:.2} MiB of changed values: written / changed = {:.3} |",
+        mib(second.written_bytes()),
+        second.changed,
+        mib(second.changed_bytes),
+        second.written_bytes() as f64 / second.changed_bytes.max(1) as f64
+    );
+    println!("| tar + zstd -3 again | {:.1} MiB | {tar2_s:.2} s | |", mib(tar2_bytes));
+    println!("| restore of a backup into a new world | | {restore_s:.2} s | equal, object for object, to the world at its tick |");
+    println!(
+        "tick saves ({} chunks each, one every 50 ms): without a backup p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} ticks); with a backup running p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} ticks)",
+        per_tick,
+        pct(&mut without, 0.5),
+        pct(&mut without, 0.99),
+        pct(&mut without, 1.0),
+        without.len(),
+        pct(&mut with, 0.5),
+        pct(&mut with, 0.99),
+        pct(&mut with, 1.0),
+        with.len()
+    );
+}
+
+fn main() {
+    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    if std::env::args().any(|a| a == "--list")
+        || (!filters.is_empty() && !filters.iter().any(|f| "backup".contains(f.as_str())))
+    {
+        return;
+    }
+    let target = std::env::var("TERRANE_BACKUP_BENCH_CHUNKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50_000);
+    for backend in [Backend::BlockFile, Backend::RocksDb] {
+        run(backend, target);
+    }
+}

@@ -1,0 +1,137 @@
+//! A world's incremental backups into a repository of terrane-backup, taken while the world
+//! goes on saving, and a whole world restored from one into a new world.
+
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+
+use terrane_backup::{BackupContents, BackupReport, Repo, RestoreReport};
+use terrane_store::{Batch, Store, tables};
+
+use crate::backend::{Backend, Mode, SIGNATURE, connection_string, open_backend, open_postgres};
+use crate::error::{Error, Result, io};
+use crate::world::World;
+use crate::world_dir;
+
+/// The `worldMeta` key a world holds while it is being restored from a backup: a world
+/// holding it does not open ([`Error::RestoreUnfinished`]). The restore's last batch removes
+/// it (`docs/format/world-dir.md`).
+pub const RESTORING_KEY: &[u8] = b"terrane:restoring";
+
+/// What a backup needs of a world, apart from the `World`: its store, shared. Move it to a
+/// thread and back the world up there while the world goes on saving ticks.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use terrane::{Backend, TickSave, World, backup::Repo};
+/// let dir = tempfile::tempdir()?;
+/// let mut world = World::builder().backend(Backend::BlockFile).create(dir.path().join("w"))?;
+/// let source = world.backup_source();
+/// let repo_path = dir.path().join("backups");
+/// let backup = std::thread::spawn(move || -> terrane::Result<u64> {
+///     let repo = Repo::open_or_create(repo_path)?;
+///     Ok(source.backup(&repo)?.id)
+/// });
+/// world.save_tick(1, TickSave::new())?; // saves go on meanwhile
+/// assert_eq!(backup.join().unwrap()?, 1);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct BackupSource {
+    store: Arc<dyn Store>,
+    source: String,
+}
+
+impl BackupSource {
+    /// Backs the world up into `repo` ([`Repo::backup`]): one snapshot, only what changed
+    /// since the repository's newest backup written. The backup's tick is the world's game
+    /// tick in that snapshot.
+    pub fn backup(&self, repo: &Repo) -> Result<BackupReport> {
+        let tick_of = |view: &dyn terrane_store::ReadView| {
+            terrane_cluster::world_tick(view).map_err(|e| match e {
+                terrane_cluster::Error::Store(e) => e,
+                e => terrane_store::Error::Corrupt(e.to_string()),
+            })
+        };
+        Ok(repo.backup_with(&*self.store, &self.source, tick_of)?)
+    }
+}
+
+impl World {
+    /// A handle a backup thread can own ([`BackupSource`]).
+    pub fn backup_source(&self) -> BackupSource {
+        let source = match self.dir() {
+            Some(d) => d.display().to_string(),
+            None => format!("a {} world", self.backend.name()),
+        };
+        BackupSource { store: Arc::clone(self.tiered().store()), source }
+    }
+
+    /// Backs the world up into `repo`: only the objects changed since the repository's
+    /// newest backup are written (see [`BackupSource::backup`]).
+    pub fn backup_incremental(&self, repo: &Repo) -> Result<BackupReport> {
+        self.backup_source().backup(repo)
+    }
+}
+
+/// Restores a whole world from `backup` into a new world at `dest` (a folder that does not
+/// exist or is empty, or a PostgreSQL connection string whose database holds no world), of
+/// `backend` (default: PostgreSQL for a connection string, else [`Backend::default`]).
+///
+/// Every piece is checked before anything is written; a damaged backup is refused (see
+/// [`Repo::verify`]). The new world holds [`RESTORING_KEY`] until its last batch: a restore
+/// cut off leaves a world that refuses to open, never a partial one that opens.
+pub fn restore_world(
+    backup: &BackupContents<'_>,
+    dest: impl AsRef<Path>,
+    backend: Option<Backend>,
+) -> Result<RestoreReport> {
+    let dest = dest.as_ref();
+    if backup.signature() != SIGNATURE {
+        return Err(Error::NotAWorldBackup(backup.signature().to_string()));
+    }
+    let restore = |store: &dyn Store| -> Result<RestoreReport> {
+        let mut b = Batch::new();
+        b.put(tables::WORLD_META, RESTORING_KEY.to_vec(), 0, backup.id().to_le_bytes().to_vec());
+        store.write(&b.synced())?;
+        Ok(backup.restore_into(store, false)?)
+    };
+    if let Some(conninfo) = connection_string(dest) {
+        if backend.is_some_and(|b| b != Backend::Postgres) {
+            return Err(Error::BackendMismatch {
+                dir: None,
+                found: Backend::Postgres,
+                requested: backend.unwrap_or_default(),
+            });
+        }
+        let handle = open_postgres(conninfo, Mode::Create, false, false)?;
+        return restore(&*handle.store());
+    }
+    let backend = backend.unwrap_or_default();
+    if backend == Backend::Memory {
+        return Err(Error::OpenInMemory(dest.to_path_buf()));
+    }
+    let existed = dest.exists();
+    if existed && fs::read_dir(dest).map_err(io(dest))?.next().is_some() {
+        return Err(Error::AlreadyExists(dest.to_path_buf()));
+    }
+    fs::create_dir_all(dest).map_err(io(dest))?;
+    let lock = world_dir::lock(dest, false)?;
+    let result = (|| {
+        world_dir::write_intent(dest, backend)?;
+        let handle = open_backend(dest, backend, Mode::Create, false)?;
+        let report = restore(&*handle.store())?;
+        drop(handle);
+        world_dir::commit_intent(dest)?;
+        Ok(report)
+    })();
+    drop(lock);
+    if result.is_err() {
+        if existed {
+            world_dir::clear(dest);
+        } else {
+            let _ = fs::remove_dir_all(dest);
+        }
+    }
+    result
+}
