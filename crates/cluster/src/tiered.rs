@@ -514,6 +514,17 @@ impl<S: Store> TieredStore<S> {
         self.loaded.contains(&(dim, pos))
     }
 
+    /// The id of the server this store saves for in a shared world (`None`: a world with
+    /// one writer).
+    pub fn server(&self) -> Option<&str> {
+        self.tick_key.strip_prefix(META_TICK).and_then(|r| r.strip_prefix('/'))
+    }
+
+    /// Whether any chunk of `area` in dimension `dim` is loaded.
+    pub fn is_area_loaded(&self, dim: u64, area: AreaId) -> bool {
+        self.loaded.iter().any(|(d, p)| *d == dim && AreaId::of_chunk(*p) == area)
+    }
+
     /// The latest player positions, for the distance rule of demotion (replaces the previous
     /// check; with no players at all, every L1 cluster counts as far).
     pub fn set_players(&mut self, players: &[PlayerPos]) {

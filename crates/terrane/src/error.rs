@@ -161,6 +161,15 @@ pub enum Error {
     /// it again into a new folder (`terrane restore REPO NEW-FOLDER`), then remove this one.
     #[error("{}: this world's restore from a backup was cut off; restore again into a new folder, then remove this one", .0.display())]
     RestoreUnfinished(PathBuf),
+    /// An area cannot be restored now: a server uses it (`why` says how). Unload it, or stop
+    /// the server holding it, and try again.
+    #[error("area ({}, {}) is in use: {why}", area.x, area.z)]
+    AreaBusy {
+        /// The area.
+        area: terrane_section::AreaId,
+        /// What holds it.
+        why: String,
+    },
     /// The backup is not of a terrane world (its store signature says what it is).
     #[error("the backup is of a store signed {0:?}, not a terrane world")]
     NotAWorldBackup(String),

@@ -144,6 +144,7 @@ mod imported;
 pub mod java;
 mod java_layout;
 mod level_dat;
+mod restore_area;
 pub mod schem;
 pub mod shared;
 pub mod stats;
@@ -154,6 +155,7 @@ mod world_dir;
 pub use backend::{Backend, SIGNATURE, connection_string};
 pub use block_states::{DuplicateState, MergeReport};
 pub use error::{Error, Result};
+pub use restore_area::AreaRestoreReport;
 pub use world::{
     DISTANCE_KEY, VerifyReport, World, WorldBuilder, WorldInfo, default_schema, distance_key,
     world_distance,

@@ -2,10 +2,11 @@
 //! worlds restored from them: each restored world holds exactly the objects of a reference
 //! copy taken at the same tick.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use terrane::backup::Repo;
 use terrane::postgres::testing::PgServer;
+use terrane::section::AreaId;
 use terrane::store::KeyRange;
 use terrane::{Backend, Chunk, ChunkPos, ColumnPos, Error, Object, Store, TickSave, World};
 
@@ -185,4 +186,127 @@ fn a_backup_taken_while_the_world_saves_is_a_tick_it_saved() {
         terrane::restore_world(&c, &to, Some(Backend::BlockFile)).unwrap();
         assert_eq!(&objects(World::open_read_only(&to).unwrap().store()), want, "backup {id}");
     }
+}
+
+/// Whether the object `key` of `table` belongs to area `a` of dimension 0 (entities: keyed
+/// by the area, or listed by a chunk of it in `refs`).
+fn in_area(table: &str, key: &[u8], a: AreaId, refs: &BTreeSet<Vec<u8>>) -> bool {
+    use terrane::section::keys;
+    let shift = match table {
+        "chunkl0" => 0,
+        "chunkl1" => 2,
+        "chunkl2" => 4,
+        "opacityMap" => {
+            return keys::parse_column_key(key).is_some_and(|(d, tx, tz)| {
+                d == 0 && AreaId::new((tx >> 2) as i32, (tz >> 2) as i32) == a
+            });
+        }
+        "entity" => return key.starts_with(&a.to_bytes()) || refs.contains(key),
+        _ => return false,
+    };
+    keys::parse_chunk_key(key).is_some_and(|(d, c)| {
+        d == 0 && AreaId::of_chunk(ChunkPos::new(c.x << shift, c.y << shift, c.z << shift)) == a
+    })
+}
+
+/// The entities the chunks of area `a` list, in `objects`.
+fn area_refs(objects: &Objects, a: AreaId) -> BTreeSet<Vec<u8>> {
+    let mut out = BTreeSet::new();
+    for ((t, k), o) in objects {
+        let shift = match t.as_str() {
+            "chunkl0" => 0,
+            "chunkl1" => 2,
+            "chunkl2" => 4,
+            _ => continue,
+        };
+        if !in_area(t, k, a, &BTreeSet::new()) {
+            continue;
+        }
+        let mut add = |b: &[u8]| {
+            for u in terrane::ChunkView::parse(b).unwrap().entities() {
+                out.insert(u.to_vec());
+            }
+        };
+        match terrane::cluster::Scale::from_level(
+            terrane::Level::from_index((shift / 2) as u8).unwrap(),
+        ) {
+            None => add(&o.data),
+            Some(s) => {
+                for (_, c) in terrane::cluster::ClusterView::with_scale(&o.data, s).unwrap().iter()
+                {
+                    add(c);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn split(objects: &Objects, a: AreaId) -> (Objects, Objects) {
+    let refs = area_refs(objects, a);
+    objects
+        .iter()
+        .map(|(k, o)| (k.clone(), o.clone()))
+        .partition(|((t, k), _)| in_area(t, k, a, &refs))
+}
+
+/// Saves a tick writing chunks (each listing one entity) in areas (0, 0) and (1, 0).
+fn play_two_areas(world: &mut World, ticks: u64) {
+    let stone = terrane::BlockId(world.schema().blocks().find("minecraft:stone").unwrap());
+    for _ in 0..ticks {
+        let tick = world.tick() + 1;
+        let mut save = TickSave::new();
+        for (i, x) in [3i64, 20].into_iter().enumerate() {
+            let pos = ChunkPos::new(x + (tick as i64 % 5), 4, 2);
+            let mut c = world.load_chunk(pos).unwrap().unwrap_or_else(|| Chunk::new(world.air()));
+            c.set((tick % 16) as u32, 1, 1, stone);
+            let uuid = [tick as u8, i as u8, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7];
+            c.add_entity(uuid);
+            save.put_entity(uuid, format!("mob {tick}").into_bytes());
+            save.put_chunk(0, pos, c.encode(world.schema()));
+            world.unload_chunk(pos).unwrap();
+        }
+        world.save_tick(tick, save).unwrap();
+    }
+}
+
+#[test]
+fn one_area_goes_back_to_its_backup_and_the_rest_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut world = World::builder()
+        .schema(schema())
+        .backend(Backend::BlockFile)
+        .create(dir.path().join("w"))
+        .unwrap();
+    let (a, b) = (AreaId::new(0, 0), AreaId::new(1, 0));
+    play_two_areas(&mut world, 12);
+    world.maintain(world.tick() + 100_000).unwrap(); // some of it cold, in clusters
+    play_two_areas(&mut world, 3);
+    let repo = Repo::open_or_create(dir.path().join("repo")).unwrap();
+    let id = world.backup_incremental(&repo).unwrap().id;
+    let (a_then, _) = split(&objects(world.store()), a);
+    assert!(a_then.keys().any(|(t, _)| t == "entity") && a_then.len() > 5, "{a_then:?}");
+    assert!(a_then.keys().any(|(t, _)| t == "chunkl1" || t == "chunkl2"), "clusters too");
+
+    // Griefing: both areas change; the restore puts area a back and leaves b as it is now.
+    play_two_areas(&mut world, 9);
+    let (a_now, b_now) = split(&objects(world.store()), a);
+    assert_ne!(a_now, a_then);
+    let contents = repo.contents(id).unwrap();
+    world.load_chunk(ChunkPos::new(4, 4, 2)).unwrap();
+    match world.restore_area(&contents, 0, a) {
+        Err(Error::AreaBusy { area, .. }) => assert_eq!(area, a),
+        other => panic!("a loaded area was restored: {other:?}"),
+    }
+    world.unload_chunk(ChunkPos::new(4, 4, 2)).unwrap();
+    let report = world.restore_area(&contents, 0, a).unwrap();
+    assert!(report.objects_written > 0 && report.objects_removed > 0, "{report:?}");
+    let (a_after, b_after) = split(&objects(world.store()), a);
+    assert_eq!(a_after, a_then, "area a is as backed up");
+    assert_eq!(b_after, b_now, "area b is untouched");
+    world.verify().unwrap();
+    // Again: nothing left to change.
+    let again = world.restore_area(&contents, 0, a).unwrap();
+    assert_eq!((again.objects_written, again.objects_removed), (0, 0), "{again:?}");
+    let _ = b;
 }
