@@ -69,7 +69,8 @@ fn play(world: &mut World, ticks: u64, mark: u32) {
         let tick = world.tick() + 1;
         let mut save = TickSave::new();
         for a in AREAS {
-            let pos = ChunkPos::new(i64::from(a.x) * 16 + (tick % 7) as i64, 4, i64::from(a.z) * 16 + 3);
+            let pos =
+                ChunkPos::new(i64::from(a.x) * 16 + (tick % 7) as i64, 4, i64::from(a.z) * 16 + 3);
             let mut c = world.load_chunk(pos).unwrap().unwrap_or_else(|| Chunk::new(world.air()));
             c.set(mark, (tick % 16) as u32, 2, stone);
             save.put_chunk(0, pos, c.encode(world.schema()));
