@@ -32,6 +32,8 @@ pub struct BackupReport {
     pub id: u64,
     /// The backup it was compared with (0: none, the first).
     pub parent: u64,
+    /// The tick recorded with it (the caller's label, a world's game tick).
+    pub tick: u64,
     /// Objects in the backup, and the bytes of their values.
     pub objects: u64,
     /// Bytes of the objects' values.
@@ -100,6 +102,7 @@ impl Repo {
         let mut finished_bytes = 0u64;
         let snap = store.snapshot()?;
         let tick = tick_of(&*snap)?;
+        report.tick = tick;
         for (ti, table) in tables.iter().enumerate() {
             for item in snap.scan(table, KeyRange::all())? {
                 let (key, object) = item?;

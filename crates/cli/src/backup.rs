@@ -80,7 +80,7 @@ pub struct RestoreArgs {
     /// area 0,0 is blocks 0..255 on x and z, area -1,0 blocks -256..-1 on x; repeatable). Each
     /// area is one atomic batch; an area with chunks loaded, or leased by a running server,
     /// is refused.
-    #[arg(long, value_name = "X,Z", value_parser = parse_area)]
+    #[arg(long, value_name = "X,Z", value_parser = crate::commands::parse_area)]
     area: Vec<AreaId>,
     /// The dimension of --area: 0 the Overworld, 1 the Nether, 2 the End.
     #[arg(long, default_value_t = 0)]
@@ -94,12 +94,6 @@ pub struct RestoreArgs {
     /// Print JSON on stdout.
     #[arg(long)]
     json: bool,
-}
-
-fn parse_area(s: &str) -> Result<AreaId, String> {
-    let (x, z) = s.split_once(',').ok_or_else(|| format!("{s:?}: expected X,Z"))?;
-    let n = |v: &str| v.trim().parse::<i32>().map_err(|e| format!("{s:?}: {e}"));
-    Ok(AreaId::new(n(x)?, n(z)?))
 }
 
 fn mib(b: u64) -> f64 {

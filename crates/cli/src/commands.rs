@@ -165,6 +165,13 @@ pub enum RegionizerCmd {
 }
 
 /// Parses `x,y,z`.
+/// An area (`X,Z`, areas of 256 × 256 blocks).
+pub fn parse_area(s: &str) -> Result<terrane::section::AreaId, String> {
+    let (x, z) = s.split_once(',').ok_or_else(|| format!("{s:?}: expected X,Z"))?;
+    let n = |v: &str| v.trim().parse::<i32>().map_err(|e| format!("{s:?}: {e}"));
+    Ok(terrane::section::AreaId::new(n(x)?, n(z)?))
+}
+
 pub fn parse_xyz(s: &str) -> Result<BlockPos, String> {
     let v: Vec<i64> = s
         .split(',')

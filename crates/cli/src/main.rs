@@ -24,6 +24,7 @@ mod progress;
 mod render;
 mod serve;
 mod soak;
+mod trim;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -271,8 +272,13 @@ enum Command {
     /// repository's newest backup (`terrane backup WORLD REPO`); or list, verify or prune a
     /// repository's backups.
     Backup(backup::BackupArgs),
-    /// Restore a backup (`--at ID`, default the newest) into a new world.
+    /// Restore a backup (`--at ID`, default the newest) into a new world, or one area of an
+    /// existing world (`--area X,Z`).
     Restore(backup::RestoreArgs),
+    /// Remove the columns nobody changed since they were generated (compared with the
+    /// generator's output), so that they are generated again when players come near;
+    /// --dry-run counts them first.
+    Trim(trim::TrimArgs),
     /// Raw chunk access, for debugging.
     #[command(subcommand)]
     Chunk(commands::ChunkCmd),
@@ -373,6 +379,7 @@ fn run(cli: Cli) -> Result<(), Fail> {
         Command::Copy { src, dst, backend } => commands::copy(&src, &dst, backend),
         Command::Backup(a) => backup::run(&a),
         Command::Restore(a) => backup::restore(&a),
+        Command::Trim(a) => trim::run(&a),
         Command::Chunk(c) => commands::chunk(c),
         Command::Schem(c) => commands::schem(c),
         Command::Regionizer(c) => commands::regionizer(c),

@@ -50,6 +50,14 @@ pub struct ServeArgs {
     /// only: a crash between the two saves duplicates or loses the items players moved.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub players_apart: Option<u32>,
+    /// Back the world up into this repository while it runs (created when missing; only
+    /// what changed since its newest backup is written), at once and every --backup-every
+    /// minutes. A line on stderr says what each backup wrote.
+    #[arg(long, value_name = "REPO")]
+    pub backup_repo: Option<PathBuf>,
+    /// Minutes between backups (with --backup-repo).
+    #[arg(long, value_name = "MINUTES", default_value_t = 10.0)]
+    pub backup_every: f64,
     /// Print every applied block edit on stdout, `edit TICK X Y Z STATE`, before the
     /// `saved TICK` that makes it durable (for audits and crash tests).
     #[arg(long)]
@@ -63,6 +71,16 @@ pub enum TerrainArg {
     Hills,
     /// Flat ground: grass at y 64.
     Flat,
+}
+
+impl TerrainArg {
+    /// The generator, with `seed` for hills.
+    pub fn terrain(self, seed: u64) -> Terrain {
+        match self {
+            TerrainArg::Hills => Terrain::Hills { seed },
+            TerrainArg::Flat => Terrain::Flat,
+        }
+    }
 }
 
 /// A game mode.
@@ -86,6 +104,21 @@ pub fn run(args: &ServeArgs) -> Result<(), Fail> {
     let flag = Arc::clone(&stop);
     ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
         .map_err(|e| Fail::other(format!("cannot catch Ctrl-C: {e}")))?;
+    let backups = args.backup_repo.as_ref().map(|repo| {
+        let every = std::time::Duration::from_secs_f64(args.backup_every.max(0.001) * 60.0);
+        world.backup_source().spawn_every(repo.clone(), every, Arc::clone(&stop), |r| match r {
+            Ok(b) => eprintln!(
+                "backup {}: tick {}, {} objects, {} changed, {} removed; wrote {:.2} MiB",
+                b.id,
+                b.tick,
+                b.objects,
+                b.changed,
+                b.removed,
+                b.written_bytes() as f64 / (1024.0 * 1024.0)
+            ),
+            Err(e) => eprintln!("backup failed (the next one is tried on time): {e}"),
+        })
+    });
     let tick = ServerBuilder::new()
         .address(SocketAddr::new(args.bind, args.port))
         .max_players(usize::try_from(args.max_players).unwrap_or(usize::MAX))
@@ -97,10 +130,7 @@ pub fn run(args: &ServeArgs) -> Result<(), Fail> {
             Mode::Spectator => GameMode::Spectator,
         })
         .report_edits(args.print_edits)
-        .terrain(match args.terrain {
-            TerrainArg::Hills => Terrain::Hills { seed: args.seed },
-            TerrainArg::Flat => Terrain::Flat,
-        })
+        .terrain(args.terrain.terrain(args.seed))
         .players_apart(args.players_apart)
         .view_distance(args.view_distance)
         .run(world, stop, |event| match event {
@@ -136,6 +166,9 @@ pub fn run(args: &ServeArgs) -> Result<(), Fail> {
             }
             e => Fail::other(e.to_string()),
         })?;
+    if let Some(b) = backups {
+        let _ = b.join();
+    }
     eprintln!("stopped: every change up to tick {tick} is saved");
     Ok(())
 }

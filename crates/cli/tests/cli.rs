@@ -1351,3 +1351,35 @@ fn messages_name_commands_and_flags() {
     let err = fails(&["import", "anvil", s(&fixture("anvil/1.21.1")), s(&w)], 2);
     assert!(err.contains("imported from a Bedrock world") && err.contains("--merge"), "{err}");
 }
+
+/// `terrane trim` on the demo's world (hills, seed 42): the dry run counts what the real run
+/// removes; the columns the demo changed (its builders, its players standing in them, the
+/// arena) stay; the world verifies, and a second trim finds nothing more.
+#[test]
+fn trim_removes_what_nobody_changed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let world = tmp.path().join("world");
+    tiny_demo(&world, "blockfile");
+    let args = |dry: bool| {
+        let mut a = vec!["trim", s(&world), "--terrain", "hills", "--seed", "42", "--json"];
+        if dry {
+            a.push("--dry-run");
+        }
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run_json = |a: Vec<String>| json(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let dry = run_json(args(true));
+    let real = run_json(args(false));
+    for k in
+        ["columns_checked", "columns_trimmed", "chunks_removed", "bytes_removed", "columns_changed"]
+    {
+        assert_eq!(dry[k], real[k], "{k}: dry {dry} real {real}");
+    }
+    assert!(real["columns_trimmed"].as_u64().unwrap() > 0, "{real}");
+    assert!(real["columns_changed"].as_u64().unwrap() > 0, "the demo changed some: {real}");
+    ok(&["verify", s(&world)]);
+    let again = run_json(args(false));
+    assert_eq!(again["columns_trimmed"], 0, "{again}");
+    assert_eq!(again["columns_checked"], real["columns_changed"], "{again}");
+    fails(&["trim", s(&world), "--terrain", "hills", "--seed", "42", "--keep-area", "one"], 2);
+}

@@ -81,6 +81,15 @@ impl SharedDistanceGraph {
         Ok(n)
     }
 
+    /// Marks column `p` not generated any more (its chunks were removed: a trim): it becomes
+    /// work again. Returns whether it was generated.
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`].
+    pub fn remove(&self, p: ColumnPos) -> Result<bool, Error> {
+        self.write().graph.remove(p)
+    }
+
     /// Releases the claim on `p` without completing it (generation failed or was cancelled):
     /// the chunk becomes a candidate again. Returns whether it was claimed.
     pub fn abandon(&self, p: ColumnPos) -> bool {

@@ -170,6 +170,18 @@ pub enum Error {
         /// What holds it.
         why: String,
     },
+    /// A trim was asked of a world opened as one server of several: the other servers'
+    /// distance graphs would still list the trimmed columns. Trim it while no server runs.
+    #[error(
+        "a world shared by several servers is not trimmed (opened as server {0}): trim it while no server runs, opened without a server id"
+    )]
+    TrimShared(String),
+    /// The world's registry lacks blocks the terrain generates: it was not generated with
+    /// that terrain, and nothing of it would compare equal.
+    #[error(
+        "the world holds none of some blocks this terrain generates: it was not generated with it (check the terrain and its seed)"
+    )]
+    TerrainMismatch,
     /// The backup is not of a terrane world (its store signature says what it is).
     #[error("the backup is of a store signed {0:?}, not a terrane world")]
     NotAWorldBackup(String),

@@ -129,6 +129,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod area_scan;
 mod backend;
 pub mod bedrock;
 pub mod block_states;
@@ -148,6 +149,7 @@ mod restore_area;
 pub mod schem;
 pub mod shared;
 pub mod stats;
+mod trim;
 mod world;
 mod world_backup;
 mod world_dir;
@@ -156,6 +158,7 @@ pub use backend::{Backend, SIGNATURE, connection_string};
 pub use block_states::{DuplicateState, MergeReport};
 pub use error::{Error, Result};
 pub use restore_area::AreaRestoreReport;
+pub use trim::{TrimOptions, TrimReport};
 pub use world::{
     DISTANCE_KEY, VerifyReport, World, WorldBuilder, WorldInfo, default_schema, distance_key,
     world_distance,

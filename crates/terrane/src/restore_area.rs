@@ -8,16 +8,13 @@ use terrane_backup::BackupContents;
 use terrane_chunk::{ChunkView, Uuid};
 use terrane_cluster::{ClusterView, Scale};
 use terrane_lease::{Leases, area_precondition};
+use terrane_section::AreaId;
 use terrane_section::keys::{self, Level};
-use terrane_section::{AreaId, ChunkPos};
-use terrane_store::{Batch, KeyRange, Object, ReadView, tables};
+use terrane_store::{Batch, Object, ReadView, tables};
 
+use crate::area_scan::{area_chunk_objects, area_of_cell, level_table};
 use crate::error::{Error, Result};
 use crate::world::World;
-
-/// Cold (16³) cells searched above and below y 0 for an area's chunks: chunk y from −2,048
-/// to 2,047 (block y ±32,768), far past any Minecraft world.
-const Y_CELLS: i64 = 128;
 
 /// What [`World::restore_area`] replaced.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,13 +38,6 @@ pub struct AreaRestoreReport {
 /// An area's objects: by table and key.
 type AreaObjects = BTreeMap<(String, Vec<u8>), Object>;
 
-/// The area of a chunk-table key (at `level`), if it is in dimension `dim`.
-fn area_of_cell(key: &[u8], level: Level, dim: u64) -> Option<AreaId> {
-    let (d, cell) = keys::parse_chunk_key(key)?;
-    let s = level.shift();
-    (d == dim).then(|| AreaId::of_chunk(ChunkPos::new(cell.x << s, cell.y << s, cell.z << s)))
-}
-
 /// The entities a chunk-table object's chunks list.
 fn entity_refs(level: Level, bytes: &[u8], out: &mut BTreeSet<Uuid>) -> Result<()> {
     let mut add = |chunk: &[u8]| -> Result<()> {
@@ -65,46 +55,17 @@ fn entity_refs(level: Level, bytes: &[u8], out: &mut BTreeSet<Uuid>) -> Result<(
     }
 }
 
-/// The key just after `key` (same length, plus one), for an exclusive range end.
-fn next_key(key: &[u8]) -> Vec<u8> {
-    let mut k = key.to_vec();
-    for b in k.iter_mut().rev() {
-        let (v, carry) = b.overflowing_add(1);
-        *b = v;
-        if !carry {
-            return k;
-        }
-    }
-    let mut longer = key.to_vec();
-    longer.push(0);
-    longer
-}
-
-/// The world's objects of `area` (dimension `dim`): chunk objects found by the key ranges of
-/// its cold cells (each aligned cube of cells is one run of Morton keys), opacity tiles,
+/// The world's objects of `area` (dimension `dim`): chunk objects ([`area_chunk_objects`]),
+/// opacity tiles,
 /// entities keyed by the area, and the single-server entities its chunks list.
 fn live_objects(view: &dyn ReadView, dim: u64, area: AreaId) -> Result<AreaObjects> {
     let mut out = AreaObjects::new();
     let mut refs = BTreeSet::new();
-    let (ax, az) = (i64::from(area.x), i64::from(area.z));
-    for level in Level::ALL {
-        let table = level_table(level);
-        let per = 16 >> level.shift(); // cells of this level along an area's edge
-        for yc in -Y_CELLS..Y_CELLS {
-            let lo = keys::cell_key(dim, ChunkPos::new(ax * per, yc * per, az * per));
-            let hi = keys::cell_key(
-                dim,
-                ChunkPos::new(ax * per + per - 1, yc * per + per - 1, az * per + per - 1),
-            );
-            for e in view.scan(table, KeyRange::between(&lo, &next_key(&hi)))? {
-                let (k, o) = e?;
-                if area_of_cell(&k, level, dim) == Some(area) {
-                    entity_refs(level, &o.data, &mut refs)?;
-                    out.insert((table.to_string(), k), o);
-                }
-            }
-        }
+    for (level, k, o) in area_chunk_objects(view, dim, area)? {
+        entity_refs(level, &o.data, &mut refs)?;
+        out.insert((level_table(level).to_string(), k), o);
     }
+    let (ax, az) = (i64::from(area.x), i64::from(area.z));
     for tx in ax * 4..ax * 4 + 4 {
         for tz in az * 4..az * 4 + 4 {
             let k = keys::column_key(dim, tx * 4, tz * 4);
@@ -168,14 +129,6 @@ fn backup_objects(backup: &BackupContents<'_>, dim: u64, area: AreaId) -> Result
         take(tables::ENTITY, &k, &mut out)?;
     }
     Ok(out)
-}
-
-fn level_table(level: Level) -> &'static str {
-    match level {
-        Level::L0 => tables::CHUNK_L0,
-        Level::L1 => tables::CHUNK_L1,
-        Level::L2 => tables::CHUNK_L2,
-    }
 }
 
 impl World {

@@ -2,8 +2,10 @@
 //! goes on saving, and a whole world restored from one into a new world.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use terrane_backup::{BackupContents, BackupReport, Repo, RestoreReport};
 use terrane_store::{Batch, Store, tables};
@@ -54,6 +56,38 @@ impl BackupSource {
             })
         };
         Ok(repo.backup_with(&*self.store, &self.source, tick_of)?)
+    }
+}
+
+impl BackupSource {
+    /// Backs the world up into the repository at `repo` (created when missing) at once and
+    /// then every `every`, on a thread of its own, until `stop` is set; each result goes to
+    /// `on_backup`. The repository is locked only while a backup runs, so `terrane backup
+    /// list` and `verify` read it in between. This is how a running server backs its world
+    /// up: `terrane serve --backup-repo REPO --backup-every MINUTES`.
+    pub fn spawn_every(
+        self,
+        repo: PathBuf,
+        every: Duration,
+        stop: Arc<AtomicBool>,
+        mut on_backup: impl FnMut(Result<BackupReport>) + Send + 'static,
+    ) -> std::thread::JoinHandle<()> {
+        std::thread::Builder::new()
+            .name("terrane-backup".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let started = Instant::now();
+                    on_backup(
+                        Repo::open_or_create(&repo)
+                            .map_err(Error::from)
+                            .and_then(|r| self.backup(&r)),
+                    );
+                    while started.elapsed() < every && !stop.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(20).min(every));
+                    }
+                }
+            })
+            .expect("spawn the backup thread")
     }
 }
 

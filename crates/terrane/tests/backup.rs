@@ -310,3 +310,37 @@ fn one_area_goes_back_to_its_backup_and_the_rest_stays() {
     assert_eq!((again.objects_written, again.objects_removed), (0, 0), "{again:?}");
     let _ = b;
 }
+
+#[test]
+fn a_running_world_is_backed_up_on_schedule() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    let dir = tempfile::tempdir().unwrap();
+    let mut world = World::builder()
+        .schema(schema())
+        .backend(Backend::BlockFile)
+        .create(dir.path().join("w"))
+        .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    let thread = world.backup_source().spawn_every(
+        dir.path().join("repo"),
+        std::time::Duration::from_millis(100),
+        Arc::clone(&stop),
+        move |r| log.lock().unwrap().push(r.map(|b| (b.id, b.tick))),
+    );
+    while seen.lock().unwrap().len() < 4 {
+        play(&mut world, 1);
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    stop.store(true, Ordering::Relaxed);
+    thread.join().unwrap();
+    let seen = seen.lock().unwrap();
+    let ticks: Vec<u64> = seen.iter().map(|r| r.as_ref().unwrap().1).collect();
+    assert!(ticks.windows(2).all(|w| w[0] <= w[1]) && ticks.last() > ticks.first(), "{ticks:?}");
+    // Between backups the repository is free to read.
+    let repo = Repo::open(dir.path().join("repo")).unwrap();
+    assert_eq!(repo.list().unwrap().len(), seen.len());
+    assert!(repo.verify().unwrap().is_clean());
+}
