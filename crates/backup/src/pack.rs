@@ -41,6 +41,12 @@ pub(crate) fn pack_name(id: u64) -> String {
     format!("{id:016x}.tbp")
 }
 
+/// The id of the pack file at `path`, from its name; `None` for any other file.
+pub(crate) fn pack_id(path: &Path) -> Option<u64> {
+    let name = path.file_name()?.to_str()?.strip_suffix(".tbp")?;
+    u64::from_str_radix(name, 16).ok()
+}
+
 /// A pack being written in the repository's `tmp/` folder.
 pub(crate) struct PackWriter {
     id: u64,

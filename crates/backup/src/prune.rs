@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use crate::error::{Result, io};
 use crate::manifest::{Entry, Manifest};
+use crate::pack::pack_id;
 use crate::repo::{Repo, sync_dir};
 
 /// Which backups [`Repo::prune`] keeps: the union of the rules (the newest backup is always
@@ -113,12 +114,7 @@ impl Repo {
         let mut doomed: Vec<PathBuf> = Vec::new();
         for e in fs::read_dir(&dir).map_err(io(&dir))? {
             let path = e.map_err(io(&dir))?.path();
-            let id = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_suffix(".tbp"))
-                .and_then(|n| u64::from_str_radix(n, 16).ok());
-            if id.is_some_and(|id| !used.contains(&id)) {
+            if pack_id(&path).is_some_and(|id| !used.contains(&id)) {
                 doomed.push(path);
             }
         }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use crate::contents::{BackupContents, State, apply};
 use crate::error::{Result, io};
 use crate::manifest::Manifest;
-use crate::pack::{PieceRef, pack_name};
+use crate::pack::{PieceRef, pack_id, pack_name};
 use crate::repo::Repo;
 
 /// One backup's verdict.
@@ -117,12 +117,7 @@ impl Repo {
         let dir = self.packs_dir();
         for e in fs::read_dir(&dir).map_err(io(&dir))? {
             let path = e.map_err(io(&dir))?.path();
-            let id = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_suffix(".tbp"))
-                .and_then(|n| u64::from_str_radix(n, 16).ok());
-            if id.is_some_and(|id| !used.contains(&id)) && bad.is_empty() {
+            if pack_id(&path).is_some_and(|id| !used.contains(&id)) && bad.is_empty() {
                 report.unused_packs.push(path);
             }
         }

@@ -13,22 +13,13 @@ use std::time::Duration;
 
 use terrane_backup::{BackupOptions, Keep, Repo};
 use terrane_store::conformance::crash::{CHILD_ENV, KILLS_ENV, kill_round, save_batch};
-use terrane_store::conformance::{Rng, collect, config};
-use terrane_store::{KeyRange, MemStore, Object, ReadView as _, Store, tables};
+use terrane_store::conformance::dump;
+use terrane_store::conformance::{Rng, config};
+use terrane_store::{MemStore, Object, ReadView as _, Store, tables};
 
 type Model = BTreeMap<(String, Vec<u8>), Object>;
 
 const TEST: &str = "backups_and_prunes_survive_sigkill";
-
-fn dump(store: &dyn Store) -> Model {
-    let mut out = Model::new();
-    for t in store.tables() {
-        for (k, o) in collect(store, &t, KeyRange::all()) {
-            out.insert((t.clone(), k), o);
-        }
-    }
-    out
-}
 
 fn open_store(dir: &Path) -> terrane_blockfile::BlockFile {
     terrane_blockfile::BlockFile::open(dir.join("world.tbf"), &config("backup-crash")).unwrap()

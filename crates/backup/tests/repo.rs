@@ -7,21 +7,11 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use terrane_backup::{BackupOptions, Error, Keep, Repo};
-use terrane_store::conformance::{collect, config, crash::save_batch};
-use terrane_store::{KeyRange, MemStore, Object, ReadView as _, Store};
+use terrane_store::conformance::dump;
+use terrane_store::conformance::{config, crash::save_batch};
+use terrane_store::{MemStore, Object, ReadView as _, Store};
 
 type Model = BTreeMap<(String, Vec<u8>), Object>;
-
-/// Everything `store` holds.
-fn dump(store: &dyn Store) -> Model {
-    let mut out = Model::new();
-    for t in store.tables() {
-        for (k, o) in collect(store, &t, KeyRange::all()) {
-            out.insert((t.clone(), k), o);
-        }
-    }
-    out
-}
 
 fn mem() -> MemStore {
     MemStore::open(&config("backup-test")).unwrap()

@@ -85,6 +85,14 @@ pub struct RestoreArgs {
     /// The dimension of --area: 0 the Overworld, 1 the Nether, 2 the End.
     #[arg(long, default_value_t = 0)]
     dim: u64,
+    /// Restore only the blocks of the box from this corner (`x,y,z`) to --to, in the
+    /// existing world WORLD (the Overworld), in one atomic save. Entities and block entities
+    /// in the box are left; restore the area for those.
+    #[arg(long, value_name = "X,Y,Z", value_parser = crate::commands::parse_xyz, requires = "to", conflicts_with = "area")]
+    from: Option<terrane::BlockPos>,
+    /// The other corner of --from's box.
+    #[arg(long, value_name = "X,Y,Z", value_parser = crate::commands::parse_xyz, requires = "from")]
+    to: Option<terrane::BlockPos>,
     /// The backup to restore (`terrane backup list REPO`); default the newest.
     #[arg(long, value_name = "ID")]
     at: Option<u64>,
@@ -253,6 +261,26 @@ pub fn restore(a: &RestoreArgs) -> Result<(), Fail> {
     let contents = repo.contents(id)?;
     if !a.area.is_empty() {
         return restore_areas(a, &contents);
+    }
+    if let (Some(from), Some(to)) = (a.from, a.to) {
+        let mut world = World::open(&a.world)?;
+        let r = world.restore_box(&contents, terrane::BlockBox::new(from, to))?;
+        world.close()?;
+        if a.json {
+            let v = json!({ "id": contents.id(), "tick": contents.tick(), "chunks": r.chunks,
+                "chunks_written": r.chunks_written, "blocks_changed": r.blocks_changed });
+            outln!("{}", serde_json::to_string_pretty(&v)?);
+        } else {
+            outln!(
+                "box restored to backup {} (tick {}): {} blocks set back in {} of its {} chunks",
+                contents.id(),
+                contents.tick(),
+                r.blocks_changed,
+                r.chunks_written,
+                r.chunks
+            );
+        }
+        return Ok(());
     }
     let r = terrane::restore_world(&contents, &a.world, a.backend)?;
     let secs = t.elapsed().as_secs_f64();

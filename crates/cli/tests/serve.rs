@@ -107,6 +107,8 @@ fn a_real_client_digs_and_places_and_both_edits_survive_sigkill() {
     assert_eq!(block_name(&world, [20, 64, 4]), "minecraft:grass_block[snowy=false]");
 }
 
+/// Ctrl-C saves and stops; meanwhile the running server backed its world up on schedule
+/// (`--backup-repo`, every 0.3 s here) into a repository that verifies.
 #[test]
 fn ctrl_c_saves_and_exits_cleanly() {
     let tmp = tempfile::tempdir().unwrap();
@@ -114,8 +116,15 @@ fn ctrl_c_saves_and_exits_cleanly() {
     make_world(&dir);
     let port = free_port();
     let log = tmp.path().join("serve.log");
-    let (mut server, _lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
-    std::thread::sleep(Duration::from_millis(500));
+    let repo = tmp.path().join("backups");
+    let every = ["--backup-repo", repo.to_str().unwrap(), "--backup-every", "0.005"];
+    let (mut server, _lines) =
+        serve(&dir, port, &log, &[&["--terrain", "flat"][..], &every[..]].concat());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&log).unwrap().contains("backup 2:") {
+        assert!(Instant::now() < deadline, "{}", std::fs::read_to_string(&log).unwrap());
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let sent = Command::new("kill").args(["-INT", &server.id().to_string()]).status().unwrap();
     assert!(sent.success());
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -130,4 +139,7 @@ fn ctrl_c_saves_and_exits_cleanly() {
     assert!(status.success(), "status {status}: {err}");
     assert!(err.contains("stopped: every change up to tick"), "{err}");
     World::open(&dir).unwrap().verify().unwrap();
+    let repo = terrane::backup::Repo::open(&repo).unwrap();
+    assert!(repo.list().unwrap().len() >= 2);
+    assert!(repo.verify().unwrap().is_clean());
 }

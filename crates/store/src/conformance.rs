@@ -88,6 +88,17 @@ pub fn collect(view: &dyn ReadView, table: &str, range: KeyRange) -> Vec<(Vec<u8
         .collect()
 }
 
+/// Every object of `store`, by table and key: a whole store to compare with another.
+pub fn dump(store: &dyn Store) -> std::collections::BTreeMap<(String, Vec<u8>), Object> {
+    let mut out = std::collections::BTreeMap::new();
+    for t in store.tables() {
+        for (k, o) in collect(store, &t, KeyRange::all()) {
+            out.insert((t.clone(), k), o);
+        }
+    }
+    out
+}
+
 /// Runs every in-memory check, each on a fresh store from `make`. The store must have the
 /// design's tables ([`tables::ALL`]) plus a table named `extra`.
 pub fn run_all<S: Store>(mut make: impl FnMut() -> S) {

@@ -7,30 +7,16 @@
 //! `cargo xtask bench terrane -- backup` (a plain harness: each figure is one run of a
 //! whole job). `TERRANE_BACKUP_BENCH_CHUNKS` sets the world's size (default 50,000).
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use terrane_store::conformance::{Rng, dump as objects};
 
 use terrane::backup::Repo;
-use terrane::store::KeyRange;
 use terrane::worldgen::hills::{self as terrain, Palette};
-use terrane::{Backend, ChunkPos, ColumnPos, Object, Store, TickSave, World};
-
-type Objects = BTreeMap<(String, Vec<u8>), Object>;
-
-fn objects(store: &dyn Store) -> Objects {
-    let mut out = Objects::new();
-    for t in store.tables() {
-        for e in store.scan(&t, KeyRange::all()).unwrap() {
-            let (k, o) = e.unwrap();
-            out.insert((t.clone(), k), o);
-        }
-    }
-    out
-}
+use terrane::{Backend, ChunkPos, ColumnPos, TickSave, World};
 
 fn du(path: &Path) -> u64 {
     let out = Command::new("du").args(["-sb"]).arg(path).output().expect("du");
@@ -43,17 +29,6 @@ fn mib(b: u64) -> f64 {
 
 fn pct(v: &mut [f64], q: f64) -> f64 {
     terrane::stats::percentile(v, q).unwrap_or(0.0)
-}
-
-/// A small random number generator (xorshift).
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
 }
 
 /// Plays `ticks` ticks at 20 per second, each changing `per_tick` random chunks of
@@ -157,7 +132,7 @@ fn run(backend: Backend, target: usize) {
 
     // Saves every 50 ms: 1 % of the chunks change over 100 ticks without a backup, then as
     // many ticks with one running.
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     let per_tick = (n / 100 / 100).max(1);
     let mut without = play(&mut world, &chunks, 100, per_tick, &mut rng);
     // Then 300 more ticks, a backup starting every 2 s on a thread of its own (the first

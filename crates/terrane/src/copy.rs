@@ -134,11 +134,7 @@ impl World {
             world_dir::write_marker(dest, self.backend)
         })();
         if result.is_err() {
-            if existed {
-                world_dir::clear(dest);
-            } else {
-                let _ = fs::remove_dir_all(dest);
-            }
+            world_dir::discard(dest, existed);
         }
         result
     }

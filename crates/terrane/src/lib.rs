@@ -157,7 +157,7 @@ mod world_dir;
 pub use backend::{Backend, SIGNATURE, connection_string};
 pub use block_states::{DuplicateState, MergeReport};
 pub use error::{Error, Result};
-pub use restore_area::AreaRestoreReport;
+pub use restore_area::{AreaRestoreReport, BoxRestoreReport};
 pub use trim::{TrimOptions, TrimReport};
 pub use world::{
     DISTANCE_KEY, VerifyReport, World, WorldBuilder, WorldInfo, default_schema, distance_key,

@@ -8,8 +8,9 @@ use terrane_backup::BackupContents;
 use terrane_chunk::{ChunkView, Uuid};
 use terrane_cluster::{ClusterView, Scale};
 use terrane_lease::{Leases, area_precondition};
-use terrane_section::AreaId;
 use terrane_section::keys::{self, Level};
+use terrane_section::{AreaId, ChunkPos};
+use terrane_snapshot::BlockBox;
 use terrane_store::{Batch, Object, ReadView, tables};
 
 use crate::area_scan::{area_chunk_objects, area_of_cell, level_table};
@@ -131,6 +132,111 @@ fn backup_objects(backup: &BackupContents<'_>, dim: u64, area: AreaId) -> Result
     Ok(out)
 }
 
+/// What [`World::restore_box`] changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BoxRestoreReport {
+    /// The box.
+    pub bbox: BlockBox,
+    /// Chunks the box touches.
+    pub chunks: u64,
+    /// Of them, chunks written (a block differed from the backup).
+    pub chunks_written: u64,
+    /// Blocks set back to the backup's.
+    pub blocks_changed: u64,
+}
+
+/// Chunk `pos` of dimension 0 as `backup` holds it, at whatever level.
+fn backup_chunk(backup: &BackupContents<'_>, pos: ChunkPos) -> Result<Option<Vec<u8>>> {
+    for level in Level::ALL {
+        let key = keys::chunk_key(0, pos, level);
+        let Some(o) = backup.get(level_table(level), &key)? else { continue };
+        match Scale::from_level(level) {
+            None => return Ok(Some(o.data)),
+            Some(scale) => {
+                if let Some(c) = ClusterView::with_scale(&o.data, scale)?.get_pos(pos) {
+                    return Ok(Some(c.to_vec()));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+impl World {
+    /// Refuses ([`Error::AreaBusy`]) an area of `dim` with chunks loaded, or that another
+    /// server holds a live lease on; returns its lease as read, to fence the restore's batch.
+    fn area_free(&self, dim: u64, area: AreaId) -> Result<Option<terrane_lease::Lease>> {
+        if self.tiered().is_area_loaded(dim, area) {
+            return Err(Error::AreaBusy { area, why: "chunks of it are loaded".into() });
+        }
+        let me = self.tiered().server().unwrap_or("restore").to_string();
+        let leases = Leases::new(std::sync::Arc::clone(self.tiered().store()), &me, 1)?;
+        let lease = leases.get(area)?;
+        if let Some(l) = &lease {
+            let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+            if l.is_live(now as u64) && l.owner != me {
+                return Err(Error::AreaBusy {
+                    area,
+                    why: format!("server {} holds its lease", l.owner),
+                });
+            }
+        }
+        Ok(lease)
+    }
+
+    /// Sets every block of `bbox` (dimension 0) back to what `backup` holds there, in one
+    /// atomic tick save of the chunks it touches (chunks the backup lacks count as air).
+    /// Blocks only: entities and block entities inside the box are left as they are (restore
+    /// the whole area for those). Refused, as [`restore_area`](Self::restore_area) is, while
+    /// an area the box touches is loaded or leased by another server.
+    pub fn restore_box(
+        &mut self,
+        backup: &BackupContents<'_>,
+        bbox: BlockBox,
+    ) -> Result<BoxRestoreReport> {
+        let regions: Vec<_> = bbox.sub_regions().collect();
+        let areas: BTreeSet<AreaId> = regions.iter().map(|r| AreaId::of_chunk(r.chunk)).collect();
+        for area in &areas {
+            self.area_free(0, *area)?;
+        }
+        let mut report = BoxRestoreReport {
+            bbox,
+            chunks: regions.len() as u64,
+            chunks_written: 0,
+            blocks_changed: 0,
+        };
+        let mut save = terrane_cluster::TickSave::new();
+        for r in &regions {
+            let old = match backup_chunk(backup, r.chunk)? {
+                Some(b) => terrane_chunk::Chunk::decode(&b, self.schema())?,
+                None => terrane_chunk::Chunk::new(self.air()),
+            };
+            let mut live =
+                self.get_chunk(r.chunk)?.unwrap_or_else(|| terrane_chunk::Chunk::new(self.air()));
+            let mut changed = 0;
+            for c in 0..r.volume() {
+                let (x, y, z) = r.local(c);
+                let want = old.get(x, y, z);
+                if live.get(x, y, z) != want {
+                    live.set(x, y, z, want);
+                    changed += 1;
+                }
+            }
+            if changed > 0 {
+                report.chunks_written += 1;
+                report.blocks_changed += changed;
+                save.put_chunk(0, r.chunk, live.encode(self.schema()));
+            }
+        }
+        if report.chunks_written > 0 {
+            let tick = self.tick();
+            self.save_tick(tick, save)?;
+        }
+        Ok(report)
+    }
+}
+
 impl World {
     /// Puts `area` of dimension `dim` back as `backup` holds it, while the world runs: its
     /// chunks at every level, its opacity tiles, the entities keyed by the area and the
@@ -148,21 +254,7 @@ impl World {
         dim: u64,
         area: AreaId,
     ) -> Result<AreaRestoreReport> {
-        if self.tiered().is_area_loaded(dim, area) {
-            return Err(Error::AreaBusy { area, why: "chunks of it are loaded".into() });
-        }
-        let me = self.tiered().server().unwrap_or("restore").to_string();
-        let leases = Leases::new(std::sync::Arc::clone(self.tiered().store()), &me, 1)?;
-        let lease = leases.get(area)?;
-        if let Some(l) = &lease {
-            let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
-            if l.is_live(now as u64) && l.owner != me {
-                return Err(Error::AreaBusy {
-                    area,
-                    why: format!("server {} holds its lease", l.owner),
-                });
-            }
-        }
+        let lease = self.area_free(dim, area)?;
         let want = backup_objects(backup, dim, area)?;
         let snap = self.store().snapshot()?;
         let have = live_objects(&*snap, dim, area)?;

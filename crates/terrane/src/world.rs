@@ -223,11 +223,7 @@ impl WorldBuilder {
             Ok(world)
         })();
         if result.is_err() {
-            if existed {
-                world_dir::clear(dir);
-            } else {
-                let _ = fs::remove_dir_all(dir);
-            }
+            world_dir::discard(dir, existed);
         }
         result
     }

@@ -161,11 +161,7 @@ pub fn restore_world(
     })();
     drop(lock);
     if result.is_err() {
-        if existed {
-            world_dir::clear(dest);
-        } else {
-            let _ = fs::remove_dir_all(dest);
-        }
+        world_dir::discard(dest, existed);
     }
     result
 }

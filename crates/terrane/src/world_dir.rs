@@ -147,6 +147,16 @@ pub(crate) fn clear(dir: &Path) {
     }
 }
 
+/// Undoes a world written into `dir` that failed: empties the directory when it `existed`
+/// before, else removes it.
+pub(crate) fn discard(dir: &Path, existed: bool) {
+    if existed {
+        clear(dir);
+    } else {
+        let _ = fs::remove_dir_all(dir);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,12 +3,12 @@
 //! copy taken at the same tick.
 
 use std::collections::{BTreeMap, BTreeSet};
+use terrane_store::conformance::dump as objects;
 
 use terrane::backup::Repo;
 use terrane::postgres::testing::PgServer;
 use terrane::section::AreaId;
-use terrane::store::KeyRange;
-use terrane::{Backend, Chunk, ChunkPos, ColumnPos, Error, Object, Store, TickSave, World};
+use terrane::{Backend, Chunk, ChunkPos, ColumnPos, Error, Object, TickSave, World};
 
 fn schema() -> terrane::Schema {
     let mut s = terrane::Schema::new();
@@ -17,18 +17,12 @@ fn schema() -> terrane::Schema {
     s
 }
 
-type Objects = BTreeMap<(String, Vec<u8>), Object>;
-
-fn objects(store: &dyn Store) -> Objects {
-    let mut out = Objects::new();
-    for t in store.tables() {
-        for e in store.scan(&t, KeyRange::all()).unwrap() {
-            let (k, o) = e.unwrap();
-            out.insert((t.clone(), k), o);
-        }
-    }
-    out
+/// A new block-file world at `path` with [`schema`].
+fn block_world(path: &std::path::Path) -> World {
+    World::builder().schema(schema()).backend(Backend::BlockFile).create(path).unwrap()
 }
+
+type Objects = BTreeMap<(String, Vec<u8>), Object>;
 
 /// Saves `ticks` ticks from the world's next: each puts a few chunks of its own.
 fn play(world: &mut World, ticks: u64) {
@@ -121,11 +115,7 @@ fn a_postgres_world_restores_exactly_as_backed_up() {
 #[test]
 fn a_restore_that_did_not_finish_never_opens() {
     let dir = tempfile::tempdir().unwrap();
-    let mut world = World::builder()
-        .schema(schema())
-        .backend(Backend::BlockFile)
-        .create(dir.path().join("w"))
-        .unwrap();
+    let mut world = block_world(&dir.path().join("w"));
     play(&mut world, 3);
     let repo = Repo::open_or_create(dir.path().join("repo")).unwrap();
     let id = world.backup_incremental(&repo).unwrap().id;
@@ -158,11 +148,7 @@ fn a_restore_that_did_not_finish_never_opens() {
 #[test]
 fn a_backup_taken_while_the_world_saves_is_a_tick_it_saved() {
     let dir = tempfile::tempdir().unwrap();
-    let mut world = World::builder()
-        .schema(schema())
-        .backend(Backend::BlockFile)
-        .create(dir.path().join("w"))
-        .unwrap();
+    let mut world = block_world(&dir.path().join("w"));
     play(&mut world, 5);
     let source = world.backup_source();
     let repo_path = dir.path().join("repo");
@@ -273,11 +259,7 @@ fn play_two_areas(world: &mut World, ticks: u64) {
 #[test]
 fn one_area_goes_back_to_its_backup_and_the_rest_stays() {
     let dir = tempfile::tempdir().unwrap();
-    let mut world = World::builder()
-        .schema(schema())
-        .backend(Backend::BlockFile)
-        .create(dir.path().join("w"))
-        .unwrap();
+    let mut world = block_world(&dir.path().join("w"));
     let (a, b) = (AreaId::new(0, 0), AreaId::new(1, 0));
     play_two_areas(&mut world, 12);
     world.maintain(world.tick() + 100_000).unwrap(); // some of it cold, in clusters
@@ -316,11 +298,7 @@ fn a_running_world_is_backed_up_on_schedule() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, Mutex};
     let dir = tempfile::tempdir().unwrap();
-    let mut world = World::builder()
-        .schema(schema())
-        .backend(Backend::BlockFile)
-        .create(dir.path().join("w"))
-        .unwrap();
+    let mut world = block_world(&dir.path().join("w"));
     let stop = Arc::new(AtomicBool::new(false));
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::clone(&seen);
@@ -343,4 +321,51 @@ fn a_running_world_is_backed_up_on_schedule() {
     let repo = Repo::open(dir.path().join("repo")).unwrap();
     assert_eq!(repo.list().unwrap().len(), seen.len());
     assert!(repo.verify().unwrap().is_clean());
+}
+
+#[test]
+fn a_box_goes_back_to_its_backup_block_for_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut world = block_world(&dir.path().join("w"));
+    play_two_areas(&mut world, 8);
+    world.maintain(world.tick() + 100_000).unwrap();
+    let repo = Repo::open_or_create(dir.path().join("repo")).unwrap();
+    let id = world.backup_incremental(&repo).unwrap().id;
+    let bbox = terrane::BlockBox::new(
+        terrane::BlockPos::new(40, 60, 20),
+        terrane::BlockPos::new(90, 75, 40),
+    );
+    let reference = dir.path().join("reference");
+    terrane::restore_world(&repo.contents(id).unwrap(), &reference, Some(Backend::BlockFile))
+        .unwrap();
+    let then = World::open_read_only(&reference).unwrap().capture(bbox).unwrap();
+    // Griefing inside the box and beside it.
+    let stone = terrane::BlockId(1);
+    let outside = terrane::BlockPos::new(100, 70, 30);
+    let mut arena =
+        world.arena(terrane::BlockBox::new(terrane::BlockPos::new(40, 60, 20), outside)).unwrap();
+    use terrane::snapshot::ChunkAccess as _;
+    for x in 40..=100 {
+        arena.set_block(terrane::BlockPos::new(x, 70, 30), stone);
+    }
+    let tick = world.tick() + 1;
+    world.save_arena(tick, &arena).unwrap();
+    assert_ne!(
+        world.capture(bbox).unwrap().block(terrane::BlockPos::new(45, 70, 30)),
+        then.block(terrane::BlockPos::new(45, 70, 30))
+    );
+    let r = world.restore_box(&repo.contents(id).unwrap(), bbox).unwrap();
+    assert_eq!(r.blocks_changed, 51, "{r:?}");
+    let now = world.capture(bbox).unwrap();
+    for x in 40..=90 {
+        for y in 60..=75 {
+            for z in 20..=40 {
+                let p = terrane::BlockPos::new(x, y, z);
+                assert_eq!(now.block(p), then.block(p), "{p:?}");
+            }
+        }
+    }
+    let beside = world.capture(terrane::BlockBox::new(outside, outside)).unwrap();
+    assert_eq!(beside.block(outside), Some("minecraft:stone"), "outside the box: as griefed");
+    world.verify().unwrap();
 }

@@ -11,12 +11,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
+use terrane_store::conformance::dump as objects;
 
 use terrane::backup::Repo;
 use terrane::section::AreaId;
 use terrane::section::keys;
-use terrane::store::KeyRange;
-use terrane::{Backend, Chunk, ChunkPos, Object, Schema, Store, TickSave, World};
+use terrane::{Backend, Chunk, ChunkPos, Object, Schema, TickSave, World};
 use terrane_store::conformance::crash::{CHILD_ENV, KILLS_ENV, kill_round};
 use terrane_store::conformance::{Rng, copy_dir};
 
@@ -31,17 +31,6 @@ fn schema() -> Schema {
     s.add_block("minecraft:air", &[]).unwrap();
     s.add_block("minecraft:stone", &[]).unwrap();
     s
-}
-
-fn objects(store: &dyn Store) -> Objects {
-    let mut out = Objects::new();
-    for t in store.tables() {
-        for e in store.scan(&t, KeyRange::all()).unwrap() {
-            let (k, o) = e.unwrap();
-            out.insert((t.clone(), k), o);
-        }
-    }
-    out
 }
 
 /// The chunk objects (every level) of `area`.
