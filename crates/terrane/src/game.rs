@@ -96,6 +96,14 @@ pub fn container_key(dim: u64, pos: [i64; 3]) -> Vec<u8> {
     k
 }
 
+/// The dimension and position of a [`container_key`]; `None` for any other key.
+pub fn parse_container_key(key: &[u8]) -> Option<(u64, [i64; 3])> {
+    let b = key.strip_prefix(CONTAINER_PREFIX).filter(|b| b.len() == 32)?;
+    let n = |i: usize| <[u8; 8]>::try_from(&b[i..i + 8]).unwrap_or_default();
+    let v = |i: usize| i64::from_be_bytes(n(i));
+    Some((u64::from_be_bytes(n(0)), [v(8), v(16), v(24)]))
+}
+
 /// Writes `record` as player `id` in `save`.
 pub fn put_player(save: &mut TickSave, id: u128, record: &PlayerRecord) {
     save.put_object(WORLD_PROPERTIES, player_key(id), encode_player(record));
@@ -149,17 +157,9 @@ pub fn containers(world: &World) -> Result<BTreeMap<(u64, [i64; 3]), ContainerRe
     let mut out = BTreeMap::new();
     for entry in world.store().scan_prefix(WORLD_PROPERTIES, CONTAINER_PREFIX)? {
         let (key, o) = entry?;
-        let at = key
-            .strip_prefix(CONTAINER_PREFIX)
-            .filter(|b| b.len() == 32)
-            .map(|b| {
-                let n = |i: usize| <[u8; 8]>::try_from(&b[i..i + 8]).unwrap_or_default();
-                let v = |i: usize| i64::from_be_bytes(n(i));
-                (u64::from_be_bytes(n(0)), [v(8), v(16), v(24)])
-            })
-            .ok_or_else(|| {
-                RecordError::new(0, "the key is not a dimension and position").at_key(&key)
-            })?;
+        let at = parse_container_key(&key).ok_or_else(|| {
+            RecordError::new(0, "the key is not a dimension and position").at_key(&key)
+        })?;
         out.insert(at, decode_container(&o.data).map_err(|e| e.at_key(&key))?);
     }
     Ok(out)

@@ -1,5 +1,6 @@
-//! One area of a live world put back as a backup holds it: its chunks at every level, its
-//! opacity tiles and its entities, in one atomic batch.
+//! One area of a live world put back as a backup holds it (its chunks at every level, its
+//! opacity tiles, its entities and its containers' records) in one atomic batch; and the
+//! blocks of a box.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -39,6 +40,13 @@ pub struct AreaRestoreReport {
 /// An area's objects: by table and key.
 type AreaObjects = BTreeMap<(String, Vec<u8>), Object>;
 
+/// Whether `key` is the record of a container ([`crate::game`]) in `area` of `dim`.
+fn container_in(key: &[u8], dim: u64, area: AreaId) -> bool {
+    crate::game::parse_container_key(key).is_some_and(|(d, [x, y, z])| {
+        d == dim && AreaId::of_chunk(ChunkPos::new(x >> 4, y >> 4, z >> 4)) == area
+    })
+}
+
 /// The entities a chunk-table object's chunks list.
 fn entity_refs(level: Level, bytes: &[u8], out: &mut BTreeSet<Uuid>) -> Result<()> {
     let mut add = |chunk: &[u8]| -> Result<()> {
@@ -73,6 +81,13 @@ fn live_objects(view: &dyn ReadView, dim: u64, area: AreaId) -> Result<AreaObjec
             if let Some(o) = view.get(tables::OPACITY_MAP, &k)? {
                 out.insert((tables::OPACITY_MAP.to_string(), k.to_vec()), o);
             }
+        }
+    }
+    let containers = [crate::game::CONTAINER_PREFIX, &dim.to_be_bytes()].concat();
+    for e in view.scan_prefix(tables::WORLD_PROPERTIES, &containers)? {
+        let (k, o) = e?;
+        if container_in(&k, dim, area) {
+            out.insert((tables::WORLD_PROPERTIES.to_string(), k), o);
         }
     }
     for e in view.scan_prefix(tables::ENTITY, &area.to_bytes())? {
@@ -123,6 +138,14 @@ fn backup_objects(backup: &BackupContents<'_>, dim: u64, area: AreaId) -> Result
         .filter(|(k, _)| k.starts_with(&prefix) || (k.len() == 16 && refs.contains(*k)))
         .map(|(k, _)| k.to_vec())
         .collect();
+    let containers: Vec<Vec<u8>> = backup
+        .keys(tables::WORLD_PROPERTIES)
+        .filter(|(k, _)| container_in(k, dim, area))
+        .map(|(k, _)| k.to_vec())
+        .collect();
+    for k in containers {
+        take(tables::WORLD_PROPERTIES, &k, &mut out)?;
+    }
     for k in tiles {
         take(tables::OPACITY_MAP, &k, &mut out)?;
     }
@@ -239,8 +262,9 @@ impl World {
 
 impl World {
     /// Puts `area` of dimension `dim` back as `backup` holds it, while the world runs: its
-    /// chunks at every level, its opacity tiles, the entities keyed by the area and the
-    /// single-server entities its chunks list, in **one atomic synced batch** (the area is
+    /// chunks at every level, its opacity tiles, the entities keyed by the area, the
+    /// single-server entities its chunks list and its containers' records ([`crate::game`]),
+    /// in **one atomic synced batch** (the area is
     /// the world before or after, never a mix). Objects of the area the backup does not hold
     /// are removed.
     ///

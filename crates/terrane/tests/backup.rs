@@ -188,6 +188,11 @@ fn in_area(table: &str, key: &[u8], a: AreaId, refs: &BTreeSet<Vec<u8>>) -> bool
             });
         }
         "entity" => return key.starts_with(&a.to_bytes()) || refs.contains(key),
+        "worldProperties" => {
+            return terrane::game::parse_container_key(key).is_some_and(|(d, [x, y, z])| {
+                d == 0 && AreaId::of_chunk(ChunkPos::new(x >> 4, y >> 4, z >> 4)) == a
+            });
+        }
         _ => return false,
     };
     keys::parse_chunk_key(key).is_some_and(|(d, c)| {
@@ -264,14 +269,30 @@ fn one_area_goes_back_to_its_backup_and_the_rest_stays() {
     play_two_areas(&mut world, 12);
     world.maintain(world.tick() + 100_000).unwrap(); // some of it cold, in clusters
     play_two_areas(&mut world, 3);
+    // A chest in each area.
+    let chest = |item: &str, count: u8| terrane::game::ContainerRecord {
+        items: vec![terrane::game::ItemSlot { slot: 0, item: item.into(), count }],
+    };
+    let mut save = TickSave::new();
+    terrane::game::put_container(&mut save, 0, [40, 64, 40], &chest("minecraft:diamond", 3));
+    terrane::game::put_container(&mut save, 0, [300, 64, 40], &chest("minecraft:emerald", 5));
+    let tick = world.tick() + 1;
+    world.save_tick(tick, save).unwrap();
     let repo = Repo::open_or_create(dir.path().join("repo")).unwrap();
     let id = world.backup_incremental(&repo).unwrap().id;
     let (a_then, _) = split(&objects(world.store()), a);
     assert!(a_then.keys().any(|(t, _)| t == "entity") && a_then.len() > 5, "{a_then:?}");
     assert!(a_then.keys().any(|(t, _)| t == "chunkl1" || t == "chunkl2"), "clusters too");
 
-    // Griefing: both areas change; the restore puts area a back and leaves b as it is now.
+    // Griefing: both areas change, chests are looted or filled; the restore puts area a
+    // back and leaves b as it is now.
     play_two_areas(&mut world, 9);
+    let mut save = TickSave::new();
+    terrane::game::delete_container(&mut save, 0, [40, 64, 40]);
+    terrane::game::put_container(&mut save, 0, [41, 64, 40], &chest("minecraft:dirt", 1));
+    terrane::game::put_container(&mut save, 0, [300, 64, 40], &chest("minecraft:emerald", 1));
+    let tick = world.tick() + 1;
+    world.save_tick(tick, save).unwrap();
     let (a_now, b_now) = split(&objects(world.store()), a);
     assert_ne!(a_now, a_then);
     let contents = repo.contents(id).unwrap();
@@ -285,6 +306,10 @@ fn one_area_goes_back_to_its_backup_and_the_rest_stays() {
     assert!(report.objects_written > 0 && report.objects_removed > 0, "{report:?}");
     let (a_after, b_after) = split(&objects(world.store()), a);
     assert_eq!(a_after, a_then, "area a is as backed up");
+    let chests = terrane::game::containers(&world).unwrap();
+    assert_eq!(chests[&(0, [40, 64, 40])], chest("minecraft:diamond", 3), "the chest is back");
+    assert!(!chests.contains_key(&(0, [41, 64, 40])), "the griefer's chest is gone");
+    assert_eq!(chests[&(0, [300, 64, 40])], chest("minecraft:emerald", 1), "area b's as it is");
     assert_eq!(b_after, b_now, "area b is untouched");
     world.verify().unwrap();
     // Again: nothing left to change.
