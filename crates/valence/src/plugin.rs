@@ -254,9 +254,13 @@ fn apply_edits(
     }
     let tick = tw.tick_of(server.current_tick());
     for e in edits {
-        let Some(old) = layer.set_block(e.position, e.state) else { continue };
         let p = e.position;
-        tw.set_block(p.x, p.y, p.z, e.state);
+        // Recorded for the save first: an edit terrane cannot record is not shown either, so
+        // what a player sees after a save is what the world holds.
+        if layer.block(p).is_none() || !tw.set_block(p.x, p.y, p.z, e.state) {
+            continue;
+        }
+        let Some(old) = layer.set_block(p, e.state) else { continue };
         tw.note_applied(tick, [p.x, p.y, p.z], e.state);
         if containers::is_container(old.state) && old.state.to_kind() != e.state.to_kind() {
             containers::remove(&mut commands, &mut containers, &viewers, &mut tw, p);

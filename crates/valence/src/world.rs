@@ -193,6 +193,12 @@ impl TerraneWorld {
     /// chunk changed since the last save and unloaded comes back as changed, not as the world
     /// holds it.
     pub fn load_column(&mut self, x: i32, z: i32) -> Result<UnloadedChunk> {
+        if self.columns.contains(&(x, z)) {
+            // Loaded already: what it holds here (unsaved changes included) is the truth; the
+            // world's copy may be older.
+            tracing::warn!("column ({x}, {z}) loaded twice; its loaded chunks are kept");
+            return Ok(self.valence_column(x, z));
+        }
         let mut found = false;
         for cy in MIN_CHUNK_Y..END_CHUNK_Y {
             let pos = ChunkPos::new(x.into(), cy, z.into());
@@ -216,6 +222,11 @@ impl TerraneWorld {
             }
             self.world.mark_generated(col)?;
         }
+        Ok(self.valence_column(x, z))
+    }
+
+    /// Column (`x`, `z`) as Valence shows it, from the chunks loaded here.
+    fn valence_column(&mut self, x: i32, z: i32) -> UnloadedChunk {
         let mut out = UnloadedChunk::with_height(HEIGHT);
         let air = self.world.air();
         for cy in MIN_CHUNK_Y..END_CHUNK_Y {
@@ -235,7 +246,7 @@ impl TerraneWorld {
                 }
             }
         }
-        Ok(out)
+        out
     }
 
     /// Column (`x`, `z`) left every player's view: its changed chunks go to the next save,

@@ -173,3 +173,18 @@ fn a_column_loaded_again_before_the_save_keeps_its_unsaved_changes() {
     assert_eq!(name(w, 7, 64, 7), "minecraft:air");
     assert_eq!(name(w, 48, 64, -32), "minecraft:grass_block[snowy=false]");
 }
+
+#[test]
+fn a_column_loaded_twice_keeps_its_unsaved_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tw = TerraneWorld::new(world(dir.path()), BlockState::BEDROCK, Terrain::Flat).unwrap();
+    tw.load_column(0, 0).unwrap();
+    tw.save(1).unwrap();
+    assert_ne!(name(tw.world(), 6, 64, 6), "minecraft:air");
+    assert!(tw.set_block(6, 64, 6, BlockState::AIR));
+    // Loaded again while loaded: what it holds here wins over the world's older copy.
+    let col = tw.load_column(0, 0).unwrap();
+    assert_eq!(at(&col, 6, 64, 6), BlockState::AIR, "the unsaved edit");
+    assert!(tw.save(2).unwrap());
+    assert_eq!(name(tw.world(), 6, 64, 6), "minecraft:air");
+}
