@@ -92,7 +92,7 @@ impl Repo {
         // restored, a cluster rebuilt alike) is not written again.
         let known: HashMap<[u8; 32], PieceRef> =
             previous.values().map(|p| (p.piece.sha, p.piece)).collect();
-        let id = parent.max(self.ids()?.last().copied().unwrap_or(0)) + 1;
+        let id = parent + 1;
         let mut report = BackupReport { id, parent, ..BackupReport::default() };
         let tables = store.tables();
         let mut entries = Vec::new();

@@ -117,8 +117,12 @@ impl<'r> BackupContents<'r> {
 
     /// The tables it holds objects of.
     pub fn tables(&self) -> Vec<String> {
-        let mut t: Vec<String> = self.state.keys().map(|(t, _)| t.clone()).collect();
-        t.dedup();
+        let mut t: Vec<String> = Vec::new();
+        for (table, _) in self.state.keys() {
+            if t.last() != Some(table) {
+                t.push(table.clone());
+            }
+        }
         t
     }
 

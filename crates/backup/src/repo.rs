@@ -74,6 +74,11 @@ impl Repo {
         Self::open_mode(path.as_ref(), LockMode::Shared)
     }
 
+    /// Opens the existing repository at `path` to add or remove backups.
+    pub fn open_to_write(path: impl AsRef<Path>) -> Result<Repo> {
+        Self::open_mode(path.as_ref(), LockMode::Exclusive)
+    }
+
     /// Opens the repository at `path` to add or remove backups, creating it when `path` does
     /// not exist or is an empty folder.
     pub fn open_or_create(path: impl AsRef<Path>) -> Result<Repo> {

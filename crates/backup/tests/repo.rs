@@ -120,6 +120,11 @@ fn a_backup_writes_what_changed_and_only_that() {
     assert_eq!((third.changed, third.removed, third.pack_bytes), (0, 0, 0));
     assert_eq!(restored(&repo, third.id), dump(&store));
     assert_eq!(repo.list().unwrap().iter().map(|b| b.tick).collect::<Vec<_>>(), [1, 2, 3]);
+    // A value the repository holds already, under another key: listed, not written again.
+    store.put("chunkl0", b"copy", 3, &same.data).unwrap();
+    let fourth = repo.backup(&store, &opts(4)).unwrap();
+    assert_eq!((fourth.changed, fourth.pack_bytes), (1, 0), "{fourth:?}");
+    assert!(restored(&repo, fourth.id) == dump(&store));
 }
 
 /// Flips one byte of `path` at `at` bytes from its end.

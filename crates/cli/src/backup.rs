@@ -114,7 +114,7 @@ pub fn run(a: &BackupArgs) -> Result<(), Fail> {
         Some(BackupCmd::List { repo, json }) => list(repo, *json),
         Some(BackupCmd::Verify { repo, json }) => verify(repo, *json),
         Some(BackupCmd::Prune { repo, keep_last, keep, dry_run, json }) => {
-            let r = Repo::open_or_create(repo)?;
+            let r = Repo::open_to_write(repo)?;
             let keep = Keep { last: *keep_last, ids: keep.clone() };
             let p = r.prune(&keep, *dry_run)?;
             if *json {

@@ -127,6 +127,8 @@ fn demo_then_every_command(backend: &str) {
     fails(&["restore", s(&repo), s(&backup)], 2);
     fails(&["restore", s(&repo), s(&tmp.path().join("r9")), "--at", "9"], 2);
     fails(&["backup", "list", s(&tmp.path().join("nothing"))], 2);
+    fails(&["backup", "prune", s(&tmp.path().join("nothing")), "--keep-last", "1"], 2);
+    assert!(!tmp.path().join("nothing").exists(), "a prune creates no repository");
     let pruned = json(&["backup", "prune", s(&repo), "--keep-last", "1", "--json"]);
     assert_eq!(pruned["removed"], serde_json::json!([1]));
     ok(&["restore", s(&repo), s(&tmp.path().join("restored-2"))]);

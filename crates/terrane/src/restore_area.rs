@@ -14,7 +14,7 @@ use terrane_section::{AreaId, ChunkPos};
 use terrane_snapshot::BlockBox;
 use terrane_store::{Batch, Object, ReadView, tables};
 
-use crate::area_scan::{area_chunk_objects, area_of_cell, level_table};
+use crate::area_scan::{area_chunk_objects, area_of_cell, chunks_of, level_table};
 use crate::error::{Error, Result};
 use crate::world::World;
 
@@ -48,20 +48,11 @@ fn container_in(key: &[u8], dim: u64, area: AreaId) -> bool {
 }
 
 /// The entities a chunk-table object's chunks list.
-fn entity_refs(level: Level, bytes: &[u8], out: &mut BTreeSet<Uuid>) -> Result<()> {
-    let mut add = |chunk: &[u8]| -> Result<()> {
+fn entity_refs(level: Level, key: &[u8], bytes: &[u8], out: &mut BTreeSet<Uuid>) -> Result<()> {
+    for (_, chunk) in chunks_of(level, key, bytes)? {
         out.extend(ChunkView::parse(chunk)?.entities().iter().copied());
-        Ok(())
-    };
-    match Scale::from_level(level) {
-        None => add(bytes),
-        Some(scale) => {
-            for (_, chunk) in ClusterView::with_scale(bytes, scale)?.iter() {
-                add(chunk)?;
-            }
-            Ok(())
-        }
     }
+    Ok(())
 }
 
 /// The world's objects of `area` (dimension `dim`): chunk objects ([`area_chunk_objects`]),
@@ -71,7 +62,7 @@ fn live_objects(view: &dyn ReadView, dim: u64, area: AreaId) -> Result<AreaObjec
     let mut out = AreaObjects::new();
     let mut refs = BTreeSet::new();
     for (level, k, o) in area_chunk_objects(view, dim, area)? {
-        entity_refs(level, &o.data, &mut refs)?;
+        entity_refs(level, &k, &o.data, &mut refs)?;
         out.insert((level_table(level).to_string(), k), o);
     }
     let (ax, az) = (i64::from(area.x), i64::from(area.z));
@@ -120,7 +111,7 @@ fn backup_objects(backup: &BackupContents<'_>, dim: u64, area: AreaId) -> Result
             .collect();
         for k in mine {
             let o = take(table, &k, &mut out)?;
-            entity_refs(level, &o.data, &mut refs)?;
+            entity_refs(level, &k, &o.data, &mut refs)?;
         }
     }
     let tiles: Vec<Vec<u8>> = backup

@@ -75,13 +75,15 @@ impl World {
                 }
             }
             drop(snap);
+            let area_kept =
+                options.keep_areas.contains(&area) || self.tiered().is_area_loaded(0, area);
             let mut trim = Vec::new();
             for (col, mut stored) in columns {
                 if !self.distance().contains(col) {
                     continue; // not generated: nothing a generator would make again
                 }
                 report.columns_checked += 1;
-                if self.kept(col, options) {
+                if area_kept || in_radius(col, options) {
                     report.columns_kept += 1;
                     continue;
                 }
@@ -120,19 +122,6 @@ impl World {
         Ok(report)
     }
 
-    /// Whether `options` keep column `col`, or a player has it loaded.
-    fn kept(&self, col: ColumnPos, options: &TrimOptions) -> bool {
-        let area = AreaId::of_column(col);
-        if options.keep_areas.contains(&area) || self.tiered().is_area_loaded(0, area) {
-            return true;
-        }
-        options.keep_radius.is_some_and(|(x, z, r)| {
-            let (cx, cz) = (i64::from(col.x) * 16 + 8, i64::from(col.z) * 16 + 8);
-            let (dx, dz) = ((cx - x) as f64, (cz - z) as f64);
-            dx.hypot(dz) <= f64::from(r)
-        })
-    }
-
     /// The areas of dimension 0 holding chunks, from one pass over the chunk tables' keys.
     fn areas_holding_chunks(&self) -> Result<BTreeSet<AreaId>> {
         let mut areas = BTreeSet::new();
@@ -149,4 +138,12 @@ impl World {
         }
         Ok(areas)
     }
+}
+
+/// Whether column `col`'s centre is within [`TrimOptions::keep_radius`].
+fn in_radius(col: ColumnPos, options: &TrimOptions) -> bool {
+    options.keep_radius.is_some_and(|(x, z, r)| {
+        let (cx, cz) = (i64::from(col.x) * 16 + 8, i64::from(col.z) * 16 + 8);
+        ((cx - x) as f64).hypot((cz - z) as f64) <= f64::from(r)
+    })
 }

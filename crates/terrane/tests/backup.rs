@@ -315,6 +315,16 @@ fn one_area_goes_back_to_its_backup_and_the_rest_stays() {
     // Again: nothing left to change.
     let again = world.restore_area(&contents, 0, a).unwrap();
     assert_eq!((again.objects_written, again.objects_removed), (0, 0), "{again:?}");
+    // Another server's live lease on the area refuses the restore.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let leases =
+        terrane::lease::Leases::new(std::sync::Arc::clone(world.tiered().store()), "other", 60_000)
+            .unwrap();
+    leases.acquire(a, now.as_millis() as u64).unwrap();
+    match world.restore_area(&contents, 0, a) {
+        Err(Error::AreaBusy { why, .. }) => assert!(why.contains("other"), "{why}"),
+        other => panic!("a leased area was restored: {other:?}"),
+    }
     let _ = b;
 }
 

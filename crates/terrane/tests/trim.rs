@@ -76,6 +76,16 @@ fn a_trim_keeps_exactly_the_changed_columns() {
     let changed = [ColumnPos::new(2, 2), ColumnPos::new(20, 5), ColumnPos::new(17, 18)];
     let before = chunks(&world);
 
+    // A radius keeps the columns whose centres are within it; a loaded area is kept whole.
+    let near =
+        TrimOptions { keep_radius: Some((8, 8, 20)), dry_run: true, ..TrimOptions::default() };
+    assert_eq!(world.trim(&terrain, &near).unwrap().columns_kept, 3, "(0, 0), (1, 0), (0, 1)");
+    world.load_chunk(ChunkPos::new(5, 4, 5)).unwrap();
+    let loaded = TrimOptions { dry_run: true, ..TrimOptions::default() };
+    assert_eq!(world.trim(&terrain, &loaded).unwrap().columns_kept, 256, "area (0, 0)");
+    world.unload_chunk(ChunkPos::new(5, 4, 5)).unwrap();
+    assert_eq!(chunks(&world), before, "dry runs write nothing");
+
     // Area (1, 1) kept whole: a dry run, then the real one, count the same.
     let keep = TrimOptions { keep_areas: vec![AreaId::new(1, 1)], ..TrimOptions::default() };
     let dry = world.trim(&terrain, &TrimOptions { dry_run: true, ..keep.clone() }).unwrap();
