@@ -1,15 +1,15 @@
-//! `terrane backup` (incremental backups into a repository folder, and `list`, `verify`,
-//! `prune` of one) and `terrane restore` (a backup into a new world).
+//! `terrane backup`: incremental backups into a repository folder, and `list`, `verify`,
+//! `prune` of one.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use serde_json::json;
+use terrane::World;
 use terrane::backup::{Keep, Repo};
-use terrane::section::AreaId;
-use terrane::{Backend, World};
 
-use crate::{Fail, backend_arg};
+use crate::Fail;
+use crate::anvil::mib;
 
 /// Flags of `terrane backup`.
 #[derive(clap::Args, Debug)]
@@ -66,46 +66,6 @@ enum BackupCmd {
         #[arg(long)]
         json: bool,
     },
-}
-
-/// Flags of `terrane restore`.
-#[derive(clap::Args, Debug)]
-pub struct RestoreArgs {
-    /// The backup repository.
-    repo: PathBuf,
-    /// The new world: a directory that must not exist or be empty, or a connection string
-    /// whose schema holds no world. With --area, the existing world to restore areas of.
-    world: PathBuf,
-    /// Restore only this area of WORLD, which must exist (`X,Z` in areas of 256 × 256 blocks:
-    /// area 0,0 is blocks 0..255 on x and z, area -1,0 blocks -256..-1 on x; repeatable). Each
-    /// area is one atomic batch; an area with chunks loaded, or leased by a running server,
-    /// is refused.
-    #[arg(long, value_name = "X,Z", value_parser = crate::commands::parse_area)]
-    area: Vec<AreaId>,
-    /// The dimension of --area: 0 the Overworld, 1 the Nether, 2 the End.
-    #[arg(long, default_value_t = 0)]
-    dim: u64,
-    /// Restore only the blocks of the box from this corner (`x,y,z`) to --to, in the
-    /// existing world WORLD (the Overworld), in one atomic save. Entities and block entities
-    /// in the box are left; restore the area for those.
-    #[arg(long, value_name = "X,Y,Z", value_parser = crate::commands::parse_xyz, requires = "to", conflicts_with = "area")]
-    from: Option<terrane::BlockPos>,
-    /// The other corner of --from's box.
-    #[arg(long, value_name = "X,Y,Z", value_parser = crate::commands::parse_xyz, requires = "from")]
-    to: Option<terrane::BlockPos>,
-    /// The backup to restore (`terrane backup list REPO`); default the newest.
-    #[arg(long, value_name = "ID")]
-    at: Option<u64>,
-    /// Backend of a new directory world: rocksdb (default) or blockfile.
-    #[arg(long, value_parser = backend_arg)]
-    backend: Option<Backend>,
-    /// Print JSON on stdout.
-    #[arg(long)]
-    json: bool,
-}
-
-fn mib(b: u64) -> f64 {
-    b as f64 / (1024.0 * 1024.0)
 }
 
 /// `terrane backup`.
@@ -246,94 +206,4 @@ fn verify(repo: &std::path::Path, as_json: bool) -> Result<(), Fail> {
         );
     }
     if v.is_clean() { Ok(()) } else { Err(Fail::other("the repository is damaged (see above)")) }
-}
-
-/// `terrane restore`.
-pub fn restore(a: &RestoreArgs) -> Result<(), Fail> {
-    let t = Instant::now();
-    let repo = Repo::open(&a.repo)?;
-    let id = match a.at {
-        Some(id) => id,
-        None => repo.latest()?.ok_or_else(|| {
-            Fail::usage(format!("{}: the repository holds no backup yet", a.repo.display()))
-        })?,
-    };
-    let contents = repo.contents(id)?;
-    if !a.area.is_empty() {
-        return restore_areas(a, &contents);
-    }
-    if let (Some(from), Some(to)) = (a.from, a.to) {
-        let mut world = World::open(&a.world)?;
-        let r = world.restore_box(&contents, terrane::BlockBox::new(from, to))?;
-        world.close()?;
-        if a.json {
-            let v = json!({ "id": contents.id(), "tick": contents.tick(), "chunks": r.chunks,
-                "chunks_written": r.chunks_written, "blocks_changed": r.blocks_changed });
-            outln!("{}", serde_json::to_string_pretty(&v)?);
-        } else {
-            outln!(
-                "box restored to backup {} (tick {}): {} blocks set back in {} of its {} chunks",
-                contents.id(),
-                contents.tick(),
-                r.blocks_changed,
-                r.chunks_written,
-                r.chunks
-            );
-        }
-        return Ok(());
-    }
-    let r = terrane::restore_world(&contents, &a.world, a.backend)?;
-    let secs = t.elapsed().as_secs_f64();
-    if a.json {
-        let v = json!({ "id": id, "tick": contents.tick(), "world": a.world.display().to_string(),
-            "objects": r.objects, "bytes": r.bytes, "seconds": secs });
-        outln!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        outln!(
-            "restored backup {id} (tick {}) into {}: {} objects, {:.2} MiB in {:.2} s",
-            contents.tick(),
-            a.world.display(),
-            r.objects,
-            mib(r.bytes),
-            secs
-        );
-    }
-    Ok(())
-}
-
-/// `terrane restore --area`: areas of an existing world, one atomic batch each.
-fn restore_areas(
-    a: &RestoreArgs,
-    contents: &terrane::backup::BackupContents<'_>,
-) -> Result<(), Fail> {
-    let mut world = World::open(&a.world)?;
-    let mut rows = Vec::new();
-    for area in &a.area {
-        let r = world.restore_area(contents, a.dim, *area)?;
-        if !a.json {
-            outln!(
-                "area {},{} (dimension {}) restored to backup {} (tick {}): {} objects written ({:.2} MiB), {} removed, {} unchanged, of {} before",
-                area.x,
-                area.z,
-                a.dim,
-                contents.id(),
-                contents.tick(),
-                r.objects_written,
-                mib(r.bytes_written),
-                r.objects_removed,
-                r.objects_unchanged,
-                r.objects_before
-            );
-        }
-        rows.push(json!({ "x": area.x, "z": area.z, "objects_before": r.objects_before,
-            "objects_written": r.objects_written, "bytes_written": r.bytes_written,
-            "objects_removed": r.objects_removed, "objects_unchanged": r.objects_unchanged }));
-    }
-    world.close()?;
-    if a.json {
-        let v =
-            json!({ "id": contents.id(), "tick": contents.tick(), "dim": a.dim, "areas": rows });
-        outln!("{}", serde_json::to_string_pretty(&v)?);
-    }
-    Ok(())
 }

@@ -22,6 +22,7 @@ mod demo;
 mod demo_shared;
 mod progress;
 mod render;
+mod restore;
 mod serve;
 mod soak;
 mod trim;
@@ -274,7 +275,7 @@ enum Command {
     Backup(backup::BackupArgs),
     /// Restore a backup (`--at ID`, default the newest) into a new world, or one area of an
     /// existing world (`--area X,Z`).
-    Restore(backup::RestoreArgs),
+    Restore(restore::RestoreArgs),
     /// Remove the columns nobody changed since they were generated (compared with the
     /// generator's output), so that they are generated again when players come near;
     /// --dry-run counts them first.
@@ -378,7 +379,7 @@ fn run(cli: Cli) -> Result<(), Fail> {
         Command::Repair(a) => commands::repair(&a),
         Command::Copy { src, dst, backend } => commands::copy(&src, &dst, backend),
         Command::Backup(a) => backup::run(&a),
-        Command::Restore(a) => backup::restore(&a),
+        Command::Restore(a) => restore::run(&a),
         Command::Trim(a) => trim::run(&a),
         Command::Chunk(c) => commands::chunk(c),
         Command::Schem(c) => commands::schem(c),

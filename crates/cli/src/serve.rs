@@ -58,6 +58,11 @@ pub struct ServeArgs {
     /// Minutes between backups (with --backup-repo).
     #[arg(long, value_name = "MINUTES", default_value_t = 10.0)]
     pub backup_every: f64,
+    /// Listen for restores on this Unix socket (`terrane restore REPO WORLD --area X,Z`
+    /// reaches the server there); default WORLD/serve.sock for a world in a folder, none for
+    /// a connection string.
+    #[arg(long, value_name = "PATH")]
+    pub control: Option<PathBuf>,
     /// Print every applied block edit on stdout, `edit TICK X Y Z STATE`, before the
     /// `saved TICK` that makes it durable (for audits and crash tests).
     #[arg(long)]
@@ -119,7 +124,14 @@ pub fn run(args: &ServeArgs) -> Result<(), Fail> {
             Err(e) => eprintln!("backup failed (the next one is tried on time): {e}"),
         })
     });
-    let tick = ServerBuilder::new()
+    let control = args.control.clone().or_else(|| {
+        args.world.is_dir().then(|| args.world.join(terrane_valence::control::SOCKET_NAME))
+    });
+    let mut server = ServerBuilder::new();
+    if let Some(path) = control {
+        server = server.control_socket(path);
+    }
+    let tick = server
         .address(SocketAddr::new(args.bind, args.port))
         .max_players(usize::try_from(args.max_players).unwrap_or(usize::MAX))
         .save_every(args.save_every)
@@ -161,9 +173,9 @@ pub fn run(args: &ServeArgs) -> Result<(), Fail> {
         })
         .map_err(|e| match e {
             terrane_valence::Error::World(e) => Fail::from(e),
-            e @ (terrane_valence::Error::Bind { .. } | terrane_valence::Error::Setting(_)) => {
-                Fail::usage(e.to_string())
-            }
+            e @ (terrane_valence::Error::Bind { .. }
+            | terrane_valence::Error::Setting(_)
+            | terrane_valence::Error::Control { .. }) => Fail::usage(e.to_string()),
             e => Fail::other(e.to_string()),
         })?;
     if let Some(b) = backups {

@@ -151,15 +151,15 @@ fn demo_then_every_command(backend: &str) {
     };
     assert_ne!(get(&world), get(&backup));
     let r = json(&["restore", s(&repo), s(&world), "--area", "0,0", "--json"]);
-    let written = r["areas"][0]["objects_written"].as_u64().unwrap();
-    let removed = r["areas"][0]["objects_removed"].as_u64().unwrap();
+    let written = r["restored"][0]["objects_written"].as_u64().unwrap();
+    let removed = r["restored"][0]["objects_removed"].as_u64().unwrap();
     assert!(written + removed >= 1, "{r}");
     assert_eq!(get(&world), get(&backup), "the chunk is as the backup holds it");
     ok(&["verify", s(&world)]);
     fails(&["restore", s(&repo), s(&world), "--area", "zero"], 2);
     let b =
         json(&["restore", s(&repo), s(&world), "--from", "0,60,0", "--to", "15,70,15", "--json"]);
-    assert_eq!(b["chunks"].as_u64(), Some(2), "chunk y 3 and 4: {b}");
+    assert_eq!(b["restored"][0]["chunks"].as_u64(), Some(2), "chunk y 3 and 4: {b}");
     fails(&["restore", s(&repo), s(&world), "--from", "0,60,0"], 2);
 
     // Schematics: export a box, inspect it, paste it elsewhere, the world still verifies.

@@ -1,19 +1,25 @@
 //! `terrane serve` with a real Minecraft client: mineflayer 4.39.0 (Node, offline mode,
 //! `crates/valence/tests/bots/`) joins, checks a block the test put into the world through
 //! terrane, digs one and places one; the test SIGKILLs the server after its `saved N` and
-//! finds both edits in the reopened world. Also: Ctrl-C saves and exits cleanly.
+//! finds both edits in the reopened world. Also: Ctrl-C saves and exits cleanly, and a
+//! griefed box and area go back to a backup while the server runs and the client watches.
 //!
 //! The Node modules live in `~/.cache/terrane/node/` (or `TERRANE_NODE_MODULES`);
 //! `cargo xtask test` installs them. Without them the test fails with the command to run.
 
 mod common;
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::minecraft::{block_name, bots, free_port, last_saved, node_modules, serve};
+use common::minecraft::{
+    block_name, bots, child_stdout, free_port, last_saved, node_modules, serve,
+};
 use terrane::{Backend, Chunk, ChunkPos, ColumnPos, Schema, TickSave, World};
+use terrane_section::testdata::ChildGuard;
 
 /// A world holding a stone floor at y 64 over chunk column (0, 0) and a gold block on it
 /// at (3, 65, 3).
@@ -138,8 +144,148 @@ fn ctrl_c_saves_and_exits_cleanly() {
     let err = std::fs::read_to_string(&log).unwrap();
     assert!(status.success(), "status {status}: {err}");
     assert!(err.contains("stopped: every change up to tick"), "{err}");
+    assert!(!dir.join("serve.sock").exists(), "a clean stop removes the control socket");
     World::open(&dir).unwrap().verify().unwrap();
     let repo = terrane::backup::Repo::open(&repo).unwrap();
     assert!(repo.list().unwrap().len() >= 2);
     assert!(repo.verify().unwrap().is_clean());
+}
+
+/// `terrane restore` of a box and then of an area, while `terrane serve` plays the world and
+/// a real client watches: the command reaches the server through the control socket in the
+/// world's folder, the server saves, restores between two ticks and sends the columns again,
+/// and the client sees the griefed blocks come back, then keeps playing there. After a
+/// SIGKILL the world holds the restored blocks and the edit made after them; a server
+/// started again replaces the socket the killed one left.
+#[test]
+fn a_griefed_box_and_area_go_back_while_the_server_runs() {
+    let modules = node_modules();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("world");
+    make_world(&dir);
+    let repo = tmp.path().join("backups");
+    let terrane = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_terrane")).args(args).output().unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(
+            o.status.success(),
+            "terrane {args:?}: {out}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        out
+    };
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    terrane(&["backup", &s(&dir), &s(&repo)]);
+    let port = free_port();
+    let log = tmp.path().join("serve.log");
+    let (mut server, lines) = serve(&dir, port, &log, &["--terrain", "flat", "--print-edits"]);
+    assert!(dir.join("serve.sock").exists(), "the control socket is in the world's folder");
+
+    let spec = serde_json::json!({
+        "host": "127.0.0.1",
+        "port": port,
+        "username": "griefer",
+        "timeoutMs": 150000,
+        "steps": [
+            { "see": { "pos": [3, 65, 3], "name": "gold_block" } },
+            { "dig": [3, 65, 3] },
+            { "see": { "pos": [3, 65, 3], "name": "gold_block" }, "waitMs": 60000 },
+            { "dig": [5, 64, 5] },
+            { "see": { "pos": [5, 64, 5], "name": "stone" }, "waitMs": 60000 },
+            { "place": { "against": [7, 64, 7], "item": "diamond_block" } },
+        ],
+    });
+    let mut bot = ChildGuard::spawn(
+        Command::new("node")
+            .arg(bots().join("steps.js"))
+            .arg(spec.to_string())
+            .env("NODE_PATH", &modules)
+            .stdout(Stdio::piped()),
+    )
+    .expect("run node");
+    let (tx, said) = mpsc::channel();
+    let out = child_stdout(&mut bot);
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut heard = String::new();
+    let mut wait_for = |what: &str| {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = said.recv_timeout(left).unwrap_or_else(|_| {
+                panic!(
+                    "the bot never said {what}:\n{heard}\nserver log:\n{}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                )
+            });
+            heard.push_str(&line);
+            heard.push('\n');
+            assert!(!line.contains("\"error\""), "the bot failed:\n{heard}");
+            if line.contains(what) {
+                return;
+            }
+        }
+    };
+    // A client shows its own dig at once; the server applies it when it reads the packet,
+    // maybe ticks later. The grief is restored once the server has it.
+    let mut server_said = String::new();
+    let mut applied = |edit: &str| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !server_said.lines().any(|l| l.starts_with("edit ") && l.ends_with(edit)) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("the server never applied {edit}:\n{server_said}"));
+            server_said.push_str(&line);
+            server_said.push('\n');
+        }
+    };
+    let restore = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["restore".to_string(), s(&repo), s(&dir), "--json".into()];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        serde_json::from_str(&terrane(&args)).unwrap()
+    };
+
+    wait_for("\"index\":1,");
+    applied(" 3 65 3 minecraft:air");
+    let b = restore(&["--from", "3,65,3", "--to", "3,65,3"]);
+    assert_eq!(b["served"], true, "{b}");
+    assert_eq!(b["restored"][0]["blocks_changed"], 1, "the gold block: {b}");
+    assert!(b["restored"][0]["columns_resent"].as_u64().unwrap() >= 1, "{b}");
+    wait_for("\"index\":2,");
+    wait_for("\"index\":3,");
+    applied(" 5 64 5 minecraft:air");
+    let a = restore(&["--area", "0,0"]);
+    assert_eq!(a["served"], true, "{a}");
+    assert!(a["restored"][0]["objects_written"].as_u64().unwrap() >= 1, "{a}");
+    assert!(a["restored"][0]["columns_resent"].as_u64().unwrap() >= 1, "{a}");
+    wait_for("\"index\":4,");
+    wait_for("\"event\":\"done\"");
+    assert!(bot.wait().unwrap().success(), "{heard}");
+    applied(" 7 65 7 minecraft:diamond_block");
+
+    let saved = last_saved(&lines, Duration::from_secs(3)).expect("the server printed `saved N`");
+    server.kill().expect("SIGKILL the server");
+    server.wait().unwrap();
+    let world = World::open(&dir).unwrap();
+    assert!(world.tick() >= saved);
+    assert_eq!(block_name(&world, [3, 65, 3]), "minecraft:gold_block", "the box restored");
+    assert_eq!(block_name(&world, [5, 64, 5]), "minecraft:stone", "the area restored");
+    assert_eq!(block_name(&world, [7, 65, 7]), "minecraft:diamond_block", "placed after");
+    world.verify().unwrap();
+    drop(world);
+
+    // The killed server left its socket: the next one replaces it and restores again.
+    assert!(dir.join("serve.sock").exists());
+    let (mut server, _lines) = serve(&dir, free_port(), &log, &["--terrain", "flat"]);
+    let again = restore(&["--area", "0,0"]);
+    assert_eq!(again["served"], true, "{again}");
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let world = World::open(&dir).unwrap();
+    assert_eq!(block_name(&world, [7, 65, 7]), "minecraft:air", "the area is the backup's again");
 }

@@ -107,7 +107,23 @@ pub(crate) fn remove(
     tw: &mut TerraneWorld,
     pos: BlockPos,
 ) {
-    if let Some(entity) = containers.by_position.remove(&pos) {
+    forget(commands, containers, viewers, |p| p == pos);
+    let p = [pos.x, pos.y, pos.z].map(i64::from);
+    tw.stage_record(game::container_key(0, p), None);
+}
+
+/// Closes the inventories of the containers at the positions `gone` matches, for everyone,
+/// and forgets them: their next use reads their record from the world again.
+pub(crate) fn forget(
+    commands: &mut Commands,
+    containers: &mut Containers,
+    viewers: &Query<(Entity, &OpenInventory)>,
+    gone: impl Fn(BlockPos) -> bool,
+) {
+    let positions: Vec<BlockPos> =
+        containers.by_position.keys().copied().filter(|p| gone(*p)).collect();
+    for pos in positions {
+        let Some(entity) = containers.by_position.remove(&pos) else { continue };
         containers.by_entity.remove(&entity);
         for (client, open) in viewers {
             if open.entity == entity {
@@ -116,6 +132,4 @@ pub(crate) fn remove(
         }
         commands.entity(entity).despawn();
     }
-    let p = [pos.x, pos.y, pos.z].map(i64::from);
-    tw.stage_record(game::container_key(0, p), None);
 }

@@ -20,6 +20,31 @@ pub enum Error {
     /// A setting is out of range; the message names it.
     #[error("invalid setting: {0}")]
     Setting(String),
+    /// The server refused a restore and changed nothing; the message says why (no such
+    /// backup, a damaged one, an area another server leases).
+    #[error("the server did not restore: {0}")]
+    RestoreRefused(String),
+    /// The server stopped before answering.
+    #[error("the server stopped before it answered")]
+    ServerGone,
+    /// The server's control socket cannot be used: no server runs there, or its file is in
+    /// the way.
+    #[error("control socket {}: {source}", path.display())]
+    Control {
+        /// The socket's path.
+        path: std::path::PathBuf,
+        /// The operating system's answer.
+        source: std::io::Error,
+    },
+    /// The control socket's peer sent something that is not this crate's protocol
+    /// (`docs/format/control-socket.md`).
+    #[error("control socket {}: {why}", path.display())]
+    Protocol {
+        /// The socket's path.
+        path: std::path::PathBuf,
+        /// What was wrong.
+        why: String,
+    },
 }
 
 /// `Result` with this crate's [`Error`].

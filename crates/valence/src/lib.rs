@@ -29,6 +29,10 @@
 //!   as one atomic [`TickSave`](terrane::TickSave) per tick (or every
 //!   [`Settings::save_every`] ticks), sending [`Saved`] once the world acknowledged it: an
 //!   item moved between a chest and a player is in exactly one of them after any crash;
+//! - restores an area or a box from a backup ([`RestoreRequest`], through
+//!   [`TerranePlugin::restore_handle`] or the [`control`] socket) between two ticks: it saves
+//!   first, unloads the loaded columns of the areas written, has the world restore them
+//!   ([`TerraneWorld::restore`]) and sends them again to the players viewing them;
 //! - shows the last durable tick in the tab list's footer (`saved <tick>`, at most once a
 //!   second), so clients know what is saved without a line of chat.
 //!
@@ -37,7 +41,8 @@
 //!
 //! [`ServerBuilder`] runs a whole server around the plugin: offline mode, an address, a
 //! stop flag for a signal handler, and [`ServerEvent`]s (saves, a status each second) for
-//! the caller to print. `terrane serve` is a thin shell over it.
+//! the caller to print, and a control socket where `terrane restore` asks for restores
+//! (protocol: `docs/format/control-socket.md`). `terrane serve` is a thin shell over it.
 //!
 //! # Example
 //!
@@ -78,6 +83,11 @@
 //!   slows the tick until [`Settings::columns_per_tick`] columns a tick have caught up.
 //! - The chunk layer does not follow the tiered store's demotion: `World::maintain` is not
 //!   called.
+//! - A restore runs on the server's thread: the tick waits for it (an area restore reads and
+//!   writes up to a few MiB). It is an administrator's undo: items players took out of a
+//!   restored chest stay with them, and the chest holds them again.
+//! - The control socket is Unix only, and any local user who may write the world's folder
+//!   may use it.
 //! - Offline mode only: players are not authenticated, so serve on a trusted network.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -87,10 +97,13 @@
 
 pub mod blocks;
 mod containers;
+#[cfg(unix)]
+pub mod control;
 mod edits;
 mod error;
 mod players;
 mod plugin;
+mod restores;
 mod server;
 mod world;
 
@@ -98,6 +111,7 @@ pub use containers::{Containers, is_container};
 pub use edits::SetBlock;
 pub use error::{Error, Result};
 pub use plugin::{Saved, Settings, TerraneLayer, TerranePlugin, TerraneSet};
+pub use restores::{RestoreHandle, RestoreReport, RestoreRequest, Restored};
 pub use server::{ServerBuilder, ServerEvent, Status};
 pub use world::{Applied, SaveParts, TerraneWorld};
 

@@ -9,6 +9,7 @@ use valence::prelude::*;
 use crate::containers::{self, Containers};
 use crate::edits::{self, SetBlock};
 use crate::players;
+use crate::restores::{self, RestoreHandle, RestoreQueue};
 use crate::world::{SaveParts, TerraneWorld};
 
 /// The plugin's settings, with their defaults.
@@ -84,13 +85,23 @@ pub struct TerraneSet;
 /// [`Saved`].
 pub struct TerranePlugin {
     world: Mutex<Option<TerraneWorld>>,
+    restores: Mutex<Option<RestoreQueue>>,
+    handle: RestoreHandle,
     settings: Settings,
 }
 
 impl TerranePlugin {
     /// The plugin over `world`, with `settings`.
     pub fn new(world: TerraneWorld, settings: Settings) -> Self {
-        Self { world: Mutex::new(Some(world)), settings }
+        let (handle, queue) = restores::queue();
+        Self { world: Mutex::new(Some(world)), restores: Mutex::new(Some(queue)), handle, settings }
+    }
+
+    /// A handle that asks the running server to restore an area or a box from a backup
+    /// ([`RestoreHandle::restore`]); it does so between two ticks, after the tick's save,
+    /// and sends the restored columns again to the players viewing them.
+    pub fn restore_handle(&self) -> RestoreHandle {
+        self.handle.clone()
     }
 }
 
@@ -101,12 +112,16 @@ impl Plugin for TerranePlugin {
             tracing::error!("TerranePlugin added twice: the second one does nothing");
             return;
         };
+        let Some(restore_queue) = self.restores.lock().ok().and_then(|mut q| q.take()) else {
+            return;
+        };
         let edits_on = self.settings.player_edits;
         let mut world = world;
         if self.settings.record_edits {
             world.record_applied();
         }
         app.insert_resource(world)
+            .insert_resource(restore_queue)
             .init_resource::<Containers>()
             .insert_resource(self.settings.clone())
             .add_event::<SetBlock>()
@@ -127,6 +142,7 @@ impl Plugin for TerranePlugin {
                     players::stage,
                     containers::stage,
                     save,
+                    restores::serve,
                     show_durable_tick,
                 )
                     .chain()

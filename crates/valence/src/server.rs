@@ -74,6 +74,7 @@ pub struct ServerBuilder {
     address: SocketAddr,
     max_players: usize,
     settings: Settings,
+    control: Option<std::path::PathBuf>,
 }
 
 impl Default for ServerBuilder {
@@ -82,6 +83,7 @@ impl Default for ServerBuilder {
             address: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 25565),
             max_players: 20,
             settings: Settings::default(),
+            control: None,
         }
     }
 }
@@ -156,6 +158,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Listens on a control socket at `path` (Unix only; default none): other processes
+    /// ask the server to restore areas or boxes from a backup there
+    /// ([`control::request_restore`](crate::control::request_restore)). A socket file left
+    /// by a killed server is replaced; the file is removed when the server stops.
+    pub fn control_socket(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.control = Some(path.into());
+        self
+    }
+
     /// The plugin's settings (default [`Settings::default`]).
     pub fn settings(mut self, settings: Settings) -> Self {
         self.settings = settings;
@@ -184,6 +195,14 @@ impl ServerBuilder {
         drop(listener);
         let terrane = TerraneWorld::new(world, self.settings.stand_in, self.settings.terrain)?;
         let durable = Arc::new(Mutex::new(terrane.durable_tick()));
+        let plugin = TerranePlugin::new(terrane, self.settings);
+        let control = match &self.control {
+            #[cfg(unix)]
+            Some(path) => Some(crate::control::Listener::bind(path, plugin.restore_handle())?),
+            #[cfg(not(unix))]
+            Some(_) => return Err(Error::Setting("a control socket needs Unix".into())),
+            None => None,
+        };
         let failure = Arc::new(Mutex::new(None));
         let mut on_event: Observer = Box::new(on_event);
         on_event(ServerEvent::Listening { address });
@@ -206,7 +225,7 @@ impl ServerBuilder {
                 ..Default::default()
             })
             .add_plugins(DefaultPlugins)
-            .add_plugins(TerranePlugin::new(terrane, self.settings))
+            .add_plugins(plugin)
             .insert_resource(runner)
             .add_systems(First, |mut r: ResMut<Runner>| r.tick_started = Some(Instant::now()))
             .add_systems(Last, |mut r: ResMut<Runner>| {
@@ -228,6 +247,9 @@ impl ServerBuilder {
                 .after(TerraneSet),
             )
             .run();
+        if let Some(c) = control {
+            c.stop();
+        }
         if let Some(e) = failure.lock().ok().and_then(|mut f| f.take()) {
             return Err(e);
         }

@@ -249,6 +249,32 @@ impl TerraneWorld {
         out
     }
 
+    /// The loaded columns of the Overworld areas `areas`.
+    pub(crate) fn loaded_columns_in(
+        &self,
+        areas: &std::collections::BTreeSet<terrane::section::AreaId>,
+    ) -> Vec<(i32, i32)> {
+        let mut v: Vec<(i32, i32)> = self
+            .columns
+            .iter()
+            .filter(|&&(x, z)| areas.contains(&terrane::section::AreaId::new(x >> 4, z >> 4)))
+            .copied()
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Forgets what is known of the record keys `gone` matches (staged changes, the bytes
+    /// last read or saved): the world's copy changed under the server.
+    pub(crate) fn forget_records(&mut self, gone: impl Fn(&[u8]) -> bool) {
+        self.records.retain(|k, _| !gone(k));
+        self.written.retain(|k, _| !gone(k));
+    }
+
+    pub(crate) fn world_mut(&mut self) -> &mut World {
+        &mut self.world
+    }
+
     /// Column (`x`, `z`) left every player's view: its changed chunks go to the next save,
     /// its chunks are unloaded from terrane.
     pub fn unload_column(&mut self, x: i32, z: i32) -> Result<()> {

@@ -188,3 +188,46 @@ fn a_column_loaded_twice_keeps_its_unsaved_changes() {
     assert!(tw.save(2).unwrap());
     assert_eq!(name(tw.world(), 6, 64, 6), "minecraft:air");
 }
+
+/// A restore into the served world: what changed is saved first, the area's loaded column
+/// comes back as the backup holds it (for the layer to show), an edit after it is saved as
+/// usual; a restore the world refuses changes nothing and leaves the column loaded.
+#[test]
+fn an_area_restored_while_served_comes_back_loaded() {
+    use terrane_valence::{RestoreReport, RestoreRequest};
+    let dir = tempfile::tempdir().unwrap();
+    let repo_dir = dir.path().join("backups");
+    let repo = terrane::backup::Repo::open_or_create(&repo_dir).unwrap();
+    let w = world(&dir.path().join("w"));
+    w.backup_incremental(&repo).unwrap();
+    drop(repo);
+    let mut tw = TerraneWorld::new(w, BlockState::BEDROCK, Terrain::Flat).unwrap();
+    tw.load_column(0, 0).unwrap();
+    assert!(tw.set_block(3, 65, 3, BlockState::AIR), "the grief");
+    let area = |at| RestoreRequest::Area { repo: repo_dir.clone(), at, dim: 0, x: 0, z: 0 };
+
+    let refused = tw.restore(20, &area(Some(99))).unwrap();
+    assert!(refused.outcome.is_err(), "no backup 99");
+    assert!(refused.saved, "the grief was saved first");
+    assert_eq!(name(tw.world(), 3, 65, 3), "minecraft:air");
+    assert!(tw.is_loaded(0, 0), "loaded again after a refusal");
+
+    let done = tw.restore(21, &area(None)).unwrap();
+    assert!(!done.saved, "nothing changed since");
+    let report = done.outcome.unwrap();
+    assert!(
+        matches!(
+            report,
+            RestoreReport::Area { backup: 1, columns_resent: 1, objects_written: 1.., .. }
+        ),
+        "{report:?}"
+    );
+    assert_eq!(done.columns.len(), 1);
+    assert_eq!(at(&done.columns[0].1, 3, 65, 3), BlockState::GOLD_BLOCK, "shown as restored");
+    assert_eq!(name(tw.world(), 3, 65, 3), "minecraft:gold_block");
+    assert!(tw.is_loaded(0, 0));
+    assert!(tw.set_block(9, 64, 9, BlockState::AIR), "playing on after it");
+    assert!(tw.save(22).unwrap());
+    assert_eq!(name(tw.world(), 9, 64, 9), "minecraft:air");
+    assert_eq!(name(tw.world(), 3, 65, 3), "minecraft:gold_block");
+}

@@ -1,0 +1,328 @@
+//! Restores from a backup into the world a server is playing: an area or a box goes back to
+//! a backup between two ticks, and the players viewing it are sent its columns again.
+//!
+//! A running server holds its world's only writer, so a restore into a served world is the
+//! server's own work: a [`RestoreRequest`] reaches it through a [`RestoreHandle`] (or the
+//! control socket, [`crate::control`]), and [`TerraneWorld::restore`] carries it out between
+//! two ticks.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, Sender, channel};
+
+use serde::{Deserialize, Serialize};
+use terrane::backup::{BackupContents, Repo};
+use terrane::section::AreaId;
+use terrane::{AreaRestoreReport, BlockBox, BlockPos, BoxRestoreReport, game};
+use valence::inventory::OpenInventory;
+use valence::prelude::*;
+
+use crate::containers::{self, Containers};
+use crate::plugin::{Saved, TerraneLayer};
+use crate::world::{SaveParts, TerraneWorld};
+use crate::{Error, Result};
+
+/// What to restore from a backup repository into the served world.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "restore", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RestoreRequest {
+    /// One area (256 × 256 blocks, every height) of dimension `dim`, as
+    /// [`World::restore_area`](terrane::World::restore_area) restores it: its chunks,
+    /// entities and containers' records, in one atomic batch.
+    Area {
+        /// The backup repository (an absolute path: the server may run elsewhere).
+        repo: PathBuf,
+        /// The backup; `None` for the newest.
+        at: Option<u64>,
+        /// The dimension (0 the Overworld, the one the server plays).
+        dim: u64,
+        /// Area x (block x div 256).
+        x: i32,
+        /// Area z (block z div 256).
+        z: i32,
+    },
+    /// The blocks of a box of the Overworld, as
+    /// [`World::restore_box`](terrane::World::restore_box) restores them, in one save.
+    Box {
+        /// The backup repository (an absolute path).
+        repo: PathBuf,
+        /// The backup; `None` for the newest.
+        at: Option<u64>,
+        /// One corner, `[x, y, z]`.
+        from: [i64; 3],
+        /// The opposite corner.
+        to: [i64; 3],
+    },
+}
+
+impl RestoreRequest {
+    fn repo(&self) -> &PathBuf {
+        match self {
+            RestoreRequest::Area { repo, .. } | RestoreRequest::Box { repo, .. } => repo,
+        }
+    }
+
+    fn at(&self) -> Option<u64> {
+        match self {
+            RestoreRequest::Area { at, .. } | RestoreRequest::Box { at, .. } => *at,
+        }
+    }
+
+    /// The Overworld areas the restore writes into (none for another dimension).
+    fn areas(&self) -> BTreeSet<AreaId> {
+        match self {
+            RestoreRequest::Area { dim: 0, x, z, .. } => BTreeSet::from([AreaId::new(*x, *z)]),
+            RestoreRequest::Area { .. } => BTreeSet::new(),
+            RestoreRequest::Box { from, to, .. } => {
+                bbox(*from, *to).sub_regions().map(|r| AreaId::of_chunk(r.chunk)).collect()
+            }
+        }
+    }
+}
+
+fn bbox(from: [i64; 3], to: [i64; 3]) -> BlockBox {
+    BlockBox::new(BlockPos::new(from[0], from[1], from[2]), BlockPos::new(to[0], to[1], to[2]))
+}
+
+/// What a restore into the served world wrote, as the world reported it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "restored", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RestoreReport {
+    /// An area ([`terrane::AreaRestoreReport`]).
+    Area {
+        /// The backup restored.
+        backup: u64,
+        /// The world tick the backup holds.
+        backup_tick: u64,
+        /// Objects of the area the world held before.
+        objects_before: u64,
+        /// Objects written from the backup.
+        objects_written: u64,
+        /// Bytes of their values.
+        bytes_written: u64,
+        /// Objects the backup does not hold, removed.
+        objects_removed: u64,
+        /// Objects that held the backup's bytes already.
+        objects_unchanged: u64,
+        /// Loaded columns sent again to the players viewing them.
+        columns_resent: u64,
+    },
+    /// A box's blocks ([`terrane::BoxRestoreReport`]).
+    Box {
+        /// The backup restored.
+        backup: u64,
+        /// The world tick the backup holds.
+        backup_tick: u64,
+        /// Chunks the box touches.
+        chunks: u64,
+        /// Of them, chunks written.
+        chunks_written: u64,
+        /// Blocks set back to the backup's.
+        blocks_changed: u64,
+        /// Loaded columns sent again to the players viewing them.
+        columns_resent: u64,
+    },
+}
+
+/// A restore carried out by [`TerraneWorld::restore`].
+#[derive(Debug)]
+pub struct Restored {
+    /// What the restore wrote, or why it wrote nothing (the backup is missing or damaged,
+    /// the area is leased elsewhere): the world is as before and the server plays on.
+    pub outcome: std::result::Result<RestoreReport, terrane::Error>,
+    /// Whether the changes made before it were saved first, as the tick given (send
+    /// [`Saved`]).
+    pub saved: bool,
+    /// The loaded columns of the restored areas, as the world holds them now: show them
+    /// (`ChunkLayer::insert_chunk` sends a column again to its viewers).
+    pub columns: Vec<(ChunkPos, UnloadedChunk)>,
+}
+
+impl TerraneWorld {
+    /// Restores `request` from its backup at tick `tick`, between two ticks:
+    ///
+    /// 1. what changed is saved first (one tick save, as `tick`), so nothing acknowledged
+    ///    or pending outside the restore is lost;
+    /// 2. the loaded columns of the areas it writes are unloaded from terrane (the world
+    ///    refuses to restore a loaded area);
+    /// 3. the world restores the area or box (one atomic batch or tick save);
+    /// 4. those columns are loaded again and returned, for the layer to show.
+    ///
+    /// An area restore brings its containers' records back too: close their open
+    /// inventories first, or their contents are staged over the restored ones (the plugin
+    /// does). `Err` only when the world failed (a save, a load): the server must stop.
+    pub fn restore(&mut self, tick: u64, request: &RestoreRequest) -> Result<Restored> {
+        let saved = self.save_parts(tick, SaveParts::All)?;
+        let areas = request.areas();
+        let columns = self.loaded_columns_in(&areas);
+        for &(x, z) in &columns {
+            self.unload_column(x, z)?;
+        }
+        if let RestoreRequest::Area { dim, x, z, .. } = *request {
+            self.forget_records(|key| {
+                game::parse_container_key(key).is_some_and(|(d, [bx, _, bz])| {
+                    d == dim && (bx >> 8, bz >> 8) == (i64::from(x), i64::from(z))
+                })
+            });
+        }
+        let outcome = restore_world(self.world_mut(), request);
+        let mut shown = Vec::with_capacity(columns.len());
+        for (x, z) in columns {
+            shown.push((ChunkPos::new(x, z), self.load_column(x, z)?));
+        }
+        let outcome = outcome.map(|r| r.resent(shown.len() as u64));
+        Ok(Restored { outcome, saved, columns: shown })
+    }
+}
+
+/// The world's part of a restore: open the backup, restore into `world`.
+fn restore_world(
+    world: &mut terrane::World,
+    request: &RestoreRequest,
+) -> terrane::Result<RestoreReport> {
+    let repo = Repo::open(request.repo())?;
+    let id = match request.at() {
+        Some(id) => id,
+        None => repo.latest()?.ok_or_else(|| {
+            terrane::Error::Refused(format!(
+                "{}: the repository holds no backup yet",
+                request.repo().display()
+            ))
+        })?,
+    };
+    let contents = repo.contents(id)?;
+    Ok(match *request {
+        RestoreRequest::Area { dim, x, z, .. } => RestoreReport::of_area(
+            &contents,
+            &world.restore_area(&contents, dim, AreaId::new(x, z))?,
+        ),
+        RestoreRequest::Box { from, to, .. } => {
+            RestoreReport::of_box(&contents, &world.restore_box(&contents, bbox(from, to))?)
+        }
+    })
+}
+
+impl RestoreReport {
+    /// The report of [`World::restore_area`](terrane::World::restore_area) restoring
+    /// `backup` (no column sent again).
+    pub fn of_area(backup: &BackupContents<'_>, r: &AreaRestoreReport) -> Self {
+        RestoreReport::Area {
+            backup: backup.id(),
+            backup_tick: backup.tick(),
+            objects_before: r.objects_before,
+            objects_written: r.objects_written,
+            bytes_written: r.bytes_written,
+            objects_removed: r.objects_removed,
+            objects_unchanged: r.objects_unchanged,
+            columns_resent: 0,
+        }
+    }
+
+    /// The report of [`World::restore_box`](terrane::World::restore_box) restoring `backup`
+    /// (no column sent again).
+    pub fn of_box(backup: &BackupContents<'_>, r: &BoxRestoreReport) -> Self {
+        RestoreReport::Box {
+            backup: backup.id(),
+            backup_tick: backup.tick(),
+            chunks: r.chunks,
+            chunks_written: r.chunks_written,
+            blocks_changed: r.blocks_changed,
+            columns_resent: 0,
+        }
+    }
+
+    fn resent(mut self, n: u64) -> Self {
+        match &mut self {
+            RestoreReport::Area { columns_resent, .. }
+            | RestoreReport::Box { columns_resent, .. } => *columns_resent = n,
+        }
+        self
+    }
+}
+
+/// A restore waiting for the server, and where its answer goes.
+type Job = (RestoreRequest, Sender<std::result::Result<RestoreReport, String>>);
+
+/// Hands [`RestoreRequest`]s to a running server ([`TerranePlugin::restore_handle`]); it
+/// carries each out between two ticks.
+///
+/// [`TerranePlugin::restore_handle`]: crate::TerranePlugin::restore_handle
+#[derive(Clone, Debug)]
+pub struct RestoreHandle {
+    jobs: Sender<Job>,
+}
+
+impl RestoreHandle {
+    /// Asks the server to restore `request`; blocks until it did (or refused), or until it
+    /// stopped without doing it.
+    pub fn restore(&self, request: RestoreRequest) -> Result<RestoreReport> {
+        let (tx, rx) = channel();
+        self.jobs.send((request, tx)).map_err(|_| Error::ServerGone)?;
+        match rx.recv() {
+            Ok(Ok(report)) => Ok(report),
+            Ok(Err(why)) => Err(Error::RestoreRefused(why)),
+            Err(_) => Err(Error::ServerGone),
+        }
+    }
+}
+
+/// The restores waiting for the server: the plugin's resource.
+#[derive(Resource)]
+pub(crate) struct RestoreQueue {
+    jobs: Mutex<Receiver<Job>>,
+}
+
+/// A queue and the handle that fills it.
+pub(crate) fn queue() -> (RestoreHandle, RestoreQueue) {
+    let (tx, rx) = channel();
+    (RestoreHandle { jobs: tx }, RestoreQueue { jobs: Mutex::new(rx) })
+}
+
+/// Carries out the restores asked for since the last tick, after the tick's save.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn serve(
+    mut commands: Commands,
+    queue: Res<RestoreQueue>,
+    mut layers: Query<&mut ChunkLayer, With<TerraneLayer>>,
+    mut tw: ResMut<TerraneWorld>,
+    mut open: ResMut<Containers>,
+    viewers: Query<(Entity, &OpenInventory)>,
+    server: Res<Server>,
+    mut saved: EventWriter<Saved>,
+) {
+    let jobs: Vec<Job> = match queue.jobs.lock() {
+        Ok(rx) => rx.try_iter().collect(),
+        Err(_) => return,
+    };
+    let Ok(mut layer) = layers.get_single_mut() else { return };
+    for (request, answer) in jobs {
+        if let RestoreRequest::Area { dim: 0, x, z, .. } = request {
+            // Their records come back from the backup: the open inventories close, so their
+            // contents are read again from the world at the next use.
+            containers::forget(&mut commands, &mut open, &viewers, |p| {
+                (p.x >> 8, p.z >> 8) == (x, z)
+            });
+        }
+        let tick = tw.tick_of(server.current_tick());
+        match tw.restore(tick, &request) {
+            Ok(r) => {
+                if r.saved {
+                    saved.send(Saved { tick });
+                }
+                for (pos, column) in r.columns {
+                    if layer.chunk(pos).is_some() {
+                        layer.insert_chunk(pos, column);
+                    }
+                }
+                let _ = answer.send(r.outcome.map_err(|e| e.to_string()));
+            }
+            Err(e) => {
+                let _ = answer.send(Err(format!("the server failed and stops: {e}")));
+                return tw.fail(e);
+            }
+        }
+    }
+}

@@ -1,0 +1,98 @@
+// A real Minecraft 1.20.1 client (mineflayer, offline mode) that joins a server and plays a
+// list of steps, reporting each as a JSON line on stdout as soon as it is done, so that a
+// test can act between steps (restore an area while the bot waits to see it back).
+//
+// Usage: node steps.js '{"host":"127.0.0.1","port":25565,"username":"bot","timeoutMs":90000,
+//   "steps":[{"see":{"pos":[3,65,3],"name":"gold_block"}},
+//            {"dig":[3,65,3]},
+//            {"see":{"pos":[3,65,3],"name":"gold_block"},"waitMs":60000},
+//            {"place":{"against":[7,64,7],"item":"diamond_block"}}]}'
+// Steps: `see` waits until the block at `pos` is `name` (its chunk loaded first), `dig`
+// digs a block and waits to see air there, `place` places an item on top of a block and
+// waits to see it. Each reports {"event":"step","index":i,...}. Exits 0 after the last
+// step (and a `saved N` footer), 1 with an {"event":"error"} line otherwise.
+'use strict'
+
+const mineflayer = require('mineflayer')
+const { Vec3 } = require('vec3')
+
+const args = JSON.parse(process.argv[2])
+const say = (obj) => console.log(JSON.stringify(obj))
+const fail = (message) => {
+  say({ event: 'error', message })
+  process.exit(1)
+}
+const at = (p) => new Vec3(p[0], p[1], p[2])
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function until (what, test, ms = 20000) {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    if (test()) return
+    await sleep(50)
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+setTimeout(() => fail('timed out after ' + (args.timeoutMs || 90000) + ' ms'), args.timeoutMs || 90000)
+
+const bot = mineflayer.createBot({
+  host: args.host,
+  port: args.port,
+  username: args.username || 'terrane_bot',
+  auth: 'offline',
+  version: '1.20.1'
+})
+bot.on('kicked', (reason) => fail('kicked: ' + JSON.stringify(reason)))
+bot.on('error', (e) => fail('connection error: ' + e.message))
+bot.on('end', (reason) => { if (!done) fail('disconnected: ' + reason) })
+let done = false
+
+bot.once('spawn', async () => {
+  try {
+    const name = (pos) => { const b = bot.blockAt(at(pos)); return b ? b.name : null }
+    say({ event: 'spawn' })
+    for (const [index, step] of args.steps.entries()) {
+      const wait = step.waitMs || 30000
+      if (step.see) {
+        const { pos, name: want } = step.see
+        await until(`${want} at ${pos}`, () => name(pos) === want, wait)
+        say({ event: 'step', index, saw: want, pos })
+      } else if (step.dig) {
+        await until(`the chunk of ${step.dig}`, () => name(step.dig) !== null, wait)
+        const was = name(step.dig)
+        await bot.dig(bot.blockAt(at(step.dig)), true)
+        await until(`air at ${step.dig}`, () => name(step.dig) === 'air', wait)
+        say({ event: 'step', index, dug: step.dig, was })
+      } else if (step.place) {
+        const { against, item: want } = step.place
+        const Item = require('prismarine-item')(bot.registry)
+        const item = bot.registry.itemsByName[want]
+        if (!item) fail(`no item ${want}`)
+        await bot.creative.setInventorySlot(36, new Item(item.id, 1))
+        bot.setQuickBarSlot(0)
+        await until('the item in hand', () => bot.heldItem && bot.heldItem.name === want, wait)
+        await until(`the chunk of ${against}`, () => name(against) !== null, wait)
+        try {
+          await bot.placeBlock(bot.blockAt(at(against)), new Vec3(0, 1, 0))
+        } catch (e) {
+          // mineflayer waits 5 s for the server's block update; the wait below decides.
+          if (!String(e && e.message).includes('did not fire within timeout')) throw e
+        }
+        const placed = [against[0], against[1] + 1, against[2]]
+        await until(`${want} at ${placed}`, () => name(placed) === want, wait)
+        say({ event: 'step', index, placed, name: want })
+      } else {
+        fail('unknown step ' + JSON.stringify(step))
+      }
+    }
+    const footer = () => (bot.tablist && bot.tablist.footer ? bot.tablist.footer.toString() : '')
+    await until('`saved N` in the tab list footer', () => footer().startsWith('saved '), 30000)
+    done = true
+    bot.quit()
+    say({ event: 'done' })
+    setTimeout(() => process.exit(0), 200)
+  } catch (e) {
+    fail(e && e.stack ? e.stack : String(e))
+  }
+})
