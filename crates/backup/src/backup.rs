@@ -13,7 +13,7 @@ use crate::pack::{PackWriter, PieceRef, pack_name, sha256};
 use crate::repo::{Repo, sync_dir};
 
 /// A pack file is closed and another started past this many bytes.
-const PACK_BYTES: u64 = 1 << 30;
+pub(crate) const PACK_BYTES: u64 = 1 << 30;
 
 /// What to record with a backup.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -194,7 +194,7 @@ impl Repo {
 
     /// A pack id of backup `id` whose file does not exist (one left by a backup that was cut
     /// off is never reused).
-    fn free_pack_id(&self, id: u64, seq: &mut u64) -> u64 {
+    pub(crate) fn free_pack_id(&self, id: u64, seq: &mut u64) -> u64 {
         loop {
             let pid = (id << 16) | (*seq & 0xffff);
             *seq += 1;

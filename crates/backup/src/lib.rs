@@ -15,7 +15,9 @@
 //!   [`BackupContents::restore_into`] makes a store hold exactly it.
 //! - [`Repo::verify`] reads every manifest and piece and says which backups restore whole.
 //! - [`Repo::prune`] removes backups by a [`Keep`] rule: a removed backup's changes are
-//!   folded into the next one first, so no kept backup ever loses an object it needs.
+//!   folded into the next one first, so no kept backup ever loses an object it needs; the
+//!   packs no kept backup needs are deleted, and a pack kept backups need less than half of
+//!   is rewritten with only that part.
 //!
 //! Publication is crash-safe: files are written in `tmp/`, made durable and renamed into
 //! place, the manifest last. A backup cut off anywhere is never listed and leaves the other
@@ -60,8 +62,8 @@
 //! - A restore with [`BackupContents::restore_into`] writes in batches: cut short, the target
 //!   is partly restored (restore again). A world restored whole goes into a new world, which
 //!   terrane's facade does not open until the restore completed.
-//! - A prune deletes only pack files no kept backup needs at all; a pack with one needed
-//!   piece stays whole.
+//! - A prune frees space down to half of each pack: a pack whose needed part is half its
+//!   size or more stays whole, with its unneeded pieces.
 //! - One writer at a time: backups and prunes lock the repository; a second one waits a
 //!   quarter second, then fails with `Locked`.
 #![deny(missing_docs)]
@@ -73,6 +75,7 @@ mod error;
 mod manifest;
 mod pack;
 mod prune;
+mod repack;
 mod repo;
 mod verify;
 

@@ -114,6 +114,17 @@ pub(crate) fn read_piece(mut file: &File, path: &Path, r: &PieceRef) -> Result<V
     decode_record(&head, body, r).map_err(|w| bad(&w))
 }
 
+/// The bytes piece `r`'s record takes in the open pack `file` (at `path`), from its checked
+/// header.
+pub(crate) fn record_len(mut file: &File, path: &Path, r: &PieceRef) -> Result<u64> {
+    let bad = |what: &str| damaged(path, format!("piece at offset {}: {what}", r.offset));
+    file.seek(SeekFrom::Start(r.offset)).map_err(io(path))?;
+    let mut head = [0u8; RECORD_HEAD];
+    file.read_exact(&mut head).map_err(|_| bad("cut short"))?;
+    let stored = check_head(&head, r).map_err(bad)?;
+    Ok((RECORD_HEAD + stored + 4) as u64)
+}
+
 /// Checks a record's header against the manifest's `r`; returns the stored body's length.
 fn check_head(head: &[u8; RECORD_HEAD], r: &PieceRef) -> std::result::Result<usize, &'static str> {
     let stored = u32::from_le_bytes(head[0..4].try_into().expect("4 bytes")) as usize;

@@ -1,6 +1,6 @@
 //! Removing backups: each removed backup's changes are folded into the next one first, so
 //! every kept backup stays restorable at every step; then the packs no kept backup needs are
-//! deleted.
+//! deleted, and those it needs little of are rewritten smaller (`repack`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
@@ -31,7 +31,9 @@ pub struct PruneReport {
     pub kept: Vec<u64>,
     /// Pack files deleted.
     pub packs_deleted: u64,
-    /// Their bytes.
+    /// Of them, packs mostly unneeded whose needed pieces were copied into new packs first.
+    pub packs_rewritten: u64,
+    /// Bytes freed: those of the packs deleted, less those of the new packs.
     pub bytes_freed: u64,
 }
 
@@ -60,7 +62,9 @@ fn fold_into(parent: &Manifest, child: &Manifest) -> Manifest {
 
 impl Repo {
     /// Removes every backup `keep` does not keep, oldest first, and deletes the pack files
-    /// no kept backup needs. With `dry_run`, only says what it would remove.
+    /// no kept backup needs; a pack less than half needed has its needed pieces copied into
+    /// a new pack and is deleted too. With `dry_run`, only says which backups it would
+    /// remove.
     ///
     /// Each removal rewrites the next backup's manifest to hold the removed one's changes
     /// too (published whole, by rename), and only then deletes the removed manifest: a prune
@@ -92,9 +96,12 @@ impl Repo {
             fs::remove_file(&path).map_err(io(&path))?;
             sync_dir(path.parent().expect("backups/"))?;
         }
-        let (freed, bytes) = self.delete_unused_packs()?;
-        report.packs_deleted = freed;
-        report.bytes_freed = bytes;
+        let (deleted, bytes) = self.delete_unused_packs()?;
+        let repacked = self.repack()?;
+        let (rewritten, old_bytes) = self.delete_unused_packs()?;
+        report.packs_deleted = deleted + rewritten;
+        report.packs_rewritten = repacked.packs;
+        report.bytes_freed = (bytes + old_bytes).saturating_sub(repacked.bytes_written);
         Ok(report)
     }
 

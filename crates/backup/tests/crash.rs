@@ -2,7 +2,8 @@
 //! backs it up every few batches and prunes now and then, printing `ACK <batch>` after each
 //! backup returns; the parent kills it at random moments. After every kill, the repository
 //! verifies clean, every listed backup restores exactly the store after its batch, and the
-//! last acknowledged backup is listed.
+//! last acknowledged backup is listed. The prunes rewrite packs (repack), which the test
+//! checks happened.
 //!
 //! `TERRANE_CRASH_KILLS=N` sets the kills to N / 4 (`cargo xtask crash`: 250); the normal
 //! suite runs 24.
@@ -89,6 +90,7 @@ fn backups_and_prunes_survive_sigkill() {
     };
     let mut last_ack = None;
     let mut backups_checked = 0;
+    let mut repacks_seen = false;
     for round in 0..kills {
         let delay = Duration::from_millis(rng.below(60));
         let r = kill_round(TEST, dir.path(), &[], 1 + rng.below(4), delay);
@@ -99,6 +101,12 @@ fn backups_and_prunes_survive_sigkill() {
             continue;
         }
         let repo = Repo::open(dir.path().join("repo")).unwrap();
+        // A repack names its pack after the newest backup, past that backup's own pack.
+        for e in std::fs::read_dir(dir.path().join("repo/packs")).unwrap() {
+            let name = e.unwrap().file_name().to_string_lossy().to_string();
+            let id = name.strip_suffix(".tbp").and_then(|h| u64::from_str_radix(h, 16).ok());
+            repacks_seen |= id.is_some_and(|id| id & 0xffff != 0);
+        }
         let v = repo.verify().unwrap();
         assert!(v.is_clean(), "round {round}: {v:?}");
         let listed = repo.list().unwrap();
@@ -124,4 +132,5 @@ fn backups_and_prunes_survive_sigkill() {
         states.kept.retain(|t, _| ticks.contains(t));
     }
     assert!(last_ack.is_some() && backups_checked >= kills, "{backups_checked} backups checked");
+    assert!(repacks_seen, "no prune rewrote a pack: the workload does not test repacking");
 }

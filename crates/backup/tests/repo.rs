@@ -127,6 +127,59 @@ fn a_backup_writes_what_changed_and_only_that() {
     assert!(restored(&repo, fourth.id) == dump(&store));
 }
 
+/// A prune frees the space of values that changed since, not only of whole packs: a pack
+/// a kept backup needs little of is rewritten with only that, and a pack it needs most of
+/// stays as it is; every kept backup restores exactly, the repository verifies.
+#[test]
+fn a_prune_rewrites_the_packs_kept_backups_need_little_of() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("repo");
+    let repo = Repo::open_or_create(&path).unwrap();
+    let store = mem();
+    // Values that do not compress: the pack's size is what they are.
+    let value = |i: u32, round: u32| -> Vec<u8> {
+        let mut x = u64::from(i) * 0x9E37_79B9 + u64::from(round) * 0x85EB_CA6B + 1;
+        (0..4000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    };
+    for i in 0..200u32 {
+        store.put("chunkl0", &i.to_be_bytes(), 1, &value(i, 0)).unwrap();
+    }
+    repo.backup(&store, &opts(1)).unwrap();
+    // 90 % of the values change: backup 1's pack is 10 % needed once backup 1 is gone.
+    for i in (0..200u32).filter(|i| i % 10 != 0) {
+        store.put("chunkl0", &i.to_be_bytes(), 2, &value(i, 1)).unwrap();
+    }
+    repo.backup(&store, &opts(2)).unwrap();
+    let sizes = |p: &Path| packs(p).iter().map(|f| f.metadata().unwrap().len()).sum::<u64>();
+    let before = sizes(&path);
+    let kept_both = repo.prune(&Keep { last: 2, ids: vec![] }, false).unwrap();
+    assert_eq!((kept_both.packs_deleted, kept_both.packs_rewritten), (0, 0), "all needed");
+
+    let r = repo.prune(&Keep { last: 1, ids: vec![] }, false).unwrap();
+    assert_eq!(r.removed, [1]);
+    assert_eq!((r.packs_rewritten, r.packs_deleted), (1, 1), "{r:?}");
+    let after = sizes(&path);
+    let live = 200 * 4000u64;
+    assert!(after < live + live / 10, "{after} bytes of packs for {live} of values");
+    assert_eq!(before - after, r.bytes_freed, "{r:?}");
+    assert_eq!(restored(&repo, 2), dump(&store));
+    let v = repo.verify().unwrap();
+    assert!(v.is_clean() && v.unused_packs.is_empty(), "{v:?}");
+
+    // Backups go on after a repack: a value the repository holds is not written again.
+    store.put("chunkl0", b"again", 3, &value(0, 0)).unwrap();
+    let third = repo.backup(&store, &opts(3)).unwrap();
+    assert_eq!((third.changed, third.pack_bytes), (1, 0), "{third:?}");
+    assert_eq!(restored(&repo, third.id), dump(&store));
+}
+
 /// Flips one byte of `path` at `at` bytes from its end.
 fn flip(path: &Path, from_end: u64) {
     let mut b = std::fs::read(path).unwrap();

@@ -79,16 +79,19 @@ pub fn run(a: &BackupArgs) -> Result<(), Fail> {
             let p = r.prune(&keep, *dry_run)?;
             if *json {
                 let v = json!({ "removed": p.removed, "kept": p.kept, "dry_run": dry_run,
-                    "packs_deleted": p.packs_deleted, "bytes_freed": p.bytes_freed });
+                    "packs_deleted": p.packs_deleted, "packs_rewritten": p.packs_rewritten,
+                    "bytes_freed": p.bytes_freed });
                 outln!("{}", serde_json::to_string_pretty(&v)?);
             } else {
                 let verb = if *dry_run { "would remove" } else { "removed" };
                 outln!(
-                    "{verb} {} backup(s) {:?}, kept {:?}; {} pack file(s) deleted, {:.2} MiB freed",
+                    "{verb} {} backup(s) {:?}, kept {:?}; {} pack file(s) deleted ({} of them \
+                     rewritten with only what kept backups need), {:.2} MiB freed",
                     p.removed.len(),
                     p.removed,
                     p.kept,
                     p.packs_deleted,
+                    p.packs_rewritten,
                     mib(p.bytes_freed)
                 );
             }

@@ -1,0 +1,118 @@
+//! Repacking: a pack file most of whose bytes no kept backup needs any more is rewritten
+//! with only the pieces still needed, so that a prune frees the space of the values that
+//! changed since, and not only of packs no backup needs at all.
+
+use std::collections::HashMap;
+use std::fs::File;
+
+use crate::backup::PACK_BYTES;
+use crate::error::{Error, Result, io};
+use crate::pack::{PACK_HEADER, PackWriter, PieceRef, pack_name, read_piece, record_len};
+use crate::repo::{Repo, sync_dir};
+
+/// A pack is rewritten when the records still needed are less than this share of its bytes.
+const REPACK_BELOW: f64 = 0.5;
+
+/// What [`Repo::repack`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Repacked {
+    /// Pack files whose needed pieces were copied into new packs (the next deletion of
+    /// unused packs removes them).
+    pub(crate) packs: u64,
+    /// Bytes of the new packs.
+    pub(crate) bytes_written: u64,
+}
+
+impl Repo {
+    /// Copies the needed pieces of every pack that is less than half needed into new packs,
+    /// and points the manifests at the copies; the old packs are left for
+    /// `delete_unused_packs`. Nothing is done while a manifest is damaged, and a pack with a
+    /// damaged piece is left whole (`verify` names it).
+    ///
+    /// Crash safety: a new pack is published (fsynced, renamed) before any manifest names
+    /// it, each manifest is replaced whole by rename, and an old pack is deleted only once no
+    /// manifest names it. A cut leaves every manifest naming the old or the new copy of each
+    /// piece, both present.
+    pub(crate) fn repack(&self) -> Result<Repacked> {
+        let (mut manifests, bad) = self.manifests()?;
+        let Some(&latest) = manifests.keys().next_back() else { return Ok(Repacked::default()) };
+        if !bad.is_empty() {
+            return Ok(Repacked::default());
+        }
+        let mut needed: HashMap<u64, Vec<PieceRef>> = HashMap::new();
+        for m in manifests.values() {
+            for put in m.entries.iter().filter_map(|e| e.put) {
+                needed.entry(put.piece.pack).or_default().push(put.piece);
+            }
+        }
+        let mut packs: Vec<(u64, Vec<PieceRef>)> = needed.into_iter().collect();
+        packs.sort_unstable_by_key(|(id, _)| *id);
+        let mut moved: HashMap<PieceRef, PieceRef> = HashMap::new();
+        let mut out: Option<PackWriter> = None;
+        let mut seq = 0u64;
+        let mut done = Repacked::default();
+        for (pack, mut pieces) in packs {
+            pieces.sort_unstable_by_key(|p| p.offset);
+            pieces.dedup();
+            let path = self.packs_dir().join(pack_name(pack));
+            let file = File::open(&path).map_err(io(&path))?;
+            let size = file.metadata().map_err(io(&path))?.len();
+            let mut kept = Some(PACK_HEADER.len() as u64);
+            for p in &pieces {
+                match record_len(&file, &path, p) {
+                    Ok(n) => kept = kept.map(|k| k + n),
+                    Err(Error::Damaged { .. }) => kept = None,
+                    Err(e) => return Err(e),
+                }
+            }
+            if kept.is_none_or(|k| k as f64 >= size as f64 * REPACK_BELOW) {
+                continue;
+            }
+            let mut local = Vec::with_capacity(pieces.len());
+            for p in &pieces {
+                let value = match read_piece(&file, &path, p) {
+                    Ok(v) => v,
+                    Err(Error::Damaged { .. }) => {
+                        local.clear();
+                        break;
+                    }
+                    Err(e) => return Err(e),
+                };
+                if out.as_ref().is_some_and(|w| w.len() >= PACK_BYTES) {
+                    let full = out.take().expect("checked");
+                    done.bytes_written += full.len();
+                    full.finish(&self.packs_dir())?;
+                }
+                let w = match &mut out {
+                    Some(w) => w,
+                    None => {
+                        let id = self.free_pack_id(latest, &mut seq);
+                        out.insert(PackWriter::create(&self.tmp_dir(), id)?)
+                    }
+                };
+                local.push((*p, w.append(&value, p.sha)?));
+            }
+            if !local.is_empty() {
+                done.packs += 1;
+                moved.extend(local);
+            }
+        }
+        let Some(w) = out else { return Ok(done) };
+        done.bytes_written += w.len();
+        w.finish(&self.packs_dir())?;
+        sync_dir(&self.packs_dir())?;
+        for m in manifests.values_mut() {
+            let mut changed = false;
+            for put in m.entries.iter_mut().filter_map(|e| e.put.as_mut()) {
+                if let Some(to) = moved.get(&put.piece) {
+                    put.piece = *to;
+                    changed = true;
+                }
+            }
+            if changed {
+                self.write_manifest(m)?;
+            }
+        }
+        Ok(done)
+    }
+}
