@@ -233,4 +233,10 @@ impl Repo {
     pub fn latest(&self) -> Result<Option<u64>> {
         Ok(self.ids()?.last().copied())
     }
+
+    /// The newest backup taken at or before `ms` (milliseconds since the Unix epoch): what a
+    /// restore "as of" that moment brings back. `None` when every backup is younger.
+    pub fn taken_by(&self, ms: u64) -> Result<Option<u64>> {
+        Ok(self.list()?.iter().filter(|b| b.created_ms <= ms).map(|b| b.id).max())
+    }
 }

@@ -120,6 +120,10 @@ fn a_backup_writes_what_changed_and_only_that() {
     assert_eq!((third.changed, third.removed, third.pack_bytes), (0, 0, 0));
     assert_eq!(restored(&repo, third.id), dump(&store));
     assert_eq!(repo.list().unwrap().iter().map(|b| b.tick).collect::<Vec<_>>(), [1, 2, 3]);
+    let taken: Vec<u64> = repo.list().unwrap().iter().map(|b| b.created_ms).collect();
+    assert_eq!(repo.taken_by(taken[0] - 1).unwrap(), None, "before the first backup");
+    assert_eq!(repo.taken_by(taken[2]).unwrap(), Some(3));
+    assert_eq!(repo.taken_by(u64::MAX).unwrap(), Some(3));
     // A value the repository holds already, under another key: listed, not written again.
     store.put("chunkl0", b"copy", 3, &same.data).unwrap();
     let fourth = repo.backup(&store, &opts(4)).unwrap();

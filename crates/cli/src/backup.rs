@@ -138,6 +138,7 @@ fn list(repo: &std::path::Path, as_json: bool) -> Result<(), Fail> {
             .iter()
             .map(|b| {
                 json!({ "id": b.id, "tick": b.tick, "created_ms": b.created_ms,
+                    "created": crate::when::show(b.created_ms),
                     "source": b.source, "objects": b.objects, "bytes": b.bytes,
                     "changes": b.changes, "new_bytes": b.new_bytes,
                     "manifest_bytes": b.manifest_bytes })
@@ -147,20 +148,20 @@ fn list(repo: &std::path::Path, as_json: bool) -> Result<(), Fail> {
         return Ok(());
     }
     outln!(
-        "{:>6} {:>10} {:>14} {:>10} {:>11} {:>10}  source",
+        "{:>6} {:>10} {:>20} {:>10} {:>11} {:>10}  source",
         "id",
         "tick",
-        "created (ms)",
+        "taken (UTC)",
         "objects",
         "MiB",
         "added MiB"
     );
     for b in &backups {
         outln!(
-            "{:>6} {:>10} {:>14} {:>10} {:>11.2} {:>10.2}  {}",
+            "{:>6} {:>10} {:>20} {:>10} {:>11.2} {:>10.2}  {}",
             b.id,
             b.tick,
-            b.created_ms,
+            crate::when::show(b.created_ms),
             b.objects,
             mib(b.bytes),
             mib(b.new_bytes + b.manifest_bytes),

@@ -26,6 +26,7 @@ mod restore;
 mod serve;
 mod soak;
 mod trim;
+mod when;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

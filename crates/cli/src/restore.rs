@@ -44,6 +44,10 @@ pub struct RestoreArgs {
     /// The backup to restore (`terrane backup list REPO`); default the newest.
     #[arg(long, value_name = "ID")]
     at: Option<u64>,
+    /// Restore the world as it was at this moment: the newest backup taken then or before.
+    /// A date (`2026-11-28T12:00:00Z`) or an age (`45s`, `90m`, `1h30m`, `2d`).
+    #[arg(long, value_name = "WHEN", value_parser = crate::when::parse_when, conflicts_with = "at")]
+    as_of: Option<u64>,
     /// The control socket of the `terrane serve` playing WORLD (default: WORLD/serve.sock,
     /// used when WORLD is in use by a server).
     #[arg(long, value_name = "PATH")]
@@ -60,9 +64,16 @@ pub struct RestoreArgs {
 pub fn run(a: &RestoreArgs) -> Result<(), Fail> {
     let t = Instant::now();
     let repo = Repo::open(&a.repo)?;
-    let id = match a.at {
-        Some(id) => id,
-        None => repo.latest()?.ok_or_else(|| {
+    let id = match (a.at, a.as_of) {
+        (Some(id), _) => id,
+        (None, Some(ms)) => repo.taken_by(ms)?.ok_or_else(|| {
+            Fail::usage(format!(
+                "{}: no backup was taken at or before {} (`terrane backup list` shows when each was)",
+                a.repo.display(),
+                crate::when::show(ms)
+            ))
+        })?,
+        (None, None) => repo.latest()?.ok_or_else(|| {
             Fail::usage(format!("{}: the repository holds no backup yet", a.repo.display()))
         })?,
     };

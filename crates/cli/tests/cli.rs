@@ -117,8 +117,21 @@ fn demo_then_every_command(backend: &str) {
     assert!(first["pack_bytes"].as_u64().unwrap() > 0);
     let second = json(&["backup", s(&world), s(&repo), "--json"]);
     assert_eq!((second["changed"].as_u64(), second["pack_bytes"].as_u64()), (Some(0), Some(0)));
-    assert_eq!(json(&["backup", "list", s(&repo), "--json"]).as_array().unwrap().len(), 2);
+    let listed = json(&["backup", "list", s(&repo), "--json"]);
+    assert_eq!(listed.as_array().unwrap().len(), 2);
     ok(&["backup", "verify", s(&repo)]);
+    // As of a moment: the newest backup taken then or before (RFC 3339 or an age).
+    let taken = |i: usize| listed[i]["created"].as_str().unwrap().to_string();
+    assert!(taken(0).ends_with('Z') && taken(0) <= taken(1), "{listed}");
+    let as_of = |when: &str| {
+        let to = tmp.path().join(format!("as-of-{}", when.replace(':', "-")));
+        json(&["restore", s(&repo), s(&to), "--as-of", when, "--json"])["id"].as_u64()
+    };
+    assert_eq!(as_of("0s"), Some(2));
+    assert!(matches!(as_of(&taken(0)), Some(1 | 2)), "taken within one second of each other");
+    fails(&["restore", s(&repo), s(&tmp.path().join("r0")), "--as-of", "1971-01-01T00:00:00Z"], 2);
+    fails(&["restore", s(&repo), s(&tmp.path().join("r0")), "--as-of", "yesterday"], 2);
+    fails(&["restore", s(&repo), s(&tmp.path().join("r0")), "--as-of", "1h", "--at", "1"], 2);
     let backup = tmp.path().join("restored");
     ok(&["restore", s(&repo), s(&backup), "--at", "1"]);
     let bi = json(&["info", s(&backup), "--json"]);
