@@ -14,7 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use terrane_store::conformance::{Rng, dump as objects};
 
-use terrane::backup::Repo;
+use terrane::backup::{Keep, Repo};
+use terrane::section::AreaId;
 use terrane::worldgen::hills::{self as terrain, Palette};
 use terrane::{Backend, ChunkPos, ColumnPos, TickSave, World};
 
@@ -184,6 +185,24 @@ fn run(backend: Backend, target: usize) {
     let back = World::open_read_only(&restored).unwrap();
     assert!(objects(back.store()) == reference, "the restored world differs from the reference");
 
+    // One area of the live world back to the first backup: what a server's tick waits for
+    // when it restores an area between two ticks.
+    let t = Instant::now();
+    let area = world.restore_area(&repo.contents(first.id).unwrap(), 0, AreaId::new(0, 0)).unwrap();
+    let area_ms = t.elapsed().as_secs_f64() * 1e3;
+
+    // Keep only the newest backup: packs nobody needs go, packs needed little are rewritten.
+    let before = du(&repo_path.join("packs"));
+    let t = Instant::now();
+    let pruned = repo.prune(&Keep { last: 1, ids: vec![] }, false).unwrap();
+    let prune_s = t.elapsed().as_secs_f64();
+    let after = du(&repo_path.join("packs"));
+    let again = tmp.path().join("restored-after-prune");
+    terrane::restore_world(&repo.contents(third.id).unwrap(), &again, Some(backend)).unwrap();
+    let back = World::open_read_only(&again).unwrap();
+    assert!(objects(back.store()) == reference, "after the prune, the kept backup differs");
+    assert!(repo.verify().unwrap().is_clean());
+
     println!(
         "\n{} world: {n} chunks, {} objects, {:.1} MiB of values",
         backend.name(),
@@ -212,6 +231,22 @@ fn run(backend: Backend, target: usize) {
     println!("| tar + zstd -3 again | {:.1} MiB | {tar2_s:.2} s | |", mib(tar2_bytes));
     println!(
         "| restore of a backup into a new world | | {restore_s:.2} s | equal, object for object, to the world at its tick |"
+    );
+    println!(
+        "| restore of area 0,0 into the live world | {:.2} MiB | {area_ms:.0} ms | {} objects written, {} removed, of {} |",
+        mib(area.bytes_written),
+        area.objects_written,
+        area.objects_removed,
+        area.objects_before
+    );
+    println!(
+        "| prune to the newest of {} backups | | {prune_s:.2} s | packs {:.2} MiB before, {:.2} MiB after ({} deleted, {} of them rewritten with the needed part); the first backup was {:.2} MiB |",
+        pruned.removed.len() + pruned.kept.len(),
+        mib(before),
+        mib(after),
+        pruned.packs_deleted,
+        pruned.packs_rewritten,
+        mib(first.pack_bytes)
     );
     println!(
         "tick saves ({} chunks each, one every 50 ms): without a backup running p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} ticks); while one of {} backups ran p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} ticks)",
