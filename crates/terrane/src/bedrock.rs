@@ -506,6 +506,20 @@ fn export_into(
             level_name = Some(o.data);
         }
     }
+    if translator.is_some() {
+        // A Java column holding entities and no chunk (a mob over the void) is written for
+        // its entities.
+        let prefix = crate::java::RECORD_PREFIX;
+        for e in world.store().scan_prefix(tables::WORLD_PROPERTIES, prefix)? {
+            let (k, o) = e?;
+            if let Some(key) = crate::java::parse_record_key(&k)
+                && terrane_anvil::convert::ColumnRecord::decode(&o.data)
+                    .is_ok_and(|r| !r.orphan_entities.is_empty())
+            {
+                columns.entry(key).or_default();
+            }
+        }
+    }
     let mut entities: HashMap<Uuid, Vec<u8>> = HashMap::new();
     for e in world.store().scan(tables::ENTITY, KeyRange::all())? {
         let (k, o) = e?;

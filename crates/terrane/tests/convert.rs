@@ -777,3 +777,46 @@ fn biomes_of_worlds_before_1_18_are_read_by_number() {
     }
     assert!(compared >= 1024, "{compared} cells compared");
 }
+
+/// A Java column that holds entities and no chunk (a mob over the void) keeps them in the
+/// Bedrock export: its column is written for them.
+#[test]
+fn a_java_column_with_entities_and_no_chunk_keeps_them_in_bedrock() {
+    use terrane::anvil::convert::ColumnRecord;
+    use terrane::nbt::{Compound, Tag};
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = World::builder().backend(Backend::Memory).create(dir.path().join("w")).unwrap();
+    let doubles = |v: [f64; 3]| Tag::List(6, v.iter().map(|d| Tag::Double(*d)).collect());
+    let mut pig = Compound::new();
+    pig.insert("id", Tag::String("minecraft:pig".into()));
+    pig.insert("Pos", doubles([40.5, 70.0, 40.5]));
+    pig.insert("Motion", doubles([0.0, 0.0, 0.0]));
+    pig.insert("Rotation", Tag::List(5, vec![Tag::Float(90.0), Tag::Float(0.0)]));
+    pig.insert("UUID", Tag::IntArray(vec![1, 2, 3, 4]));
+    let uuid = [7u8; 16];
+    let mut record = ColumnRecord::fresh(terrane::java::NATIVE_DATA_VERSION);
+    record.orphan_entities = vec![uuid];
+    let mut save = terrane::TickSave::new();
+    save.put_entity(uuid, terrane::nbt::to_bytes("", &Tag::Compound(pig)).unwrap());
+    save.put_object(
+        terrane::tables::WORLD_PROPERTIES,
+        terrane::java::record_key(0, terrane::ColumnPos::new(2, 2)),
+        record.encode().unwrap(),
+    );
+    w.save_tick(1, save).unwrap();
+
+    let out = dir.path().join("bedrock");
+    let s = terrane::bedrock::export_bedrock_world(
+        &w,
+        &out,
+        terrane::export::Overwrite::Refuse,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(s.columns, 1, "{s:?}");
+    let pigs: Vec<_> = bedrock_entities(&out)
+        .into_iter()
+        .filter(|c| c.get("identifier").and_then(Tag::as_str) == Some("minecraft:pig"))
+        .collect();
+    assert_eq!(pigs.len(), 1, "the pig of a column without chunks");
+}
