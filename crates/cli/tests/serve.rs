@@ -58,13 +58,15 @@ fn a_real_client_digs_and_places_and_both_edits_survive_sigkill() {
         "host": "127.0.0.1",
         "port": port,
         "username": "terrane_bot",
-        "expect": { "pos": [3, 65, 3], "name": "gold_block" },
-        "dig": [5, 64, 5],
-        "place": { "against": [7, 64, 7], "item": "diamond_block" },
         "timeoutMs": 90000,
+        "steps": [
+            { "see": { "pos": [3, 65, 3], "name": "gold_block" } },
+            { "dig": [5, 64, 5] },
+            { "place": { "against": [7, 64, 7], "item": "diamond_block" } },
+        ],
     });
     let bot = Command::new("node")
-        .arg(bots().join("edit.js"))
+        .arg(bots().join("steps.js"))
         .arg(spec.to_string())
         .env("NODE_PATH", &modules)
         .output()
@@ -79,9 +81,9 @@ fn a_real_client_digs_and_places_and_both_edits_survive_sigkill() {
     );
     for step in [
         "\"event\":\"spawn\"",
-        "\"name\":\"gold_block\"",
-        "\"event\":\"dug\"",
-        "\"event\":\"placed\"",
+        "\"saw\":\"gold_block\"",
+        "\"dug\":[5,64,5]",
+        "\"placed\":[7,65,7]",
         "\"text\":\"saved ",
     ] {
         assert!(said.contains(step), "the bot did not report {step}:\n{said}");

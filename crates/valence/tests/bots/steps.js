@@ -9,8 +9,10 @@
 //            {"place":{"against":[7,64,7],"item":"diamond_block"}}]}'
 // Steps: `see` waits until the block at `pos` is `name` (its chunk loaded first), `dig`
 // digs a block and waits to see air there, `place` places an item on top of a block and
-// waits to see it. Each reports {"event":"step","index":i,...}. Exits 0 after the last
-// step (and a `saved N` footer), 1 with an {"event":"error"} line otherwise.
+// waits to see it. Each reports {"event":"step","index":i,...}. After the last step it
+// waits for the server's `saved N` in the tab list footer and reports it
+// ({"event":"footer","text":"saved N"}), then exits 0; 1 with an {"event":"error"} line
+// otherwise.
 'use strict'
 
 const mineflayer = require('mineflayer')
@@ -88,6 +90,7 @@ bot.once('spawn', async () => {
     }
     const footer = () => (bot.tablist && bot.tablist.footer ? bot.tablist.footer.toString() : '')
     await until('`saved N` in the tab list footer', () => footer().startsWith('saved '), 30000)
+    say({ event: 'footer', text: footer() })
     done = true
     bot.quit()
     say({ event: 'done' })
