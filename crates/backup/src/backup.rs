@@ -9,11 +9,8 @@ use terrane_store::{KeyRange, ReadView, Store};
 use crate::contents::{State, apply, chain};
 use crate::error::Result;
 use crate::manifest::{Entry, Manifest, Put};
-use crate::pack::{PackWriter, PieceRef, pack_name, sha256};
-use crate::repo::{Repo, sync_dir};
-
-/// A pack file is closed and another started past this many bytes.
-pub(crate) const PACK_BYTES: u64 = 1 << 30;
+use crate::pack::{PackSeries, PieceRef, sha256};
+use crate::repo::Repo;
 
 /// What to record with a backup.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -97,9 +94,7 @@ impl Repo {
         let tables = store.tables();
         let mut entries = Vec::new();
         let mut fresh: HashMap<[u8; 32], PieceRef> = HashMap::new();
-        let mut pack: Option<PackWriter> = None;
-        let mut pack_seq = 0u64;
-        let mut finished_bytes = 0u64;
+        let mut packs = PackSeries::new(self.tmp_dir(), self.packs_dir(), id);
         let snap = store.snapshot()?;
         let tick = tick_of(&*snap)?;
         report.tick = tick;
@@ -124,19 +119,7 @@ impl Repo {
                         match known.get(&sha).or_else(|| fresh.get(&sha)) {
                             Some(p) => *p,
                             None => {
-                                if pack.as_ref().is_some_and(|p| p.len() >= PACK_BYTES) {
-                                    let full = pack.take().expect("checked");
-                                    finished_bytes += full.len();
-                                    full.finish(&self.packs_dir())?;
-                                }
-                                let w = match &mut pack {
-                                    Some(w) => w,
-                                    None => {
-                                        let pid = self.free_pack_id(id, &mut pack_seq);
-                                        pack.insert(PackWriter::create(&self.tmp_dir(), pid)?)
-                                    }
-                                };
-                                let p = w.append(&object.data, sha)?;
+                                let p = packs.append(&object.data, sha)?;
                                 fresh.insert(sha, p);
                                 p
                             }
@@ -167,13 +150,7 @@ impl Repo {
             report.removed += 1;
         }
         entries.sort_by(|a, b| (a.table, &a.key).cmp(&(b.table, &b.key)));
-        if let Some(w) = pack.take() {
-            finished_bytes += w.len();
-            w.finish(&self.packs_dir())?;
-        }
-        if finished_bytes > 0 {
-            sync_dir(&self.packs_dir())?;
-        }
+        let finished_bytes = packs.finish()?;
         report.pack_bytes = finished_bytes;
         let manifest = Manifest {
             id,
@@ -190,17 +167,5 @@ impl Repo {
         };
         report.manifest_bytes = self.write_manifest(&manifest)?;
         Ok(report)
-    }
-
-    /// A pack id of backup `id` whose file does not exist (one left by a backup that was cut
-    /// off is never reused).
-    pub(crate) fn free_pack_id(&self, id: u64, seq: &mut u64) -> u64 {
-        loop {
-            let pid = (id << 16) | (*seq & 0xffff);
-            *seq += 1;
-            if !self.packs_dir().join(pack_name(pid)).exists() {
-                return pid;
-            }
-        }
     }
 }

@@ -101,6 +101,64 @@ impl PackWriter {
     }
 }
 
+/// A pack file is closed and another started past this many bytes.
+const PACK_BYTES: u64 = 1 << 30;
+
+/// The packs one job (a backup, a repack) writes: pieces go into a pack in `tmp/`, a new one
+/// is started past [`PACK_BYTES`], each named `(id << 16) | n` with the first `n` whose
+/// file `packs/` does not hold (one left in `tmp/` by a job cut off is overwritten).
+pub(crate) struct PackSeries {
+    tmp_dir: PathBuf,
+    packs_dir: PathBuf,
+    id: u64,
+    seq: u64,
+    open: Option<PackWriter>,
+    written: u64,
+}
+
+impl PackSeries {
+    /// The packs of job `id` (a backup's id).
+    pub(crate) fn new(tmp_dir: PathBuf, packs_dir: PathBuf, id: u64) -> Self {
+        PackSeries { tmp_dir, packs_dir, id, seq: 0, open: None, written: 0 }
+    }
+
+    /// Appends `raw` (whose SHA-256 is `sha`) to the open pack, publishing a full one first.
+    pub(crate) fn append(&mut self, raw: &[u8], sha: [u8; 32]) -> Result<PieceRef> {
+        if self.open.as_ref().is_some_and(|w| w.len() >= PACK_BYTES) {
+            let full = self.open.take().expect("checked");
+            self.written += full.len();
+            full.finish(&self.packs_dir)?;
+        }
+        let w = match &mut self.open {
+            Some(w) => w,
+            None => {
+                let pid = loop {
+                    let pid = (self.id << 16) | (self.seq & 0xffff);
+                    self.seq += 1;
+                    if !self.packs_dir.join(pack_name(pid)).exists() {
+                        break pid;
+                    }
+                };
+                self.open.insert(PackWriter::create(&self.tmp_dir, pid)?)
+            }
+        };
+        w.append(raw, sha)
+    }
+
+    /// Publishes the open pack and makes `packs/` durable; returns the bytes of every pack
+    /// written (0: none, nothing done).
+    pub(crate) fn finish(mut self) -> Result<u64> {
+        if let Some(w) = self.open.take() {
+            self.written += w.len();
+            w.finish(&self.packs_dir)?;
+        }
+        if self.written > 0 {
+            crate::repo::sync_dir(&self.packs_dir)?;
+        }
+        Ok(self.written)
+    }
+}
+
 /// Reads the piece `r` from the open pack `file` (at `path`) and checks it: the record's
 /// checksum, its lengths, and the SHA-256 of the decoded value.
 pub(crate) fn read_piece(mut file: &File, path: &Path, r: &PieceRef) -> Result<Vec<u8>> {

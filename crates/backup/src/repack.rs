@@ -5,10 +5,9 @@
 use std::collections::HashMap;
 use std::fs::File;
 
-use crate::backup::PACK_BYTES;
 use crate::error::{Error, Result, io};
-use crate::pack::{PACK_HEADER, PackWriter, PieceRef, pack_name, read_piece, record_len};
-use crate::repo::{Repo, sync_dir};
+use crate::pack::{PACK_HEADER, PackSeries, PieceRef, pack_name, read_piece, record_len};
+use crate::repo::Repo;
 
 /// A pack is rewritten when the records still needed are less than this share of its bytes.
 const REPACK_BELOW: f64 = 0.5;
@@ -48,8 +47,7 @@ impl Repo {
         let mut packs: Vec<(u64, Vec<PieceRef>)> = needed.into_iter().collect();
         packs.sort_unstable_by_key(|(id, _)| *id);
         let mut moved: HashMap<PieceRef, PieceRef> = HashMap::new();
-        let mut out: Option<PackWriter> = None;
-        let mut seq = 0u64;
+        let mut out = PackSeries::new(self.tmp_dir(), self.packs_dir(), latest);
         let mut done = Repacked::default();
         for (pack, mut pieces) in packs {
             pieces.sort_unstable_by_key(|p| p.offset);
@@ -78,29 +76,17 @@ impl Repo {
                     }
                     Err(e) => return Err(e),
                 };
-                if out.as_ref().is_some_and(|w| w.len() >= PACK_BYTES) {
-                    let full = out.take().expect("checked");
-                    done.bytes_written += full.len();
-                    full.finish(&self.packs_dir())?;
-                }
-                let w = match &mut out {
-                    Some(w) => w,
-                    None => {
-                        let id = self.free_pack_id(latest, &mut seq);
-                        out.insert(PackWriter::create(&self.tmp_dir(), id)?)
-                    }
-                };
-                local.push((*p, w.append(&value, p.sha)?));
+                local.push((*p, out.append(&value, p.sha)?));
             }
             if !local.is_empty() {
                 done.packs += 1;
                 moved.extend(local);
             }
         }
-        let Some(w) = out else { return Ok(done) };
-        done.bytes_written += w.len();
-        w.finish(&self.packs_dir())?;
-        sync_dir(&self.packs_dir())?;
+        done.bytes_written = out.finish()?;
+        if moved.is_empty() {
+            return Ok(done);
+        }
         for m in manifests.values_mut() {
             let mut changed = false;
             for put in m.entries.iter_mut().filter_map(|e| e.put.as_mut()) {
