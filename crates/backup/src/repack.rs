@@ -26,7 +26,8 @@ impl Repo {
     /// Copies the needed pieces of every pack that is less than half needed into new packs,
     /// and points the manifests at the copies; the old packs are left for
     /// `delete_unused_packs`. Nothing is done while a manifest is damaged, and a pack with a
-    /// damaged piece is left whole (`verify` names it).
+    /// damaged piece (or missing) is left as it is (`verify` names it). Each piece of a pack
+    /// rewritten is read twice: checked, then copied.
     ///
     /// Crash safety: a new pack is published (fsynced, renamed) before any manifest names
     /// it, each manifest is replaced whole by rename, and an old pack is deleted only once no
@@ -53,7 +54,12 @@ impl Repo {
             pieces.sort_unstable_by_key(|p| p.offset);
             pieces.dedup();
             let path = self.packs_dir().join(pack_name(pack));
-            let file = File::open(&path).map_err(io(&path))?;
+            let file = match File::open(&path) {
+                Ok(f) => f,
+                // A missing pack is damage `verify` names; it is nothing to rewrite.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io(&path)(e)),
+            };
             let size = file.metadata().map_err(io(&path))?.len();
             let mut kept = Some(PACK_HEADER.len() as u64);
             for p in &pieces {
@@ -66,22 +72,24 @@ impl Repo {
             if kept.is_none_or(|k| k as f64 >= size as f64 * REPACK_BELOW) {
                 continue;
             }
-            let mut local = Vec::with_capacity(pieces.len());
+            // Every piece checked before any is copied: a pack with a damaged piece stays
+            // whole and leaves nothing behind in the new pack.
+            let mut whole = true;
             for p in &pieces {
-                let value = match read_piece(&file, &path, p) {
-                    Ok(v) => v,
-                    Err(Error::Damaged { .. }) => {
-                        local.clear();
-                        break;
-                    }
+                match read_piece(&file, &path, p) {
+                    Ok(_) => {}
+                    Err(Error::Damaged { .. }) => whole = false,
                     Err(e) => return Err(e),
-                };
-                local.push((*p, out.append(&value, p.sha)?));
+                }
             }
-            if !local.is_empty() {
-                done.packs += 1;
-                moved.extend(local);
+            if !whole {
+                continue;
             }
+            for p in &pieces {
+                let value = read_piece(&file, &path, p)?;
+                moved.insert(*p, out.append(&value, p.sha)?);
+            }
+            done.packs += 1;
         }
         done.bytes_written = out.finish()?;
         if moved.is_empty() {

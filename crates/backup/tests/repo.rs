@@ -251,6 +251,9 @@ fn damage_is_named_and_never_restored_as_data() {
     std::fs::remove_file(&p1).unwrap();
     let v = Repo::open(&path).unwrap().verify().unwrap();
     assert!(v.damaged.iter().any(|(p, d)| *p == p1 && d.contains("missing")), "{v:?}");
+    // A prune keeping everything runs past the missing pack and changes nothing.
+    let kept = Repo::open_to_write(&path).unwrap().prune(&Keep { last: 9, ids: vec![] }, false);
+    assert_eq!(kept.unwrap().packs_deleted, 0);
     let manifest = path.join("backups").join(format!("{:020}.tbm", first.id));
     flip(&manifest, 3);
     let repo = Repo::open(&path).unwrap();

@@ -236,13 +236,18 @@ fn said(r: &RestoreReport, target: &Target) -> String {
             bytes_written,
             objects_removed,
             objects_unchanged,
+            columns_regenerated,
             columns_resent,
         } => (
             format!(
                 "restored to backup {backup} (tick {backup_tick}): {objects_written} objects \
                  written ({:.2} MiB), {objects_removed} removed, {objects_unchanged} unchanged, \
-                 of {objects_before} before",
-                mib(*bytes_written)
+                 of {objects_before} before{}",
+                mib(*bytes_written),
+                match columns_regenerated {
+                    0 => String::new(),
+                    n => format!("; {n} columns generated since to generate again"),
+                }
             ),
             *columns_resent,
         ),

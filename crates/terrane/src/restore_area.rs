@@ -10,7 +10,7 @@ use terrane_chunk::{ChunkView, Uuid};
 use terrane_cluster::{ClusterView, Scale};
 use terrane_lease::{Leases, area_precondition};
 use terrane_section::keys::{self, Level};
-use terrane_section::{AreaId, ChunkPos};
+use terrane_section::{AreaId, ChunkPos, ColumnPos};
 use terrane_snapshot::BlockBox;
 use terrane_store::{Batch, Object, ReadView, tables};
 
@@ -35,6 +35,10 @@ pub struct AreaRestoreReport {
     pub objects_removed: u64,
     /// Objects that already held the backup's bytes and version (unchanged).
     pub objects_unchanged: u64,
+    /// Columns generated since the backup (its distance graph lists them missing): listed
+    /// missing again, so a server generates them again instead of showing them empty. The
+    /// area's columns get back the backup's marks, in the same batch.
+    pub columns_regenerated: u64,
 }
 
 /// An area's objects: by table and key.
@@ -199,6 +203,30 @@ impl World {
         Ok(lease)
     }
 
+    /// The columns of `area` (dimension 0) whose mark in this world's distance graph differs
+    /// from the mark the backup's graph gives them: `(column, generated)`.
+    fn graph_flips(
+        &self,
+        backup: &BackupContents<'_>,
+        area: AreaId,
+    ) -> Result<Vec<(ColumnPos, bool)>> {
+        let then = match backup.get(tables::WORLD_PROPERTIES, self.distance_key())? {
+            Some(o) => terrane_distance::DistanceGraph::from_bytes(&o.data)?,
+            None => terrane_distance::DistanceGraph::default(),
+        };
+        let mut flips = Vec::new();
+        for dx in 0..16 {
+            for dz in 0..16 {
+                let col = ColumnPos::new(area.x * 16 + dx, area.z * 16 + dz);
+                let generated = then.contains(col);
+                if self.distance().contains(col) != generated {
+                    flips.push((col, generated));
+                }
+            }
+        }
+        Ok(flips)
+    }
+
     /// Sets every block of `bbox` (dimension 0) back to what `backup` holds there, in one
     /// atomic tick save of the chunks it touches (chunks the backup lacks count as air).
     /// Blocks only: entities and block entities inside the box are left as they are (restore
@@ -271,6 +299,9 @@ impl World {
     ) -> Result<AreaRestoreReport> {
         let lease = self.area_free(dim, area)?;
         let want = backup_objects(backup, dim, area)?;
+        // The distance graph's marks of the area's columns go back too: a column generated
+        // since the backup is generated again when needed, not left empty.
+        let flips = if dim == 0 { self.graph_flips(backup, area)? } else { Vec::new() };
         let snap = self.store().snapshot()?;
         let have = live_objects(&*snap, dim, area)?;
         drop(snap);
@@ -281,6 +312,7 @@ impl World {
             bytes_written: 0,
             objects_removed: 0,
             objects_unchanged: 0,
+            columns_regenerated: 0,
         };
         let mut batch = Batch::new();
         for ((t, k), o) in &have {
@@ -302,10 +334,35 @@ impl World {
             report.bytes_written += o.data.len() as u64;
             batch.put(&t, k, o.version, o.data);
         }
+        for &(col, generated) in &flips {
+            if generated {
+                self.distance().complete(col)?
+            } else {
+                self.distance().remove(col)?
+            };
+        }
+        if !flips.is_empty() {
+            let graph = self.distance().to_bytes();
+            let version = i64::try_from(self.tick()).unwrap_or(i64::MAX);
+            batch.put(tables::WORLD_PROPERTIES, self.distance_key().to_vec(), version, graph);
+            report.columns_regenerated = flips.iter().filter(|(_, g)| !g).count() as u64;
+        }
         let mut batch = batch.synced();
         let pre = area_precondition(area, lease.map(|l| l.epoch));
         batch.expect(&pre.table, pre.key, pre.version);
-        self.store().write(&batch)?;
+        if let Err(e) = self.store().write(&batch) {
+            for &(col, generated) in &flips {
+                let _ = if generated {
+                    self.distance().remove(col)
+                } else {
+                    self.distance().complete(col)
+                };
+            }
+            return Err(e.into());
+        }
+        if !flips.is_empty() {
+            self.note_graph_saved();
+        }
         Ok(report)
     }
 }

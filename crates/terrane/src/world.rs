@@ -626,6 +626,17 @@ impl World {
         self.distance_dirty = true;
     }
 
+    /// The `worldProperties` key this world's distance graph is saved under.
+    pub(crate) fn distance_key(&self) -> &[u8] {
+        &self.distance_key
+    }
+
+    /// Notes that the distance graph as it is now was written (by a batch of the caller's).
+    pub(crate) fn note_graph_saved(&mut self) {
+        self.saved_graph_len = self.distance.len();
+        self.distance_dirty = false;
+    }
+
     /// Marks column `col` generated in the distance graph (saved with the next tick).
     pub fn mark_generated(&mut self, col: ColumnPos) -> Result<bool> {
         Ok(self.distance.complete(col)?)

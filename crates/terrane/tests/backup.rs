@@ -404,3 +404,44 @@ fn a_box_goes_back_to_its_backup_block_for_block() {
     assert_eq!(beside.block(outside), Some("minecraft:stone"), "outside the box: as griefed");
     world.verify().unwrap();
 }
+
+/// The distance graph's marks of a restored area go back too: a column generated after the
+/// backup is listed missing again (a server generates it again instead of showing it empty),
+/// a column removed from the graph since (a trim) is listed generated again; other areas'
+/// marks stay.
+#[test]
+fn an_area_restore_puts_the_generated_marks_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut world = block_world(&dir.path().join("w"));
+    let stone = terrane::BlockId(world.schema().blocks().find("minecraft:stone").unwrap());
+    let generate = |world: &mut World, x: i32, tick: u64| {
+        let mut c = Chunk::new(world.air());
+        c.set(0, 0, 0, stone);
+        let mut save = TickSave::new();
+        save.put_chunk(0, ChunkPos::new(x.into(), 4, 0), c.encode(world.schema()));
+        world.mark_generated(ColumnPos::new(x, 0)).unwrap();
+        world.save_tick(tick, save).unwrap();
+    };
+    generate(&mut world, 1, 1);
+    generate(&mut world, 2, 2);
+    let repo = Repo::open_or_create(dir.path().join("repo")).unwrap();
+    let id = world.backup_incremental(&repo).unwrap().id;
+    // Since the backup: column 3 generated, column 2 trimmed, column 40 (area 2) generated.
+    generate(&mut world, 3, 3);
+    generate(&mut world, 40, 4);
+    world.distance().remove(ColumnPos::new(2, 0)).unwrap();
+    world.mark_distance_dirty();
+    world.save_tick(5, TickSave::new()).unwrap();
+
+    let report = world.restore_area(&repo.contents(id).unwrap(), 0, AreaId::new(0, 0)).unwrap();
+    assert_eq!(report.columns_regenerated, 1, "{report:?}");
+    let marked = |w: &World, x| w.distance().contains(ColumnPos::new(x, 0));
+    assert!(marked(&world, 1) && marked(&world, 2), "as backed up");
+    assert!(!marked(&world, 3), "generated after the backup: to generate again");
+    assert!(marked(&world, 40), "another area's mark stays");
+    assert!(world.get_chunk(ChunkPos::new(3, 4, 0)).unwrap().is_none());
+    // Saved in the restore's batch: the reopened world has the same marks.
+    world.close().unwrap();
+    let world = World::open(dir.path().join("w")).unwrap();
+    assert!(marked(&world, 1) && marked(&world, 2) && !marked(&world, 3) && marked(&world, 40));
+}

@@ -5,8 +5,8 @@
 //! who may write the world may use it. One request per connection: a JSON line in, a JSON
 //! line out. The protocol is specified in `docs/format/control-socket.md`.
 
-use std::io::{BufRead, BufReader, ErrorKind, Write};
-use std::os::unix::fs::FileTypeExt;
+use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,20 +26,33 @@ pub const SOCKET_NAME: &str = "serve.sock";
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum Answer {
+    /// Restored.
     Ok(RestoreReport),
+    /// Refused: the world is unchanged.
     Error(String),
+    /// The server failed during the restore and stops.
+    Failed(String),
 }
 
 /// How long a connection may take to send its request line.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The longest request line read.
+const REQUEST_BYTES: usize = 64 * 1024;
+
+/// How long a client waits for the answer (a restore runs between two ticks: seconds at
+/// most, unless the server hangs).
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// How often the listener looks at its stop flag.
 const POLL: Duration = Duration::from_millis(50);
 
 /// Asks the server listening on `socket` to restore `request`, and waits for its answer.
 ///
-/// Errors: [`Error::Control`] when no server listens there, [`Error::RestoreRefused`] when
-/// it restored nothing (the message says why), [`Error::ServerGone`] when it stopped first.
+/// Errors: [`Error::Control`] when no server listens there (or it does not answer within
+/// five minutes), [`Error::RestoreRefused`] when it restored nothing (the message says why),
+/// [`Error::ServerFailed`] when it failed during the restore, [`Error::ServerGone`] when it
+/// stopped first.
 pub fn request_restore(socket: &Path, request: &RestoreRequest) -> Result<RestoreReport> {
     let io = |source| Error::Control { path: socket.to_path_buf(), source };
     let protocol = |why: String| Error::Protocol { path: socket.to_path_buf(), why };
@@ -47,6 +60,7 @@ pub fn request_restore(socket: &Path, request: &RestoreRequest) -> Result<Restor
     let mut line = serde_json::to_string(request).map_err(|e| protocol(e.to_string()))?;
     line.push('\n');
     stream.write_all(line.as_bytes()).map_err(io)?;
+    stream.set_read_timeout(Some(ANSWER_TIMEOUT)).map_err(io)?;
     let mut answer = String::new();
     BufReader::new(stream).read_line(&mut answer).map_err(io)?;
     if answer.is_empty() {
@@ -55,6 +69,7 @@ pub fn request_restore(socket: &Path, request: &RestoreRequest) -> Result<Restor
     match serde_json::from_str(&answer) {
         Ok(Answer::Ok(report)) => Ok(report),
         Ok(Answer::Error(why)) => Err(Error::RestoreRefused(why)),
+        Ok(Answer::Failed(why)) => Err(Error::ServerFailed(why)),
         Err(e) => Err(protocol(format!("an answer that is not the protocol's: {e}"))),
     }
 }
@@ -74,7 +89,13 @@ impl Listener {
         let io = |source| Error::Control { path: path.to_path_buf(), source };
         match std::fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_socket() => {
-                // The world's writer lock is ours: whoever made that socket is gone.
+                if UnixStream::connect(path).is_ok() {
+                    return Err(io(std::io::Error::new(
+                        ErrorKind::AddrInUse,
+                        "another server listens on it: give this one another path",
+                    )));
+                }
+                // Nobody answers there: a server that was killed left it.
                 std::fs::remove_file(path).map_err(io)?;
             }
             Ok(_) => {
@@ -87,6 +108,8 @@ impl Listener {
             Err(e) => return Err(io(e)),
         }
         let listener = UnixListener::bind(path).map_err(io)?;
+        // Only the user running the server may ask it.
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
         listener.set_nonblocking(true).map_err(io)?;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
@@ -111,7 +134,17 @@ fn accept(listener: &UnixListener, handle: &RestoreHandle, stop: &AtomicBool) {
     while !stop.load(Ordering::Relaxed) {
         match listener.accept() {
             Ok((stream, _)) => {
-                if let Err(e) = answer(stream, handle) {
+                // Its own thread: a slow client holds up nobody, and the server stops
+                // without waiting for it.
+                let handle = handle.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("terrane-control-conn".into())
+                    .spawn(move || {
+                        if let Err(e) = answer(stream, &handle) {
+                            tracing::warn!("control socket: {e}");
+                        }
+                    });
+                if let Err(e) = spawned {
                     tracing::warn!("control socket: {e}");
                 }
             }
@@ -124,6 +157,26 @@ fn accept(listener: &UnixListener, handle: &RestoreHandle, stop: &AtomicBool) {
     }
 }
 
+/// Reads one request line from `stream`: at most [`REQUEST_BYTES`], all of it within
+/// [`REQUEST_TIMEOUT`] of the call.
+fn read_request(mut stream: &UnixStream) -> std::io::Result<Vec<u8>> {
+    let deadline = std::time::Instant::now() + REQUEST_TIMEOUT;
+    let mut line = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !line.contains(&b'\n') {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() || line.len() > REQUEST_BYTES {
+            return Err(std::io::Error::new(ErrorKind::TimedOut, "no whole request line in time"));
+        }
+        stream.set_read_timeout(Some(left))?;
+        match stream.read(&mut buf)? {
+            0 => break,
+            n => line.extend_from_slice(&buf[..n]),
+        }
+    }
+    Ok(line)
+}
+
 /// Decodes a request line (untrusted bytes from another process): the request, or why it is
 /// not one.
 fn decode_request(line: &[u8]) -> std::result::Result<RestoreRequest, String> {
@@ -131,18 +184,18 @@ fn decode_request(line: &[u8]) -> std::result::Result<RestoreRequest, String> {
         .map_err(|e| format!("not a request of this server's protocol (control-socket.md): {e}"))
 }
 
-/// Reads one request from `stream`, has the server carry it out, writes the answer.
+/// Reads one request from `stream`, has the server carry it out, writes the answer (none
+/// when the server stopped first: the connection closes).
 fn answer(stream: UnixStream, handle: &RestoreHandle) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(REQUEST_TIMEOUT))?;
-    let mut line = String::new();
-    BufReader::new(&stream).read_line(&mut line)?;
-    let answer = match decode_request(line.as_bytes()) {
+    let line = read_request(&stream)?;
+    let answer = match decode_request(&line) {
         Err(why) => Answer::Error(why),
         Ok(request) => match handle.restore(request) {
             Ok(report) => Answer::Ok(report),
             Err(Error::RestoreRefused(why)) => Answer::Error(why),
-            Err(e) => Answer::Error(e.to_string()),
+            Err(Error::ServerFailed(why)) => Answer::Failed(why),
+            Err(_) => return Ok(()),
         },
     };
     let mut out = serde_json::to_string(&answer).map_err(std::io::Error::other)?;
@@ -153,6 +206,37 @@ fn answer(stream: UnixStream, handle: &RestoreHandle) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A second listener on a live socket is refused; a silent client holds up nobody; a
+    /// bad line is answered with an error; stopping removes the file, and a socket left
+    /// behind is replaced.
+    #[test]
+    fn one_listener_per_socket_and_no_client_holds_it_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(SOCKET_NAME);
+        let (handle, _queue) = crate::restores::queue();
+        let first = Listener::bind(&path, handle.clone()).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        match Listener::bind(&path, handle.clone()) {
+            Err(Error::Control { source, .. }) => assert_eq!(source.kind(), ErrorKind::AddrInUse),
+            other => panic!("a second listener on a live socket: {other:?}"),
+        }
+        let _silent = UnixStream::connect(&path).unwrap();
+        let started = std::time::Instant::now();
+        let mut bad = UnixStream::connect(&path).unwrap();
+        bad.write_all(b"{\"restore\":\"everything\"}\n").unwrap();
+        let mut answer = String::new();
+        BufReader::new(bad).read_line(&mut answer).unwrap();
+        assert!(answer.starts_with("{\"error\""), "{answer}");
+        assert!(started.elapsed() < REQUEST_TIMEOUT, "held up by the silent client");
+        first.stop();
+        assert!(!path.exists(), "a stop removes the socket");
+        // A socket nobody answers on (a killed server's) is replaced.
+        let left = UnixListener::bind(&path).unwrap();
+        drop(left);
+        Listener::bind(&path, handle).unwrap().stop();
+    }
 
     /// Every cut of a request, every byte of it flipped, and random bytes decode to a
     /// request or an error, never a panic; the request itself round-trips.

@@ -24,6 +24,10 @@ pub enum Error {
     /// backup, a damaged one, an area another server leases).
     #[error("the server did not restore: {0}")]
     RestoreRefused(String),
+    /// The server failed during a restore and stops; the message says why. The world's
+    /// restore is one atomic batch: the area is as before or as backed up.
+    #[error("the server failed during the restore and stops: {0}")]
+    ServerFailed(String),
     /// The server stopped before answering.
     #[error("the server stopped before it answered")]
     ServerGone,

@@ -111,7 +111,7 @@ pub use containers::{Containers, is_container};
 pub use edits::SetBlock;
 pub use error::{Error, Result};
 pub use plugin::{Saved, Settings, TerraneLayer, TerranePlugin, TerraneSet};
-pub use restores::{RestoreHandle, RestoreReport, RestoreRequest, Restored};
+pub use restores::{MAX_BOX_CHUNKS, RestoreHandle, RestoreReport, RestoreRequest, Restored};
 pub use server::{ServerBuilder, ServerEvent, Status};
 pub use world::{Applied, SaveParts, TerraneWorld};
 

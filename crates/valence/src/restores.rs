@@ -14,6 +14,7 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use serde::{Deserialize, Serialize};
 use terrane::backup::{BackupContents, Repo};
 use terrane::section::AreaId;
+use terrane::worldgen::flat::{HEIGHT, MIN_Y};
 use terrane::{AreaRestoreReport, BlockBox, BlockPos, BoxRestoreReport, game};
 use valence::inventory::OpenInventory;
 use valence::prelude::*;
@@ -44,7 +45,8 @@ pub enum RestoreRequest {
         z: i32,
     },
     /// The blocks of a box of the Overworld, as
-    /// [`World::restore_box`](terrane::World::restore_box) restores them, in one save.
+    /// [`World::restore_box`](terrane::World::restore_box) restores them, in one save: within
+    /// the served height (y −64..319), at most [`MAX_BOX_CHUNKS`] chunks.
     Box {
         /// The backup repository (an absolute path).
         repo: PathBuf,
@@ -70,6 +72,24 @@ impl RestoreRequest {
         }
     }
 
+    /// Why the server refuses the request before touching anything: a box beyond the
+    /// served height (y −64..319) or of more than [`MAX_BOX_CHUNKS`] chunks.
+    fn refusal(&self) -> Option<String> {
+        let RestoreRequest::Box { from, to, .. } = self else { return None };
+        let (lo, hi) = (i64::from(MIN_Y), i64::from(MIN_Y) + i64::from(HEIGHT) - 1);
+        if [from[1], to[1]].iter().any(|y| !(lo..=hi).contains(y)) {
+            return Some(format!("the box reaches beyond the served height ({lo}..{hi})"));
+        }
+        let span = |i: usize| i128::from((from[i].max(to[i]) >> 4) - (from[i].min(to[i]) >> 4)) + 1;
+        let chunks = span(0) * span(1) * span(2);
+        (chunks > i128::from(MAX_BOX_CHUNKS)).then(|| {
+            format!(
+                "the box touches {chunks} chunks; a served world restores at most \
+                 {MAX_BOX_CHUNKS} at a time: split it, or restore whole areas"
+            )
+        })
+    }
+
     /// The Overworld areas the restore writes into (none for another dimension).
     fn areas(&self) -> BTreeSet<AreaId> {
         match self {
@@ -81,6 +101,10 @@ impl RestoreRequest {
         }
     }
 }
+
+/// The most chunks a box restored into a served world may touch (a tick waits for it):
+/// four areas' worth of columns, every served height.
+pub const MAX_BOX_CHUNKS: u64 = 4 * 256 * 24;
 
 fn bbox(from: [i64; 3], to: [i64; 3]) -> BlockBox {
     BlockBox::new(BlockPos::new(from[0], from[1], from[2]), BlockPos::new(to[0], to[1], to[2]))
@@ -107,6 +131,8 @@ pub enum RestoreReport {
         objects_removed: u64,
         /// Objects that held the backup's bytes already.
         objects_unchanged: u64,
+        /// Columns generated since the backup, to be generated again.
+        columns_regenerated: u64,
         /// Loaded columns sent again to the players viewing them.
         columns_resent: u64,
     },
@@ -155,6 +181,10 @@ impl TerraneWorld {
     /// inventories first, or their contents are staged over the restored ones (the plugin
     /// does). `Err` only when the world failed (a save, a load): the server must stop.
     pub fn restore(&mut self, tick: u64, request: &RestoreRequest) -> Result<Restored> {
+        if let Some(why) = request.refusal() {
+            let outcome = Err(terrane::Error::Refused(why));
+            return Ok(Restored { outcome, saved: false, columns: Vec::new() });
+        }
         let saved = self.save_parts(tick, SaveParts::All)?;
         let areas = request.areas();
         let columns = self.loaded_columns_in(&areas);
@@ -217,6 +247,7 @@ impl RestoreReport {
             bytes_written: r.bytes_written,
             objects_removed: r.objects_removed,
             objects_unchanged: r.objects_unchanged,
+            columns_regenerated: r.columns_regenerated,
             columns_resent: 0,
         }
     }
@@ -244,7 +275,7 @@ impl RestoreReport {
 }
 
 /// A restore waiting for the server, and where its answer goes.
-type Job = (RestoreRequest, Sender<std::result::Result<RestoreReport, String>>);
+type Job = (RestoreRequest, Sender<Result<RestoreReport>>);
 
 /// Hands [`RestoreRequest`]s to a running server ([`TerranePlugin::restore_handle`]); it
 /// carries each out between two ticks.
@@ -256,16 +287,13 @@ pub struct RestoreHandle {
 }
 
 impl RestoreHandle {
-    /// Asks the server to restore `request`; blocks until it did (or refused), or until it
-    /// stopped without doing it.
+    /// Asks the server to restore `request`; blocks until it did ([`Error::RestoreRefused`]
+    /// when it changed nothing, [`Error::ServerFailed`] when it failed meanwhile), or until
+    /// it stopped without doing it ([`Error::ServerGone`]).
     pub fn restore(&self, request: RestoreRequest) -> Result<RestoreReport> {
         let (tx, rx) = channel();
         self.jobs.send((request, tx)).map_err(|_| Error::ServerGone)?;
-        match rx.recv() {
-            Ok(Ok(report)) => Ok(report),
-            Ok(Err(why)) => Err(Error::RestoreRefused(why)),
-            Err(_) => Err(Error::ServerGone),
-        }
+        rx.recv().map_err(|_| Error::ServerGone)?
     }
 }
 
@@ -293,11 +321,15 @@ pub(crate) fn serve(
     server: Res<Server>,
     mut saved: EventWriter<Saved>,
 ) {
+    // Left queued when the server is failing: they end unanswered as it stops.
+    let Ok(mut layer) = layers.get_single_mut() else { return };
+    if tw.failed() {
+        return;
+    }
     let jobs: Vec<Job> = match queue.jobs.lock() {
         Ok(rx) => rx.try_iter().collect(),
         Err(_) => return,
     };
-    let Ok(mut layer) = layers.get_single_mut() else { return };
     for (request, answer) in jobs {
         if let RestoreRequest::Area { dim: 0, x, z, .. } = request {
             // Their records come back from the backup: the open inventories close, so their
@@ -317,10 +349,10 @@ pub(crate) fn serve(
                         layer.insert_chunk(pos, column);
                     }
                 }
-                let _ = answer.send(r.outcome.map_err(|e| e.to_string()));
+                let _ = answer.send(r.outcome.map_err(|e| Error::RestoreRefused(e.to_string())));
             }
             Err(e) => {
-                let _ = answer.send(Err(format!("the server failed and stops: {e}")));
+                let _ = answer.send(Err(Error::ServerFailed(e.to_string())));
                 return tw.fail(e);
             }
         }

@@ -180,6 +180,11 @@ impl TerraneWorld {
         self.error.take()
     }
 
+    /// Whether an error stopped saving (the server is stopping).
+    pub(crate) fn failed(&self) -> bool {
+        self.error.is_some()
+    }
+
     pub(crate) fn fail(&mut self, e: Error) {
         tracing::error!("{e}");
         if self.error.is_none() {

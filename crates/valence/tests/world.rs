@@ -206,6 +206,21 @@ fn an_area_restored_while_served_comes_back_loaded() {
     assert!(tw.set_block(3, 65, 3, BlockState::AIR), "the grief");
     let area = |at| RestoreRequest::Area { repo: repo_dir.clone(), at, dim: 0, x: 0, z: 0 };
 
+    // Boxes beyond the served height or too large are refused before anything is done.
+    let huge = RestoreRequest::Box {
+        repo: repo_dir.clone(),
+        at: None,
+        from: [-(1 << 40), 0, -(1 << 40)],
+        to: [1 << 40, 10, 1 << 40],
+    };
+    let high =
+        RestoreRequest::Box { repo: repo_dir.clone(), at: None, from: [0, 0, 0], to: [1, 400, 1] };
+    for r in [huge, high] {
+        let refused = tw.restore(19, &r).unwrap();
+        assert!(refused.outcome.is_err() && !refused.saved && refused.columns.is_empty());
+    }
+    assert_eq!(tw.unsaved_chunks(), 1, "nothing saved by a refusal");
+
     let refused = tw.restore(20, &area(Some(99))).unwrap();
     assert!(refused.outcome.is_err(), "no backup 99");
     assert!(refused.saved, "the grief was saved first");
