@@ -58,6 +58,10 @@ pub struct ServeArgs {
     /// Minutes between backups (with --backup-repo).
     #[arg(long, value_name = "MINUTES", default_value_t = 10.0)]
     pub backup_every: f64,
+    /// Keep only the newest N backups of --backup-repo: each backup is followed by a prune
+    /// (the space of what changed since is freed; default: keep every backup).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub backup_keep: Option<u64>,
     /// Listen for restores on this Unix socket (`terrane restore REPO WORLD --area X,Z`
     /// reaches the server there); default WORLD/serve.sock for a world in a folder, none for
     /// a connection string.
@@ -109,21 +113,45 @@ pub fn run(args: &ServeArgs) -> Result<(), Fail> {
     let flag = Arc::clone(&stop);
     ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
         .map_err(|e| Fail::other(format!("cannot catch Ctrl-C: {e}")))?;
-    let backups = args.backup_repo.as_ref().map(|repo| {
-        let every = std::time::Duration::from_secs_f64(args.backup_every.max(0.001) * 60.0);
-        world.backup_source().spawn_every(repo.clone(), every, Arc::clone(&stop), |r| match r {
-            Ok(b) => eprintln!(
-                "backup {}: tick {}, {} objects, {} changed, {} removed; wrote {:.2} MiB",
-                b.id,
-                b.tick,
-                b.objects,
-                b.changed,
-                b.removed,
-                b.written_bytes() as f64 / (1024.0 * 1024.0)
-            ),
-            Err(e) => eprintln!("backup failed (the next one is tried on time): {e}"),
-        })
-    });
+    let backups = match &args.backup_repo {
+        None => None,
+        Some(repo) => {
+            let every = std::time::Duration::from_secs_f64(args.backup_every.max(0.001) * 60.0);
+            let keep = args.backup_keep.map(|n| terrane::backup::Keep {
+                last: usize::try_from(n).unwrap_or(usize::MAX),
+                ids: Vec::new(),
+            });
+            let thread = world.backup_source().spawn_every(
+                repo.clone(),
+                every,
+                keep,
+                Arc::clone(&stop),
+                |r| match r {
+                    Ok(s) => {
+                        let b = &s.backup;
+                        eprintln!(
+                            "backup {}: tick {}, {} objects, {} changed, {} removed; wrote {:.2} MiB",
+                            b.id,
+                            b.tick,
+                            b.objects,
+                            b.changed,
+                            b.removed,
+                            b.written_bytes() as f64 / (1024.0 * 1024.0)
+                        );
+                        if let Some(p) = s.pruned.filter(|p| !p.removed.is_empty()) {
+                            eprintln!(
+                                "pruned backups {:?}: {:.2} MiB freed",
+                                p.removed,
+                                p.bytes_freed as f64 / (1024.0 * 1024.0)
+                            );
+                        }
+                    }
+                    Err(e) => eprintln!("backup failed (the next one is tried on time): {e}"),
+                },
+            )?;
+            Some(thread)
+        }
+    };
     let control = args.control.clone().or_else(|| {
         args.world.is_dir().then(|| args.world.join(terrane_valence::control::SOCKET_NAME))
     });

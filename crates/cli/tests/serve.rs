@@ -116,7 +116,8 @@ fn a_real_client_digs_and_places_and_both_edits_survive_sigkill() {
 }
 
 /// Ctrl-C saves and stops; meanwhile the running server backed its world up on schedule
-/// (`--backup-repo`, every 0.3 s here) into a repository that verifies.
+/// (`--backup-repo`, every 0.3 s here, keeping the newest 2) into a repository that
+/// verifies.
 #[test]
 fn ctrl_c_saves_and_exits_cleanly() {
     let tmp = tempfile::tempdir().unwrap();
@@ -125,11 +126,12 @@ fn ctrl_c_saves_and_exits_cleanly() {
     let port = free_port();
     let log = tmp.path().join("serve.log");
     let repo = tmp.path().join("backups");
-    let every = ["--backup-repo", repo.to_str().unwrap(), "--backup-every", "0.005"];
+    let every =
+        ["--backup-repo", repo.to_str().unwrap(), "--backup-every", "0.005", "--backup-keep", "2"];
     let (mut server, _lines) =
         serve(&dir, port, &log, &[&["--terrain", "flat"][..], &every[..]].concat());
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_to_string(&log).unwrap().contains("backup 2:") {
+    while !std::fs::read_to_string(&log).unwrap().contains("pruned backups [1]") {
         assert!(Instant::now() < deadline, "{}", std::fs::read_to_string(&log).unwrap());
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -149,7 +151,7 @@ fn ctrl_c_saves_and_exits_cleanly() {
     assert!(!dir.join("serve.sock").exists(), "a clean stop removes the control socket");
     World::open(&dir).unwrap().verify().unwrap();
     let repo = terrane::backup::Repo::open(&repo).unwrap();
-    assert!(repo.list().unwrap().len() >= 2);
+    assert_eq!(repo.list().unwrap().len(), 2, "--backup-keep 2");
     assert!(repo.verify().unwrap().is_clean());
 }
 

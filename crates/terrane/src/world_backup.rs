@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use terrane_backup::{BackupContents, BackupReport, Repo, RestoreReport};
+use terrane_backup::{BackupContents, BackupReport, Keep, PruneReport, Repo, RestoreReport};
 use terrane_store::{Batch, Store, tables};
 
 use crate::backend::{Backend, Mode, SIGNATURE, connection_string, open_backend, open_postgres};
@@ -59,35 +59,56 @@ impl BackupSource {
     }
 }
 
+/// One backup of a schedule ([`BackupSource::spawn_every`]) and the prune after it.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ScheduledBackup {
+    /// The backup.
+    pub backup: BackupReport,
+    /// The prune that followed it, when the schedule keeps only some backups.
+    pub pruned: Option<PruneReport>,
+}
+
 impl BackupSource {
     /// Backs the world up into the repository at `repo` (created when missing) at once and
-    /// then every `every`, on a thread of its own, until `stop` is set; each result goes to
-    /// `on_backup`. The repository is locked only while a backup runs, so `terrane backup
-    /// list` and `verify` read it in between. This is how a running server backs its world
-    /// up: `terrane serve --backup-repo REPO --backup-every MINUTES`.
+    /// then every `every`, on a thread of its own, until `stop` is set; after each backup,
+    /// with `keep`, prunes the repository to the backups it keeps ([`Repo::prune`]). Each
+    /// result goes to `on_backup`. The repository is locked only while a backup or prune
+    /// runs, so `terrane backup list` and `verify` read it in between. This is how a running
+    /// server backs its world up: `terrane serve --backup-repo REPO --backup-every MINUTES
+    /// --backup-keep N`.
+    ///
+    /// # Errors
+    /// When the operating system cannot start the thread.
     pub fn spawn_every(
         self,
         repo: PathBuf,
         every: Duration,
+        keep: Option<Keep>,
         stop: Arc<AtomicBool>,
-        mut on_backup: impl FnMut(Result<BackupReport>) + Send + 'static,
-    ) -> std::thread::JoinHandle<()> {
+        mut on_backup: impl FnMut(Result<ScheduledBackup>) + Send + 'static,
+    ) -> Result<std::thread::JoinHandle<()>> {
+        let once = move |source: &BackupSource| -> Result<ScheduledBackup> {
+            let repo = Repo::open_or_create(&repo)?;
+            let backup = source.backup(&repo)?;
+            let pruned = match &keep {
+                Some(keep) => Some(repo.prune(keep, false)?),
+                None => None,
+            };
+            Ok(ScheduledBackup { backup, pruned })
+        };
         std::thread::Builder::new()
             .name("terrane-backup".into())
             .spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
                     let started = Instant::now();
-                    on_backup(
-                        Repo::open_or_create(&repo)
-                            .map_err(Error::from)
-                            .and_then(|r| self.backup(&r)),
-                    );
+                    on_backup(once(&self));
                     while started.elapsed() < every && !stop.load(Ordering::Relaxed) {
                         std::thread::sleep(Duration::from_millis(20).min(every));
                     }
                 }
             })
-            .expect("spawn the backup thread")
+            .map_err(io("the backup thread"))
     }
 }
 

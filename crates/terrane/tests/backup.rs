@@ -337,12 +337,20 @@ fn a_running_world_is_backed_up_on_schedule() {
     let stop = Arc::new(AtomicBool::new(false));
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::clone(&seen);
-    let thread = world.backup_source().spawn_every(
-        dir.path().join("repo"),
-        std::time::Duration::from_millis(100),
-        Arc::clone(&stop),
-        move |r| log.lock().unwrap().push(r.map(|b| (b.id, b.tick))),
-    );
+    // Keep the newest 2 and backup 1: each backup is followed by a prune.
+    let keep = terrane::backup::Keep { last: 2, ids: vec![1] };
+    let thread = world
+        .backup_source()
+        .spawn_every(
+            dir.path().join("repo"),
+            std::time::Duration::from_millis(100),
+            Some(keep),
+            Arc::clone(&stop),
+            move |r| {
+                log.lock().unwrap().push(r.map(|s| (s.backup.id, s.backup.tick, s.pruned)));
+            },
+        )
+        .unwrap();
     while seen.lock().unwrap().len() < 4 {
         play(&mut world, 1);
         std::thread::sleep(std::time::Duration::from_millis(10));
@@ -352,9 +360,14 @@ fn a_running_world_is_backed_up_on_schedule() {
     let seen = seen.lock().unwrap();
     let ticks: Vec<u64> = seen.iter().map(|r| r.as_ref().unwrap().1).collect();
     assert!(ticks.windows(2).all(|w| w[0] <= w[1]) && ticks.last() > ticks.first(), "{ticks:?}");
-    // Between backups the repository is free to read.
+    // Between backups the repository is free to read; it holds what the schedule keeps.
     let repo = Repo::open(dir.path().join("repo")).unwrap();
-    assert_eq!(repo.list().unwrap().len(), seen.len());
+    let newest = seen.last().unwrap().as_ref().unwrap().0;
+    let ids: Vec<u64> = repo.list().unwrap().iter().map(|b| b.id).collect();
+    assert_eq!(ids, [1, newest - 1, newest], "{seen:?}");
+    let removed: usize =
+        seen.iter().filter_map(|r| r.as_ref().unwrap().2.as_ref()).map(|p| p.removed.len()).sum();
+    assert_eq!(removed, seen.len() - 3, "each prune removed what fell out");
     assert!(repo.verify().unwrap().is_clean());
 }
 
