@@ -98,7 +98,8 @@ impl Repo {
         }
         let (deleted, bytes) = self.delete_unused_packs()?;
         let repacked = self.repack()?;
-        let (rewritten, old_bytes) = self.delete_unused_packs()?;
+        let (rewritten, old_bytes) =
+            if repacked.packs > 0 { self.delete_unused_packs()? } else { (0, 0) };
         report.packs_deleted = deleted + rewritten;
         report.packs_rewritten = repacked.packs;
         report.bytes_freed = (bytes + old_bytes).saturating_sub(repacked.bytes_written);

@@ -104,6 +104,15 @@ pub fn parse_container_key(key: &[u8]) -> Option<(u64, [i64; 3])> {
     Some((u64::from_be_bytes(n(0)), [v(8), v(16), v(24)]))
 }
 
+/// Whether `key` is the record of a container in `area` of dimension `dim`.
+pub fn container_in_area(key: &[u8], dim: u64, area: terrane_section::AreaId) -> bool {
+    parse_container_key(key).is_some_and(|(d, [x, y, z])| {
+        d == dim
+            && terrane_section::AreaId::of_chunk(crate::ChunkPos::new(x >> 4, y >> 4, z >> 4))
+                == area
+    })
+}
+
 /// Writes `record` as player `id` in `save`.
 pub fn put_player(save: &mut TickSave, id: u128, record: &PlayerRecord) {
     save.put_object(WORLD_PROPERTIES, player_key(id), encode_player(record));

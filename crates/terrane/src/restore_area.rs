@@ -16,6 +16,7 @@ use terrane_store::{Batch, Object, ReadView, tables};
 
 use crate::area_scan::{area_chunk_objects, area_of_cell, chunks_of, level_table};
 use crate::error::{Error, Result};
+use crate::game::container_in_area;
 use crate::world::World;
 
 /// What [`World::restore_area`] replaced.
@@ -43,13 +44,6 @@ pub struct AreaRestoreReport {
 
 /// An area's objects: by table and key.
 type AreaObjects = BTreeMap<(String, Vec<u8>), Object>;
-
-/// Whether `key` is the record of a container ([`crate::game`]) in `area` of `dim`.
-fn container_in(key: &[u8], dim: u64, area: AreaId) -> bool {
-    crate::game::parse_container_key(key).is_some_and(|(d, [x, y, z])| {
-        d == dim && AreaId::of_chunk(ChunkPos::new(x >> 4, y >> 4, z >> 4)) == area
-    })
-}
 
 /// The entities a chunk-table object's chunks list.
 fn entity_refs(level: Level, key: &[u8], bytes: &[u8], out: &mut BTreeSet<Uuid>) -> Result<()> {
@@ -81,7 +75,7 @@ fn live_objects(view: &dyn ReadView, dim: u64, area: AreaId) -> Result<AreaObjec
     let containers = [crate::game::CONTAINER_PREFIX, &dim.to_be_bytes()].concat();
     for e in view.scan_prefix(tables::WORLD_PROPERTIES, &containers)? {
         let (k, o) = e?;
-        if container_in(&k, dim, area) {
+        if container_in_area(&k, dim, area) {
             out.insert((tables::WORLD_PROPERTIES.to_string(), k), o);
         }
     }
@@ -135,7 +129,7 @@ fn backup_objects(backup: &BackupContents<'_>, dim: u64, area: AreaId) -> Result
         .collect();
     let containers: Vec<Vec<u8>> = backup
         .keys(tables::WORLD_PROPERTIES)
-        .filter(|(k, _)| container_in(k, dim, area))
+        .filter(|(k, _)| container_in_area(k, dim, area))
         .map(|(k, _)| k.to_vec())
         .collect();
     for k in containers {

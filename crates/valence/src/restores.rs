@@ -192,11 +192,7 @@ impl TerraneWorld {
             self.unload_column(x, z)?;
         }
         if let RestoreRequest::Area { dim, x, z, .. } = *request {
-            self.forget_records(|key| {
-                game::parse_container_key(key).is_some_and(|(d, [bx, _, bz])| {
-                    d == dim && (bx >> 8, bz >> 8) == (i64::from(x), i64::from(z))
-                })
-            });
+            self.forget_records(|key| game::container_in_area(key, dim, AreaId::new(x, z)));
         }
         let outcome = restore_world(self.world_mut(), request);
         let mut shown = Vec::with_capacity(columns.len());
