@@ -18,16 +18,19 @@ use std::time::{Duration, Instant};
 use common::minecraft::{
     block_name, bots, child_stdout, free_port, last_saved, node_modules, serve,
 };
+use common::players::CHEST;
+use terrane::game::{self, ContainerRecord, ItemSlot};
 use terrane::{Backend, Chunk, ChunkPos, ColumnPos, Schema, TickSave, World};
 use terrane_section::testdata::ChildGuard;
 
-/// A world holding a stone floor at y 64 over chunk column (0, 0) and a gold block on it
-/// at (3, 65, 3).
+/// A world holding a stone floor at y 64 over chunk column (0, 0), a gold block on it at
+/// (3, 65, 3) and a chest of 5 diamonds at (9, 65, 9).
 fn make_world(dir: &Path) {
     let mut schema = Schema::new();
     let air = schema.add_block("minecraft:air", &[]).unwrap();
     let stone = schema.add_block("minecraft:stone", &[]).unwrap();
     let gold = schema.add_block("minecraft:gold_block", &[]).unwrap();
+    let chest = schema.add_block(CHEST, &[]).unwrap();
     let mut world =
         World::builder().backend(Backend::BlockFile).schema(schema).create(dir).unwrap();
     let mut chunk = Chunk::new(air);
@@ -37,9 +40,12 @@ fn make_world(dir: &Path) {
         }
     }
     chunk.set(3, 1, 3, gold);
+    chunk.set(9, 1, 9, chest);
     world.mark_generated(ColumnPos::new(0, 0)).unwrap();
     let mut save = TickSave::new();
     save.put_chunk(0, ChunkPos::new(0, 4, 0), chunk.encode(world.schema()));
+    let diamonds = ContainerRecord { items: vec![ItemSlot::new(0, "minecraft:diamond", 5)] };
+    game::put_container(&mut save, 0, [9, 65, 9], &diamonds);
     world.save_tick(1, save).unwrap();
     world.close().unwrap();
 }
@@ -194,8 +200,10 @@ fn a_griefed_box_and_area_go_back_while_the_server_runs() {
             { "see": { "pos": [3, 65, 3], "name": "gold_block" } },
             { "dig": [3, 65, 3] },
             { "see": { "pos": [3, 65, 3], "name": "gold_block" }, "waitMs": 60000 },
+            { "chest": [9, 65, 9], "item": "diamond", "expect": 5, "take": 5 },
             { "dig": [5, 64, 5] },
             { "see": { "pos": [5, 64, 5], "name": "stone" }, "waitMs": 60000 },
+            { "chest": [9, 65, 9], "item": "diamond", "expect": 5, "take": 0, "waitMs": 20000 },
             { "place": { "against": [7, 64, 7], "item": "diamond_block" } },
         ],
     });
@@ -261,13 +269,15 @@ fn a_griefed_box_and_area_go_back_while_the_server_runs() {
     assert_eq!(b["restored"][0]["blocks_changed"], 1, "the gold block: {b}");
     assert!(b["restored"][0]["columns_resent"].as_u64().unwrap() >= 1, "{b}");
     wait_for("\"index\":2,");
-    wait_for("\"index\":3,");
+    wait_for("\"index\":3,"); // the chest emptied
+    wait_for("\"index\":4,");
     applied(" 5 64 5 minecraft:air");
     let a = restore(&["--area", "0,0"]);
     assert_eq!(a["served"], true, "{a}");
     assert!(a["restored"][0]["objects_written"].as_u64().unwrap() >= 1, "{a}");
     assert!(a["restored"][0]["columns_resent"].as_u64().unwrap() >= 1, "{a}");
-    wait_for("\"index\":4,");
+    wait_for("\"index\":5,");
+    wait_for("\"index\":6,"); // the chest as backed up: its open inventory was dropped
     wait_for("\"event\":\"done\"");
     assert!(bot.wait().unwrap().success(), "{heard}");
     applied(" 7 65 7 minecraft:diamond_block");
@@ -280,6 +290,8 @@ fn a_griefed_box_and_area_go_back_while_the_server_runs() {
     assert_eq!(block_name(&world, [3, 65, 3]), "minecraft:gold_block", "the box restored");
     assert_eq!(block_name(&world, [5, 64, 5]), "minecraft:stone", "the area restored");
     assert_eq!(block_name(&world, [7, 65, 7]), "minecraft:diamond_block", "placed after");
+    let chests = game::containers(&world).unwrap();
+    assert_eq!(chests[&(0, [9, 65, 9])].items, [ItemSlot::new(0, "minecraft:diamond", 5)]);
     world.verify().unwrap();
     drop(world);
 

@@ -230,6 +230,13 @@ mod tests {
         BufReader::new(bad).read_line(&mut answer).unwrap();
         assert!(answer.starts_with("{\"error\""), "{answer}");
         assert!(started.elapsed() < REQUEST_TIMEOUT, "held up by the silent client");
+        // A line past 64 KiB is not read to its end: the connection closes unanswered.
+        let mut long = UnixStream::connect(&path).unwrap();
+        let _ = long.write_all(&vec![b' '; REQUEST_BYTES + 8192]);
+        let mut answer = String::new();
+        let _ = BufReader::new(long).read_line(&mut answer);
+        assert!(answer.is_empty(), "{answer}");
+        assert!(started.elapsed() < REQUEST_TIMEOUT, "read to the deadline, not to the cap");
         first.stop();
         assert!(!path.exists(), "a stop removes the socket");
         // A socket nobody answers on (a killed server's) is replaced.

@@ -9,7 +9,8 @@
 //            {"place":{"against":[7,64,7],"item":"diamond_block"}}]}'
 // Steps: `see` waits until the block at `pos` is `name` (its chunk loaded first), `dig`
 // digs a block and waits to see air there, `place` places an item on top of a block and
-// waits to see it. Each reports {"event":"step","index":i,...}. After the last step it
+// waits to see it, `chest` ({"chest":[x,y,z],"item":"diamond","expect":5,"take":5}) opens
+// a chest, waits to see `expect` of `item` in it, takes `take` of them and closes it. Each reports {"event":"step","index":i,...}. After the last step it
 // waits for the server's `saved N` in the tab list footer and reports it
 // ({"event":"footer","text":"saved N"}), then exits 0; 1 with an {"event":"error"} line
 // otherwise.
@@ -84,6 +85,15 @@ bot.once('spawn', async () => {
         const placed = [against[0], against[1] + 1, against[2]]
         await until(`${want} at ${placed}`, () => name(placed) === want, wait)
         say({ event: 'step', index, placed, name: want })
+      } else if (step.chest) {
+        const { chest: pos, item, expect, take } = step
+        await until(`the chunk of ${pos}`, () => name(pos) === 'chest', wait)
+        const window = await bot.openContainer(bot.blockAt(at(pos)))
+        const count = () => window.containerItems().filter((i) => i.name === item).reduce((n, i) => n + i.count, 0)
+        await until(`${expect} ${item} in the chest at ${pos}`, () => count() === expect, wait)
+        if (take > 0) await window.withdraw(bot.registry.itemsByName[item].id, null, take)
+        window.close()
+        say({ event: 'step', index, chest: pos, had: expect, took: take || 0 })
       } else {
         fail('unknown step ' + JSON.stringify(step))
       }
