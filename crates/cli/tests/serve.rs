@@ -121,6 +121,79 @@ fn a_real_client_digs_and_places_and_both_edits_survive_sigkill() {
     assert_eq!(block_name(&world, [20, 64, 4]), "minecraft:grass_block[snowy=false]");
 }
 
+/// The server reports an edit before the save that holds it, so a server killed right after
+/// a save has reported every edit its world holds (the kill tests check their worlds against
+/// those reports). The server here is this test run again as a child that aborts the
+/// moment it hears of its first edit: the world must not hold that edit yet.
+#[test]
+fn an_edit_is_reported_before_the_save_that_holds_it() {
+    const CHILD: &str = "TERRANE_TEST_ABORT_ON_EDIT";
+    if let Some(args) = std::env::var_os(CHILD) {
+        let args = args.into_string().unwrap();
+        let (port, dir) = args.split_once(' ').unwrap();
+        let address = std::net::SocketAddr::from(([127, 0, 0, 1], port.parse().unwrap()));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        terrane_valence::ServerBuilder::new()
+            .address(address)
+            .report_edits(true)
+            .terrain(terrane::worldgen::Terrain::Flat)
+            .run(World::open(dir).unwrap(), stop, |event| {
+                if let terrane_valence::ServerEvent::Applied(a) = event {
+                    eprintln!("applied {a:?}: aborting");
+                    std::process::abort();
+                }
+            })
+            .unwrap();
+        panic!("the server stopped without an edit");
+    }
+    let modules = node_modules();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("world");
+    make_world(&dir);
+    let port = free_port();
+    let log = tmp.path().join("server.log");
+    let mut server = ChildGuard::spawn(
+        Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "an_edit_is_reported_before_the_save_that_holds_it", "--nocapture"])
+            .env(CHILD, format!("{port} {}", dir.display()))
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(std::fs::File::create(tmp.path().join("server.err")).unwrap()),
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the child server never listened");
+        assert!(server.try_wait().unwrap().is_none(), "the child server exited early");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let spec = serde_json::json!({
+        "host": "127.0.0.1",
+        "port": port,
+        "username": "terrane_bot",
+        "timeoutMs": 60000,
+        "steps": [{ "dig": [5, 64, 5] }],
+    });
+    // The server dies under the bot: the bot's own outcome does not matter.
+    let _ = Command::new("node")
+        .arg(bots().join("steps.js"))
+        .arg(spec.to_string())
+        .env("NODE_PATH", &modules)
+        .output()
+        .expect("run node");
+    let status = server.wait().unwrap();
+    let err = std::fs::read_to_string(tmp.path().join("server.err")).unwrap();
+    assert!(
+        err.contains("aborting"),
+        "the child server did not hear of the edit ({status}):\n{err}"
+    );
+    let world = World::open(&dir).unwrap();
+    assert_eq!(
+        block_name(&world, [5, 64, 5]),
+        "minecraft:stone",
+        "the world held an edit its server had not reported yet"
+    );
+}
+
 /// Ctrl-C saves and stops; meanwhile the running server backed its world up on schedule
 /// (`--backup-repo`, every 0.3 s here, keeping the newest 2) into a repository that
 /// verifies.

@@ -246,7 +246,7 @@ fn load_columns(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn apply_edits(
+pub(crate) fn apply_edits(
     mut commands: Commands,
     mut edits: EventReader<SetBlock>,
     mut layers: Query<&mut ChunkLayer, With<TerraneLayer>>,
@@ -284,7 +284,7 @@ fn apply_edits(
     }
 }
 
-fn save(
+pub(crate) fn save(
     server: Res<Server>,
     mut tw: ResMut<TerraneWorld>,
     settings: Res<Settings>,

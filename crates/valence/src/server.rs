@@ -31,8 +31,10 @@ pub enum ServerEvent {
     },
     /// Once a second.
     Status(Status),
-    /// An edit was applied (only with [`ServerBuilder::report_edits`]): it is durable once
-    /// a [`Saved`](ServerEvent::Saved) with a tick at or after its own follows.
+    /// An edit was applied (only with [`ServerBuilder::report_edits`]). It is reported
+    /// before the save that holds it: it is durable once a [`Saved`](ServerEvent::Saved)
+    /// with a tick at or after its own follows, and a server stopped in between reported
+    /// every edit its last save holds.
     Applied(crate::Applied),
     /// The server stopped after a last save; `tick` is the last durable tick.
     Stopped {
@@ -234,6 +236,12 @@ impl ServerBuilder {
                 }
             })
             .add_systems(Update, check_stop.before(TerraneSet))
+            // Edits are reported before the save that makes them durable: a server killed
+            // right after a save has printed every edit that save holds.
+            .add_systems(
+                Update,
+                report_applied.after(crate::plugin::apply_edits).before(crate::plugin::save),
+            )
             .add_systems(
                 Update,
                 (move |r: ResMut<Runner>,
@@ -265,6 +273,18 @@ fn check_stop(mut runner: ResMut<Runner>, mut tw: ResMut<TerraneWorld>) {
     }
 }
 
+fn report_applied(runner: ResMut<Runner>, mut tw: ResMut<TerraneWorld>) {
+    let applied = tw.take_applied();
+    if applied.is_empty() {
+        return;
+    }
+    if let Ok(mut f) = runner.on_event.lock() {
+        for a in applied {
+            f(ServerEvent::Applied(a));
+        }
+    }
+}
+
 fn report(
     mut runner: ResMut<Runner>,
     mut tw: ResMut<TerraneWorld>,
@@ -280,9 +300,6 @@ fn report(
             f(e);
         }
     };
-    for a in tw.take_applied() {
-        emit(ServerEvent::Applied(a));
-    }
     for s in saved.iter() {
         emit(ServerEvent::Saved { tick: s.tick });
     }
