@@ -180,7 +180,18 @@ fn an_edit_is_reported_before_the_save_that_holds_it() {
         .env("NODE_PATH", &modules)
         .output()
         .expect("run node");
-    let status = server.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = server.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = server.kill();
+            let err = std::fs::read_to_string(tmp.path().join("server.err")).unwrap();
+            panic!("the bot is done and the child server still runs: no edit reached it\n{err}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     let err = std::fs::read_to_string(tmp.path().join("server.err")).unwrap();
     assert!(
         err.contains("aborting"),

@@ -69,13 +69,13 @@ fn stow(inventory: &mut Inventory, mut stack: ItemStack) -> Option<ItemStack> {
 }
 
 /// Places each joining player as the world's record of them says (or at the spawn, in the
-/// settings' game mode, when the world has none) and sends the health update a vanilla
-/// server sends on joining: clients (mineflayer's `spawn`) wait for it.
+/// settings' game mode, when the world has none); [`send_health`] follows.
 #[allow(clippy::type_complexity)]
 pub(crate) fn restore(
+    mut commands: Commands,
     mut clients: Query<
         (
-            &mut Client,
+            Entity,
             &UniqueId,
             &mut Position,
             &mut Look,
@@ -88,7 +88,7 @@ pub(crate) fn restore(
     mut tw: ResMut<TerraneWorld>,
     settings: Res<Settings>,
 ) {
-    for (mut client, id, mut pos, mut look, mut mode, mut inventory, mut cursor) in &mut clients {
+    for (entity, id, mut pos, mut look, mut mode, mut inventory, mut cursor) in &mut clients {
         let [x, y, z] = settings.spawn;
         let ground = tw.terrain().surface(x.floor() as i64, z.floor() as i64) as f64 + 1.0;
         pos.set([x, y.max(ground), z]);
@@ -124,11 +124,29 @@ pub(crate) fn restore(
             Ok(None) => {}
             Err(e) => tw.fail(e.into()),
         }
+        commands.entity(entity).insert(HealthDue);
+    }
+}
+
+/// A player who joined this tick, whose health update is not sent yet.
+#[derive(Component)]
+pub(crate) struct HealthDue;
+
+/// Sends joined players the health update a vanilla server sends on joining, which clients
+/// (mineflayer's `spawn`) wait for. It runs after the tick's packets are flushed, so it
+/// reaches the client in the next flush, after the join's position and inventory: a client
+/// that has its health has its place and items.
+pub(crate) fn send_health(
+    mut commands: Commands,
+    mut clients: Query<(Entity, &mut Client), With<HealthDue>>,
+) {
+    for (entity, mut client) in &mut clients {
         client.write_packet(&valence::protocol::packets::play::HealthUpdateS2c {
             health: 20.0,
             food: valence::protocol::VarInt(20),
             food_saturation: 5.0,
         });
+        commands.entity(entity).remove::<HealthDue>();
     }
 }
 

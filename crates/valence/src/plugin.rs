@@ -148,7 +148,8 @@ impl Plugin for TerranePlugin {
                     .chain()
                     .in_set(TerraneSet),
             )
-            .add_systems(Update, despawn_disconnected_clients);
+            .add_systems(Update, despawn_disconnected_clients)
+            .add_systems(Last, players::send_health);
     }
 }
 

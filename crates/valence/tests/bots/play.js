@@ -122,6 +122,10 @@ async function chestTrip (bot, cfg, random, alive) {
   const [cx, cy, cz] = cfg.chest
   await walkTo(bot, cx + 0.5, cfg.lane.z + 0.5, alive)
   if (!alive()) return
+  // The chest's chunk may still be on its way on a busy machine.
+  const until = Date.now() + 15000
+  while (alive() && !bot.blockAt(new Vec3(cx, cy, cz)) && Date.now() < until) await sleep(100)
+  if (!alive()) return
   const block = bot.blockAt(new Vec3(cx, cy, cz))
   if (!block || block.name !== 'chest') throw new Error(`no chest at ${cfg.chest}: ${block && block.name}`)
   const chest = await withTimeout(bot.openContainer(block), 15000, 'open the chest')
@@ -177,9 +181,8 @@ function connect (cfg, random) {
     setTimeout(() => connect(cfg, random), 500)
   })
   bot.once('spawn', async () => {
-    // The position and the inventory arrive with the join, not before `spawn`: give them a
-    // moment (the player stands still meanwhile).
-    await sleep(500)
+    // The server sends the health update that fires `spawn` a tick after the join's
+    // position and inventory, so both are read by now.
     if (!alive()) return
     const p = bot.entity.position
     const pos = [p.x, p.y, p.z]
