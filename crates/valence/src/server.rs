@@ -33,8 +33,9 @@ pub enum ServerEvent {
     Status(Status),
     /// An edit was applied (only with [`ServerBuilder::report_edits`]). It is reported
     /// before the save that holds it: it is durable once a [`Saved`](ServerEvent::Saved)
-    /// with a tick at or after its own follows, and a server stopped in between reported
-    /// every edit its last save holds.
+    /// with a tick at or after its own follows (with
+    /// [`players_apart`](ServerBuilder::players_apart), a save of the chunks), and a server
+    /// stopped in between reported every edit its last save holds.
     Applied(crate::Applied),
     /// The server stopped after a last save; `tick` is the last durable tick.
     Stopped {
