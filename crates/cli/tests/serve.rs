@@ -86,7 +86,8 @@ fn a_real_client_digs_and_places_and_both_edits_survive_sigkill() {
         std::fs::read_to_string(&log).unwrap_or_default()
     );
     for step in [
-        "\"event\":\"spawn\"",
+        // Placed (on the flat ground at the spawn) before the health update fires `spawn`.
+        "\"event\":\"spawn\",\"pos\":[8.5,65,8.5]",
         "\"saw\":\"gold_block\"",
         "\"dug\":[5,64,5]",
         "\"placed\":[7,65,7]",

@@ -268,17 +268,10 @@ mod tests {
                 let _ = decode_request(&bad);
             }
         }
-        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rng = terrane_store::conformance::Rng::new(0x2545_f491);
         for _ in 0..2000 {
-            let bytes: Vec<u8> = (0..(x % 97))
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                })
-                .collect();
-            assert!(decode_request(&bytes).is_err());
+            let n = rng.below(97) as usize;
+            assert!(decode_request(&rng.bytes(n)).is_err());
         }
         assert!(
             decode_request(br#"{"restore":"area","repo":"/r","at":1,"dim":0,"x":1e99,"z":0}"#)

@@ -76,12 +76,14 @@ impl RestoreRequest {
     /// served height (y −64..319) or of more than [`MAX_BOX_CHUNKS`] chunks.
     fn refusal(&self) -> Option<String> {
         let RestoreRequest::Box { from, to, .. } = self else { return None };
+        let b = bbox(*from, *to);
         let (lo, hi) = (i64::from(MIN_Y), i64::from(MIN_Y) + i64::from(HEIGHT) - 1);
-        if [from[1], to[1]].iter().any(|y| !(lo..=hi).contains(y)) {
+        if b.min().y < lo || b.max().y > hi {
             return Some(format!("the box reaches beyond the served height ({lo}..{hi})"));
         }
-        let span = |i: usize| i128::from((from[i].max(to[i]) >> 4) - (from[i].min(to[i]) >> 4)) + 1;
-        let chunks = span(0) * span(1) * span(2);
+        let (c0, c1) = (b.min().chunk(), b.max().chunk());
+        let span = |lo: i64, hi: i64| i128::from(hi) - i128::from(lo) + 1;
+        let chunks = span(c0.x, c1.x) * span(c0.y, c1.y) * span(c0.z, c1.z);
         (chunks > i128::from(MAX_BOX_CHUNKS)).then(|| {
             format!(
                 "the box touches {chunks} chunks; a served world restores at most \

@@ -10,7 +10,9 @@
 // Steps: `see` waits until the block at `pos` is `name` (its chunk loaded first), `dig`
 // digs a block and waits to see air there, `place` places an item on top of a block and
 // waits to see it, `chest` ({"chest":[x,y,z],"item":"diamond","expect":5,"take":5}) opens
-// a chest, waits to see `expect` of `item` in it, takes `take` of them and closes it. Each reports {"event":"step","index":i,...}. After the last step it
+// a chest, waits to see `expect` of `item` in it, takes `take` of them and closes it. It
+// reports {"event":"spawn","pos":[x,y,z]} on joining (where the player is as `spawn`
+// fires), then {"event":"step","index":i,...} for each step. After the last step it
 // waits for the server's `saved N` in the tab list footer and reports it
 // ({"event":"footer","text":"saved N"}), then exits 0; 1 with an {"event":"error"} line
 // otherwise.
@@ -54,7 +56,8 @@ let done = false
 bot.once('spawn', async () => {
   try {
     const name = (pos) => { const b = bot.blockAt(at(pos)); return b ? b.name : null }
-    say({ event: 'spawn' })
+    const p = bot.entity.position // as the server placed the player before its health
+    say({ event: 'spawn', pos: [p.x, p.y, p.z] })
     for (const [index, step] of args.steps.entries()) {
       const wait = step.waitMs || 30000
       if (step.see) {
