@@ -260,13 +260,35 @@ impl<S: Store> TieredStore<S> {
         Ok(())
     }
 
-    /// Reads the save's chunks at L0 in one round trip (most chunks of a save are loaded).
+    /// Reads what placing the save's chunks reads, a level at a time, one `multi_get` each:
+    /// the chunks at L0 (most chunks of a save are loaded), then the L1 and L2 clusters of
+    /// those L0 lacks (new and demoted chunks), then the opacity tiles the save touches. A
+    /// networked store pays a few round trips for the whole save, whatever its size.
     fn read_ahead(txn: &mut Txn<'_, S>, chunks: &ChunkWrites<'_>) -> Result<()> {
         let l0: Vec<Vec<u8>> = chunks
             .keys()
             .map(|&(dim, pos)| keys::chunk_key(dim, pos, Level::L0).to_vec())
             .collect();
-        txn.prefetch(tables::CHUNK_L0, &l0)
+        txn.prefetch(tables::CHUNK_L0, &l0)?;
+        let mut missing = Vec::new();
+        for (&addr, key) in chunks.keys().zip(&l0) {
+            if txn.get(tables::CHUNK_L0, key)?.is_none() {
+                missing.push(addr);
+            }
+        }
+        if !missing.is_empty() {
+            for (table, level) in [(tables::CHUNK_L1, Level::L1), (tables::CHUNK_L2, Level::L2)] {
+                let mut clusters: Vec<Vec<u8>> = missing
+                    .iter()
+                    .map(|&(dim, pos)| keys::chunk_key(dim, pos, level).to_vec())
+                    .collect();
+                clusters.sort_unstable();
+                clusters.dedup();
+                txn.prefetch(table, &clusters)?;
+            }
+        }
+        let tiles: Vec<Vec<u8>> = touched_tiles(chunks).into_keys().map(|k| k.to_vec()).collect();
+        txn.prefetch(tables::OPACITY_MAP, &tiles)
     }
 
     /// Refuses a chunk listing an entity neither written by the save nor stored.

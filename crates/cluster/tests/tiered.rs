@@ -431,3 +431,85 @@ fn a_tick_save_reads_its_chunks_ahead_in_one_multi_get() {
     assert_eq!(store.gets.load(Ordering::SeqCst), 0, "no chunk read one by one");
     assert_eq!(t.get_chunk(0, ChunkPos::new(7, 0, 7)).unwrap(), Some(chunk_bytes(&schema, 2)));
 }
+
+/// Loading many chunks (a view of columns) reads each level once, with one `multi_get`, and
+/// promotes them all in one batch: a few round trips on a networked store, whatever their
+/// number. Chunks L0 holds need one read; chunks in clusters three (L0, L1, L2) and a write.
+#[test]
+fn loading_many_chunks_reads_each_level_in_one_multi_get() {
+    use std::sync::atomic::Ordering;
+    let store = Arc::new(SpyStore::new(Arc::new(MemStore::new())));
+    let mut t = builder().opacity_search_chunks(0).open(Arc::clone(&store)).unwrap();
+    let schema = schema();
+    // Four columns of 24 chunks, each chunk its own contents.
+    let positions: Vec<ChunkPos> =
+        (0..4).flat_map(|c| (-4..20).map(move |y| ChunkPos::new(c * 5, y, -c))).collect();
+    let mut save = TickSave::new();
+    for (i, p) in positions.iter().enumerate() {
+        save.put_chunk(0, *p, chunk_bytes(&schema, i as u32));
+    }
+    t.save_tick(1, &save).unwrap();
+    let want: Vec<Option<Vec<u8>>> =
+        (0..positions.len()).map(|i| Some(chunk_bytes(&schema, i as u32))).collect();
+    let count = |store: &SpyStore| {
+        (
+            store.gets.swap(0, Ordering::SeqCst),
+            store.multi_gets.swap(0, Ordering::SeqCst),
+            store.cluster_reads.swap(0, Ordering::SeqCst),
+            store.writes.swap(0, Ordering::SeqCst),
+        )
+    };
+    // Hot: one multi_get.
+    count(&store);
+    assert_eq!(t.load_chunks(0, &positions, 2).unwrap(), want);
+    assert_eq!(count(&store), (0, 1, 0, 0), "(gets, multi_gets, cluster reads, writes): hot");
+    // Cold: demoted to L2, then loaded back: one multi_get per level, one write.
+    for p in &positions {
+        t.unload_chunk(0, *p, 3);
+    }
+    t.set_players(&[]);
+    t.maintain(1_000).unwrap();
+    assert_eq!(t.verify().unwrap().chunks[0], 0, "every chunk left L0");
+    count(&store);
+    let mut asked = positions.clone();
+    asked.push(ChunkPos::new(100, 0, 100)); // never written
+    let mut want_absent = want.clone();
+    want_absent.push(None);
+    assert_eq!(t.load_chunks(0, &asked, 1_001).unwrap(), want_absent);
+    assert_eq!(count(&store), (0, 1, 2, 1), "(gets, multi_gets, cluster reads, writes): cold");
+    for p in &positions {
+        assert_eq!(t.level_of(0, *p).unwrap(), Some(Level::L0));
+        assert!(t.is_loaded(0, *p));
+    }
+    assert_eq!(t.verify().unwrap().chunks, [positions.len(), 0, 0]);
+}
+
+/// A save of chunks the store does not hold yet (generated columns) reads each level once:
+/// L0, then the L1 and L2 clusters, in one `multi_get` each, never one read per chunk.
+#[test]
+fn a_save_of_new_columns_reads_each_level_in_one_multi_get() {
+    use std::sync::atomic::Ordering;
+    let store = Arc::new(SpyStore::new(Arc::new(MemStore::new())));
+    let mut t = builder().open(Arc::clone(&store)).unwrap();
+    store.writes.store(0, Ordering::SeqCst); // the open's own
+    let schema = schema();
+    let mut save = TickSave::new();
+    for c in 0..4 {
+        for y in -4..20 {
+            save.put_chunk(
+                0,
+                ChunkPos::new(c * 3, y, c),
+                chunk_bytes(&schema, (c * 100 + y) as u32),
+            );
+        }
+    }
+    t.save_tick(1, &save).unwrap();
+    let counts = (
+        store.gets.load(Ordering::SeqCst),
+        store.multi_gets.load(Ordering::SeqCst),
+        store.cluster_reads.load(Ordering::SeqCst),
+        store.writes.load(Ordering::SeqCst),
+    );
+    assert_eq!(counts, (0, 1, 2, 1), "(gets, multi_gets, cluster reads, writes)");
+    assert_eq!(t.verify().unwrap().chunks, [96, 0, 0]);
+}

@@ -10,6 +10,10 @@
 //!
 //! A missing package is an error naming the command that installs it: tests fail, never skip.
 //!
+//! Where a network is the point, [`FaultProxy`] stands between the client and the server: a
+//! loopback TCP port forwarding to the server's socket that delays, throttles, resets and
+//! partitions ([`PgServer::upstream`], [`PgServer::conninfo_via`]).
+//!
 //! ```no_run
 //! let server = terrane_postgres::testing::PgServer::start()?;
 //! let store = terrane_postgres::PgStore::open(
@@ -27,6 +31,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use terrane_store::conformance::process_alive;
+
+mod proxy;
+
+pub use proxy::{Direction, FaultProxy, Link, Upstream};
 
 /// What went wrong starting or driving a test server: a message naming the command and its
 /// output.
@@ -194,6 +202,17 @@ impl PgServer {
     /// The primary's connection string (Unix socket, user [`USER`], database `postgres`).
     pub fn conninfo(&self) -> String {
         conninfo(&self.primary)
+    }
+
+    /// The primary's socket, for a [`FaultProxy`] to forward to.
+    pub fn upstream(&self) -> Upstream {
+        Upstream::Unix(self.primary.socket.join(".s.PGSQL.5432"))
+    }
+
+    /// A connection string that reaches the primary through `proxy` (loopback TCP), as a
+    /// client on another machine would.
+    pub fn conninfo_via(&self, proxy: &FaultProxy) -> String {
+        format!("host=127.0.0.1 port={} user={USER} dbname=postgres", proxy.port())
     }
 
     /// The standby's connection string.

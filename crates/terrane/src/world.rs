@@ -673,6 +673,45 @@ impl World {
         }
     }
 
+    /// Players load chunks `positions` together (a column, a view of columns): as
+    /// [`load_chunk`](Self::load_chunk) for each, read and promoted by the tiered store in a
+    /// few round trips for the whole set ([`TieredStore::load_chunks`]). Returns each chunk in
+    /// the order of `positions`, `None` for those that do not exist yet. On an error nothing
+    /// is added to the regionizer.
+    ///
+    /// [`TieredStore::load_chunks`]: terrane_cluster::TieredStore::load_chunks
+    pub fn load_chunks(&mut self, positions: &[ChunkPos]) -> Result<Vec<Option<Chunk>>> {
+        let tick = self.tiered.tick();
+        let mut added = Vec::with_capacity(positions.len());
+        let undo = |world: &mut Self, added: &[ChunkPos]| {
+            for &p in added {
+                let _ = world.regionizer.remove_chunk(p);
+            }
+        };
+        for &pos in positions {
+            if let Err(e) = self.regionizer.add_chunk(pos) {
+                undo(self, &added);
+                return Err(e.into());
+            }
+            added.push(pos);
+        }
+        let found = match self.tiered.load_chunks(DIM, positions, tick) {
+            Ok(f) => f,
+            Err(e) => {
+                undo(self, &added);
+                return Err(e.into());
+            }
+        };
+        let mut out = Vec::with_capacity(found.len());
+        for bytes in found {
+            out.push(match bytes {
+                Some(b) => Some(Chunk::decode(&b, self.schema())?),
+                None => None,
+            });
+        }
+        Ok(out)
+    }
+
     /// Chunk `pos` left every player's simulation distance: the regionizer drops it, the
     /// tiered store lets it age towards L1.
     pub fn unload_chunk(&mut self, pos: ChunkPos) -> Result<()> {

@@ -80,8 +80,11 @@
 //!   served.
 //! - Changes made with `ChunkLayer::set_block` directly, instead of [`SetBlock`], are shown
 //!   but never saved.
-//! - Columns load on the server's thread, so a player arriving in a large unloaded area
-//!   slows the tick until [`Settings::columns_per_tick`] columns a tick have caught up.
+//! - Columns load on the server's thread: up to [`Settings::columns_per_tick`] a tick, nearest
+//!   to a player first, all of a tick's columns read from the world together (a few round
+//!   trips on a networked store, [`TerraneWorld::load_columns`]). A player arriving in a
+//!   large unloaded area slows the tick by that read and by generating the columns the world
+//!   does not hold.
 //! - The chunk layer does not follow the tiered store's demotion: `World::maintain` is not
 //!   called.
 //! - A restore runs on the server's thread: the tick waits for it (an area restore reads and

@@ -226,23 +226,27 @@ fn load_columns(
             }
         }
     }
+    // Nearest first, at most `columns_per_tick`, all read from the world together.
     wanted.sort_unstable_by_key(|w| w.0);
-    wanted.dedup_by_key(|w| w.1);
-    let mut loaded = 0;
+    let mut batch: Vec<(i32, i32)> = Vec::new();
     for (_, pos) in wanted {
-        if loaded == settings.columns_per_tick || layer.chunk(pos).is_some() {
-            continue;
+        if batch.len() == settings.columns_per_tick {
+            break;
         }
-        match tw.load_column(pos.x, pos.z) {
-            Ok(chunk) => {
-                layer.insert_chunk(pos, chunk);
-                loaded += 1;
-            }
-            Err(e) => {
-                tw.fail(e);
-                return;
+        if !batch.contains(&(pos.x, pos.z)) {
+            batch.push((pos.x, pos.z));
+        }
+    }
+    if batch.is_empty() {
+        return;
+    }
+    match tw.load_columns(&batch) {
+        Ok(columns) => {
+            for (&(x, z), chunk) in batch.iter().zip(columns) {
+                layer.insert_chunk(ChunkPos::new(x, z), chunk);
             }
         }
+        Err(e) => tw.fail(e),
     }
 }
 

@@ -198,36 +198,62 @@ impl TerraneWorld {
     /// chunk changed since the last save and unloaded comes back as changed, not as the world
     /// holds it.
     pub fn load_column(&mut self, x: i32, z: i32) -> Result<UnloadedChunk> {
-        if self.columns.contains(&(x, z)) {
-            // Loaded already: what it holds here (unsaved changes included) is the truth; the
-            // world's copy may be older.
-            tracing::warn!("column ({x}, {z}) loaded twice; its loaded chunks are kept");
-            return Ok(self.valence_column(x, z));
-        }
-        let mut found = false;
-        for cy in MIN_CHUNK_Y..END_CHUNK_Y {
-            let pos = ChunkPos::new(x.into(), cy, z.into());
-            let stored = self.world.load_chunk(pos)?;
-            if let Some(c) = self.pending.remove(&pos) {
-                self.chunks.insert(pos, c);
-                self.dirty.insert(pos);
-                found = true;
-            } else if let Some(c) = stored {
-                self.chunks.insert(pos, c);
-                found = true;
-            }
-        }
-        self.columns.insert((x, z));
-        let col = ColumnPos::new(x, z);
-        if !found && !self.world.distance().contains(col) {
-            for (cy, c) in self.terrain.column(col, &self.terrain_ids) {
-                let pos = ChunkPos::new(x.into(), cy, z.into());
-                self.dirty.insert(pos);
-                self.chunks.insert(pos, c);
-            }
-            self.world.mark_generated(col)?;
-        }
+        self.load_from_world(&[(x, z)])?;
         Ok(self.valence_column(x, z))
+    }
+
+    /// Loads `columns` as [`load_column`](Self::load_column) does each, reading all their
+    /// chunks from the world together (a few round trips on a networked store, whatever the
+    /// number of columns: [`World::load_chunks`]). Returns the columns in the order asked.
+    pub fn load_columns(&mut self, columns: &[(i32, i32)]) -> Result<Vec<UnloadedChunk>> {
+        self.load_from_world(columns)?;
+        Ok(columns.iter().map(|&(x, z)| self.valence_column(x, z)).collect())
+    }
+
+    /// Loads the columns of `columns` not loaded yet into `chunks`, in one read of the world.
+    fn load_from_world(&mut self, columns: &[(i32, i32)]) -> Result<()> {
+        let mut new: Vec<(i32, i32)> = Vec::with_capacity(columns.len());
+        for &(x, z) in columns {
+            if self.columns.contains(&(x, z)) {
+                // Loaded already: what it holds here (unsaved changes included) is the truth;
+                // the world's copy may be older.
+                tracing::warn!("column ({x}, {z}) loaded twice; its loaded chunks are kept");
+            } else if !new.contains(&(x, z)) {
+                new.push((x, z));
+            }
+        }
+        let per_column = (END_CHUNK_Y - MIN_CHUNK_Y) as usize;
+        let positions: Vec<ChunkPos> = new
+            .iter()
+            .flat_map(|&(x, z)| {
+                (MIN_CHUNK_Y..END_CHUNK_Y).map(move |cy| ChunkPos::new(x.into(), cy, z.into()))
+            })
+            .collect();
+        let mut stored = self.world.load_chunks(&positions)?.into_iter();
+        for (&(x, z), positions) in new.iter().zip(positions.chunks(per_column)) {
+            let mut found = false;
+            for (&pos, stored) in positions.iter().zip(stored.by_ref().take(per_column)) {
+                if let Some(c) = self.pending.remove(&pos) {
+                    self.chunks.insert(pos, c);
+                    self.dirty.insert(pos);
+                    found = true;
+                } else if let Some(c) = stored {
+                    self.chunks.insert(pos, c);
+                    found = true;
+                }
+            }
+            self.columns.insert((x, z));
+            let col = ColumnPos::new(x, z);
+            if !found && !self.world.distance().contains(col) {
+                for (cy, c) in self.terrain.column(col, &self.terrain_ids) {
+                    let pos = ChunkPos::new(x.into(), cy, z.into());
+                    self.dirty.insert(pos);
+                    self.chunks.insert(pos, c);
+                }
+                self.world.mark_generated(col)?;
+            }
+        }
+        Ok(())
     }
 
     /// Column (`x`, `z`) as Valence shows it, from the chunks loaded here.

@@ -38,12 +38,15 @@ pub fn chunk(seed: u32) -> Chunk {
 }
 
 /// A [`MemStore`](terrane_store::MemStore) (shared through an `Arc`) that counts the reads of
-/// `chunkl0` reaching it and can run a hook just before the first batch it writes: for tests
+/// `chunkl0` reaching it (and of the cluster tables, and its writes) and can run a hook just before the first batch it writes: for tests
 /// that count round trips or slip another writer in between a read and a write.
 pub struct SpyStore {
     pub inner: std::sync::Arc<terrane_store::MemStore>,
     pub gets: std::sync::atomic::AtomicUsize,
     pub multi_gets: std::sync::atomic::AtomicUsize,
+    /// Reads (`get` or `multi_get`) of `chunkl1` and `chunkl2`.
+    pub cluster_reads: std::sync::atomic::AtomicUsize,
+    pub writes: std::sync::atomic::AtomicUsize,
     pub before_first_write: std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
@@ -53,7 +56,16 @@ impl SpyStore {
             inner,
             gets: Default::default(),
             multi_gets: Default::default(),
+            cluster_reads: Default::default(),
+            writes: Default::default(),
             before_first_write: std::sync::Mutex::new(None),
+        }
+    }
+
+    fn count_cluster_read(&self, table: &str) {
+        use terrane_store::tables::{CHUNK_L1, CHUNK_L2};
+        if table == CHUNK_L1 || table == CHUNK_L2 {
+            self.cluster_reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
     }
 }
@@ -63,6 +75,7 @@ impl terrane_store::ReadView for SpyStore {
         if table == terrane_store::tables::CHUNK_L0 {
             self.gets.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
+        self.count_cluster_read(table);
         self.inner.get(table, key)
     }
     fn multi_get(
@@ -73,6 +86,7 @@ impl terrane_store::ReadView for SpyStore {
         if table == terrane_store::tables::CHUNK_L0 {
             self.multi_gets.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
+        self.count_cluster_read(table);
         self.inner.multi_get(table, keys)
     }
     fn scan(
@@ -92,6 +106,7 @@ impl terrane_store::Store for SpyStore {
         self.inner.tables()
     }
     fn write(&self, batch: &terrane_store::Batch) -> terrane_store::Result<()> {
+        self.writes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let hook = self.before_first_write.lock().unwrap().take();
         if let Some(hook) = hook {
             hook();

@@ -26,6 +26,8 @@ pub enum Op {
     Delete(u64, ChunkPos),
     Read(u64, ChunkPos),
     Load(u64, ChunkPos),
+    /// Several chunks of one dimension loaded together (`load_chunks`).
+    LoadMany(u64, Vec<ChunkPos>),
     Unload(u64, ChunkPos),
     Players(Vec<PlayerPos>),
     Maintain,
@@ -49,6 +51,8 @@ pub fn op() -> impl Strategy<Value = Op> {
         1 => pos().prop_map(|(d, p)| Op::Delete(d, p)),
         3 => pos().prop_map(|(d, p)| Op::Read(d, p)),
         2 => pos().prop_map(|(d, p)| Op::Load(d, p)),
+        2 => (0u64..2, prop::collection::vec(pos(), 0..8))
+            .prop_map(|(d, v)| Op::LoadMany(d, v.into_iter().map(|(_, p)| p).collect())),
         2 => pos().prop_map(|(d, p)| Op::Unload(d, p)),
         1 => prop::collection::vec((0u64..2, -400i64..400, -40i64..40, -400i64..400), 0..3)
             .prop_map(|v| Op::Players(v.into_iter().map(|(d, x, y, z)| PlayerPos::new(d, x, y, z)).collect())),
@@ -95,6 +99,17 @@ pub fn run_model(backend: &mut dyn Backend, ops: &[Op]) -> Result<(), TestCaseEr
                     prop_assert_eq!(t.level_of(*d, *p).unwrap(), Some(Level::L0));
                 }
                 loaded.insert((*d, *p));
+            }
+            Op::LoadMany(d, ps) => {
+                let got = t.load_chunks(*d, ps, tick).unwrap();
+                prop_assert_eq!(got.len(), ps.len());
+                for (p, got) in ps.iter().zip(&got) {
+                    prop_assert_eq!(got, &model.get(&(*d, *p)).cloned());
+                    if got.is_some() {
+                        prop_assert_eq!(t.level_of(*d, *p).unwrap(), Some(Level::L0));
+                    }
+                    loaded.insert((*d, *p));
+                }
             }
             Op::Unload(d, p) => {
                 t.unload_chunk(*d, *p, tick);
