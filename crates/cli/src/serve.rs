@@ -67,6 +67,12 @@ pub struct ServeArgs {
     /// a connection string.
     #[arg(long, value_name = "PATH")]
     pub control: Option<PathBuf>,
+    /// Saves in flight at once: a tick's save crosses to the store while the next ticks run,
+    /// and `saved TICK` is printed once it is durable (0: each tick waits for its save).
+    /// When the store falls behind by this many saves, the ticks slow down (the status line
+    /// shows the wait).
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub saves_in_flight: usize,
     /// Print every applied block edit on stdout, `edit TICK X Y Z STATE`, before the
     /// `saved TICK` that makes it durable (for audits and crash tests).
     #[arg(long)]
@@ -108,7 +114,7 @@ pub enum Mode {
 /// Serves the world until Ctrl-C (SIGINT), then saves and returns. Prints `saved TICK` on
 /// stdout after each acknowledged save, and a status line each second on stderr.
 pub fn run(args: &ServeArgs) -> Result<(), Fail> {
-    let world = World::open(&args.world)?;
+    let world = World::builder().saves_in_flight(args.saves_in_flight).open(&args.world)?;
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
@@ -181,7 +187,7 @@ pub fn run(args: &ServeArgs) -> Result<(), Fail> {
             ServerEvent::Saved { tick } => outln!("saved {tick}"),
             ServerEvent::Status(s) => eprintln!(
                 "players {} | columns {} | tick p50 {:.1} ms p99 {:.1} ms | {} saves p50 {:.1} ms \
-                 p99 {:.1} ms | durable tick {} | unsaved {}",
+                 p99 {:.1} ms | durable tick {} | unsaved {} | in flight {} waited {:.1} ms",
                 s.players,
                 s.columns,
                 ms(s.tick_p50),
@@ -190,7 +196,9 @@ pub fn run(args: &ServeArgs) -> Result<(), Fail> {
                 ms(s.save_p50),
                 ms(s.save_p99),
                 s.durable_tick,
-                s.unsaved_chunks
+                s.unsaved_chunks,
+                s.saves_in_flight,
+                ms(s.save_wait)
             ),
             ServerEvent::Applied(a) => {
                 let [x, y, z] = a.position;

@@ -12,6 +12,9 @@
 //!   the SeaOfMemes object store: a new write replaces the old version, whatever its number).
 //! - [`MemStore`]: the in-memory backend, and [`FaultyStore`]: a wrapper that fails the Nth
 //!   write or sync, for testing the error paths of code built on a store.
+//! - [`WritePipeline`]: a store whose writes return once queued and land in order from a
+//!   thread of their own, at most `depth` in flight, reporting which have landed: a game's
+//!   tick does not wait on a network round trip for its save.
 //! - [`Precondition`]s ([`Batch::expect`]): compare-version conditions checked inside the same
 //!   atomic write that applies the batch (a failed one is [`Error::PreconditionFailed`] and
 //!   nothing applies): how a writer fences its saves on a lease object.
@@ -85,6 +88,7 @@ mod error;
 mod faulty;
 pub mod lock;
 mod mem;
+mod pipeline;
 mod range;
 
 #[cfg(feature = "conformance")]
@@ -94,6 +98,7 @@ pub use batch::{Batch, Op, Precondition};
 pub use error::{Error, Result};
 pub use faulty::{FaultPlan, FaultyStore};
 pub use mem::MemStore;
+pub use pipeline::{DEFAULT_CACHE_BYTES, WritePipeline};
 pub use range::{KeyRange, prefix_successor};
 
 /// The longest key a store accepts, in bytes.

@@ -1,5 +1,6 @@
 //! [`World`]: one world directory composed of the member crates.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use terrane_regionizer::{
 };
 use terrane_section::{AreaId, ChunkPos, ColumnPos, keys};
 use terrane_snapshot::{BlockBox, ChunkWorld, Snapshot};
-use terrane_store::{MemStore, Store, tables};
+use terrane_store::{MemStore, Store, WritePipeline, tables};
 
 use crate::backend::{
     Backend, Handle, Mode, connection_string, open_backend, open_backend_with, open_postgres,
@@ -63,6 +64,7 @@ pub struct WorldBuilder {
     read_only: bool,
     repair: bool,
     server: Option<String>,
+    saves_in_flight: usize,
 }
 
 impl fmt::Debug for WorldBuilder {
@@ -75,6 +77,7 @@ impl fmt::Debug for WorldBuilder {
             .field("read_only", &self.read_only)
             .field("repair", &self.repair)
             .field("server", &self.server)
+            .field("saves_in_flight", &self.saves_in_flight)
             .finish_non_exhaustive()
     }
 }
@@ -91,6 +94,7 @@ impl Default for WorldBuilder {
             read_only: false,
             repair: false,
             server: None,
+            saves_in_flight: 0,
         }
     }
 }
@@ -160,6 +164,20 @@ impl WorldBuilder {
     /// unique among the servers.
     pub fn server(mut self, id: impl Into<String>) -> Self {
         self.server = Some(id.into());
+        self
+    }
+
+    /// Tick saves (and every other write of the world) in flight at once (default 0: each
+    /// returns once its batch is durable). With `n` > 0 the world writes through a
+    /// [`WritePipeline`](terrane_store::WritePipeline): [`World::save_tick`] returns once its
+    /// batch is accepted, batches land in order from a thread of their own, and
+    /// [`World::landed_saves`] says which ticks are durable; at most `n` are in flight, so a
+    /// store that falls behind slows the saves instead of buffering them. For a world whose
+    /// store is a network away (PostgreSQL on another machine): the tick goes on while its
+    /// save crosses the network. Not with [`server`](Self::server) (a shared world's lease
+    /// writes must be durable when they return): the open fails with `Refused`.
+    pub fn saves_in_flight(mut self, n: usize) -> Self {
+        self.saves_in_flight = n;
         self
     }
 
@@ -334,6 +352,21 @@ impl WorldBuilder {
                 None => default_schema(),
             },
         };
+        let (store, pipeline) = match self.saves_in_flight {
+            0 => (store, None),
+            _ if self.server.is_some() => {
+                return Err(Error::Refused(
+                    "saves in flight need a world with one writer: a shared world's lease \
+                     writes must be durable when they return (set saves_in_flight to 0)"
+                        .into(),
+                ));
+            }
+            _ if self.read_only => (store, None),
+            n => {
+                let p = WritePipeline::new(store, n)?;
+                (Arc::clone(&p) as Arc<dyn Store>, Some(p))
+            }
+        };
         let mut tb = TieredStoreBuilder::new(schema).sync_saves(self.sync_saves);
         if let Some(id) = &self.server {
             tb = tb.server(id.clone());
@@ -370,6 +403,8 @@ impl WorldBuilder {
             distance_key,
             saved_graph_len,
             distance_dirty: false,
+            pipeline,
+            saved_ticks: VecDeque::new(),
         })
     }
 }
@@ -480,6 +515,11 @@ pub struct World {
     distance_key: Vec<u8>,
     saved_graph_len: u64,
     distance_dirty: bool,
+    /// The writes in flight ([`WorldBuilder::saves_in_flight`]), when there are any.
+    pipeline: Option<Arc<WritePipeline>>,
+    /// Tick saves not reported by [`World::landed_saves`] yet: the pipeline's sequence number
+    /// of each save's batch (0 without a pipeline: landed on return), and its tick.
+    saved_ticks: VecDeque<(u64, u64)>,
 }
 
 impl fmt::Debug for World {
@@ -748,7 +788,58 @@ impl World {
             self.saved_graph_len = len;
             self.distance_dirty = false;
         }
+        let seq = self.pipeline.as_ref().map_or(0, |p| p.submitted());
+        self.saved_ticks.push_back((seq, tick));
         Ok(())
+    }
+
+    /// The ticks whose saves are durable since the last call, in order: at once without
+    /// [`WorldBuilder::saves_in_flight`]; with it, as their batches land. Report a save (to
+    /// players, to a log of acknowledgements) only from here. Fails with the store's error
+    /// when a write in flight failed: that save's outcome is the store's (on PostgreSQL
+    /// unknown: whole or absent), no save after it was written, and every later write
+    /// fails; reopen the world.
+    pub fn landed_saves(&mut self) -> Result<Vec<u64>> {
+        let durable = match &self.pipeline {
+            None => u64::MAX,
+            Some(p) => {
+                if let Some((_, e)) = p.failure() {
+                    return Err(e.into());
+                }
+                p.check()?;
+                p.durable()
+            }
+        };
+        let mut landed = Vec::new();
+        while let Some(&(seq, tick)) = self.saved_ticks.front() {
+            if seq > durable {
+                break;
+            }
+            landed.push(tick);
+            self.saved_ticks.pop_front();
+        }
+        Ok(landed)
+    }
+
+    /// Waits until every save in flight has landed; [`landed_saves`](Self::landed_saves)
+    /// then reports them all. The store's error when one failed.
+    pub fn settle_saves(&self) -> Result<()> {
+        match &self.pipeline {
+            Some(p) => Ok(p.settle()?),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes accepted and not yet durable (0 without
+    /// [`WorldBuilder::saves_in_flight`]).
+    pub fn saves_in_flight(&self) -> u64 {
+        self.pipeline.as_ref().map_or(0, |p| p.in_flight())
+    }
+
+    /// How long saves waited for room in the pipeline since the last call: the store falling
+    /// behind the game (zero without [`WorldBuilder::saves_in_flight`]).
+    pub fn take_save_wait(&self) -> std::time::Duration {
+        self.pipeline.as_ref().map_or(std::time::Duration::ZERO, |p| p.take_waited())
     }
 
     /// One demotion pass of the tiered store at `tick`.

@@ -310,11 +310,23 @@ pub(crate) fn save(
         },
     };
     for &p in parts {
-        match tw.save_parts(tick, p) {
-            Ok(true) => saved.send(Saved { tick }),
-            Ok(false) => {}
-            Err(e) => return tw.fail(e),
+        if let Err(e) = tw.save_parts(tick, p) {
+            return tw.fail(e);
         }
+    }
+    send_landed(&mut tw, &mut saved);
+}
+
+/// Sends [`Saved`] for every save that became durable since the last call (at once on a
+/// world that saves synchronously, as they land with saves in flight).
+pub(crate) fn send_landed(tw: &mut TerraneWorld, saved: &mut EventWriter<Saved>) {
+    match tw.take_landed() {
+        Ok(ticks) => {
+            for tick in ticks {
+                saved.send(Saved { tick });
+            }
+        }
+        Err(e) => tw.fail(e),
     }
 }
 

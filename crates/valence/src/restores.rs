@@ -161,8 +161,8 @@ pub struct Restored {
     /// What the restore wrote, or why it wrote nothing (the backup is missing or damaged,
     /// the area is leased elsewhere): the world is as before and the server plays on.
     pub outcome: std::result::Result<RestoreReport, terrane::Error>,
-    /// Whether the changes made before it were saved first, as the tick given (send
-    /// [`Saved`]).
+    /// Whether the changes made before it were saved first, as the tick given (durable once
+    /// [`TerraneWorld::take_landed`] reports it: send [`Saved`] then).
     pub saved: bool,
     /// The loaded columns of the restored areas, as the world holds them now: show them
     /// (`ChunkLayer::insert_chunk` sends a column again to its viewers).
@@ -197,6 +197,8 @@ impl TerraneWorld {
             self.forget_records(|key| game::container_in_area(key, dim, AreaId::new(x, z)));
         }
         let outcome = restore_world(self.world_mut(), request);
+        // Answered once what it wrote is durable, like a save.
+        self.world_mut().settle_saves()?;
         let mut shown = Vec::with_capacity(columns.len());
         for (x, z) in columns {
             shown.push((ChunkPos::new(x, z), self.load_column(x, z)?));
@@ -339,9 +341,7 @@ pub(crate) fn serve(
         let tick = tw.tick_of(server.current_tick());
         match tw.restore(tick, &request) {
             Ok(r) => {
-                if r.saved {
-                    saved.send(Saved { tick });
-                }
+                crate::plugin::send_landed(&mut tw, &mut saved);
                 for (pos, column) in r.columns {
                     if layer.chunk(pos).is_some() {
                         layer.insert_chunk(pos, column);

@@ -61,13 +61,19 @@ pub struct Status {
     pub tick_p50: Duration,
     /// See [`tick_p50`](Status::tick_p50).
     pub tick_p99: Duration,
-    /// Saves in the last second (the world's `save_tick`, its fsync included): median and
+    /// Saves in the last second (the world's `save_tick`: with saves in flight, building the
+    /// batch and handing it over, waits for room included; without, its fsync too): median and
     /// 99th percentile; zero when none ran.
     pub save_p50: Duration,
     /// See [`save_p50`](Status::save_p50).
     pub save_p99: Duration,
     /// Saves in the last second.
     pub saves: usize,
+    /// Saves accepted and not yet durable (with saves in flight).
+    pub saves_in_flight: u64,
+    /// How long the last second's saves waited for room among the saves in flight: the
+    /// store falling behind, slowing the ticks (backpressure).
+    pub save_wait: Duration,
 }
 
 /// Builds and runs a Minecraft Java 1.20.1 server (Valence, offline mode) on a terrane
@@ -325,6 +331,8 @@ fn report(
             save_p50: p(&mut saves, 0.5),
             save_p99: p(&mut saves, 0.99),
             saves: saves.len(),
+            saves_in_flight: tw.saves_in_flight(),
+            save_wait: tw.take_save_wait(),
         }));
     }
     if let Some(e) = tw.take_error() {
@@ -333,7 +341,23 @@ fn report(
         }
         exit.send(AppExit);
     } else if runner.stopping {
-        emit(ServerEvent::Stopped { tick: tw.durable_tick() });
+        // The last saves land before the server says it stopped.
+        match tw.settle() {
+            Ok(ticks) => {
+                for tick in ticks {
+                    emit(ServerEvent::Saved { tick });
+                }
+                if let Ok(mut d) = durable.lock() {
+                    *d = tw.durable_tick();
+                }
+                emit(ServerEvent::Stopped { tick: tw.durable_tick() });
+            }
+            Err(e) => {
+                if let Ok(mut f) = runner.failure.lock() {
+                    *f = Some(e);
+                }
+            }
+        }
         exit.send(AppExit);
     }
 }

@@ -38,6 +38,8 @@ pub struct TerraneWorld {
     save_times: Vec<Duration>,
     base_tick: u64,
     durable_tick: u64,
+    /// Ticks whose saves landed, not yet taken by [`take_landed`](Self::take_landed).
+    landed: Vec<u64>,
     flush: bool,
     error: Option<Error>,
 }
@@ -87,6 +89,7 @@ impl TerraneWorld {
             save_times: Vec::new(),
             base_tick,
             durable_tick: base_tick,
+            landed: Vec::new(),
             flush: false,
             error: None,
         })
@@ -443,9 +446,44 @@ impl TerraneWorld {
                 None => self.written.remove(&key),
             };
         }
-        self.durable_tick = tick;
         self.save_times.push(started.elapsed());
+        self.poll_landed()?;
         Ok(true)
+    }
+
+    /// Moves the ticks whose saves landed into `landed`, advancing the durable tick.
+    fn poll_landed(&mut self) -> Result<()> {
+        let ticks = self.world.landed_saves()?;
+        if let Some(&last) = ticks.last() {
+            self.durable_tick = last;
+        }
+        self.landed.extend(ticks);
+        Ok(())
+    }
+
+    /// The ticks whose saves became durable since the last call, in order (the durable tick
+    /// follows them): at once on a world that saves synchronously, as they land on one with
+    /// saves in flight ([`World::landed_saves`]). Send [`Saved`](crate::Saved) for these
+    /// only. `Err` when a save in flight failed: the server must stop.
+    pub fn take_landed(&mut self) -> Result<Vec<u64>> {
+        self.poll_landed()?;
+        Ok(std::mem::take(&mut self.landed))
+    }
+
+    /// Waits for every save in flight, then [`take_landed`](Self::take_landed).
+    pub fn settle(&mut self) -> Result<Vec<u64>> {
+        self.world.settle_saves()?;
+        self.take_landed()
+    }
+
+    /// Saves accepted and not yet durable.
+    pub fn saves_in_flight(&self) -> u64 {
+        self.world.saves_in_flight()
+    }
+
+    /// How long saves waited for room since the last call (the store falling behind).
+    pub fn take_save_wait(&self) -> Duration {
+        self.world.take_save_wait()
     }
 }
 

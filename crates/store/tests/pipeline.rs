@@ -1,0 +1,311 @@
+//! The write pipeline against a model: reads see every accepted write while batches are in
+//! flight, batches land whole and in order, at most `depth` in flight, and a failed batch
+//! stops the line (nothing after it lands, every later write is refused).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use proptest::prelude::*;
+use terrane_store::{
+    Batch, Error, FaultPlan, FaultyStore, KeyRange, MemStore, Object, ReadView, Scan, Store,
+    WritePipeline, tables,
+};
+
+/// A store whose writes wait while its gate is closed and record the order they arrive in.
+struct Gated {
+    inner: MemStore,
+    open: AtomicBool,
+    writes: AtomicU64,
+    /// Each batch's first key, in the order written.
+    order: Mutex<Vec<Vec<u8>>>,
+    /// Sleeps this long in each write (slow links).
+    delay: Duration,
+}
+
+impl Gated {
+    fn new(open: bool, delay: Duration) -> Arc<Self> {
+        Arc::new(Gated {
+            inner: MemStore::new(),
+            open: AtomicBool::new(open),
+            writes: AtomicU64::new(0),
+            order: Mutex::new(Vec::new()),
+            delay,
+        })
+    }
+}
+
+impl ReadView for Gated {
+    fn get(&self, table: &str, key: &[u8]) -> terrane_store::Result<Option<Object>> {
+        self.inner.get(table, key)
+    }
+    fn scan(&self, table: &str, range: KeyRange) -> terrane_store::Result<Scan<'_>> {
+        self.inner.scan(table, range)
+    }
+}
+
+impl Store for Gated {
+    fn signature(&self) -> &str {
+        self.inner.signature()
+    }
+    fn tables(&self) -> Vec<String> {
+        self.inner.tables()
+    }
+    fn write(&self, batch: &Batch) -> terrane_store::Result<()> {
+        while !self.open.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(self.delay);
+        if let Some(op) = batch.ops().first() {
+            let key = match op {
+                terrane_store::Op::Put { key, .. } | terrane_store::Op::Delete { key, .. } => key,
+            };
+            self.order.lock().unwrap().push(key.clone());
+        }
+        self.writes.fetch_add(1, Ordering::SeqCst);
+        self.inner.write(batch)
+    }
+    fn snapshot(&self) -> terrane_store::Result<Box<dyn ReadView + '_>> {
+        self.inner.snapshot()
+    }
+    fn flush(&self) -> terrane_store::Result<()> {
+        Ok(())
+    }
+    fn sync(&self) -> terrane_store::Result<()> {
+        Ok(())
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Step {
+    /// A batch of puts (key, value) and deletes (key, None).
+    Write(Vec<(u8, Option<u8>)>),
+    Get(u8),
+    MultiGet(Vec<u8>),
+    Parts(u8),
+    Scan,
+    Settle,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let key = 0u8..12;
+    prop_oneof![
+        4 => prop::collection::vec((key.clone(), prop::option::of(any::<u8>())), 1..5)
+            .prop_map(Step::Write),
+        3 => key.clone().prop_map(Step::Get),
+        2 => prop::collection::vec(key.clone(), 0..6).prop_map(Step::MultiGet),
+        1 => key.prop_map(Step::Parts),
+        1 => Just(Step::Scan),
+        1 => Just(Step::Settle),
+    ]
+}
+
+fn value(v: u8) -> Vec<u8> {
+    vec![v; 3 + usize::from(v % 5)]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Every read answers as the model does at once, although the batches land later.
+    #[test]
+    fn reads_see_every_accepted_write_and_batches_land_in_order(
+        steps in prop::collection::vec(step(), 1..40),
+        depth in 1usize..4,
+        cache in prop::sample::select(vec![0usize, 400, 1 << 20]),
+    ) {
+        let inner = Gated::new(true, Duration::from_micros(300));
+        let p = WritePipeline::with_cache(Arc::clone(&inner) as Arc<dyn Store>, depth, cache).unwrap();
+        let mut model: std::collections::BTreeMap<Vec<u8>, Object> = Default::default();
+        let mut version = 0i64;
+        let mut firsts = Vec::new();
+        for s in &steps {
+            match s {
+                Step::Write(ops) => {
+                    let mut b = Batch::new();
+                    for (k, v) in ops {
+                        version += 1;
+                        match v {
+                            Some(v) => {
+                                b.put(tables::ENTITY, vec![*k], version, value(*v));
+                                model.insert(vec![*k], Object::new(version, value(*v)));
+                            }
+                            None => {
+                                b.delete(tables::ENTITY, vec![*k]);
+                                model.remove(&vec![*k]);
+                            }
+                        }
+                    }
+                    firsts.push(vec![ops[0].0]);
+                    p.write(&b).unwrap();
+                    prop_assert!(p.in_flight() <= depth as u64);
+                }
+                Step::Get(k) => {
+                    prop_assert_eq!(p.get(tables::ENTITY, &[*k]).unwrap(), model.get(&vec![*k]).cloned());
+                }
+                Step::MultiGet(ks) => {
+                    let keys: Vec<&[u8]> = ks.iter().map(std::slice::from_ref).collect();
+                    let want: Vec<Option<Object>> = ks.iter().map(|k| model.get(&vec![*k]).cloned()).collect();
+                    prop_assert_eq!(p.multi_get(tables::ENTITY, &keys).unwrap(), want);
+                }
+                Step::Parts(k) => {
+                    let got = p.get_parts(tables::ENTITY, &[*k], &[1..3, 0..1]).unwrap();
+                    let want = model.get(&vec![*k]).map(|o| terrane_store::cut_parts(o.version, &o.data, &[1..3, 0..1]));
+                    prop_assert_eq!(got, want);
+                }
+                Step::Scan => {
+                    let got: Vec<(Vec<u8>, Object)> = p.scan(tables::ENTITY, KeyRange::all()).unwrap().map(Result::unwrap).collect();
+                    let want: Vec<(Vec<u8>, Object)> = model.clone().into_iter().collect();
+                    prop_assert_eq!(got, want);
+                    prop_assert_eq!(p.in_flight(), 0, "a scan waits for the batches in flight");
+                }
+                Step::Settle => {
+                    p.settle().unwrap();
+                    prop_assert_eq!(p.durable(), p.submitted());
+                }
+            }
+        }
+        p.settle().unwrap();
+        prop_assert_eq!(p.durable(), firsts.len() as u64);
+        // Landed whole, in the order accepted.
+        prop_assert_eq!(&*inner.order.lock().unwrap(), &firsts);
+        let stored: std::collections::BTreeMap<Vec<u8>, Object> =
+            inner.inner.scan(tables::ENTITY, KeyRange::all()).unwrap().map(Result::unwrap).collect();
+        prop_assert_eq!(stored, model);
+    }
+}
+
+#[test]
+fn at_most_depth_batches_are_in_flight_and_a_full_line_waits() {
+    let inner = Gated::new(false, Duration::ZERO);
+    let p = WritePipeline::new(Arc::clone(&inner) as Arc<dyn Store>, 2).unwrap();
+    p.put(tables::ENTITY, b"a", 1, b"1").unwrap();
+    p.put(tables::ENTITY, b"b", 1, b"2").unwrap();
+    assert_eq!((p.submitted(), p.durable(), p.in_flight()), (2, 0, 2));
+    // Both readable before either landed.
+    assert_eq!(p.get(tables::ENTITY, b"b").unwrap().unwrap().data, b"2");
+    assert_eq!(inner.inner.get(tables::ENTITY, b"a").unwrap(), None);
+    std::thread::scope(|s| {
+        let third = s.spawn(|| p.put(tables::ENTITY, b"c", 1, b"3"));
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!third.is_finished(), "a third write went in with two in flight");
+        inner.open.store(true, Ordering::SeqCst);
+        third.join().unwrap().unwrap();
+    });
+    assert!(p.take_waited() >= Duration::from_millis(150));
+    assert_eq!(p.take_waited(), Duration::ZERO, "taken once");
+    p.settle().unwrap();
+    assert_eq!((p.durable(), inner.writes.load(Ordering::SeqCst)), (3, 3));
+    assert_eq!(inner.inner.get(tables::ENTITY, b"c").unwrap().unwrap().data, b"3");
+}
+
+#[test]
+fn a_failed_batch_stops_the_line_and_nothing_after_it_lands() {
+    let inner = Arc::new(FaultyStore::new(MemStore::new(), FaultPlan::nth_write(3)));
+    let p = WritePipeline::new(Arc::clone(&inner) as Arc<dyn Store>, 8).unwrap();
+    for (i, k) in [b"a", b"b", b"c", b"d", b"e"].into_iter().enumerate() {
+        // Accepted, or refused once the third failed (the thread may be that quick).
+        match p.put(tables::ENTITY, k, 1, &[i as u8]) {
+            Ok(()) | Err(Error::Poisoned(_)) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let e = p.settle().unwrap_err();
+    assert!(matches!(e, Error::Poisoned(_)), "{e}");
+    assert!(e.to_string().contains("pipelined write 3 failed"), "{e}");
+    assert_eq!(p.durable(), 2);
+    let (seq, first) = p.failure().expect("the first failure");
+    assert_eq!(seq, 3);
+    assert!(matches!(first, Error::Injected(_)), "{first}");
+    assert!(p.failure().is_none(), "reported once");
+    // Only the batches before the failed one landed; reads are the inner store's.
+    for (k, there) in [(b"a", true), (b"b", true), (b"c", false), (b"d", false), (b"e", false)] {
+        assert_eq!(inner.get(tables::ENTITY, k).unwrap().is_some(), there, "{k:?}");
+        assert_eq!(p.get(tables::ENTITY, k).unwrap().is_some(), there, "{k:?}");
+    }
+    assert_eq!(inner.writes(), 3, "nothing was tried after the failure");
+    let refused = p.put(tables::ENTITY, b"f", 1, b"x").unwrap_err();
+    assert!(matches!(refused, Error::Poisoned(_)), "{refused}");
+    assert!(
+        p.sync().is_err()
+            && p.snapshot().is_err()
+            && p.scan(tables::ENTITY, KeyRange::all()).is_err()
+    );
+}
+
+#[test]
+fn dropping_the_pipeline_lands_what_it_accepted() {
+    let inner = Gated::new(true, Duration::from_millis(5));
+    {
+        let p = WritePipeline::new(Arc::clone(&inner) as Arc<dyn Store>, 4).unwrap();
+        for i in 0..4u8 {
+            p.put(tables::ENTITY, &[i], 1, &[i]).unwrap();
+        }
+    }
+    assert_eq!(inner.writes.load(Ordering::SeqCst), 4);
+    assert_eq!(inner.inner.get(tables::ENTITY, &[3]).unwrap().unwrap().data, [3]);
+}
+
+/// Reads of what it wrote or read before cost the inner store nothing: a sole writer's
+/// saves read their own objects back without a round trip.
+#[test]
+fn what_it_wrote_or_read_is_answered_without_the_inner_store() {
+    let inner = Arc::new(Counting::default());
+    let p = WritePipeline::new(Arc::clone(&inner) as Arc<dyn Store>, 2).unwrap();
+    p.put(tables::ENTITY, b"w", 1, b"written").unwrap();
+    p.settle().unwrap();
+    assert_eq!(p.get(tables::ENTITY, b"w").unwrap().unwrap().data, b"written");
+    assert_eq!(p.get(tables::ENTITY, b"r").unwrap(), None);
+    assert_eq!(inner.reads.load(Ordering::SeqCst), 1, "only the unknown key was read");
+    assert_eq!(p.get(tables::ENTITY, b"r").unwrap(), None);
+    let got = p.multi_get(tables::ENTITY, &[b"w", b"r", b"x"]).unwrap();
+    assert_eq!(got.iter().filter(|o| o.is_some()).count(), 1);
+    assert_eq!(inner.reads.load(Ordering::SeqCst), 2, "one multi_get for the one unknown key");
+    // Without a cache, every read that no batch in flight answers reaches the inner store.
+    let bare = WritePipeline::with_cache(Arc::clone(&inner) as Arc<dyn Store>, 2, 0).unwrap();
+    bare.get(tables::ENTITY, b"w").unwrap();
+    bare.get(tables::ENTITY, b"w").unwrap();
+    assert_eq!(inner.reads.load(Ordering::SeqCst), 4);
+}
+
+/// A memory store that counts the reads reaching it.
+#[derive(Default)]
+struct Counting {
+    inner: MemStore,
+    reads: AtomicU64,
+}
+
+impl ReadView for Counting {
+    fn get(&self, table: &str, key: &[u8]) -> terrane_store::Result<Option<Object>> {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        self.inner.get(table, key)
+    }
+    fn multi_get(&self, table: &str, keys: &[&[u8]]) -> terrane_store::Result<Vec<Option<Object>>> {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        self.inner.multi_get(table, keys)
+    }
+    fn scan(&self, table: &str, range: KeyRange) -> terrane_store::Result<Scan<'_>> {
+        self.inner.scan(table, range)
+    }
+}
+
+impl Store for Counting {
+    fn signature(&self) -> &str {
+        self.inner.signature()
+    }
+    fn tables(&self) -> Vec<String> {
+        self.inner.tables()
+    }
+    fn write(&self, batch: &Batch) -> terrane_store::Result<()> {
+        self.inner.write(batch)
+    }
+    fn snapshot(&self) -> terrane_store::Result<Box<dyn ReadView + '_>> {
+        self.inner.snapshot()
+    }
+    fn flush(&self) -> terrane_store::Result<()> {
+        Ok(())
+    }
+    fn sync(&self) -> terrane_store::Result<()> {
+        Ok(())
+    }
+}
