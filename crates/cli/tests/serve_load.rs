@@ -7,6 +7,9 @@
 //! cargo test --release -p terrane-cli --test serve_load -- --nocapture`
 //! (`TERRANE_GAME_LOAD_BOTS` sets the number of players, default 8). The suite runs it short
 //! on the block file: the server holds the players, saves, and reports.
+//! `TERRANE_GAME_LOAD_DELAYS_MS=0,1,10` runs the PostgreSQL world again behind a
+//! [`FaultProxy`](terrane_postgres::testing::FaultProxy) delaying each direction by each of
+//! those (a database on another machine).
 //!
 //! A tick's p50 is the median of the per-second medians; its p99 the highest per-second p99
 //! (the status line reports each second's own percentiles).
@@ -142,6 +145,19 @@ fn eight_players_tick_and_save_per_backend_and_saved_apart() {
         };
         make_world(&location, backend, bots);
         report(name, bots, &run(&location, tmp.path(), bots, seconds, &[]));
+        #[cfg(feature = "postgres")]
+        if let (Some(pg), Ok(delays)) = (&pg, std::env::var("TERRANE_GAME_LOAD_DELAYS_MS")) {
+            use terrane_postgres::testing::FaultProxy;
+            for ms in delays.split(',').map(|d| d.trim().parse::<u64>().expect("delays in ms")) {
+                let proxy = FaultProxy::start(pg.upstream()).unwrap();
+                let schema = format!("schema=load_{ms}");
+                make_world(Path::new(&format!("{} {schema}", pg.conninfo())), backend, bots);
+                proxy.set_delay(Duration::from_millis(ms));
+                let via = PathBuf::from(format!("{} {schema}", pg.conninfo_via(&proxy)));
+                let name = format!("postgres, {ms} ms each way");
+                report(&name, bots, &run(&via, tmp.path(), bots, seconds, &[]));
+            }
+        }
     }
     // The field's usual shape on the block file: chunks and chests every 40 ticks, players
     // every 60, each in its own save.

@@ -23,7 +23,9 @@
 //!   there after one empty query proves its lock session alive: its lock guarantees that
 //!   nobody else changed them. Readers, shared writers, snapshots and scans read the server;
 //! - with the `testing` feature, [`testing::PgServer`] starts a throwaway server (and a
-//!   synchronous standby) for tests.
+//!   synchronous standby) for tests, and [`testing::FaultProxy`] stands between a test and
+//!   its server as a network would: per direction delay, jitter and bandwidth, refused
+//!   connections, resets and partitions, and a count of the round trips that crossed it.
 //!
 //! Connection strings are `postgres://user:password@host:port/db` URLs or libpq
 //! `key=value` strings; a `host` starting with `/` is a Unix socket directory

@@ -1,46 +1,6 @@
 //! [`WritePipeline`]: a store whose writes return once queued and land in order from a thread
 //! of their own, at most `depth` in flight, so that a game's tick never waits on a network
 //! round trip for its save.
-//!
-//! # What it guarantees
-//!
-//! - **Order.** Batches are applied to the inner store one at a time, in the order
-//!   [`write`](Store::write) accepted them; batch *n* is applied only after batch *n − 1*
-//!   succeeded.
-//! - **Reads see every accepted write.** `get`, `multi_get` and `get_parts` answer from the
-//!   batches in flight first (the newest write of a key wins), then from the objects it
-//!   wrote or read before (up to [`cache_bytes`](WritePipeline::with_cache), 64 MiB by
-//!   default), then from the inner store: code that reads what it just wrote (a tick save
-//!   reading its chunks ahead) sees it, although the inner store may not hold it yet, and
-//!   pays no round trip for it. Scans, snapshots, `flush` and `sync` wait until every batch
-//!   in flight has landed, then ask the inner store.
-//! - **Durability is reported, not assumed.** `write` returning `Ok` means *accepted*, not
-//!   durable. [`durable`](WritePipeline::durable) is the sequence number of the last batch
-//!   the inner store acknowledged (with the inner store's own guarantees: a synced batch on
-//!   PostgreSQL is on the synchronous standby too); [`submitted`](WritePipeline::submitted)
-//!   the last accepted. Report a save to a player only once `durable` has reached it.
-//! - **Bounded.** At most `depth` batches are in flight: a `write` beyond that waits for the
-//!   oldest to land (backpressure; [`take_waited`](WritePipeline::take_waited) says for how
-//!   long), so a store that falls behind slows its writer instead of filling memory.
-//! - **A failure stops the line.** When the inner store fails a batch (a lost connection, a
-//!   fenced precondition), that batch's outcome is the inner store's (on PostgreSQL:
-//!   unknown, whole or absent), and the batches queued after it are dropped unapplied: they
-//!   were built on a state that may never have existed. Every later `write` fails with
-//!   [`Error::Poisoned`] naming the first failure, which [`failure`](WritePipeline::failure)
-//!   returns. Reads then go to the inner store alone. Reopen the store to go on.
-//!
-//! # What it does not guarantee
-//!
-//! - Reads of objects changed by another writer: the pipeline must be the inner store's only
-//!   writer, as a store's lock makes it (terrane's backends; on PostgreSQL a writer that lost
-//!   its lock finds every later batch refused by the writer epoch, which stops the line: no
-//!   batch built on a stale read lands).
-//! - That an accepted batch is valid: the inner store validates it when it applies it, and
-//!   an invalid batch stops the line like any other failure.
-//! - Snapshots and scans of batches in flight: they wait for them instead.
-//! - Durability of anything on drop: dropping the pipeline applies the batches still queued
-//!   (the thread finishes them), without reporting their outcome; call
-//!   [`settle`](WritePipeline::settle) first to know it.
 
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
@@ -129,8 +89,48 @@ impl Shared {
     }
 }
 
-/// A store whose writes are applied in order by a thread of their own, at most `depth` in
-/// flight (see the [module docs](self)).
+/// A store whose writes return once queued and land in order from a thread of their own, at
+/// most `depth` in flight.
+///
+/// # What it guarantees
+///
+/// - **Order.** Batches are applied to the inner store one at a time, in the order
+///   [`write`](Store::write) accepted them; batch *n* is applied only after batch *n − 1*
+///   succeeded.
+/// - **Reads see every accepted write.** `get`, `multi_get` and `get_parts` answer from the
+///   batches in flight first (the newest write of a key wins), then from the objects it
+///   wrote or read before (up to [`cache_bytes`](WritePipeline::with_cache), 64 MiB by
+///   default), then from the inner store: code that reads what it just wrote (a tick save
+///   reading its chunks ahead) sees it, although the inner store may not hold it yet, and
+///   pays no round trip for it. Scans, snapshots, `flush` and `sync` wait until every batch
+///   in flight has landed, then ask the inner store.
+/// - **Durability is reported, not assumed.** `write` returning `Ok` means *accepted*, not
+///   durable. [`durable`](WritePipeline::durable) is the sequence number of the last batch
+///   the inner store acknowledged (with the inner store's own guarantees: a synced batch on
+///   PostgreSQL is on the synchronous standby too); [`submitted`](WritePipeline::submitted)
+///   the last accepted. Report a save to a player only once `durable` has reached it.
+/// - **Bounded.** At most `depth` batches are in flight: a `write` beyond that waits for the
+///   oldest to land (backpressure; [`take_waited`](WritePipeline::take_waited) says for how
+///   long), so a store that falls behind slows its writer instead of filling memory.
+/// - **A failure stops the line.** When the inner store fails a batch (a lost connection, a
+///   fenced precondition), that batch's outcome is the inner store's (on PostgreSQL:
+///   unknown, whole or absent), and the batches queued after it are dropped unapplied: they
+///   were built on a state that may never have existed. Every later `write` fails with
+///   [`Error::Poisoned`] naming the first failure, which [`failure`](WritePipeline::failure)
+///   returns. Reads then go to the inner store alone. Reopen the store to go on.
+///
+/// # What it does not guarantee
+///
+/// - Reads of objects changed by another writer: the pipeline must be the inner store's only
+///   writer, as a store's lock makes it (terrane's backends; on PostgreSQL a writer that lost
+///   its lock finds every later batch refused by the writer epoch, which stops the line: no
+///   batch built on a stale read lands).
+/// - That an accepted batch is valid: the inner store validates it when it applies it, and
+///   an invalid batch stops the line like any other failure.
+/// - Snapshots and scans of batches in flight: they wait for them instead.
+/// - Durability of anything on drop: dropping the pipeline applies the batches still queued
+///   (the thread finishes them), without reporting their outcome; call
+///   [`settle`](WritePipeline::settle) first to know it.
 pub struct WritePipeline {
     inner: Arc<dyn Store>,
     shared: Arc<Shared>,

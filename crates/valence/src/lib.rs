@@ -28,8 +28,10 @@
 //! - applies [`SetBlock`] events (the plugin's own digging and placing send them) to the
 //!   layer and to its terrane chunks, and saves the changed chunks, players and containers
 //!   as one atomic [`TickSave`](terrane::TickSave) per tick (or every
-//!   [`Settings::save_every`] ticks), sending [`Saved`] once the world acknowledged it: an
-//!   item moved between a chest and a player is in exactly one of them after any crash;
+//!   [`Settings::save_every`] ticks), sending [`Saved`] once the world acknowledged it (on a
+//!   world opened with `saves_in_flight`, once the save landed while later ticks ran:
+//!   [`TerraneWorld::take_landed`]): an item moved between a chest and a player is in
+//!   exactly one of them after any crash;
 //! - restores an area or a box from a backup ([`RestoreRequest`], through
 //!   [`TerranePlugin::restore_handle`] or the [`control`] socket) between two ticks: it saves
 //!   first, unloads the loaded columns of the areas written, has the world restore them

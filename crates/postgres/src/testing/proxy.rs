@@ -1,36 +1,5 @@
 //! [`FaultProxy`]: a loopback TCP proxy that shapes and breaks the network between a client
 //! and a server, for tests (in the spirit of toxiproxy; this kernel has no `tc netem`).
-//!
-//! The proxy listens on `127.0.0.1` and forwards each connection it accepts to its upstream
-//! (a TCP address or a Unix socket, such as a [`PgServer`](super::PgServer)'s). Every
-//! setting applies at once, to open connections as well as new ones:
-//!
-//! - [`set_link`](FaultProxy::set_link): per direction, a one-way delay, a jitter (each chunk
-//!   of bytes waits `delay + [0, jitter)`, never overtaking an earlier one: TCP keeps order)
-//!   and a bandwidth;
-//! - [`refuse_new`](FaultProxy::refuse_new): new connections are accepted and closed at
-//!   once, before a byte crosses (a server that turns clients away);
-//! - [`reset_open`](FaultProxy::reset_open): every open connection is shut down on both
-//!   sides at once, mid-message if a message is crossing (a broken link, a middlebox reset);
-//! - [`cut`](FaultProxy::cut) / [`heal`](FaultProxy::heal): a partition. Bytes in either
-//!   direction are held, not delivered, and new connections reach the upstream only after
-//!   the heal; connections stay open, so what was sent during the cut arrives after it (TCP
-//!   retransmits), unless a side gave up first.
-//!
-//! What it does not model: packet loss and reordering (TCP hides both, as delay), and the
-//! failure of a connect during a cut (the client's connect succeeds; its first exchange
-//! waits for the heal).
-//!
-//! ```no_run
-//! use std::time::Duration;
-//! use terrane_postgres::testing::{FaultProxy, Link, PgServer};
-//!
-//! let server = PgServer::start()?;
-//! let proxy = FaultProxy::start(server.upstream())?;
-//! proxy.set_delay(Duration::from_millis(10)); // 20 ms round trips
-//! let conninfo = server.conninfo_via(&proxy);
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -190,8 +159,39 @@ impl End for Side {
     }
 }
 
-/// A loopback TCP proxy that delays, throttles, refuses, resets and partitions. See the
-/// [module docs](self). Dropping it stops accepting and shuts every open connection down.
+/// A loopback TCP proxy that delays, throttles, refuses, resets and partitions. Dropping it
+/// stops accepting and shuts every open connection down.
+///
+/// The proxy listens on `127.0.0.1` and forwards each connection it accepts to its upstream
+/// (a TCP address or a Unix socket, such as a [`PgServer`](super::PgServer)'s). Every
+/// setting applies at once, to open connections as well as new ones:
+///
+/// - [`set_link`](FaultProxy::set_link): per direction, a one-way delay, a jitter (each chunk
+///   of bytes waits `delay + [0, jitter)`, never overtaking an earlier one: TCP keeps order)
+///   and a bandwidth;
+/// - [`refuse_new`](FaultProxy::refuse_new): new connections are accepted and closed at
+///   once, before a byte crosses (a server that turns clients away);
+/// - [`reset_open`](FaultProxy::reset_open): every open connection is shut down on both
+///   sides at once, mid-message if a message is crossing (a broken link, a middlebox reset);
+/// - [`cut`](FaultProxy::cut) / [`heal`](FaultProxy::heal): a partition. Bytes in either
+///   direction are held, not delivered, and new connections reach the upstream only after
+///   the heal; connections stay open, so what was sent during the cut arrives after it (TCP
+///   retransmits), unless a side gave up first.
+///
+/// What it does not model: packet loss and reordering (TCP hides both, as delay), and the
+/// failure of a connect during a cut (the client's connect succeeds; its first exchange
+/// waits for the heal).
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use terrane_postgres::testing::{FaultProxy, Link, PgServer};
+///
+/// let server = PgServer::start()?;
+/// let proxy = FaultProxy::start(server.upstream())?;
+/// proxy.set_delay(Duration::from_millis(10)); // 20 ms round trips
+/// let conninfo = server.conninfo_via(&proxy);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct FaultProxy {
     addr: SocketAddr,
