@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use terrane_chunk::{ChunkView, Uuid};
-use terrane_section::keys::{self, Level};
+use terrane_section::keys;
 use terrane_section::{AreaId, ChunkPos};
 use terrane_store::{Batch, Op, Precondition, Store, tables};
 
@@ -265,28 +265,8 @@ impl<S: Store> TieredStore<S> {
     /// those L0 lacks (new and demoted chunks), then the opacity tiles the save touches. A
     /// networked store pays a few round trips for the whole save, whatever its size.
     fn read_ahead(txn: &mut Txn<'_, S>, chunks: &ChunkWrites<'_>) -> Result<()> {
-        let l0: Vec<Vec<u8>> = chunks
-            .keys()
-            .map(|&(dim, pos)| keys::chunk_key(dim, pos, Level::L0).to_vec())
-            .collect();
-        txn.prefetch(tables::CHUNK_L0, &l0)?;
-        let mut missing = Vec::new();
-        for (&addr, key) in chunks.keys().zip(&l0) {
-            if txn.get(tables::CHUNK_L0, key)?.is_none() {
-                missing.push(addr);
-            }
-        }
-        if !missing.is_empty() {
-            for (table, level) in [(tables::CHUNK_L1, Level::L1), (tables::CHUNK_L2, Level::L2)] {
-                let mut clusters: Vec<Vec<u8>> = missing
-                    .iter()
-                    .map(|&(dim, pos)| keys::chunk_key(dim, pos, level).to_vec())
-                    .collect();
-                clusters.sort_unstable();
-                clusters.dedup();
-                txn.prefetch(table, &clusters)?;
-            }
-        }
+        let addrs: Vec<ChunkAddr> = chunks.keys().copied().collect();
+        Self::read_levels_ahead(txn, &addrs)?;
         let tiles: Vec<Vec<u8>> = touched_tiles(chunks).into_keys().map(|k| k.to_vec()).collect();
         txn.prefetch(tables::OPACITY_MAP, &tiles)
     }

@@ -259,6 +259,37 @@ impl<S: Store> TieredStore<S> {
 
     // ---- reads -------------------------------------------------------------------------
 
+    /// Reads chunks `addrs` into `txn` a level at a time, one `multi_get` each: L0, then the
+    /// L1 and L2 clusters of the chunks L0 lacks. Later reads of them (`find`, `promote`,
+    /// `remove`) are answered from memory: a networked store pays three round trips at most,
+    /// whatever the number of chunks. Returns the chunks L0 lacks.
+    pub(crate) fn read_levels_ahead(
+        txn: &mut Txn<'_, S>,
+        addrs: &[ChunkAddr],
+    ) -> Result<Vec<ChunkAddr>> {
+        let l0: Vec<Vec<u8>> =
+            addrs.iter().map(|&(dim, pos)| keys::chunk_key(dim, pos, Level::L0).to_vec()).collect();
+        txn.prefetch(tables::CHUNK_L0, &l0)?;
+        let mut missing = Vec::new();
+        for (&addr, key) in addrs.iter().zip(&l0) {
+            if txn.get(tables::CHUNK_L0, key)?.is_none() {
+                missing.push(addr);
+            }
+        }
+        if !missing.is_empty() {
+            for (table, level) in [(tables::CHUNK_L1, Level::L1), (tables::CHUNK_L2, Level::L2)] {
+                let mut clusters: Vec<Vec<u8>> = missing
+                    .iter()
+                    .map(|&(dim, pos)| keys::chunk_key(dim, pos, level).to_vec())
+                    .collect();
+                clusters.sort_unstable();
+                clusters.dedup();
+                txn.prefetch(table, &clusters)?;
+            }
+        }
+        Ok(missing)
+    }
+
     /// Chunk `pos` of `dim` as `txn` sees it, at the finest level holding it.
     pub(crate) fn find(txn: &Txn<'_, S>, dim: u64, pos: ChunkPos) -> Result<Option<Found>> {
         if let Some(o) = txn.get(tables::CHUNK_L0, &keys::chunk_key(dim, pos, Level::L0))? {
@@ -517,31 +548,16 @@ impl<S: Store> TieredStore<S> {
             self.check_scope(pos)?;
         }
         let mut txn = Txn::new(&self.store, &self.fence);
-        let key_at = |pos: ChunkPos, level: Level| keys::chunk_key(dim, pos, level).to_vec();
-        let l0: Vec<Vec<u8>> = positions.iter().map(|&p| key_at(p, Level::L0)).collect();
-        txn.prefetch(tables::CHUNK_L0, &l0)?;
-        let mut missing = Vec::new();
-        for (&pos, key) in positions.iter().zip(&l0) {
-            if txn.get(tables::CHUNK_L0, key)?.is_none() {
-                missing.push(pos);
-            }
-        }
-        if !missing.is_empty() {
-            for (table, level) in [(tables::CHUNK_L1, Level::L1), (tables::CHUNK_L2, Level::L2)] {
-                let mut clusters: Vec<Vec<u8>> =
-                    missing.iter().map(|&p| key_at(p, level)).collect();
-                clusters.sort_unstable();
-                clusters.dedup();
-                txn.prefetch(table, &clusters)?;
-            }
-            // Every read below is answered from the read-ahead or the promotions before it.
-            for &pos in &missing {
-                Self::promote(&mut txn, dim, pos, None, tick)?;
-            }
+        let addrs: Vec<ChunkAddr> = positions.iter().map(|&p| (dim, p)).collect();
+        // Every read below is answered from the read-ahead or the promotions before it.
+        for (dim, pos) in Self::read_levels_ahead(&mut txn, &addrs)? {
+            Self::promote(&mut txn, dim, pos, None, tick)?;
         }
         let mut out = Vec::with_capacity(positions.len());
-        for key in &l0 {
-            out.push(txn.get(tables::CHUNK_L0, key)?.map(|o| o.data));
+        for &pos in positions {
+            out.push(
+                txn.get(tables::CHUNK_L0, &keys::chunk_key(dim, pos, Level::L0))?.map(|o| o.data),
+            );
         }
         txn.commit(false)?;
         for &pos in positions {

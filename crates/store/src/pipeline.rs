@@ -297,7 +297,9 @@ fn apply(store: &dyn Store, shared: &Shared, cache_limit: usize) {
                 s = shared.wait(s);
             }
         };
-        let result = store.write(&batch);
+        // A store that panics fails the line instead of leaving every waiter waiting.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.write(&batch)))
+            .unwrap_or_else(|_| Err(Error::Poisoned("the store panicked writing a batch".into())));
         let mut s = shared.lock();
         match result {
             Ok(()) => {

@@ -273,6 +273,8 @@ fn what_it_wrote_or_read_is_answered_without_the_inner_store() {
 struct Counting {
     inner: MemStore,
     reads: AtomicU64,
+    /// Panic in `write` (a store with a bug).
+    panics: AtomicBool,
 }
 
 impl ReadView for Counting {
@@ -297,6 +299,7 @@ impl Store for Counting {
         self.inner.tables()
     }
     fn write(&self, batch: &Batch) -> terrane_store::Result<()> {
+        assert!(!self.panics.load(Ordering::SeqCst), "a store with a bug");
         self.inner.write(batch)
     }
     fn snapshot(&self) -> terrane_store::Result<Box<dyn ReadView + '_>> {
@@ -308,4 +311,17 @@ impl Store for Counting {
     fn sync(&self) -> terrane_store::Result<()> {
         Ok(())
     }
+}
+
+/// A store that panics in `write` fails the line: nobody waits forever for a batch that
+/// will never land.
+#[test]
+fn a_store_that_panics_stops_the_line_instead_of_hanging_it() {
+    let inner = Arc::new(Counting::default());
+    inner.panics.store(true, Ordering::SeqCst);
+    let p = WritePipeline::new(Arc::clone(&inner) as Arc<dyn Store>, 2).unwrap();
+    p.put(tables::ENTITY, b"a", 1, b"1").unwrap();
+    let e = p.settle().unwrap_err();
+    assert!(e.to_string().contains("panicked"), "{e}");
+    assert!(p.put(tables::ENTITY, b"b", 1, b"2").is_err());
 }

@@ -795,21 +795,13 @@ impl World {
 
     /// The ticks whose saves are durable since the last call, in order: at once without
     /// [`WorldBuilder::saves_in_flight`]; with it, as their batches land. Report a save (to
-    /// players, to a log of acknowledgements) only from here. Fails with the store's error
-    /// when a write in flight failed: that save's outcome is the store's (on PostgreSQL
-    /// unknown: whole or absent), no save after it was written, and every later write
-    /// fails; reopen the world.
+    /// players, to a log of acknowledgements) only from here. When a write in flight failed,
+    /// the saves that landed before it are reported first; the next call fails with the
+    /// store's error: the failed save's outcome is the store's (on PostgreSQL unknown: whole
+    /// or absent), no save after it was written, and every later write fails; reopen the
+    /// world.
     pub fn landed_saves(&mut self) -> Result<Vec<u64>> {
-        let durable = match &self.pipeline {
-            None => u64::MAX,
-            Some(p) => {
-                if let Some((_, e)) = p.failure() {
-                    return Err(e.into());
-                }
-                p.check()?;
-                p.durable()
-            }
-        };
+        let durable = self.pipeline.as_ref().map_or(u64::MAX, |p| p.durable());
         let mut landed = Vec::new();
         while let Some(&(seq, tick)) = self.saved_ticks.front() {
             if seq > durable {
@@ -817,6 +809,14 @@ impl World {
             }
             landed.push(tick);
             self.saved_ticks.pop_front();
+        }
+        if landed.is_empty()
+            && let Some(p) = &self.pipeline
+        {
+            if let Some((_, e)) = p.failure() {
+                return Err(e.into());
+            }
+            p.check()?;
         }
         Ok(landed)
     }
