@@ -12,11 +12,15 @@ use terrane_store::{
     WritePipeline, tables,
 };
 
-/// A store whose writes wait while its gate is closed and record the order they arrive in.
+/// A store whose writes wait while its gate is closed and record the order they arrive in,
+/// counting the reads that reach it.
 struct Gated {
     inner: MemStore,
     open: AtomicBool,
     writes: AtomicU64,
+    reads: AtomicU64,
+    /// Panic in `write` (a store with a bug).
+    panics: AtomicBool,
     /// Each batch's first key, in the order written.
     order: Mutex<Vec<Vec<u8>>>,
     /// Sleeps this long in each write (slow links).
@@ -29,6 +33,8 @@ impl Gated {
             inner: MemStore::new(),
             open: AtomicBool::new(open),
             writes: AtomicU64::new(0),
+            reads: AtomicU64::new(0),
+            panics: AtomicBool::new(false),
             order: Mutex::new(Vec::new()),
             delay,
         })
@@ -37,7 +43,12 @@ impl Gated {
 
 impl ReadView for Gated {
     fn get(&self, table: &str, key: &[u8]) -> terrane_store::Result<Option<Object>> {
+        self.reads.fetch_add(1, Ordering::SeqCst);
         self.inner.get(table, key)
+    }
+    fn multi_get(&self, table: &str, keys: &[&[u8]]) -> terrane_store::Result<Vec<Option<Object>>> {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        self.inner.multi_get(table, keys)
     }
     fn scan(&self, table: &str, range: KeyRange) -> terrane_store::Result<Scan<'_>> {
         self.inner.scan(table, range)
@@ -52,6 +63,7 @@ impl Store for Gated {
         self.inner.tables()
     }
     fn write(&self, batch: &Batch) -> terrane_store::Result<()> {
+        assert!(!self.panics.load(Ordering::SeqCst), "a store with a bug");
         while !self.open.load(Ordering::SeqCst) {
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -250,7 +262,7 @@ fn dropping_the_pipeline_lands_what_it_accepted() {
 /// saves read their own objects back without a round trip.
 #[test]
 fn what_it_wrote_or_read_is_answered_without_the_inner_store() {
-    let inner = Arc::new(Counting::default());
+    let inner = Gated::new(true, Duration::ZERO);
     let p = WritePipeline::new(Arc::clone(&inner) as Arc<dyn Store>, 2).unwrap();
     p.put(tables::ENTITY, b"w", 1, b"written").unwrap();
     p.settle().unwrap();
@@ -268,56 +280,11 @@ fn what_it_wrote_or_read_is_answered_without_the_inner_store() {
     assert_eq!(inner.reads.load(Ordering::SeqCst), 4);
 }
 
-/// A memory store that counts the reads reaching it.
-#[derive(Default)]
-struct Counting {
-    inner: MemStore,
-    reads: AtomicU64,
-    /// Panic in `write` (a store with a bug).
-    panics: AtomicBool,
-}
-
-impl ReadView for Counting {
-    fn get(&self, table: &str, key: &[u8]) -> terrane_store::Result<Option<Object>> {
-        self.reads.fetch_add(1, Ordering::SeqCst);
-        self.inner.get(table, key)
-    }
-    fn multi_get(&self, table: &str, keys: &[&[u8]]) -> terrane_store::Result<Vec<Option<Object>>> {
-        self.reads.fetch_add(1, Ordering::SeqCst);
-        self.inner.multi_get(table, keys)
-    }
-    fn scan(&self, table: &str, range: KeyRange) -> terrane_store::Result<Scan<'_>> {
-        self.inner.scan(table, range)
-    }
-}
-
-impl Store for Counting {
-    fn signature(&self) -> &str {
-        self.inner.signature()
-    }
-    fn tables(&self) -> Vec<String> {
-        self.inner.tables()
-    }
-    fn write(&self, batch: &Batch) -> terrane_store::Result<()> {
-        assert!(!self.panics.load(Ordering::SeqCst), "a store with a bug");
-        self.inner.write(batch)
-    }
-    fn snapshot(&self) -> terrane_store::Result<Box<dyn ReadView + '_>> {
-        self.inner.snapshot()
-    }
-    fn flush(&self) -> terrane_store::Result<()> {
-        Ok(())
-    }
-    fn sync(&self) -> terrane_store::Result<()> {
-        Ok(())
-    }
-}
-
 /// A store that panics in `write` fails the line: nobody waits forever for a batch that
 /// will never land.
 #[test]
 fn a_store_that_panics_stops_the_line_instead_of_hanging_it() {
-    let inner = Arc::new(Counting::default());
+    let inner = Gated::new(true, Duration::ZERO);
     inner.panics.store(true, Ordering::SeqCst);
     let p = WritePipeline::new(Arc::clone(&inner) as Arc<dyn Store>, 2).unwrap();
     p.put(tables::ENTITY, b"a", 1, b"1").unwrap();
