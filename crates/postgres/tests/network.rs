@@ -17,6 +17,12 @@ fn proxied() -> (PgServer, FaultProxy) {
     (server, proxy)
 }
 
+/// A store opened through `proxy` whose every read reaches the server (no read cache).
+fn uncached(server: &PgServer, proxy: &FaultProxy) -> PgStore {
+    let options = PgOptions::new().cache_bytes(0);
+    PgStore::open_with(&server.conninfo_via(proxy), &config(), &options).unwrap()
+}
+
 /// The time `f` takes, in round trips of `rtt`.
 fn round_trips(rtt: Duration, f: impl FnOnce()) -> f64 {
     let start = Instant::now();
@@ -27,13 +33,7 @@ fn round_trips(rtt: Duration, f: impl FnOnce()) -> f64 {
 #[test]
 fn the_delay_is_paid_per_round_trip_and_a_multi_get_is_one() {
     let (server, proxy) = proxied();
-    let store = PgStore::open_with(
-        &server.conninfo_via(&proxy),
-        &config(),
-        // Every read reaches the server.
-        &PgOptions::new().cache_bytes(0),
-    )
-    .unwrap();
+    let store = uncached(&server, &proxy);
     let mut b = Batch::new();
     for i in 0..2_000u32 {
         b.put(tables::CHUNK_L0, i.to_be_bytes().to_vec(), 1, vec![7; 64]);
@@ -77,12 +77,7 @@ fn the_delay_is_paid_per_round_trip_and_a_multi_get_is_one() {
 #[test]
 fn bandwidth_and_jitter_shape_each_direction() {
     let (server, proxy) = proxied();
-    let store = PgStore::open_with(
-        &server.conninfo_via(&proxy),
-        &config(),
-        &PgOptions::new().cache_bytes(0),
-    )
-    .unwrap();
+    let store = uncached(&server, &proxy);
     store.put(tables::CHUNK_L0, b"big", 1, &[0x5a; 1 << 20]).unwrap();
     store.get(tables::CHUNK_L0, b"big").unwrap();
     // 1 MiB back at 4 MiB/s: at least a quarter of a second, whatever loopback does.

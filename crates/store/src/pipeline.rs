@@ -12,9 +12,17 @@ use crate::{
     Batch, Error, Object, Op, Parts, ReadView, Result, Scan, Store, cut_parts, cut_parts_then,
 };
 
-/// The value a key holds in the batches in flight: the sequence number of the newest batch
-/// writing it, and the object (`None`: deleted).
-type Pending = (u64, Option<Object>);
+/// Where a key's value in the batches in flight is: the sequence number of the newest batch
+/// writing it, that batch, and the index of its operation (the bytes are not copied again).
+type Pending = (u64, Arc<Batch>, usize);
+
+/// The object operation `i` of `batch` leaves (`None`: deleted).
+fn op_value(batch: &Batch, i: usize) -> Option<Object> {
+    match batch.ops().get(i)? {
+        Op::Put { version, data, .. } => Some(Object { version: *version, data: data.clone() }),
+        Op::Delete { .. } => None,
+    }
+}
 
 /// What the writer thread and the callers share.
 #[derive(Default)]
@@ -51,7 +59,7 @@ impl State {
     /// the cached one.
     fn known(&self, id: &(String, Vec<u8>)) -> Option<Option<Object>> {
         match self.overlay.get(id) {
-            Some((_, o)) => Some(o.clone()),
+            Some((_, batch, i)) => Some(op_value(batch, *i)),
             None => self.cache.get(id).cloned(),
         }
     }
@@ -307,14 +315,14 @@ fn apply(store: &dyn Store, shared: &Shared, cache_limit: usize) {
                 let landed: Vec<(String, Vec<u8>)> = s
                     .overlay
                     .iter()
-                    .filter(|(_, (at, _))| *at == seq)
+                    .filter(|(_, (at, _, _))| *at == seq)
                     .map(|(k, _)| k.clone())
                     .collect();
                 for id in landed {
-                    if let Some((_, value)) = s.overlay.remove(&id)
+                    if let Some((_, batch, i)) = s.overlay.remove(&id)
                         && cache_limit > 0
                     {
-                        s.remember(id, value, cache_limit);
+                        s.remember(id, op_value(&batch, i), cache_limit);
                     }
                 }
             }
@@ -412,6 +420,8 @@ impl Store for WritePipeline {
     /// Accepts `batch` for the writer thread and returns: `Ok` means accepted, not durable
     /// (see [`WritePipeline::durable`]). Waits while `depth` batches are in flight.
     fn write(&self, batch: &Batch) -> Result<()> {
+        // The one copy of the batch, made before taking the lock the writer thread needs.
+        let batch = Arc::new(batch.clone());
         let mut s = self.shared.lock();
         let started = Instant::now();
         let mut waited = false;
@@ -430,16 +440,11 @@ impl Store for WritePipeline {
         }
         s.submitted += 1;
         let seq = s.submitted;
-        for op in batch.ops() {
-            let (table, key, value) = match op {
-                Op::Put { table, key, version, data } => {
-                    (table, key, Some(Object { version: *version, data: data.clone() }))
-                }
-                Op::Delete { table, key } => (table, key, None),
-            };
-            s.overlay.insert((table.clone(), key.clone()), (seq, value));
+        for (i, op) in batch.ops().iter().enumerate() {
+            let (Op::Put { table, key, .. } | Op::Delete { table, key }) = op;
+            s.overlay.insert((table.clone(), key.clone()), (seq, Arc::clone(&batch), i));
         }
-        s.queue.push_back((seq, Arc::new(batch.clone())));
+        s.queue.push_back((seq, batch));
         drop(s);
         self.shared.changed.notify_all();
         Ok(())
