@@ -290,6 +290,23 @@ impl<S: Store> TieredStore<S> {
         Ok(missing)
     }
 
+    /// Reads through `store` what [`load_chunks`](Self::load_chunks) of `positions` of `dim`
+    /// and the tick save after it read: their L0 objects, the L1 and L2 clusters of those L0
+    /// lacks, and their opacity tiles. Changes nothing and needs no `TieredStore`, so it runs
+    /// on any thread: on a store whose cache keeps what it read (a
+    /// [`WritePipeline`](terrane_store::WritePipeline)), the load that follows costs no round
+    /// trip ([`ReadAhead`](terrane_store::ReadAhead) runs it on a thread of its own).
+    pub fn read_ahead_loads(store: &S, dim: u64, positions: &[ChunkPos]) -> Result<()> {
+        let mut txn = Txn::new(store, &[]);
+        let addrs: Vec<ChunkAddr> = positions.iter().map(|&p| (dim, p)).collect();
+        Self::read_levels_ahead(&mut txn, &addrs)?;
+        let mut tiles: Vec<Vec<u8>> =
+            positions.iter().map(|p| keys::column_key(dim, p.x, p.z).to_vec()).collect();
+        tiles.sort_unstable();
+        tiles.dedup();
+        txn.prefetch(tables::OPACITY_MAP, &tiles)
+    }
+
     /// Chunk `pos` of `dim` as `txn` sees it, at the finest level holding it.
     pub(crate) fn find(txn: &Txn<'_, S>, dim: u64, pos: ChunkPos) -> Result<Option<Found>> {
         if let Some(o) = txn.get(tables::CHUNK_L0, &keys::chunk_key(dim, pos, Level::L0))? {

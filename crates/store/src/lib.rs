@@ -15,6 +15,8 @@
 //! - [`WritePipeline`]: a store whose writes return once queued and land in order from a
 //!   thread of their own, at most `depth` in flight, reporting which have landed: a game's
 //!   tick does not wait on a network round trip for its save.
+//! - [`ReadAhead`]: reads run on a thread of their own, into a pipeline's cache: a tick asks
+//!   for what it will need and finds it there a tick later, without a round trip.
 //! - [`Precondition`]s ([`Batch::expect`]): compare-version conditions checked inside the same
 //!   atomic write that applies the batch (a failed one is [`Error::PreconditionFailed`] and
 //!   nothing applies): how a writer fences its saves on a lease object.
@@ -90,6 +92,7 @@ pub mod lock;
 mod mem;
 mod pipeline;
 mod range;
+mod read_ahead;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
@@ -100,6 +103,7 @@ pub use faulty::{FaultPlan, FaultyStore};
 pub use mem::MemStore;
 pub use pipeline::{DEFAULT_CACHE_BYTES, WritePipeline};
 pub use range::{KeyRange, prefix_successor};
+pub use read_ahead::{JobError, ReadAhead};
 
 /// The longest key a store accepts, in bytes.
 pub const MAX_KEY_LEN: usize = 512;

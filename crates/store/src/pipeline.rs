@@ -45,6 +45,10 @@ struct State {
     cache: HashMap<(String, Vec<u8>), Option<Object>>,
     /// The bytes of `cache`'s keys and values.
     cache_bytes: usize,
+    /// Times the cache lost entries (emptied when full or on a failure, an object too big
+    /// for it dropped): a read that began before the last loss may be older than a write
+    /// the cache no longer shows, so it is not cached.
+    losses: u64,
     stopping: bool,
 }
 
@@ -74,11 +78,13 @@ impl State {
             if let Some(old) = self.cache.remove(&id) {
                 self.cache_bytes -= size(&id, &old);
             }
+            self.losses += 1;
             return;
         }
         if self.cache_bytes + bytes > limit {
             self.cache.clear();
             self.cache_bytes = 0;
+            self.losses += 1;
         }
         if let Some(old) = self.cache.insert(id.clone(), value) {
             self.cache_bytes -= size(&id, &old);
@@ -253,14 +259,19 @@ impl WritePipeline {
     }
 
     /// What a read of `key` in `table` answers without the inner store (a batch in flight's
-    /// value, else the cached one), and the last batch accepted when asked.
+    /// value, else the cached one), and the cache's losses when asked.
     fn known(&self, table: &str, key: &[u8]) -> (Option<Option<Object>>, u64) {
         let s = self.shared.lock();
-        (s.known(&(table.to_string(), key.to_vec())), s.submitted)
+        (s.known(&(table.to_string(), key.to_vec())), s.losses)
     }
 
-    /// Caches what the inner store answered for `keys` of `table`, unless a batch was
-    /// accepted since the read began at `asked` (it may have changed them).
+    /// Caches what the inner store answered for `keys` of `table` by a read that began when
+    /// the cache had lost entries `asked` times.
+    ///
+    /// A key written by a batch accepted after the read began is either still in flight (in
+    /// the overlay) or landed (in the cache, unless the cache lost entries since): so a key
+    /// found in neither, with no loss since, was not written since, and the read's answer is
+    /// its value. Keys in either are left as they are (what they hold is as new or newer).
     fn note_read<'k>(
         &self,
         table: &str,
@@ -271,11 +282,15 @@ impl WritePipeline {
             return;
         }
         let mut s = self.shared.lock();
-        if s.submitted != asked || s.failed.is_some() {
-            return;
-        }
         for (key, value) in found {
-            s.remember((table.to_string(), key.to_vec()), value.clone(), self.cache_limit);
+            // Checked before each key: remembering one may empty the cache.
+            if s.losses != asked || s.failed.is_some() {
+                return;
+            }
+            let id = (table.to_string(), key.to_vec());
+            if !s.overlay.contains_key(&id) && !s.cache.contains_key(&id) {
+                s.remember(id, value.clone(), self.cache_limit);
+            }
         }
     }
 }
@@ -333,6 +348,7 @@ fn apply(store: &dyn Store, shared: &Shared, cache_limit: usize) {
                 s.overlay.clear();
                 s.cache.clear();
                 s.cache_bytes = 0;
+                s.losses += 1;
                 shared.changed.notify_all();
                 return;
             }
@@ -367,7 +383,7 @@ impl ReadView for WritePipeline {
         let (mut out, asked): (Vec<Option<Option<Object>>>, u64) = {
             let s = self.shared.lock();
             let out = keys.iter().map(|k| s.known(&(table.to_string(), k.to_vec()))).collect();
-            (out, s.submitted)
+            (out, s.losses)
         };
         let rest: Vec<&[u8]> =
             keys.iter().zip(&out).filter(|(_, o)| o.is_none()).map(|(k, _)| *k).collect();

@@ -137,6 +137,12 @@ pub fn player(world: &World, id: u128) -> Result<Option<PlayerRecord>> {
     }
 }
 
+/// Starts reading the records of players `ids` ahead ([`World::read_ahead_objects`]): a
+/// [`player`] read of them once the ticket is done costs no round trip.
+pub fn read_ahead_players(world: &World, ids: &[u128]) -> Option<u64> {
+    world.read_ahead_objects(WORLD_PROPERTIES, ids.iter().map(|&id| player_key(id)).collect())
+}
+
 /// Every saved player, by id.
 pub fn players(world: &World) -> Result<BTreeMap<u128, PlayerRecord>> {
     let mut out = BTreeMap::new();
@@ -159,6 +165,15 @@ pub fn container(world: &World, dim: u64, pos: [i64; 3]) -> Result<Option<Contai
         Some(o) => decode_container(&o.data).map(Some).map_err(|e| e.at_key(&key)),
         None => Ok(None),
     }
+}
+
+/// Starts reading the records of the containers at `positions` of dimension `dim` ahead
+/// ([`World::read_ahead_objects`]).
+pub fn read_ahead_containers(world: &World, dim: u64, positions: &[[i64; 3]]) -> Option<u64> {
+    world.read_ahead_objects(
+        WORLD_PROPERTIES,
+        positions.iter().map(|&p| container_key(dim, p)).collect(),
+    )
 }
 
 /// Every saved container, by dimension and position.

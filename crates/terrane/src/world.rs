@@ -16,7 +16,7 @@ use terrane_regionizer::{
 };
 use terrane_section::{AreaId, ChunkPos, ColumnPos, keys};
 use terrane_snapshot::{BlockBox, ChunkWorld, Snapshot};
-use terrane_store::{MemStore, Store, WritePipeline, tables};
+use terrane_store::{MemStore, ReadAhead, Store, WritePipeline, tables};
 
 use crate::backend::{
     Backend, Handle, Mode, connection_string, open_backend, open_backend_with, open_postgres,
@@ -352,8 +352,8 @@ impl WorldBuilder {
                 None => default_schema(),
             },
         };
-        let (store, pipeline) = match self.saves_in_flight {
-            0 => (store, None),
+        let (store, pipeline, read_ahead) = match self.saves_in_flight {
+            0 => (store, None, None),
             _ if self.server.is_some() => {
                 return Err(Error::Refused(
                     "saves in flight need a world with one writer: a shared world's lease \
@@ -361,10 +361,10 @@ impl WorldBuilder {
                         .into(),
                 ));
             }
-            _ if self.read_only => (store, None),
+            _ if self.read_only => (store, None, None),
             n => {
                 let p = WritePipeline::new(store, n)?;
-                (Arc::clone(&p) as Arc<dyn Store>, Some(p))
+                (Arc::clone(&p) as Arc<dyn Store>, Some(p), Some(ReadAhead::new()?))
             }
         };
         let mut tb = TieredStoreBuilder::new(schema).sync_saves(self.sync_saves);
@@ -404,6 +404,7 @@ impl WorldBuilder {
             saved_graph_len,
             distance_dirty: false,
             pipeline,
+            read_ahead,
             saved_ticks: VecDeque::new(),
         })
     }
@@ -517,6 +518,8 @@ pub struct World {
     distance_dirty: bool,
     /// The writes in flight ([`WorldBuilder::saves_in_flight`]), when there are any.
     pipeline: Option<Arc<WritePipeline>>,
+    /// Reads ahead into the pipeline's cache ([`World::read_ahead_chunks`]), beside it.
+    read_ahead: Option<ReadAhead>,
     /// Tick saves not reported by [`World::landed_saves`] yet: the pipeline's sequence number
     /// of each save's batch (0 without a pipeline: landed on return), and its tick.
     saved_ticks: VecDeque<(u64, u64)>,
@@ -840,6 +843,47 @@ impl World {
     /// behind the game (zero without [`WorldBuilder::saves_in_flight`]).
     pub fn take_save_wait(&self) -> std::time::Duration {
         self.pipeline.as_ref().map_or(std::time::Duration::ZERO, |p| p.take_waited())
+    }
+
+    /// Starts reading chunks `positions` ahead, with what saving them reads, on a thread of
+    /// the world's own into the cache of its writes in flight: once
+    /// [`is_read_ahead`](Self::is_read_ahead) says so, [`load_chunks`](Self::load_chunks) of
+    /// them costs no round trip (unless the cache had to let them go: then it reads them
+    /// itself). For a game's tick that must not wait on a network: ask for a player's next
+    /// columns, load them a tick later. `None` without
+    /// [`WorldBuilder::saves_in_flight`]: there is no cache to read into, so load at once.
+    /// A read ahead that fails costs the load its round trip, which then reports the error.
+    pub fn read_ahead_chunks(&self, positions: &[ChunkPos]) -> Option<u64> {
+        let ahead = self.read_ahead.as_ref()?;
+        let store = Arc::clone(self.tiered.store());
+        let positions = positions.to_vec();
+        Some(ahead.submit(move || {
+            TieredStore::<Arc<dyn Store>>::read_ahead_loads(&store, DIM, &positions)
+                .map_err(Into::into)
+        }))
+    }
+
+    /// Starts reading objects `keys` of `table` ahead, as
+    /// [`read_ahead_chunks`](Self::read_ahead_chunks) does chunks (player and container
+    /// records: [`game`](crate::game) has the keys). `None` without saves in flight.
+    pub fn read_ahead_objects(&self, table: &'static str, keys: Vec<Vec<u8>>) -> Option<u64> {
+        let ahead = self.read_ahead.as_ref()?;
+        let store = Arc::clone(self.tiered.store());
+        Some(ahead.submit(move || {
+            let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+            store.multi_get(table, &keys).map(drop).map_err(Into::into)
+        }))
+    }
+
+    /// Whether reads ahead go anywhere: the world has saves in flight, whose cache keeps what
+    /// is read ahead ([`read_ahead_chunks`](Self::read_ahead_chunks)).
+    pub fn reads_ahead(&self) -> bool {
+        self.read_ahead.is_some()
+    }
+
+    /// Whether the read ahead `ticket` (and every one asked before it) finished.
+    pub fn is_read_ahead(&self, ticket: u64) -> bool {
+        self.read_ahead.as_ref().is_none_or(|a| a.is_done(ticket))
     }
 
     /// One demotion pass of the tiered store at `tick`.

@@ -194,3 +194,49 @@ fn saves_in_flight_are_refused_for_a_shared_world() {
     assert!(matches!(e, terrane::Error::Refused(_)), "{e}");
     assert!(e.to_string().contains("saves_in_flight"), "{e}");
 }
+
+/// Chunks read ahead on the world's own thread load afterwards without a round trip: the
+/// tick that loads a player's next columns does not wait on the network. Without saves in
+/// flight there is nothing to read into, and `read_ahead_chunks` says so.
+#[test]
+fn chunks_read_ahead_load_without_a_round_trip() {
+    let (_pg, proxy, _db, via) = setup("read_ahead");
+    let stored: Vec<ChunkPos> = (0..24).map(|y| ChunkPos::new(3, y - 4, -2)).collect();
+    {
+        let mut w = World::builder().open(&via).unwrap();
+        let mut s = TickSave::new();
+        for (i, &pos) in stored.iter().enumerate() {
+            s.put_chunk(0, pos, chunk(&w, i as u32 + 1));
+        }
+        w.save_tick(1, s).unwrap();
+        assert_eq!(w.read_ahead_chunks(&stored), None, "no saves in flight: nothing to read into");
+        w.close().unwrap();
+    }
+    proxy.set_delay(Duration::from_millis(10));
+    let mut w = World::builder().saves_in_flight(4).open(&via).unwrap();
+    let mut positions = stored.clone();
+    positions.extend((0..24).map(|y| ChunkPos::new(4, y - 4, -2))); // never saved
+    let before = proxy.round_trips();
+    let ticket = w.read_ahead_chunks(&positions).expect("a world with saves in flight reads ahead");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !w.is_read_ahead(ticket) {
+        assert!(Instant::now() < deadline, "the read ahead never finished");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let read = proxy.round_trips();
+    assert!(read > before, "the read ahead read nothing");
+    let started = Instant::now();
+    let loaded = w.load_chunks(&positions).unwrap();
+    assert_eq!(proxy.round_trips(), read, "the load went to the database again");
+    assert!(
+        started.elapsed() < Duration::from_millis(20),
+        "the load waited {:?}",
+        started.elapsed()
+    );
+    for (i, c) in loaded.iter().enumerate() {
+        match stored.get(i) {
+            Some(_) => assert_eq!(c.as_ref().unwrap().encode(w.schema()), chunk(&w, i as u32 + 1)),
+            None => assert!(c.is_none(), "chunk {i} was never saved"),
+        }
+    }
+}

@@ -33,6 +33,10 @@ pub struct Settings {
     /// Columns loaded per tick at most, nearest to a player first (default 64); the rest
     /// follow in the next ticks.
     pub columns_per_tick: usize,
+    /// How far beyond a player's view columns are read ahead, in chunks (default 2), on a
+    /// world with saves in flight: the columns a moving player will see next are in memory
+    /// before they are needed, and no tick waits on the store to load one.
+    pub read_ahead: u8,
     /// The largest view distance granted, in chunks (default 10); a client asking for more
     /// gets this.
     pub max_view_distance: u8,
@@ -55,6 +59,7 @@ impl Default for Settings {
             terrain: Terrain::Hills { seed: 0 },
             game_mode: GameMode::Creative,
             columns_per_tick: 64,
+            read_ahead: 2,
             max_view_distance: 10,
             stand_in: BlockState::BEDROCK,
             player_edits: true,
@@ -217,23 +222,35 @@ fn load_columns(
     settings: Res<Settings>,
 ) {
     let Ok(mut layer) = layers.get_single_mut() else { return };
+    // Every column a player sees or will soon see (its view and a ring beyond), and those
+    // of them it sees, each nearest first.
+    let mut ahead = Vec::new();
     let mut wanted = Vec::new();
     for view in &clients {
         let view = view.get();
-        for pos in view.iter() {
+        let wide = view.with_dist(view.dist().saturating_add(settings.read_ahead));
+        for pos in wide.iter() {
             if layer.chunk(pos).is_none() {
-                wanted.push((view.pos.distance_squared(pos), pos));
+                let d = view.pos.distance_squared(pos);
+                ahead.push((d, pos));
+                if view.contains(pos) {
+                    wanted.push((d, pos));
+                }
             }
         }
     }
-    // Nearest first, at most `columns_per_tick`, all read from the world together.
+    ahead.sort_unstable_by_key(|w| w.0);
+    let ahead: Vec<(i32, i32)> = ahead.into_iter().map(|(_, p)| (p.x, p.z)).collect();
+    tw.read_ahead_columns(&ahead);
+    // Of the columns seen, those read ahead: nearest first, at most `columns_per_tick`, all
+    // read from the world together (from memory when read ahead).
     wanted.sort_unstable_by_key(|w| w.0);
     let mut batch: Vec<(i32, i32)> = Vec::new();
     for (_, pos) in wanted {
         if batch.len() == settings.columns_per_tick {
             break;
         }
-        if !batch.contains(&(pos.x, pos.z)) {
+        if !batch.contains(&(pos.x, pos.z)) && tw.is_column_ready(pos.x, pos.z) {
             batch.push((pos.x, pos.z));
         }
     }

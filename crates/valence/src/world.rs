@@ -24,6 +24,9 @@ pub struct TerraneWorld {
     /// Every loaded cubic chunk that holds something (absent ones are air).
     chunks: HashMap<ChunkPos, Chunk>,
     columns: HashSet<(i32, i32)>,
+    /// Columns being read ahead ([`read_ahead_columns`](Self::read_ahead_columns)), with the
+    /// world's ticket of each.
+    ahead: HashMap<(i32, i32), u64>,
     dirty: BTreeSet<ChunkPos>,
     /// Changed chunks of columns unloaded since the last save, for the next save (and for
     /// the column's next load before it: the world does not hold them yet).
@@ -55,6 +58,16 @@ impl std::fmt::Debug for TerraneWorld {
     }
 }
 
+/// The cubic chunks of `columns`, column by column, bottom up.
+fn column_chunks(columns: &[(i32, i32)]) -> Vec<ChunkPos> {
+    columns
+        .iter()
+        .flat_map(|&(x, z)| {
+            (MIN_CHUNK_Y..END_CHUNK_Y).map(move |cy| ChunkPos::new(x.into(), cy, z.into()))
+        })
+        .collect()
+}
+
 impl TerraneWorld {
     /// Serves `world` (opened by the caller, nothing loaded yet), showing block states
     /// Valence does not know as `stand_in` and generating the columns the world does not hold
@@ -81,6 +94,7 @@ impl TerraneWorld {
             terrain_ids,
             chunks: HashMap::new(),
             columns: HashSet::new(),
+            ahead: HashMap::new(),
             dirty: BTreeSet::new(),
             pending: BTreeMap::new(),
             records: BTreeMap::new(),
@@ -213,6 +227,39 @@ impl TerraneWorld {
         Ok(columns.iter().map(|&(x, z)| self.valence_column(x, z)).collect())
     }
 
+    /// The columns players will need soon (their views and a ring beyond), nearest first:
+    /// those neither loaded nor read ahead yet start to be read ahead, off the tick thread
+    /// ([`World::read_ahead_chunks`]); columns no longer among them are forgotten. Nothing
+    /// happens on a world without saves in flight (it has no cache to read into).
+    pub fn read_ahead_columns(&mut self, columns: &[(i32, i32)]) {
+        if !self.world.reads_ahead() {
+            return;
+        }
+        let wanted: HashSet<(i32, i32)> = columns.iter().copied().collect();
+        self.ahead.retain(|c, _| wanted.contains(c));
+        let mut new: Vec<(i32, i32)> = Vec::new();
+        for &c in columns {
+            if !self.columns.contains(&c) && !self.ahead.contains_key(&c) && !new.contains(&c) {
+                new.push(c);
+            }
+        }
+        if new.is_empty() {
+            return;
+        }
+        if let Some(ticket) = self.world.read_ahead_chunks(&column_chunks(&new)) {
+            self.ahead.extend(new.into_iter().map(|c| (c, ticket)));
+        }
+    }
+
+    /// Whether column (`x`, `z`) loads without waiting on the store: its read ahead finished,
+    /// or the world does not read ahead (its loads read at once).
+    pub fn is_column_ready(&self, x: i32, z: i32) -> bool {
+        match self.ahead.get(&(x, z)) {
+            Some(&ticket) => self.world.is_read_ahead(ticket),
+            None => !self.world.reads_ahead(),
+        }
+    }
+
     /// Loads the columns of `columns` not loaded yet into `chunks`, in one read of the world.
     fn load_from_world(&mut self, columns: &[(i32, i32)]) -> Result<()> {
         let mut new: Vec<(i32, i32)> = Vec::with_capacity(columns.len());
@@ -226,12 +273,7 @@ impl TerraneWorld {
             }
         }
         let per_column = (END_CHUNK_Y - MIN_CHUNK_Y) as usize;
-        let positions: Vec<ChunkPos> = new
-            .iter()
-            .flat_map(|&(x, z)| {
-                (MIN_CHUNK_Y..END_CHUNK_Y).map(move |cy| ChunkPos::new(x.into(), cy, z.into()))
-            })
-            .collect();
+        let positions = column_chunks(&new);
         let mut stored = self.world.load_chunks(&positions)?.into_iter();
         for (&(x, z), positions) in new.iter().zip(positions.chunks(per_column)) {
             let mut found = false;
@@ -246,6 +288,7 @@ impl TerraneWorld {
                 }
             }
             self.columns.insert((x, z));
+            self.ahead.remove(&(x, z));
             let col = ColumnPos::new(x, z);
             if !found && !self.world.distance().contains(col) {
                 for (cy, c) in self.terrain.column(col, &self.terrain_ids) {
@@ -259,8 +302,10 @@ impl TerraneWorld {
         Ok(())
     }
 
-    /// Column (`x`, `z`) as Valence shows it, from the chunks loaded here.
+    /// Column (`x`, `z`) as Valence shows it, from the chunks loaded here; the records of its
+    /// containers start to be read ahead (a player opening one then waits on no round trip).
     fn valence_column(&mut self, x: i32, z: i32) -> UnloadedChunk {
+        let mut containers: Vec<[i64; 3]> = Vec::new();
         let mut out = UnloadedChunk::with_height(HEIGHT);
         let air = self.world.air();
         for cy in MIN_CHUNK_Y..END_CHUNK_Y {
@@ -275,10 +320,20 @@ impl TerraneWorld {
                         if id != air {
                             let s = self.blocks.to_valence(self.world.schema(), id);
                             out.set_block_state(lx, base + ly, lz, s);
+                            if crate::containers::is_container(s) {
+                                containers.push([
+                                    i64::from(x) * 16 + i64::from(lx),
+                                    i64::from(MIN_Y) + i64::from(base + ly),
+                                    i64::from(z) * 16 + i64::from(lz),
+                                ]);
+                            }
                         }
                     }
                 }
             }
+        }
+        if !containers.is_empty() {
+            terrane::game::read_ahead_containers(&self.world, 0, &containers);
         }
         out
     }

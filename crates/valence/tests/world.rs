@@ -9,12 +9,17 @@ use terrane_valence::{SaveParts, TerraneWorld};
 /// A world whose chunk (0, 4, 0) holds a stone floor at y 64, a gold block at (3, 65, 3)
 /// and a state no Minecraft knows at (4, 65, 4).
 fn world(dir: &std::path::Path) -> World {
+    world_on(dir, Backend::Memory)
+}
+
+/// [`world`] on `backend`.
+fn world_on(dir: &std::path::Path, backend: Backend) -> World {
     let mut schema = Schema::new();
     let air = schema.add_block("minecraft:air", &[]).unwrap();
     let stone = schema.add_block("minecraft:stone", &[]).unwrap();
     let gold = schema.add_block("minecraft:gold_block", &[]).unwrap();
     let odd = schema.add_block("mymod:glowing_thing[power=9]", &[]).unwrap();
-    let mut w = World::builder().backend(Backend::Memory).schema(schema).create(dir).unwrap();
+    let mut w = World::builder().backend(backend).schema(schema).create(dir).unwrap();
     let mut c = Chunk::new(air);
     for x in 0..16 {
         for z in 0..16 {
@@ -245,4 +250,31 @@ fn an_area_restored_while_served_comes_back_loaded() {
     assert!(tw.save(22).unwrap());
     assert_eq!(name(tw.world(), 9, 64, 9), "minecraft:air");
     assert_eq!(name(tw.world(), 3, 65, 3), "minecraft:gold_block");
+}
+
+/// With saves in flight, a column a player will need is read ahead off the tick thread and
+/// is ready to load once read; a column not asked for is not ready (the tick loads it once
+/// read, never waiting); a column no longer asked for is forgotten. Without saves in flight
+/// every column is ready at once (loads read the world themselves).
+#[test]
+fn columns_are_read_ahead_and_ready_once_read() {
+    let dir = tempfile::tempdir().unwrap();
+    world_on(dir.path(), Backend::BlockFile).close().unwrap();
+    let w = World::builder().saves_in_flight(2).open(dir.path()).unwrap();
+    let mut tw = TerraneWorld::new(w, BlockState::BEDROCK, Terrain::Flat).unwrap();
+    assert!(!tw.is_column_ready(0, 0), "not asked for yet");
+    tw.read_ahead_columns(&[(0, 0), (1, 0)]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !(tw.is_column_ready(0, 0) && tw.is_column_ready(1, 0)) {
+        assert!(std::time::Instant::now() < deadline, "the read ahead never finished");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let col = tw.load_column(0, 0).unwrap();
+    assert_eq!(at(&col, 3, 65, 3), BlockState::GOLD_BLOCK, "the world's column, read ahead");
+    tw.read_ahead_columns(&[(2, 0)]);
+    assert!(!tw.is_column_ready(1, 0), "no longer asked for: forgotten");
+
+    let other = tempfile::tempdir().unwrap();
+    let tw = TerraneWorld::new(world(other.path()), BlockState::BEDROCK, Terrain::Flat).unwrap();
+    assert!(tw.is_column_ready(5, 5), "no saves in flight: loads read at once");
 }
