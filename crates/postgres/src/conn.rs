@@ -92,7 +92,40 @@ pub(crate) fn config(conninfo: &str, options: &PgOptions) -> Result<postgres::Co
     config.connect_timeout(options.connect_timeout);
     config.application_name(&format!("terrane pid={}", std::process::id()));
     config.options(&format!("-c statement_timeout={}", options.statement_timeout.as_millis()));
+    config.notice_callback(|notice| {
+        if notice.message().contains("wait for synchronous replication") {
+            UNCONFIRMED_COMMIT.with(|c| c.set(true));
+        }
+    });
     Ok(config)
+}
+
+thread_local! {
+    /// Set when the server said it stopped waiting for a synchronous standby to confirm a
+    /// commit (a cancelled wait: `statement_timeout` ran out while the standby was away). The
+    /// commit then reports success, yet only the primary holds it. The client is driven on
+    /// the calling thread, so the notice of a commit arrives on the thread that committed.
+    static UNCONFIRMED_COMMIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `commit` (a statement that commits) and fails when the server stopped waiting for
+/// its synchronous standby: the batch is on the primary only, and a failover would lose it,
+/// so it must not be reported durable. Its outcome is then unknown to the caller, as for a
+/// lost connection: whole or absent after a failover, whole otherwise.
+pub(crate) fn confirmed<T>(commit: impl FnOnce() -> Result<T>) -> Result<T> {
+    UNCONFIRMED_COMMIT.with(|c| c.set(false));
+    let out = commit()?;
+    if UNCONFIRMED_COMMIT.with(|c| c.replace(false)) {
+        return Err(Error::Backend(
+            "postgres: the batch committed on the primary, but its synchronous standby did not \
+             confirm it within statement_timeout (the standby is unreachable or behind): it \
+             would not survive a failover, so it is not reported durable; its outcome is \
+             unknown (whole, or absent after a failover). Restore the standby's link, or \
+             change synchronous_standby_names, then save again"
+                .into(),
+        ));
+    }
+    Ok(out)
 }
 
 impl Manager {

@@ -61,7 +61,10 @@
 //!   commit record is flushed to the server's disk and, when the server lists synchronous
 //!   standbys (`synchronous_standby_names`), to a standby's too. It survives a server crash,
 //!   power loss, and (with a synchronous standby) the loss of the primary followed by a
-//!   failover to that standby;
+//!   failover to that standby. When the standby does not confirm it within
+//!   `statement_timeout` (it is cut off), the server stops waiting and commits on the primary
+//!   alone; the store then returns an error (outcome unknown), never `Ok`: a batch reported
+//!   durable is on the standby;
 //! - an **unsynced** batch commits with `synchronous_commit = off`: it returns before the
 //!   flush, and a server crash can lose the last commits (up to three times the server's
 //!   `wal_writer_delay`, 200 ms by default), always whole batches, never part of one;
@@ -495,13 +498,17 @@ impl Store for PgStore {
             return Ok(());
         }
         // A commit record written with synchronous_commit on is flushed (and replicated to a
-        // synchronous standby) with every commit before it.
+        // synchronous standby) with every commit before it. The server flushes and waits for
+        // the standby only for a transaction that wrote to the log: the format row is
+        // rewritten as it is (an xid alone writes nothing, and its commit neither flushes nor
+        // waits).
+        let sql = format!(
+            "BEGIN; SET LOCAL synchronous_commit TO on; \
+             UPDATE {} SET value = value WHERE name = 'format'; COMMIT",
+            self.meta
+        );
         let r = self.conn().and_then(|mut c| {
-            c.client
-                .batch_execute(
-                    "BEGIN; SET LOCAL synchronous_commit TO on; SELECT txid_current(); COMMIT",
-                )
-                .map_err(|e| pg_err("syncing", e))
+            conn::confirmed(|| c.client.batch_execute(&sql).map_err(|e| pg_err("syncing", e)))
         });
         self.noted(r)
     }

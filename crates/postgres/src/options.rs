@@ -19,7 +19,9 @@ pub struct PgOptions {
     /// How long a call waits for a free connection of the pool. Default 10 s.
     pub pool_timeout: Duration,
     /// The server aborts a statement running longer than this (`statement_timeout`), so a
-    /// stalled server gives an error, not a hang. Default 30 s.
+    /// stalled server gives an error, not a hang. Default 30 s. A commit waiting for its
+    /// synchronous standby is not a statement the server times out: while the standby is
+    /// away, a synced write waits (it is never reported durable without the standby).
     pub statement_timeout: Duration,
     /// Rows fetched per round trip by a scan. Default 256.
     pub scan_page_rows: u32,

@@ -6,7 +6,9 @@
 //! as root, so when the test runs as root the server runs as the `postgres` system user (which
 //! the package creates), with the directory handed to it. The server is stopped (and its
 //! directory removed) when the `PgServer` is dropped, also when the test panics.
-//! [`PgServer::start_replicated`] adds a synchronous standby made with `pg_basebackup`.
+//! [`PgServer::start_replicated`] adds a synchronous standby made with `pg_basebackup`, which
+//! streams from the primary through a [`FaultProxy`] of its own
+//! ([`PgServer::replication_link`]): a test can cut the primary from its standby.
 //!
 //! A missing package is an error naming the command that installs it: tests fail, never skip.
 //!
@@ -78,6 +80,8 @@ pub struct PgServer {
     run_as: Option<(u32, u32)>,
     primary: Node,
     standby: Option<Node>,
+    /// The standby's link to the primary.
+    replication: Option<FaultProxy>,
     // Last: removed after the servers are stopped.
     dir: tempfile::TempDir,
 }
@@ -148,7 +152,7 @@ impl PgServer {
             socket: dir.path().join("p"),
             log: dir.path().join("primary.log"),
         };
-        let server = PgServer { bin, run_as, primary, standby: None, dir };
+        let server = PgServer { bin, run_as, primary, standby: None, replication: None, dir };
         server.mkdir(&server.primary.socket)?;
         server.run(
             Command::new(server.bin.join("initdb")).args(["-D"]).arg(&server.primary.data).args([
@@ -168,7 +172,8 @@ impl PgServer {
     }
 
     /// Starts a primary and a synchronous standby (`pg_basebackup -R`, streaming): a synced
-    /// commit on the primary returns once the standby has flushed it.
+    /// commit on the primary returns once the standby has flushed it. The standby streams
+    /// through a loopback proxy ([`replication_link`](Self::replication_link)).
     pub fn start_replicated() -> ServerResult<PgServer> {
         let mut server = PgServer::start()?;
         server.configure(&server.primary, &["synchronous_standby_names = '*'"])?;
@@ -191,8 +196,25 @@ impl PgServer {
                 .arg(&server.primary.socket)
                 .args(["-U", USER, "-X", "stream", "-R", "-c", "fast"]),
         )?;
-        // The copy carries the primary's settings: the standby listens on its own socket.
+        // The copy carries the primary's settings: the standby listens on its own socket, and
+        // streams through the proxy (postgresql.auto.conf, where `-R` wrote the setting, is
+        // read last: a later line there wins).
+        let link = FaultProxy::start(server.upstream())
+            .map_err(|e| format!("starting the replication link's proxy: {e}"))?;
         server.configure(&standby, &[])?;
+        let auto = standby.data.join("postgresql.auto.conf");
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&auto)
+            .and_then(|mut f| {
+                writeln!(
+                    f,
+                    "primary_conninfo = 'host=127.0.0.1 port={} user={USER} application_name=standby'",
+                    link.port()
+                )
+            })
+            .map_err(|e| format!("{}: {e}", auto.display()))?;
+        server.replication = Some(link);
         server.pg_ctl_start(&standby)?;
         server.standby = Some(standby);
         server.wait_for_sync_standby()?;
@@ -213,6 +235,12 @@ impl PgServer {
     /// client on another machine would.
     pub fn conninfo_via(&self, proxy: &FaultProxy) -> String {
         format!("host=127.0.0.1 port={} user={USER} dbname=postgres", proxy.port())
+    }
+
+    /// The proxy the standby streams from the primary through (`None` without a standby):
+    /// [`cut`](FaultProxy::cut) it to part them; synced commits then wait for the standby.
+    pub fn replication_link(&self) -> Option<&FaultProxy> {
+        self.replication.as_ref()
     }
 
     /// The standby's connection string.

@@ -174,7 +174,9 @@ pub(crate) fn write(store: &PgStore, batch: &Batch) -> Result<()> {
         let fence = Some((store.meta.as_str(), &store.epoch, &store.write_key));
         let (sql, params) = statement(unit, fence, &pre);
         let st = conn.prepare(&sql).map_err(|e| pg_err("preparing a batch", e))?;
-        let row = conn.client.query_one(&st, &params).map_err(|e| pg_err("writing a batch", e))?;
+        let row = crate::conn::confirmed(|| {
+            conn.client.query_one(&st, &params).map_err(|e| pg_err("writing a batch", e))
+        })?;
         if !row.get::<_, bool>(0) {
             return Err(fenced(store));
         }
@@ -230,5 +232,5 @@ pub(crate) fn write(store: &PgStore, batch: &Batch) -> Result<()> {
     for (st, params) in &prepared {
         tx.query(st, params).map_err(|e| pg_err("writing a batch", e))?;
     }
-    tx.commit().map_err(|e| pg_err("committing a batch", e))
+    crate::conn::confirmed(|| tx.commit().map_err(|e| pg_err("committing a batch", e)))
 }
