@@ -382,7 +382,7 @@ fn prereqs() -> Result {
 }
 
 /// What the tests need (and amulet-core, a Python package, besides).
-const TEST_NEEDS: &[Need] = &[Need::Libclang, Need::Postgres, Need::Strace];
+const TEST_NEEDS: &[Need] = &[Need::Libclang, Need::Postgres, Need::Strace, Need::Faketime];
 
 /// What the main job needs: only what builds the command. Not PostgreSQL, strace or
 /// amulet-core (minutes of pip on a fresh machine), which only the tests use.
@@ -397,6 +397,8 @@ enum Need {
     Postgres,
     /// The injected system-call faults come from `strace`.
     Strace,
+    /// The clock-skew runs start a server under Debian's `faketime`.
+    Faketime,
 }
 
 /// Checks the system packages of `needs` and installs the missing ones (as root, with
@@ -412,6 +414,9 @@ fn system_packages(needs: &[Need]) -> Result {
     if cfg!(target_os = "linux") && needs.contains(&Need::Strace) && !have("strace") {
         missing.push("strace");
     }
+    if cfg!(target_os = "linux") && needs.contains(&Need::Faketime) && !have("faketime") {
+        missing.push("faketime");
+    }
     if !missing.is_empty() {
         let cmd = format!("apt-get update && apt-get install -y {}", missing.join(" "));
         let is_root = Command::new("id")
@@ -421,8 +426,8 @@ fn system_packages(needs: &[Need]) -> Result {
         if is_root && have("apt-get") {
             eprintln!(
                 "missing system packages ({}: libclang builds RocksDB's bindings, PostgreSQL runs \
-                 the terrane-postgres tests, strace injects the system-call faults): installing \
-                 them with apt-get",
+                 the terrane-postgres tests, strace injects the system-call faults, faketime \
+                 skews a server's clock): installing them with apt-get",
                 missing.join(", ")
             );
             run(Command::new("apt-get").args(["update", "-q"]))?;
@@ -439,11 +444,15 @@ fn system_packages(needs: &[Need]) -> Result {
             if needs.contains(&Need::Strace) && !have("strace") {
                 return Err("strace installed but not on the PATH".into());
             }
+            if needs.contains(&Need::Faketime) && !have("faketime") {
+                return Err("faketime installed but not on the PATH".into());
+            }
         } else {
             return Err(format!(
                 "missing system packages: {}.\n\
                  libclang builds RocksDB's bindings; PostgreSQL's server runs the terrane-postgres \
-                 tests; strace injects the system-call faults. Install them with:\n    sudo sh -c '{cmd}'\n\
+                 tests; strace injects the system-call faults; faketime skews a server's clock. \
+                 Install them with:\n    sudo sh -c '{cmd}'\n\
                  (or set LIBCLANG_PATH to the folder holding libclang.so)",
                 missing.join(", ")
             ));
