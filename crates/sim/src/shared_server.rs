@@ -263,13 +263,14 @@ impl Server<'_> {
                 }
             }
         }
-        for &p in &needed {
-            if !self.chunks.contains_key(&p) {
-                let chunk = match self.shared.world_mut().load_chunk(p)? {
-                    Some(c) => c,
-                    None => Chunk::new(self.palette.air),
-                };
-                self.chunks.insert(p, chunk);
+        // All of the tick's new chunks in one read (a few round trips, however many).
+        let mut new: Vec<ChunkPos> =
+            needed.iter().filter(|p| !self.chunks.contains_key(p)).copied().collect();
+        new.sort_unstable();
+        if !new.is_empty() {
+            let loaded = self.shared.world_mut().load_chunks(&new)?;
+            for (p, chunk) in new.into_iter().zip(loaded) {
+                self.chunks.insert(p, chunk.unwrap_or_else(|| Chunk::new(self.palette.air)));
             }
         }
         let idle: Vec<ChunkPos> = self
