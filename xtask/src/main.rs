@@ -18,9 +18,10 @@ cargo xtask <TASK>
 
 Tasks:
   test                    check prerequisites, then fmt --check, clippy -D warnings (all targets),
-                          every test of the workspace (nextest) and the doctests. What CI runs.
-  ci                      test, then docs with warnings denied, packaging of every crate, the
-                          rust-version check and a fuzz smoke run of every target.
+                          every test of the workspace (nextest), the doctests, packaging of
+                          every crate and docs with warnings denied. What CI runs.
+  ci                      test, then the rust-version check and a fuzz smoke run of every
+                          target.
   bench [PACKAGE] [-- ARGS]
                           run the criterion benches (of one package, or all) and print the
                           headline figures read back from criterion's output.
@@ -196,6 +197,12 @@ fn test() -> Result {
     }
     run(cargo().args(["test", "--workspace", "--all-features", "--doc"]))?;
     each_crate_builds_its_own_tests()?;
+    // The crates are published to be depended on piecemeal: each packs, and its API
+    // documentation builds without a warning (broken links, missing docs).
+    package_check()?;
+    run(cargo()
+        .args(["doc", "--workspace", "--all-features", "--no-deps"])
+        .env("RUSTDOCFLAGS", "-D warnings"))?;
     rocksdb::check_one_build(&rocksdb::target_dir()?, started)
 }
 
@@ -244,11 +251,7 @@ fn ci() -> Result {
         "-p",
         "terrane-cli",
     ]))?;
-    run(cargo()
-        .args(["doc", "--workspace", "--all-features", "--no-deps"])
-        .env("RUSTDOCFLAGS", "-D warnings"))?;
     rust_version_check()?;
-    package_check()?;
     fuzz::task(&["--all".into(), "--seconds".into(), "10".into()])?;
     rocksdb::check_one_build(&rocksdb::target_dir()?, started)
 }
@@ -668,12 +671,19 @@ mod tests {
     }
 
     /// `cargo xtask demo` installs only what builds the command; the tests' tools (PostgreSQL,
-    /// strace, and amulet-core, which only `prereqs` installs) are not the main job's.
+    /// strace, faketime, and amulet-core, which only `prereqs` installs) are not the main
+    /// job's.
     #[test]
     fn the_demo_needs_only_what_builds_the_command() {
         assert!(DEMO_NEEDS == [Need::Libclang]);
         assert!(
-            TEST_NEEDS.iter().all(|n| [Need::Libclang, Need::Postgres, Need::Strace].contains(n))
+            TEST_NEEDS.iter().all(|n| [
+                Need::Libclang,
+                Need::Postgres,
+                Need::Strace,
+                Need::Faketime
+            ]
+            .contains(n))
         );
         let source = fs::read_to_string(root().join("xtask/src/main.rs")).expect("main.rs");
         let demo = source.split("fn demo(").nth(1).expect("fn demo").split("\n}\n").next();
