@@ -56,6 +56,24 @@ struct Fleet {
 }
 
 impl Fleet {
+    /// Starts the three servers, server `n` at `conninfos[n]` with clock skew `skews[n]`,
+    /// logging into a new temporary folder (kept with `TERRANE_KEEP_LOGS`, which `tmp`
+    /// removes otherwise), and lets them settle.
+    fn start(conninfos: Vec<String>, skews: Vec<i64>, tmp: &tempfile::TempDir) -> Fleet {
+        let dir = match std::env::var_os("TERRANE_KEEP_LOGS") {
+            Some(_) => tempfile::tempdir().unwrap().keep(),
+            None => tmp.path().to_path_buf(),
+        };
+        eprintln!("logs in {}", dir.display());
+        let mut fleet =
+            Fleet { conninfos, skews, dir, procs: (0..SERVERS).map(|_| None).collect(), spawns: 0 };
+        for n in 0..SERVERS {
+            fleet.spawn(n);
+        }
+        std::thread::sleep(Duration::from_millis(2500));
+        fleet
+    }
+
     fn spawn(&mut self, n: usize) {
         self.spawns += 1;
         let log = self.dir.join(format!("server-{n}.{}.log", self.spawns));
@@ -331,25 +349,11 @@ fn run_episode(
     failover: Option<&PgServer>,
 ) -> (usize, usize, usize) {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = match std::env::var_os("TERRANE_KEEP_LOGS") {
-        Some(_) => tmp.keep(),
-        None => tmp.path().to_path_buf(),
-    };
-    eprintln!("logs in {}", dir.display());
-    let mut fleet = Fleet {
-        conninfos: vec![conninfo.to_string(); SERVERS],
-        skews: vec![0; SERVERS],
-        dir: dir.clone(),
-        procs: (0..SERVERS).map(|_| None).collect(),
-        spawns: 0,
-    };
-    for n in 0..SERVERS {
-        fleet.spawn(n);
-    }
+    let mut fleet = Fleet::start(vec![conninfo.to_string(); SERVERS], vec![0; SERVERS], &tmp);
+    let dir = fleet.dir.clone();
     let mut rng = Rng(seed);
     let mut kills = 0;
     let mut pauses = 0;
-    std::thread::sleep(Duration::from_millis(2500));
     let mut audited = 0;
     for round in 0..rounds {
         fleet.check_alive();
@@ -459,25 +463,9 @@ fn three_servers_one_world_across_partitions_and_skewed_clocks() {
         (0..SERVERS).map(|_| FaultProxy::start(pg.upstream()).unwrap()).collect();
     let direct = format!("{} schema=shared", pg.conninfo());
     let tmp = tempfile::tempdir().unwrap();
-    let dir = match std::env::var_os("TERRANE_KEEP_LOGS") {
-        Some(_) => tmp.keep(),
-        None => tmp.path().to_path_buf(),
-    };
-    eprintln!("logs in {}", dir.display());
-    let mut fleet = Fleet {
-        conninfos: proxies
-            .iter()
-            .map(|p| format!("{} schema=shared", pg.conninfo_via(p)))
-            .collect(),
-        skews: vec![0, 30, -30],
-        dir: dir.clone(),
-        procs: (0..SERVERS).map(|_| None).collect(),
-        spawns: 0,
-    };
-    for n in 0..SERVERS {
-        fleet.spawn(n);
-    }
-    std::thread::sleep(Duration::from_millis(2500));
+    let conninfos = proxies.iter().map(|p| format!("{} schema=shared", pg.conninfo_via(p)));
+    let mut fleet = Fleet::start(conninfos.collect(), vec![0, 30, -30], &tmp);
+    let dir = fleet.dir.clone();
     let mut rng = Rng(0x5EED_CAFE_F00D_0001);
     let (mut cuts, mut resets, mut slow, mut blips) = (0, 0, 0, 0);
     let rounds = rounds();
@@ -577,22 +565,9 @@ fn split_brain_episode(episode: usize) {
     );
     let old_only = format!("{primary} schema=shared");
     let tmp = tempfile::tempdir().unwrap();
-    let dir = match std::env::var_os("TERRANE_KEEP_LOGS") {
-        Some(_) => tmp.keep(),
-        None => tmp.path().to_path_buf(),
-    };
-    eprintln!("logs in {}", dir.display());
-    let mut fleet = Fleet {
-        conninfos: vec![both.clone(), both, old_only.clone()],
-        skews: vec![0; SERVERS],
-        dir: dir.clone(),
-        procs: (0..SERVERS).map(|_| None).collect(),
-        spawns: 0,
-    };
-    for n in 0..SERVERS {
-        fleet.spawn(n);
-    }
-    std::thread::sleep(Duration::from_millis(2500));
+    let mut fleet =
+        Fleet::start(vec![both.clone(), both, old_only.clone()], vec![0; SERVERS], &tmp);
+    let dir = fleet.dir.clone();
     check(&old_only, &fleet.dir, &fleet.skews, 0);
     let acked = |fleet: &Fleet| read_logs(&fleet.dir, &fleet.skews).acked;
     assert!(acked(&fleet).len() > 10, "the servers do not save");
