@@ -70,7 +70,9 @@ pub fn is_canonical(s: &str) -> bool {
 /// a namespaced name, and no properties or a non-empty list of them whose keys strictly
 /// ascend. (Anything else may be canonical too: [`is_canonical`] then compares.)
 fn certainly_canonical(s: &str) -> bool {
-    if !s.is_ascii() || s.bytes().any(|b| b.is_ascii_whitespace()) {
+    // What `split` trims: Unicode whitespace, which in ASCII includes the vertical tab that
+    // `u8::is_ascii_whitespace` leaves out.
+    if !s.is_ascii() || s.bytes().any(|b| char::from(b).is_whitespace()) {
         return false;
     }
     let (name, props) = match s.find('[') {

@@ -137,3 +137,15 @@ proptest! {
         prop_assert!(is_canonical(&c));
     }
 }
+
+/// Every ASCII whitespace the parser trims (the vertical tab too) keeps a string from being
+/// taken as canonical without comparing.
+#[test]
+fn whitespace_the_parser_trims_is_never_canonical() {
+    for ws in [' ', '\t', '\n', '\u{b}', '\u{c}', '\r'] {
+        let s = format!("minecraft:stone{ws}");
+        assert!(!is_canonical(&s), "{s:?}");
+        assert!(is_canonical(&canonical(&s)), "{s:?}");
+        assert!(!is_canonical(&format!(":{ws}")), "{ws:?}");
+    }
+}
