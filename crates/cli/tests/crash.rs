@@ -578,18 +578,10 @@ fn split_brain_episode(episode: usize) {
     // A commit acknowledged by the standby just before the cut may be logged a moment later.
     std::thread::sleep(Duration::from_millis(300));
     let before = acked(&fleet).len();
-    let mut admin = postgres::Client::connect(&primary, postgres::NoTls).unwrap();
     let mut cancelled = 0;
     for _ in 0..20 {
         std::thread::sleep(Duration::from_millis(100));
-        let row = admin
-            .query_one(
-                "SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity \
-                 WHERE wait_event = 'SyncRep'",
-                &[],
-            )
-            .unwrap();
-        cancelled += row.get::<_, i64>(0);
+        cancelled += pg.cancel_standby_waits().unwrap();
     }
     fleet.check_alive();
     assert!(cancelled > 0, "no save waited for the cut-off standby");
@@ -598,7 +590,8 @@ fn split_brain_episode(episode: usize) {
     // Failover; every session on the old primary ends (the old primary keeps running).
     pg.promote_standby().unwrap();
     let promoted = now_us();
-    admin
+    postgres::Client::connect(&primary, postgres::NoTls)
+        .unwrap()
         .query(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
              WHERE application_name LIKE 'terrane%' AND pid <> pg_backend_pid()",
@@ -622,10 +615,7 @@ fn split_brain_episode(episode: usize) {
     // Server 2, on the old primary, acknowledges nothing, even with its waits cancelled.
     for _ in 0..10 {
         std::thread::sleep(Duration::from_millis(100));
-        let _ = admin.query(
-            "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'",
-            &[],
-        );
+        pg.cancel_standby_waits().unwrap();
     }
     let late: Vec<u64> = acked(&fleet)
         .iter()

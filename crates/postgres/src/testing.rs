@@ -243,6 +243,22 @@ impl PgServer {
         self.replication.as_ref()
     }
 
+    /// Cancels the primary's waits for its standby (`pg_cancel_backend` of every session
+    /// waiting on `SyncRep`), as an administrator or a pooler would; returns how many. A
+    /// cancelled wait leaves its commit on the primary alone.
+    pub fn cancel_standby_waits(&self) -> ServerResult<i64> {
+        let mut c = postgres::Client::connect(&self.conninfo(), postgres::NoTls)
+            .map_err(|e| format!("connecting to the primary: {e}"))?;
+        let row = c
+            .query_one(
+                "SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity \
+                 WHERE wait_event = 'SyncRep'",
+                &[],
+            )
+            .map_err(|e| format!("cancelling the waits for the standby: {e}"))?;
+        Ok(row.get(0))
+    }
+
     /// The standby's connection string.
     pub fn standby_conninfo(&self) -> Option<String> {
         self.standby.as_ref().map(conninfo)

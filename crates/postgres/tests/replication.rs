@@ -61,7 +61,11 @@ fn a_synced_batch_is_never_reported_durable_without_its_standby() {
         };
         std::thread::sleep(Duration::from_millis(500));
         assert!(!writer.is_finished(), "a {what} returned while the standby was cut off");
-        cancel_sync_waits(&pg.conninfo());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while pg.cancel_standby_waits().unwrap() == 0 {
+            assert!(Instant::now() < deadline, "no backend ever waited for the standby");
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let e = writer.join().unwrap().expect_err("reported durable without the standby");
         assert!(e.to_string().contains("synchronous standby did not confirm"), "{what}: {e}");
     }
@@ -73,24 +77,4 @@ fn a_synced_batch_is_never_reported_durable_without_its_standby() {
     link.heal();
     assert!(s.get(tables::ENTITY, b"unconfirmed").unwrap().is_some(), "the primary holds it");
     s.write(&synced(b"after")).unwrap();
-}
-
-/// Waits until a backend waits for its synchronous standby, then cancels its wait.
-fn cancel_sync_waits(conninfo: &str) {
-    let mut c = postgres::Client::connect(conninfo, postgres::NoTls).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let row = c
-            .query_one(
-                "SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity \
-                 WHERE wait_event = 'SyncRep'",
-                &[],
-            )
-            .unwrap();
-        if row.get::<_, i64>(0) > 0 {
-            return;
-        }
-        assert!(Instant::now() < deadline, "no backend ever waited for the standby");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }

@@ -150,7 +150,7 @@ pub struct WritePipeline {
     shared: Arc<Shared>,
     depth: u64,
     cache_limit: usize,
-    thread: Mutex<Option<thread::JoinHandle<()>>>,
+    thread: Option<thread::JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for WritePipeline {
@@ -190,7 +190,7 @@ impl WritePipeline {
             shared,
             depth: depth.max(1) as u64,
             cache_limit: cache_bytes,
-            thread: Mutex::new(Some(thread)),
+            thread: Some(thread),
         }))
     }
 
@@ -361,8 +361,7 @@ impl Drop for WritePipeline {
     fn drop(&mut self) {
         self.shared.lock().stopping = true;
         self.shared.changed.notify_all();
-        let handle = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(h) = handle {
+        if let Some(h) = self.thread.take() {
             let _ = h.join();
         }
     }

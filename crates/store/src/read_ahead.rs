@@ -59,7 +59,7 @@ impl Shared {
 /// - A bound on the queue: the caller asks for what it will need (a player's view), not more.
 pub struct ReadAhead {
     shared: Arc<Shared>,
-    thread: Mutex<Option<thread::JoinHandle<()>>>,
+    thread: Option<thread::JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for ReadAhead {
@@ -81,7 +81,7 @@ impl ReadAhead {
         let s = Arc::clone(&shared);
         let thread =
             thread::Builder::new().name("terrane-read-ahead".into()).spawn(move || run(&s))?;
-        Ok(ReadAhead { shared, thread: Mutex::new(Some(thread)) })
+        Ok(ReadAhead { shared, thread: Some(thread) })
     }
 
     /// Queues `job` and returns its ticket for [`is_done`](Self::is_done).
@@ -162,8 +162,7 @@ impl Drop for ReadAhead {
     fn drop(&mut self) {
         self.shared.lock().stopping = true;
         self.shared.changed.notify_all();
-        let handle = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(h) = handle {
+        if let Some(h) = self.thread.take() {
             let _ = h.join();
         }
     }

@@ -13,10 +13,13 @@ use terrane_store::{
 };
 
 /// A store whose writes wait while its gate is closed and record the order they arrive in,
-/// counting the reads that reach it.
+/// counting the reads that reach it; its reads answer late while `hold_reads` is set.
 struct Gated {
     inner: MemStore,
     open: AtomicBool,
+    /// Reads read at once and answer once this is cleared (a read crossing a slow network:
+    /// the answer is what the store held when the read began).
+    hold_reads: AtomicBool,
     writes: AtomicU64,
     reads: AtomicU64,
     /// Panic in `write` (a store with a bug).
@@ -32,6 +35,7 @@ impl Gated {
         Arc::new(Gated {
             inner: MemStore::new(),
             open: AtomicBool::new(open),
+            hold_reads: AtomicBool::new(false),
             writes: AtomicU64::new(0),
             reads: AtomicU64::new(0),
             panics: AtomicBool::new(false),
@@ -41,14 +45,24 @@ impl Gated {
     }
 }
 
+impl Gated {
+    /// `found`, once reads are no longer held.
+    fn answer<T>(&self, found: T) -> T {
+        while self.hold_reads.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        found
+    }
+}
+
 impl ReadView for Gated {
     fn get(&self, table: &str, key: &[u8]) -> terrane_store::Result<Option<Object>> {
         self.reads.fetch_add(1, Ordering::SeqCst);
-        self.inner.get(table, key)
+        self.answer(self.inner.get(table, key))
     }
     fn multi_get(&self, table: &str, keys: &[&[u8]]) -> terrane_store::Result<Vec<Option<Object>>> {
         self.reads.fetch_add(1, Ordering::SeqCst);
-        self.inner.multi_get(table, keys)
+        self.answer(self.inner.multi_get(table, keys))
     }
     fn scan(&self, table: &str, range: KeyRange) -> terrane_store::Result<Scan<'_>> {
         self.inner.scan(table, range)
@@ -293,64 +307,14 @@ fn a_store_that_panics_stops_the_line_instead_of_hanging_it() {
     assert!(p.put(tables::ENTITY, b"b", 1, b"2").is_err());
 }
 
-/// A store whose reads wait while `hold` is set (a read crossing a slow network), counting
-/// the reads that reach it.
-struct SlowReads {
-    inner: MemStore,
-    hold: AtomicBool,
-    reads: AtomicU64,
-}
-
-impl ReadView for SlowReads {
-    fn get(&self, table: &str, key: &[u8]) -> terrane_store::Result<Option<Object>> {
-        self.multi_get(table, &[key]).map(|mut v| v.remove(0))
-    }
-    fn multi_get(&self, table: &str, keys: &[&[u8]]) -> terrane_store::Result<Vec<Option<Object>>> {
-        self.reads.fetch_add(1, Ordering::SeqCst);
-        // Read first, answer later: the answer is what the store held when the read began.
-        let found = self.inner.multi_get(table, keys);
-        while self.hold.load(Ordering::SeqCst) {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        found
-    }
-    fn scan(&self, table: &str, range: KeyRange) -> terrane_store::Result<Scan<'_>> {
-        self.inner.scan(table, range)
-    }
-}
-
-impl Store for SlowReads {
-    fn signature(&self) -> &str {
-        self.inner.signature()
-    }
-    fn tables(&self) -> Vec<String> {
-        self.inner.tables()
-    }
-    fn write(&self, batch: &Batch) -> terrane_store::Result<()> {
-        self.inner.write(batch)
-    }
-    fn snapshot(&self) -> terrane_store::Result<Box<dyn ReadView + '_>> {
-        self.inner.snapshot()
-    }
-    fn flush(&self) -> terrane_store::Result<()> {
-        Ok(())
-    }
-    fn sync(&self) -> terrane_store::Result<()> {
-        Ok(())
-    }
-}
-
 /// A read that crosses a write of the same key (it began before the write was accepted and
 /// answers after it landed) must not cache its older answer; a read that crosses a write of
 /// other keys is cached (reads ahead run while saves land, 20 a second).
 #[test]
 fn a_read_crossing_a_write_caches_only_what_the_write_did_not_change() {
     for cache in [1usize << 20, 200] {
-        let inner = Arc::new(SlowReads {
-            inner: MemStore::new(),
-            hold: AtomicBool::new(true),
-            reads: AtomicU64::new(0),
-        });
+        let inner = Gated::new(true, Duration::ZERO);
+        inner.hold_reads.store(true, Ordering::SeqCst);
         inner.inner.put(tables::ENTITY, b"k", 1, b"old").unwrap();
         inner.inner.put(tables::ENTITY, b"other", 1, b"same").unwrap();
         let p = WritePipeline::with_cache(Arc::clone(&inner) as Arc<dyn Store>, 2, cache).unwrap();
@@ -363,7 +327,7 @@ fn a_read_crossing_a_write_caches_only_what_the_write_did_not_change() {
         }
         p.put(tables::ENTITY, b"k", 2, b"new").unwrap();
         p.settle().unwrap();
-        inner.hold.store(false, Ordering::SeqCst);
+        inner.hold_reads.store(false, Ordering::SeqCst);
         let crossed = reader.join().unwrap();
         assert_eq!(crossed[0].as_ref().unwrap().data, b"old", "the read began before the write");
         let reads = inner.reads.load(Ordering::SeqCst);
@@ -379,11 +343,8 @@ fn a_read_crossing_a_write_caches_only_what_the_write_did_not_change() {
 /// not cached: a write it crossed may be among what the cache forgot.
 #[test]
 fn a_read_crossing_a_cache_that_emptied_caches_nothing() {
-    let inner = Arc::new(SlowReads {
-        inner: MemStore::new(),
-        hold: AtomicBool::new(true),
-        reads: AtomicU64::new(0),
-    });
+    let inner = Gated::new(true, Duration::ZERO);
+    inner.hold_reads.store(true, Ordering::SeqCst);
     inner.inner.put(tables::ENTITY, b"k", 1, b"old").unwrap();
     // Room for about two small objects.
     let p = WritePipeline::with_cache(Arc::clone(&inner) as Arc<dyn Store>, 2, 170).unwrap();
@@ -399,7 +360,7 @@ fn a_read_crossing_a_cache_that_emptied_caches_nothing() {
         p.put(tables::ENTITY, &[b'x', i], 1, b"filler").unwrap();
     }
     p.settle().unwrap();
-    inner.hold.store(false, Ordering::SeqCst);
+    inner.hold_reads.store(false, Ordering::SeqCst);
     assert_eq!(reader.join().unwrap().unwrap().data, b"old");
     assert_eq!(p.get(tables::ENTITY, b"k").unwrap().unwrap().data, b"new");
 }

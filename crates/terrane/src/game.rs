@@ -137,12 +137,6 @@ pub fn player(world: &World, id: u128) -> Result<Option<PlayerRecord>> {
     }
 }
 
-/// Starts reading the records of players `ids` ahead ([`World::read_ahead_objects`]): a
-/// [`player`] read of them once the ticket is done costs no round trip.
-pub fn read_ahead_players(world: &World, ids: &[u128]) -> Option<u64> {
-    world.read_ahead_objects(WORLD_PROPERTIES, ids.iter().map(|&id| player_key(id)).collect())
-}
-
 /// Every saved player, by id.
 pub fn players(world: &World) -> Result<BTreeMap<u128, PlayerRecord>> {
     let mut out = BTreeMap::new();

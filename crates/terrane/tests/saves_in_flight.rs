@@ -195,9 +195,24 @@ fn saves_in_flight_are_refused_for_a_shared_world() {
     assert!(e.to_string().contains("saves_in_flight"), "{e}");
 }
 
-/// Chunks read ahead on the world's own thread load afterwards without a round trip: the
-/// tick that loads a player's next columns does not wait on the network. Without saves in
-/// flight there is nothing to read into, and `read_ahead_chunks` says so.
+/// Where the read-ahead test keeps a chest.
+const CHEST: [i64; 3] = [48, 64, -30];
+
+/// The chest's contents.
+fn chest() -> terrane::game::ContainerRecord {
+    terrane::game::ContainerRecord {
+        items: vec![terrane::game::ItemSlot {
+            slot: 3,
+            item: "minecraft:diamond".into(),
+            count: 5,
+        }],
+    }
+}
+
+/// Chunks (and records) read ahead on the world's own thread load afterwards without a round
+/// trip: the tick that loads a player's next columns, or opens a chest, does not wait on the
+/// network. Without saves in flight there is nothing to read into, and `read_ahead_chunks`
+/// says so.
 #[test]
 fn chunks_read_ahead_load_without_a_round_trip() {
     let (_pg, proxy, _db, via) = setup("read_ahead");
@@ -208,6 +223,7 @@ fn chunks_read_ahead_load_without_a_round_trip() {
         for (i, &pos) in stored.iter().enumerate() {
             s.put_chunk(0, pos, chunk(&w, i as u32 + 1));
         }
+        terrane::game::put_container(&mut s, 0, CHEST, &chest());
         w.save_tick(1, s).unwrap();
         assert_eq!(w.read_ahead_chunks(&stored), None, "no saves in flight: nothing to read into");
         w.close().unwrap();
@@ -218,8 +234,9 @@ fn chunks_read_ahead_load_without_a_round_trip() {
     positions.extend((0..24).map(|y| ChunkPos::new(4, y - 4, -2))); // never saved
     let before = proxy.round_trips();
     let ticket = w.read_ahead_chunks(&positions).expect("a world with saves in flight reads ahead");
+    let chests = terrane::game::read_ahead_containers(&w, 0, &[CHEST, [49, 64, -30]]).unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !w.is_read_ahead(ticket) {
+    while !(w.is_read_ahead(ticket) && w.is_read_ahead(chests)) {
         assert!(Instant::now() < deadline, "the read ahead never finished");
         std::thread::sleep(Duration::from_millis(2));
     }
@@ -227,6 +244,8 @@ fn chunks_read_ahead_load_without_a_round_trip() {
     assert!(read > before, "the read ahead read nothing");
     let started = Instant::now();
     let loaded = w.load_chunks(&positions).unwrap();
+    assert_eq!(terrane::game::container(&w, 0, CHEST).unwrap(), Some(chest()));
+    assert_eq!(terrane::game::container(&w, 0, [49, 64, -30]).unwrap(), None);
     assert_eq!(proxy.round_trips(), read, "the load went to the database again");
     assert!(
         started.elapsed() < Duration::from_millis(20),

@@ -237,12 +237,14 @@ impl TerraneWorld {
         }
         let wanted: HashSet<(i32, i32)> = columns.iter().copied().collect();
         self.ahead.retain(|c, _| wanted.contains(c));
-        let mut new: Vec<(i32, i32)> = Vec::new();
-        for &c in columns {
-            if !self.columns.contains(&c) && !self.ahead.contains_key(&c) && !new.contains(&c) {
-                new.push(c);
-            }
-        }
+        let mut asked = HashSet::new();
+        let new: Vec<(i32, i32)> = columns
+            .iter()
+            .copied()
+            .filter(|c| {
+                !self.columns.contains(c) && !self.ahead.contains_key(c) && asked.insert(*c)
+            })
+            .collect();
         if new.is_empty() {
             return;
         }
