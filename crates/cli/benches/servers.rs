@@ -17,9 +17,20 @@ use std::time::{Duration, Instant};
 
 use terrane_postgres::testing::{FaultProxy, PgServer};
 
-/// Runs `conninfos.len()` servers on one world, server `n` at `conninfos[n]`, and prints
-/// their summaries under `name`.
-fn run(name: &str, conninfos: &[String], seconds: &str, print: bool) {
+/// How fast the servers run: as fast as they can (`FLAT_OUT`: up to 1,000 ticks a second,
+/// walkers at 6 blocks a tick), or a game's pace (`GAME`: 20 ticks a second, walkers at a
+/// sprinting player's 5.6 blocks a second). A save after every tick either way.
+struct Pace {
+    tps: &'static str,
+    speed: &'static str,
+}
+
+const FLAT_OUT: Pace = Pace { tps: "1000", speed: "6" };
+const GAME: Pace = Pace { tps: "20", speed: "0.28" };
+
+/// Runs `conninfos.len()` servers on one world, server `n` at `conninfos[n]`, at `pace`,
+/// and prints their summaries under `name`.
+fn run(name: &str, conninfos: &[String], seconds: &str, pace: &Pace, print: bool) {
     let m = conninfos.len();
     let walkers = (8 * m).to_string();
     let children: Vec<_> = conninfos
@@ -29,7 +40,8 @@ fn run(name: &str, conninfos: &[String], seconds: &str, print: bool) {
             Command::new(env!("CARGO_BIN_EXE_terrane"))
                 .args(["demo", "--store", conninfo, "--servers", &m.to_string()])
                 .args(["--server", &n.to_string(), "--seconds", seconds])
-                .args(["--players", &walkers, "--speed", "6", "--tps", "1000", "--save-every", "1"])
+                .args(["--players", &walkers, "--speed", pace.speed, "--tps", pace.tps])
+                .args(["--save-every", "1"])
                 .arg("--json")
                 .stdout(Stdio::piped())
                 .stderr(Stdio::null())
@@ -45,13 +57,17 @@ fn run(name: &str, conninfos: &[String], seconds: &str, print: bool) {
         let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         total += s["saves_per_second"].as_f64().unwrap();
         lines.push(format!(
-            "{}: {:.0} saves/s, p50 {:.2} ms, p99 {:.2} ms, {} hand-offs (p50 {:.2} ms)",
+            "{}: {:.0} saves/s, p50 {:.2} ms, p99 {:.2} ms, {} hand-offs (p50 {:.2} ms), \
+             {:.0} ms waiting for room among the saves in flight, ticks p50 {:.2} ms, p99 {:.2} ms",
             s["server"].as_str().unwrap(),
             s["saves_per_second"].as_f64().unwrap(),
             s["save_p50_ms"].as_f64().unwrap(),
             s["save_p99_ms"].as_f64().unwrap(),
             s["hand_offs_out"],
             s["hand_off_p50_ms"].as_f64().unwrap(),
+            s["save_wait_ms"].as_f64().unwrap(),
+            s["tick_p50_ms"].as_f64().unwrap(),
+            s["tick_p99_ms"].as_f64().unwrap(),
         ));
     }
     if print {
@@ -104,7 +120,7 @@ fn main() {
     for (m, warm) in [(1usize, true), (1, false), (2, false), (3, false)] {
         let conninfo =
             format!("{} schema=servers{m}{}", pg.conninfo(), if warm { "warm" } else { "" });
-        run(&format!("servers/{m}"), &vec![conninfo; m], &seconds, !warm);
+        run(&format!("servers/{m}"), &vec![conninfo; m], &seconds, &FLAT_OUT, !warm);
     }
     let Ok(delays) = std::env::var("TERRANE_SERVERS_DELAYS_MS") else { return };
     for ms in delays.split(',').map(|d| d.trim().parse::<u64>().expect("delays in ms")) {
@@ -118,7 +134,10 @@ fn main() {
                 format!("{} schema=servers3via{ms}", pg.conninfo_via(p))
             })
             .collect();
-        run(&format!("servers/3, {ms} ms each way"), &conninfos, &seconds, true);
+        run(&format!("servers/3, {ms} ms each way"), &conninfos, &seconds, &FLAT_OUT, true);
+        let game: Vec<String> =
+            conninfos.iter().map(|c| c.replace("servers3via", "game3via")).collect();
+        run(&format!("servers/3 at 20 tps, {ms} ms each way"), &game, &seconds, &GAME, true);
         let (p50, p99) = renewals(&pg, delay);
         println!("lease renewal, {ms} ms each way: p50 {p50:.2} ms, p99 {p99:.2} ms");
     }

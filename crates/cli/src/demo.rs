@@ -120,6 +120,10 @@ pub struct SharedArgs {
     /// (with --server; for crash tests).
     #[arg(long, value_name = "FILE", help_heading = "Shared world")]
     pub log: Option<PathBuf>,
+    /// Saves in flight at once (with --server): a save crosses to the database while the next
+    /// ticks run, and counts as acknowledged once it is durable (0: each save waits).
+    #[arg(long, value_name = "N", default_value_t = SharedServerConfig::DEFAULT.saves_in_flight, help_heading = "Shared world")]
+    pub saves_in_flight: usize,
 }
 
 impl DemoArgs {
@@ -168,6 +172,7 @@ impl DemoArgs {
             walkers: self.players,
             tps: self.tps,
             speed: self.speed,
+            saves_in_flight: self.shared.saves_in_flight,
         }
     }
 }

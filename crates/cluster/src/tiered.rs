@@ -378,8 +378,14 @@ impl<S: Store> TieredStore<S> {
     /// Every entity stored in `area` (shared-world layout), in UUID order: one range scan.
     /// A server that takes an area over, or polls for hand-offs into its areas, reads this.
     pub fn area_entities(&self, area: AreaId) -> Result<Vec<(Uuid, Vec<u8>)>> {
+        Self::area_entities_in(&self.store, area)
+    }
+
+    /// [`area_entities`](Self::area_entities) read from `store` directly: needs no
+    /// `TieredStore`, so it runs on any thread (a shared world's balance pass, off the tick).
+    pub fn area_entities_in(store: &S, area: AreaId) -> Result<Vec<(Uuid, Vec<u8>)>> {
         let mut out = Vec::new();
-        for e in self.store.scan_prefix(tables::ENTITY, &area.to_bytes())? {
+        for e in store.scan_prefix(tables::ENTITY, &area.to_bytes())? {
             let (k, o) = e?;
             if let Some((_, uuid)) = keys::parse_area_entity_key(&k) {
                 out.push((uuid, o.data));

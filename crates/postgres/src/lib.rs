@@ -121,6 +121,11 @@ pub use schema::FORMAT;
 /// The largest value stored (256 MiB).
 pub const MAX_VALUE_LEN: usize = 256 << 20;
 
+/// The most entries a scan reads in one statement without a snapshot (`Store::scan`): the
+/// scans a game server makes while it ticks (an area's entities, the lease table) cost one
+/// round trip.
+pub const SHORT_SCAN_ROWS: u32 = 64;
+
 /// Whether `location` names a PostgreSQL store rather than a path: a `postgres://` or
 /// `postgresql://` URL, or a libpq `key=value` string with a `host=` or `dbname=` key.
 pub fn is_connection_string(location: &str) -> bool {
@@ -452,8 +457,21 @@ impl ReadView for PgStore {
         Ok(out.into_iter().map(Option::flatten).collect())
     }
 
+    /// A range that fits one short page (up to [`SHORT_SCAN_ROWS`] entries, or
+    /// `scan_page_rows` when fewer) is read in one statement: one round trip, and a
+    /// consistent view by itself. A longer one pages through a snapshot (its first page read
+    /// again there), which costs two round trips more.
     fn scan(&self, table: &str, range: KeyRange) -> Result<Scan<'_>> {
         let rel = self.rel(table)?.to_string();
+        if range.is_empty() {
+            return Ok(Box::new(std::iter::empty()));
+        }
+        let short = SHORT_SCAN_ROWS.min(self.options.scan_page_rows);
+        let probe =
+            self.reading(|c| read::page(c, &rel, &range.start, &range.end, i64::from(short)))?;
+        if probe.len() < short as usize {
+            return Ok(Box::new(probe.into_iter().map(Ok)));
+        }
         let snap = self.noted(PgSnapshot::new(self))?;
         Ok(Box::new(Pager::new(Holder::Owned(Box::new(snap)), rel, range)))
     }

@@ -72,7 +72,7 @@ pub(crate) fn multi_get(conn: &mut Conn, rel: &str, keys: &[&[u8]]) -> Result<Ve
 }
 
 /// The next page of `rel` after `start`, up to `end`, at most `rows` entries.
-fn page(
+pub(crate) fn page(
     conn: &mut Conn,
     rel: &str,
     start: &Bound<Vec<u8>>,

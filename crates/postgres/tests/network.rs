@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use terrane_postgres::testing::{Direction, FaultProxy, Link, PgServer};
 use terrane_postgres::{PgOptions, PgStore};
-use terrane_store::{Batch, ReadView, Store, StoreConfig, tables};
+use terrane_store::{Batch, KeyRange, ReadView, Store, StoreConfig, tables};
 
 fn config() -> StoreConfig {
     StoreConfig::new("terrane network test")
@@ -72,6 +72,21 @@ fn the_delay_is_paid_per_round_trip_and_a_multi_get_is_one() {
     });
     assert_eq!(ten, 10, "ten gets");
     assert!(took >= 9.5, "ten gets took {took:.2} round trips of time");
+
+    // A short scan is one statement; a long one pages through a snapshot (begin, its pages,
+    // rollback) after the short probe.
+    let scan = |from: u32, to: u32| -> usize {
+        let range = KeyRange::between(&from.to_be_bytes(), &to.to_be_bytes());
+        store.scan(tables::CHUNK_L0, range).unwrap().inspect(|e| assert!(e.is_ok())).count()
+    };
+    scan(0, 2_000);
+    let (short, _) = counted(&|| assert_eq!(scan(1_000, 1_016), 16));
+    assert_eq!(short, 1, "a scan of 16 entries");
+    let (one_page, _) = counted(&|| assert_eq!(scan(0, 200), 200));
+    assert_eq!(one_page, 1 + 1 + 1 + 1, "a scan of 200 entries: one page after the probe");
+    let pages = 2_000_usize.div_ceil(terrane_postgres::PgOptions::new().scan_page_rows as usize);
+    let (long, _) = counted(&|| assert_eq!(scan(0, 2_000), 2_000));
+    assert_eq!(long, 1 + 1 + pages as u64 + 1, "a scan of 2,000 entries");
 }
 
 #[test]

@@ -6,12 +6,18 @@
 //! area taken over returns to its home server, with its last save, once that server is
 //! back. An [`Event::Status`] each second says what the server holds and ticks.
 //!
+//! Saves are in flight while the next ticks run ([`SharedServerConfig::saves_in_flight`]):
+//! what a save changes in the server's memory (walkers handed off, chunks no longer dirty)
+//! takes effect when it is accepted, and a save is acknowledged only once
+//! [`SharedWorld::landed`] reports it. When a save fails, every save not acknowledged fails
+//! with it, and the server reads its chunks and walkers back from the store.
+//!
 //! With [`SharedServerConfig::log`] every write attempt is logged (before it is made, then
 //! its outcome) with the epochs it was fenced on, and each save also stores an audit object
 //! (`worldProperties`, `demo:audit:<server>:<seq>`, the fenced epochs): crash tests check the
 //! database against those logs.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -19,7 +25,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use terrane::lease::AreaId;
-use terrane::shared::{AreaEntities, Balance, SaveError, SharedWorld};
+use terrane::shared::{AreaEntities, Balance, SaveError, SharedWorld, Survey};
 use terrane::stats::percentile;
 use terrane::worldgen::hills::{self as terrain, Palette};
 use terrane::{Backend, Batch, Chunk, ChunkPos, TickSave, Uuid, World, tables};
@@ -51,6 +57,9 @@ pub struct SharedServerConfig {
     pub tps: f64,
     /// Walker speed in blocks per tick. Default 2.5.
     pub speed: f64,
+    /// Saves in flight at once (`WorldBuilder::saves_in_flight`; 0: each save waits until
+    /// it is durable). Default 4.
+    pub saves_in_flight: usize,
 }
 
 impl SharedServerConfig {
@@ -64,6 +73,7 @@ impl SharedServerConfig {
         walkers: 4,
         tps: 50.0,
         speed: 2.5,
+        saves_in_flight: 4,
     };
 }
 
@@ -93,10 +103,17 @@ pub struct SharedServerSummary {
     pub saves_refused: u64,
     /// Saves that failed otherwise (outcome unknown; the server read its areas back).
     pub saves_failed: u64,
-    /// Median save time, milliseconds.
+    /// Median save time (from its start until it is durable), milliseconds.
     pub save_p50_ms: f64,
     /// 99th percentile of save time, milliseconds.
     pub save_p99_ms: f64,
+    /// Ticks that waited for room among the saves in flight (the store falling behind),
+    /// milliseconds in all.
+    pub save_wait_ms: f64,
+    /// Median tick time (its work, not the sleep after it), milliseconds.
+    pub tick_p50_ms: f64,
+    /// 99th percentile of tick time, milliseconds.
+    pub tick_p99_ms: f64,
     /// Acknowledged saves per second.
     pub saves_per_second: f64,
     /// Walkers handed off to other servers' areas.
@@ -143,6 +160,15 @@ struct Built {
     chunks: Vec<ChunkPos>,
 }
 
+/// A save accepted and not yet acknowledged: its sequence number, when it started, how many
+/// walkers it hands off, and whether it hands an area over.
+struct Pending {
+    seq: u64,
+    started: Instant,
+    out: usize,
+    hand_over: bool,
+}
+
 /// A server of a shared world.
 struct Server<'a> {
     /// Where events go.
@@ -158,6 +184,15 @@ struct Server<'a> {
     audit: bool,
     run: u64,
     seq: u64,
+    /// Saves accepted and not yet acknowledged, oldest first.
+    pending: VecDeque<Pending>,
+    /// Chunks asked to be read ahead and still near a walker, with the read's ticket.
+    read_ahead: HashMap<ChunkPos, u64>,
+    /// The tick being run.
+    tick: u64,
+    /// Walkers handed out, with the tick of the save that did it, since the last survey
+    /// asked for.
+    handed_out: Vec<(u64, Uuid)>,
     /// The summary so far.
     s: SharedServerSummary,
     save_ms: Vec<f64>,
@@ -175,15 +210,18 @@ impl Server<'_> {
 
     /// Balances the areas by [`SharedWorld::balance`]'s rules: takes the free home areas and
     /// the others' whose owner is gone, hands areas back to home servers running again.
-    fn balance(&mut self, tick: u64) -> Result<()> {
-        let now = Self::now_ms();
-        self.shared.announce(now)?;
+    ///
+    /// Plans from `survey` (read off the tick, asked for at tick `asked`), then holds the
+    /// walkers handed off into the held areas it lists, less those this server handed out
+    /// after it was asked for (the survey may predate their hand-off).
+    fn balance(&mut self, tick: u64, asked: u64, survey: Survey) -> Result<()> {
         let servers = self.servers as i32;
         let home = |a: AreaId| format!("server-{}", a.x.rem_euclid(servers));
-        for (area, action) in self.shared.balance(self.areas(), home, now)? {
+        let plan = self.shared.balance_from(&survey, self.areas(), home);
+        for (area, action) in plan {
             match action {
                 Balance::HandBack { .. } => self.hand_over(area, tick)?,
-                Balance::Acquire => match self.shared.acquire(area, now) {
+                Balance::Acquire => match self.shared.acquire(area, Self::now_ms()) {
                     Ok(lease) => {
                         self.log.line(format!(
                             "acquired {} {} {} {}",
@@ -199,6 +237,14 @@ impl Server<'_> {
                 },
                 _ => {}
             }
+        }
+        self.handed_out.retain(|(t, _)| *t >= asked);
+        for (area, mut stored) in survey.arrivals {
+            if !self.shared.owns(area) {
+                continue;
+            }
+            stored.retain(|(uuid, _)| !self.handed_out.iter().any(|(_, u)| u == uuid));
+            self.s.arrivals += self.take_walkers(area, stored)? as u64;
         }
         Ok(())
     }
@@ -241,7 +287,7 @@ impl Server<'_> {
         Ok(())
     }
 
-    /// Forgets everything and reads the held areas back (after a save of unknown outcome).
+    /// Forgets the walkers and reads the held areas' back (after a tick that failed).
     fn resync(&mut self) -> Result<()> {
         self.walkers.clear();
         for (area, stored) in self.shared.held_entities()? {
@@ -250,22 +296,66 @@ impl Server<'_> {
         Ok(())
     }
 
+    /// Forgets everything and reads it back from the store (after a save failed: the saves
+    /// not acknowledged are lost or, for the failed one, unknown; the server's state was
+    /// ahead of the store). The chunks are loaded again by the next tick.
+    fn read_back(&mut self) -> Result<()> {
+        let loaded: Vec<ChunkPos> = self.chunks.keys().copied().collect();
+        for p in loaded {
+            self.shared.world_mut().unload_chunk(p)?;
+        }
+        self.chunks.clear();
+        self.dirty.clear();
+        self.read_ahead.clear();
+        self.resync()
+    }
+
     /// Loads the chunks under and around the walkers of held areas; unloads saved chunks no
     /// walker needs. The regionizer therefore only ever holds chunks of this server's areas.
+    ///
+    /// The chunks within two of each walker are read ahead (off the tick, into the cache of
+    /// the saves in flight), and loaded once read: a walker stepping into a new chunk finds
+    /// it read, and the tick never waits on the network for a chunk.
     fn load_around(&mut self) -> Result<()> {
         let mut needed = HashSet::new();
+        let mut near = HashSet::new();
         for w in self.walkers.values() {
             let c = w.block().chunk();
-            for (dx, dz) in [(0, 0), (-1, 0), (1, 0), (0, -1), (0, 1)] {
-                let p = ChunkPos::new(c.x + dx, c.y, c.z + dz);
-                if self.shared.owns(AreaId::of_chunk(p)) {
-                    needed.insert(p);
+            for dx in -2..=2 {
+                for dz in -2..=2 {
+                    let p = ChunkPos::new(c.x + dx, c.y, c.z + dz);
+                    if !self.shared.owns(AreaId::of_chunk(p)) {
+                        continue;
+                    }
+                    near.insert(p);
+                    if dx * dx + dz * dz <= 1 {
+                        needed.insert(p);
+                    }
                 }
             }
         }
-        // All of the tick's new chunks in one read (a few round trips, however many).
-        let mut new: Vec<ChunkPos> =
-            needed.iter().filter(|p| !self.chunks.contains_key(p)).copied().collect();
+        self.read_ahead.retain(|p, _| near.contains(p));
+        let mut ask: Vec<ChunkPos> = near
+            .iter()
+            .filter(|p| !self.chunks.contains_key(p) && !self.read_ahead.contains_key(p))
+            .copied()
+            .collect();
+        ask.sort_unstable();
+        // Without saves in flight there is nothing to read into (no ticket): load at once.
+        if !ask.is_empty()
+            && let Some(ticket) = self.shared.world().read_ahead_chunks(&ask)
+        {
+            self.read_ahead.extend(ask.iter().map(|p| (*p, ticket)));
+        }
+        // The tick's new chunks that are read (all of them in one read without reads ahead:
+        // a few round trips, however many); a walker waits for its chunk.
+        let world = self.shared.world();
+        let mut new: Vec<ChunkPos> = needed
+            .iter()
+            .filter(|p| !self.chunks.contains_key(p))
+            .filter(|p| self.read_ahead.get(p).is_none_or(|t| world.is_read_ahead(*t)))
+            .copied()
+            .collect();
         new.sort_unstable();
         if !new.is_empty() {
             let loaded = self.shared.world_mut().load_chunks(&new)?;
@@ -370,68 +460,110 @@ impl Server<'_> {
         self.run * 1_000_000 + self.seq
     }
 
-    /// Saves every held area; returns whether the save was acknowledged.
-    fn save(&mut self, tick: u64) -> Result<bool> {
+    /// Saves every held area (acknowledged once it lands: [`Server::drain`]).
+    fn save(&mut self, tick: u64) -> Result<()> {
         let seq = self.next_seq();
         let built = self.build_save(seq, None)?;
-        let t = Instant::now();
-        self.s.saves_attempted += 1;
+        let started = Instant::now();
         let result = self.shared.save(tick, built.save.clone());
-        let ms = t.elapsed().as_secs_f64() * 1e3;
-        self.after_save(seq, result, ms, &built)
+        self.submitted(seq, started, result, built, false)
     }
 
-    fn after_save(
+    /// After a save was submitted: accepted, its effects on memory apply now and it waits to
+    /// be acknowledged; not accepted, it and every save in flight failed.
+    fn submitted(
         &mut self,
         seq: u64,
+        started: Instant,
         result: Result<(), SaveError>,
-        ms: f64,
-        built: &Built,
-    ) -> Result<bool> {
-        let Built { out, kept, chunks, .. } = built;
+        built: Built,
+        hand_over: bool,
+    ) -> Result<()> {
+        self.s.saves_attempted += 1;
         match result {
             Ok(()) => {
-                self.log.line(format!("ack {seq} {}", now_us()));
-                self.s.saves_acknowledged += 1;
-                self.save_ms.push(ms);
-                if !out.is_empty() {
-                    self.hand_off_ms.push(ms);
-                }
-                self.s.hand_offs_out += out.len() as u64;
-                for u in out {
+                let Built { out, kept, chunks, .. } = built;
+                for u in &out {
                     self.walkers.remove(u);
+                    self.handed_out.push((self.tick, *u));
                 }
-                for u in kept {
+                for u in &kept {
                     if let Some(w) = self.walkers.get_mut(u) {
                         w.stored_in = w.area();
                     }
                 }
-                for p in chunks {
+                for p in &chunks {
                     self.dirty.remove(p);
                 }
-                Ok(true)
+                self.pending.push_back(Pending { seq, started, out: out.len(), hand_over });
+                self.drain()
             }
-            Err(SaveError::Refused { lost }) => {
+            Err(SaveError::Stopped) => {
+                // Not written: a save in flight before it failed, which draining reports.
                 self.log.line(format!("refused {seq} {}", now_us()));
                 self.s.saves_refused += 1;
-                if !lost.is_empty() {
-                    (self.on_event)(Event::AreasLost {
-                        server: self.shared.server(),
-                        areas: &lost,
-                    });
-                    self.s.areas_lost += lost.len() as u64;
-                    self.drop_areas(&lost)?;
-                }
-                Ok(false)
+                self.drain()
             }
             Err(e) => {
-                self.log.line(format!("error {seq} {}", now_us()));
-                self.s.saves_failed += 1;
-                tracing::warn!("save {seq} failed ({e}); reading the held areas back");
-                self.resync()?;
-                Ok(false)
+                // Not accepted (with saves in flight), or of unknown outcome (without): the
+                // saves in flight before it are settled and reported first.
+                let _ = self.shared.world().settle_saves();
+                self.drain()?;
+                self.pending.push_back(Pending { seq, started, out: 0, hand_over });
+                self.fail_pending(e)
             }
         }
+    }
+
+    /// Acknowledges the saves that landed; on a failure, fails every save not acknowledged.
+    fn drain(&mut self) -> Result<()> {
+        loop {
+            match self.shared.landed() {
+                Ok(ticks) if ticks.is_empty() => return Ok(()),
+                Ok(ticks) => {
+                    for _ in ticks {
+                        let Some(p) = self.pending.pop_front() else { break };
+                        self.log.line(format!("ack {} {}", p.seq, now_us()));
+                        self.s.saves_acknowledged += 1;
+                        let ms = p.started.elapsed().as_secs_f64() * 1e3;
+                        self.save_ms.push(ms);
+                        if p.out > 0 {
+                            self.hand_off_ms.push(ms);
+                        }
+                        self.s.hand_offs_out += p.out as u64;
+                        if p.hand_over {
+                            self.s.areas_handed_over += 1;
+                        }
+                    }
+                }
+                Err(e) => return self.fail_pending(e),
+            }
+        }
+    }
+
+    /// Every save not acknowledged failed with `e`: logs each (refused: not written; error:
+    /// outcome unknown), drops the areas lost and reads everything back.
+    fn fail_pending(&mut self, e: SaveError) -> Result<()> {
+        let (word, lost) = match &e {
+            SaveError::Refused { lost } => ("refused", lost.clone()),
+            _ => ("error", Vec::new()),
+        };
+        for p in std::mem::take(&mut self.pending) {
+            self.log.line(format!("{word} {} {}", p.seq, now_us()));
+            match word {
+                "refused" => self.s.saves_refused += 1,
+                _ => self.s.saves_failed += 1,
+            }
+        }
+        if !lost.is_empty() {
+            (self.on_event)(Event::AreasLost { server: self.shared.server(), areas: &lost });
+            self.s.areas_lost += lost.len() as u64;
+            self.drop_areas(&lost)?;
+        }
+        if word == "error" {
+            tracing::warn!("a save failed ({e}); reading the held areas back");
+        }
+        self.read_back()
     }
 
     /// Hands `area` over with its last save (walkers and chunks of the area, and the lease's
@@ -445,29 +577,36 @@ impl Server<'_> {
         let seq = self.next_seq();
         let built = self.build_save(seq, Some(&[area]))?;
         self.log.line(format!("handover {seq} {} {}", area.x, area.z));
-        let t = Instant::now();
-        self.s.saves_attempted += 1;
+        let started = Instant::now();
         let result = match self.shared.hand_over(area, tick, built.save.clone()) {
             // Not held after all: nothing was written, nothing to acknowledge.
             Ok(false) => return Ok(()),
             r => r.map(|_| ()),
         };
-        let ms = t.elapsed().as_secs_f64() * 1e3;
-        if self.after_save(seq, result, ms, &built)? {
-            self.s.areas_handed_over += 1;
+        let accepted = result.is_ok();
+        self.submitted(seq, started, result, built, true)?;
+        if accepted {
+            // No longer this server's, whatever the batch's outcome (a hand-over that fails
+            // leaves the lease to expire).
             self.drop_areas(&[area])?;
         }
         Ok(())
     }
 }
 
-fn open_world(conninfo: &str, server: &str, schema: terrane::Schema) -> Result<World> {
+fn open_world(
+    conninfo: &str,
+    server: &str,
+    schema: terrane::Schema,
+    saves_in_flight: usize,
+) -> Result<World> {
     let mut last = None;
     for _ in 0..20 {
         let b = World::builder()
             .backend(Backend::Postgres)
             .schema(schema.clone())
             .server(server)
+            .saves_in_flight(saves_in_flight)
             .tiers(|b| b.l0_idle_ticks(100).l1_idle_ticks(300));
         // Three servers starting at once: one creates, the others may find it half made.
         match b.open_or_create(conninfo) {
@@ -481,7 +620,8 @@ fn open_world(conninfo: &str, server: &str, schema: terrane::Schema) -> Result<W
 
 /// Creates the walkers, once per world (the first server to get here wins).
 fn populate(world: &World, walkers: usize, width: f64) -> Result<()> {
-    if world.store().get(tables::WORLD_PROPERTIES, POPULATION_KEY)?.is_some() {
+    let store = world.durable_store();
+    if store.get(tables::WORLD_PROPERTIES, POPULATION_KEY)?.is_some() {
         return Ok(());
     }
     let mut b = Batch::new();
@@ -506,7 +646,7 @@ fn populate(world: &World, walkers: usize, width: f64) -> Result<()> {
             w.encode(0, 0, "init"),
         );
     }
-    match world.store().write(&b.synced()) {
+    match store.write(&b.synced()) {
         Ok(()) | Err(terrane::store::Error::PreconditionFailed { .. }) => Ok(()),
         Err(e) => Err(e.into()),
     }
@@ -538,7 +678,7 @@ pub fn run(
     let id = format!("server-{n}");
     let schema = terrain::schema();
     let palette = Palette::of(&schema).expect("the demo schema registers its blocks");
-    let world = open_world(conninfo, &id, schema)?;
+    let world = open_world(conninfo, &id, schema, config.saves_in_flight)?;
     let width = 2.0 * servers as f64 * 256.0;
     populate(&world, config.walkers, width)?;
     let shared = SharedWorld::new(world, config.lease_ms)?;
@@ -561,6 +701,10 @@ pub fn run(
         audit: config.log.is_some(),
         run: now_us() / 1000,
         seq: 0,
+        pending: VecDeque::new(),
+        read_ahead: HashMap::new(),
+        tick: 0,
+        handed_out: Vec::new(),
         s: SharedServerSummary { server: id.clone(), servers, ..SharedServerSummary::default() },
         save_ms: Vec::new(),
         hand_off_ms: Vec::new(),
@@ -571,22 +715,49 @@ pub fn run(
     let mut next_line = Duration::from_secs(1);
     let mut tick = srv.shared.world().tick();
     let mut last_saves = 0;
+    // Balance passes (presence, leases, arrivals: a few round trips) four times a lease.
+    let balance_every = Duration::from_millis((config.lease_ms / 4).max(1));
+    let mut last_balance: Option<Instant> = None;
+    // The balance passes' reads (presence, leases, arrivals) run on a thread of their own.
+    let surveyor = srv.shared.surveyor();
+    let (ask, asked_rx) = std::sync::mpsc::channel::<(u64, Vec<AreaId>)>();
+    let (answer, surveys) = std::sync::mpsc::channel::<(u64, terrane::Result<Survey>)>();
+    let survey_thread = std::thread::Builder::new()
+        .name(format!("{id}-survey"))
+        .spawn(move || {
+            for (tick, areas) in asked_rx {
+                let now = Server::now_ms();
+                let survey = surveyor.announce(now).and_then(|()| surveyor.survey(&areas, now));
+                if answer.send((tick, survey)).is_err() {
+                    return;
+                }
+            }
+        })
+        .map_err(|e| Error::Setting(format!("cannot start the balance thread: {e}")))?;
+    let mut surveying = false;
+    let mut save_wait = Duration::ZERO;
+    let mut tick_ms = Vec::new();
     // When the database is unreachable (a restart, a failover), ticks fail: the server
     // reads its areas back once it answers again, and gives up after a minute without it.
     let mut failing_since: Option<Instant> = None;
     while started.elapsed().as_secs_f64() < config.seconds {
         let t0 = Instant::now();
         tick += 1;
-        let step = |srv: &mut Server<'_>| -> Result<()> {
+        let mut step = |srv: &mut Server<'_>| -> Result<()> {
+            // Saves that landed are acknowledged first, whatever fails later in the tick.
+            srv.drain()?;
             if failing_since.is_some() {
                 srv.resync()?;
             }
-            if tick.is_multiple_of(10) {
-                srv.balance(tick)?;
+            srv.tick = tick;
+            if !surveying && last_balance.is_none_or(|t| t.elapsed() >= balance_every) {
+                last_balance = Some(Instant::now());
                 let held: Vec<AreaId> = srv.shared.held().map(|l| l.area).collect();
-                for area in held {
-                    srv.s.arrivals += srv.adopt(area)? as u64;
-                }
+                surveying = ask.send((tick, held)).is_ok();
+            }
+            if let Ok((asked, survey)) = surveys.try_recv() {
+                surveying = false;
+                srv.balance(tick, asked, survey?)?;
             }
             let lost = srv.shared.renew(Server::now_ms())?;
             if !lost.is_empty() {
@@ -598,6 +769,7 @@ pub fn run(
             if tick.is_multiple_of(config.save_every.max(1)) {
                 srv.save(tick)?;
             }
+            save_wait += srv.shared.world().take_save_wait();
             Ok(())
         };
         match step(&mut srv) {
@@ -630,19 +802,22 @@ pub fn run(
             last_saves = srv.s.saves_acknowledged;
             (srv.on_event)(Event::Status(&status));
         }
+        tick_ms.push(t0.elapsed().as_secs_f64() * 1e3);
         if let Some(rest) = period.checked_sub(t0.elapsed()) {
             std::thread::sleep(rest);
         }
     }
+    drop(ask);
+    let _ = survey_thread.join();
     // A clean stop: everything saved and every area released, in one batch.
     let seq = srv.next_seq();
     let built = srv.build_save(seq, None)?;
     srv.log.line(format!("release {seq}"));
-    let t = Instant::now();
-    srv.s.saves_attempted += 1;
     let result = srv.shared.release_all(tick, built.save.clone());
-    let ms = t.elapsed().as_secs_f64() * 1e3;
-    srv.after_save(seq, result, ms, &built)?;
+    srv.submitted(seq, Instant::now(), result, built, false)?;
+    // Its failure, if any, is reported by draining.
+    let _ = srv.shared.world().settle_saves();
+    srv.drain()?;
     srv.log.line(format!("stop {id} {}", now_us()));
     let mut s = std::mem::take(&mut srv.s);
     s.seconds = started.elapsed().as_secs_f64();
@@ -650,6 +825,9 @@ pub fn run(
     s.save_p50_ms = percentile(&mut srv.save_ms, 0.5).unwrap_or(0.0);
     s.save_p99_ms = percentile(&mut srv.save_ms, 0.99).unwrap_or(0.0);
     s.hand_off_p50_ms = percentile(&mut srv.hand_off_ms, 0.5).unwrap_or(0.0);
+    s.save_wait_ms = save_wait.as_secs_f64() * 1e3;
+    s.tick_p50_ms = percentile(&mut tick_ms, 0.5).unwrap_or(0.0);
+    s.tick_p99_ms = percentile(&mut tick_ms, 0.99).unwrap_or(0.0);
     s.walkers_at_end = srv.walkers.len();
     Ok(s)
 }

@@ -2,14 +2,15 @@
 //! of their own, at most `depth` in flight, so that a game's tick never waits on a network
 //! round trip for its save.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::ops::Range;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::{
-    Batch, Error, Object, Op, Parts, ReadView, Result, Scan, Store, cut_parts, cut_parts_then,
+    Batch, Error, KeyRange, Object, Op, Parts, ReadView, Result, Scan, Store, cut_parts,
+    cut_parts_then,
 };
 
 /// Where a key's value in the batches in flight is: the sequence number of the newest batch
@@ -131,17 +132,25 @@ impl Shared {
 ///   unknown, whole or absent), and the batches queued after it are dropped unapplied: they
 ///   were built on a state that may never have existed. Every later `write` fails with
 ///   [`Error::Poisoned`] naming the first failure, which [`failure`](WritePipeline::failure)
-///   returns. Reads then go to the inner store alone. Reopen the store to go on.
+///   returns. Reads then go to the inner store alone. Once the writer has read back what it
+///   holds (its state was ahead of the store), [`resume`](WritePipeline::resume) opens the
+///   line again; or reopen the store.
+/// - **Scans see every accepted write too.** A scan merges the batches in flight when it
+///   began over the inner store's scan (a range no batch in flight writes is the inner
+///   store's scan as it is, streamed).
 ///
 /// # What it does not guarantee
 ///
 /// - Reads of objects changed by another writer: the pipeline must be the inner store's only
 ///   writer, as a store's lock makes it (terrane's backends; on PostgreSQL a writer that lost
 ///   its lock finds every later batch refused by the writer epoch, which stops the line: no
-///   batch built on a stale read lands).
+///   batch built on a stale read lands). Where several writers share a store, each one's
+///   keys its own (the areas of a shared world), the tables others write into are kept out
+///   of the cache ([`with_uncached`](WritePipeline::with_uncached)) and the cache is
+///   [forgotten](WritePipeline::forget_cache) when keys change owner.
 /// - That an accepted batch is valid: the inner store validates it when it applies it, and
 ///   an invalid batch stops the line like any other failure.
-/// - Snapshots and scans of batches in flight: they wait for them instead.
+/// - Snapshots of batches in flight: they wait for them instead.
 /// - Durability of anything on drop: dropping the pipeline applies the batches still queued
 ///   (the thread finishes them), without reporting their outcome; call
 ///   [`settle`](WritePipeline::settle) first to know it.
@@ -150,6 +159,8 @@ pub struct WritePipeline {
     shared: Arc<Shared>,
     depth: u64,
     cache_limit: usize,
+    /// Tables whose reads and landed writes are not cached (others write into them).
+    uncached: HashSet<String>,
     thread: Option<thread::JoinHandle<()>>,
 }
 
@@ -179,17 +190,32 @@ impl WritePipeline {
         depth: usize,
         cache_bytes: usize,
     ) -> Result<Arc<WritePipeline>> {
+        Self::with_uncached(inner, depth, cache_bytes, &[])
+    }
+
+    /// [`with_cache`](Self::with_cache), keeping `uncached` tables out of the cache: every
+    /// read of them that no batch in flight answers goes to the inner store. For tables other
+    /// writers write into (a shared world's entities handed off into this server's areas,
+    /// its leases and presence records).
+    pub fn with_uncached(
+        inner: Arc<dyn Store>,
+        depth: usize,
+        cache_bytes: usize,
+        uncached: &[&str],
+    ) -> Result<Arc<WritePipeline>> {
         let shared =
             Arc::new(Shared { state: Mutex::new(State::default()), changed: Condvar::new() });
-        let (s, store) = (Arc::clone(&shared), Arc::clone(&inner));
+        let uncached: HashSet<String> = uncached.iter().map(|t| t.to_string()).collect();
+        let (s, store, skip) = (Arc::clone(&shared), Arc::clone(&inner), uncached.clone());
         let thread = thread::Builder::new()
             .name("terrane-write-pipeline".into())
-            .spawn(move || apply(&*store, &s, cache_bytes))?;
+            .spawn(move || apply(&*store, &s, cache_bytes, &skip))?;
         Ok(Arc::new(WritePipeline {
             inner,
             shared,
             depth: depth.max(1) as u64,
             cache_limit: cache_bytes,
+            uncached,
             thread: Some(thread),
         }))
     }
@@ -243,6 +269,32 @@ impl WritePipeline {
         }
     }
 
+    /// Opens the line again after a failure: later writes are accepted and land. The batches
+    /// dropped by the failure stay dropped (they count as landed in
+    /// [`durable`](Self::durable), which moves to [`submitted`](Self::submitted)); call it
+    /// only once the writer has read back what it holds, since its state was ahead of the
+    /// store. Returns the failure's sequence number (`None`: nothing had failed; nothing
+    /// changes).
+    pub fn resume(&self) -> Option<u64> {
+        let mut s = self.shared.lock();
+        let (seq, _) = s.failed.take()?;
+        s.error = None;
+        s.durable = s.submitted;
+        drop(s);
+        self.shared.changed.notify_all();
+        Some(seq)
+    }
+
+    /// Empties the cache (batches in flight still answer reads of what they write): for a
+    /// writer whose keys changed owner, such as a shared world's server taking an area that
+    /// another server wrote meanwhile.
+    pub fn forget_cache(&self) {
+        let mut s = self.shared.lock();
+        s.cache.clear();
+        s.cache_bytes = 0;
+        s.losses += 1;
+    }
+
     /// Waits until every batch accepted so far has landed; the first failure's error when
     /// one failed.
     pub fn settle(&self) -> Result<()> {
@@ -278,7 +330,7 @@ impl WritePipeline {
         found: impl IntoIterator<Item = (&'k [u8], &'k Option<Object>)>,
         asked: u64,
     ) {
-        if self.cache_limit == 0 {
+        if self.cache_limit == 0 || self.uncached.contains(table) {
             return;
         }
         let mut s = self.shared.lock();
@@ -304,9 +356,9 @@ fn poisoned(seq: u64, msg: &str) -> Error {
     ))
 }
 
-/// The writer thread: applies queued batches in order until stopped (finishing the queue) or
-/// a batch fails.
-fn apply(store: &dyn Store, shared: &Shared, cache_limit: usize) {
+/// The writer thread: applies queued batches in order until stopped (finishing the queue). A
+/// batch that fails drops the queue and stops the line until [`WritePipeline::resume`].
+fn apply(store: &dyn Store, shared: &Shared, cache_limit: usize, uncached: &HashSet<String>) {
     loop {
         let (seq, batch) = {
             let mut s = shared.lock();
@@ -336,6 +388,7 @@ fn apply(store: &dyn Store, shared: &Shared, cache_limit: usize) {
                 for id in landed {
                     if let Some((_, batch, i)) = s.overlay.remove(&id)
                         && cache_limit > 0
+                        && !uncached.contains(&id.0)
                     {
                         s.remember(id, op_value(&batch, i), cache_limit);
                     }
@@ -350,7 +403,7 @@ fn apply(store: &dyn Store, shared: &Shared, cache_limit: usize) {
                 s.cache_bytes = 0;
                 s.losses += 1;
                 shared.changed.notify_all();
-                return;
+                continue;
             }
         }
         shared.changed.notify_all();
@@ -417,9 +470,36 @@ impl ReadView for WritePipeline {
         }
     }
 
-    fn scan(&self, table: &str, range: crate::KeyRange) -> Result<Scan<'_>> {
-        self.settle()?;
-        self.inner.scan(table, range)
+    /// The inner store's scan with the batches in flight when it began merged over it (their
+    /// values win; their deletions hide keys). Streams the inner scan as it is when no batch
+    /// in flight writes the range.
+    fn scan(&self, table: &str, range: KeyRange) -> Result<Scan<'_>> {
+        // Taken before the inner scan starts: a batch landing during it is either seen by the
+        // inner scan or still here (the newest value of each key it writes).
+        let in_flight: BTreeMap<Vec<u8>, Option<Object>> = {
+            let s = self.shared.lock();
+            s.overlay
+                .iter()
+                .filter(|((t, k), _)| t == table && range.contains(k))
+                .map(|((_, k), (_, batch, i))| (k.clone(), op_value(batch, *i)))
+                .collect()
+        };
+        if in_flight.is_empty() {
+            return self.inner.scan(table, range);
+        }
+        let mut merged: BTreeMap<Vec<u8>, Option<Object>> = BTreeMap::new();
+        let mut errors = Vec::new();
+        for e in self.inner.scan(table, range)? {
+            match e {
+                Ok((k, o)) => {
+                    merged.insert(k, Some(o));
+                }
+                Err(e) => errors.push(Err(e)),
+            }
+        }
+        merged.extend(in_flight);
+        let entries = merged.into_iter().filter_map(|(k, o)| o.map(|o| Ok((k, o))));
+        Ok(Box::new(errors.into_iter().chain(entries)))
     }
 }
 

@@ -15,7 +15,16 @@
 //! - who takes which area ([`SharedWorld::balance`]): each area has a home server; a server
 //!   takes its free home areas, takes another's area only once its lease has been expired for
 //!   a whole lease time (its owner is gone), and hands an area back once the home server says
-//!   it runs again ([`SharedWorld::announce`], [`SharedWorld::live_servers`]).
+//!   it runs again ([`SharedWorld::announce`], [`SharedWorld::live_servers`]). A balance
+//!   pass's reads can run off the tick: a [`Surveyor`] reads a [`Survey`] on any thread and
+//!   [`SharedWorld::balance_from`] plans from it.
+//!
+//! With saves in flight ([`WorldBuilder::saves_in_flight`](crate::WorldBuilder::saves_in_flight))
+//! a save returns once accepted, and its fence is checked when it lands:
+//! [`SharedWorld::landed`] reports the saves that landed, in order, and the first failure.
+//! The leases and presence records are written around the saves in flight
+//! ([`World::durable_store`]): a renewal keeps the epoch the saves in flight are fenced on,
+//! and an acquire is durable before any save fenced on it is accepted.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -39,6 +48,10 @@ pub enum SaveError {
         /// The areas this server lost.
         lost: Vec<AreaId>,
     },
+    /// Not written, nor accepted: a save in flight before it failed. [`SharedWorld::landed`]
+    /// reports the saves that landed before that failure, then the failure itself.
+    #[error("save not written: a save in flight before it failed (see SharedWorld::landed)")]
+    Stopped,
     /// The save failed otherwise (its outcome is unknown when the store lost its connection
     /// at the commit: it is either whole or absent).
     #[error(transparent)]
@@ -55,6 +68,83 @@ pub const PRESENCE_PREFIX: &[u8] = b"terrane:shared:presence:";
 
 /// The entities stored in an area: each one's UUID and record.
 pub type AreaEntities = Vec<(Uuid, Vec<u8>)>;
+
+/// What a balance pass reads ([`Surveyor::survey`]): the lease table, the servers live, and
+/// the entities stored in some areas.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Survey {
+    /// The moment it was read for, milliseconds since the Unix epoch.
+    pub now_ms: u64,
+    /// Every lease of the world, in area order.
+    pub leases: Vec<Lease>,
+    /// The servers live at `now_ms` ([`SharedWorld::live_servers`]).
+    pub live: BTreeSet<String>,
+    /// The entities stored in each area asked for. A scan begun after the saves accepted
+    /// before the survey: it shows them (in flight or landed), hand-offs into the areas
+    /// that landed, and none of the saves accepted after it began, which is the caller's to
+    /// account for (an entity handed out by a later save is still listed).
+    pub arrivals: Vec<(AreaId, AreaEntities)>,
+}
+
+/// Reads a [`Survey`] on any thread: a balance pass's round trips off the tick. From
+/// [`SharedWorld::surveyor`]; cheap to clone.
+#[derive(Clone)]
+pub struct Surveyor {
+    /// Where leases and presence records are (durable when written).
+    durable: Arc<dyn Store>,
+    /// The world's store, with its saves in flight: an area's entities as this server saved
+    /// them.
+    saves: Arc<dyn Store>,
+    id: String,
+    owner: String,
+    ttl_ms: u64,
+}
+
+impl std::fmt::Debug for Surveyor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Surveyor").field("server", &self.id).finish_non_exhaustive()
+    }
+}
+
+impl Surveyor {
+    /// Says this server runs: writes its presence record, `now_ms` (not fenced: the key is
+    /// this server's alone).
+    pub fn announce(&self, now_ms: u64) -> Result<(), Error> {
+        let key = [PRESENCE_PREFIX, self.id.as_bytes()].concat();
+        self.durable.put(tables::WORLD_PROPERTIES, &key, 0, &now_ms.to_le_bytes())?;
+        Ok(())
+    }
+
+    /// The servers that announced themselves within two lease times before `now_ms`.
+    pub fn live_servers(&self, now_ms: u64) -> Result<BTreeSet<String>, Error> {
+        let mut live = BTreeSet::new();
+        for e in self.durable.scan_prefix(tables::WORLD_PROPERTIES, PRESENCE_PREFIX)? {
+            let (k, o) = e?;
+            let seen = o.data.as_slice().try_into().map(u64::from_le_bytes).unwrap_or(0);
+            if seen.saturating_add(2 * self.ttl_ms) >= now_ms {
+                live.insert(String::from_utf8_lossy(&k[PRESENCE_PREFIX.len()..]).into_owned());
+            }
+        }
+        Ok(live)
+    }
+
+    /// Reads the lease table, the servers live at `now_ms` and the entities stored in
+    /// `areas`: one round trip each on PostgreSQL.
+    pub fn survey(&self, areas: &[AreaId], now_ms: u64) -> Result<Survey, Error> {
+        let leases = Leases::new(Arc::clone(&self.durable), &self.owner, self.ttl_ms)?.all()?;
+        let live = self.live_servers(now_ms)?;
+        let mut arrivals = Vec::with_capacity(areas.len());
+        for &area in areas {
+            let stored = terrane_cluster::TieredStore::<Arc<dyn Store>>::area_entities_in(
+                &self.saves,
+                area,
+            )?;
+            arrivals.push((area, stored));
+        }
+        Ok(Survey { now_ms, leases, live, arrivals })
+    }
+}
 
 /// What [`SharedWorld::balance`] says to do with an area.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -120,7 +210,7 @@ impl SharedWorld {
         if id.is_empty() || id.len() > 32 || !id.bytes().all(|b| (0x21..0x7f).contains(&b)) {
             return Err(Error::InvalidServerId(id));
         }
-        let store: Arc<dyn Store> = Arc::clone(world.tiered().store());
+        let store = world.durable_store();
         let owner = format!("{id}#{}", instance_mark());
         let leases = Leases::new(store, &owner, ttl_ms)?;
         world.tiered_mut().set_areas(Some(BTreeSet::new()));
@@ -165,23 +255,23 @@ impl SharedWorld {
     /// Says this server runs: writes its presence record, `now_ms` (not fenced: the key is
     /// this server's alone). Call it every balance pass.
     pub fn announce(&self, now_ms: u64) -> Result<(), Error> {
-        let key = [PRESENCE_PREFIX, self.id.as_bytes()].concat();
-        self.world.store().put(tables::WORLD_PROPERTIES, &key, 0, &now_ms.to_le_bytes())?;
-        Ok(())
+        self.surveyor().announce(now_ms)
     }
 
     /// The servers that announced themselves within two lease times before `now_ms`.
     pub fn live_servers(&self, now_ms: u64) -> Result<BTreeSet<String>, Error> {
-        let ttl = self.leases().ttl_ms();
-        let mut live = BTreeSet::new();
-        for e in self.world.store().scan_prefix(tables::WORLD_PROPERTIES, PRESENCE_PREFIX)? {
-            let (k, o) = e?;
-            let seen = o.data.as_slice().try_into().map(u64::from_le_bytes).unwrap_or(0);
-            if seen.saturating_add(2 * ttl) >= now_ms {
-                live.insert(String::from_utf8_lossy(&k[PRESENCE_PREFIX.len()..]).into_owned());
-            }
+        self.surveyor().live_servers(now_ms)
+    }
+
+    /// A [`Surveyor`] of this server: reads balance passes on another thread.
+    pub fn surveyor(&self) -> Surveyor {
+        Surveyor {
+            durable: self.world.durable_store(),
+            saves: Arc::clone(self.world.tiered().store()),
+            id: self.id.clone(),
+            owner: self.lease_owner().to_string(),
+            ttl_ms: self.leases().ttl_ms(),
         }
-        Ok(live)
     }
 
     /// What to do with each of `areas`, whose home server is `home(area)` (a server id), at
@@ -200,10 +290,25 @@ impl SharedWorld {
         home: impl Fn(AreaId) -> String,
         now_ms: u64,
     ) -> Result<Vec<(AreaId, Balance)>, Error> {
-        let ttl = self.leases().ttl_ms();
-        let leases: BTreeMap<AreaId, Lease> =
-            self.leases().all()?.into_iter().map(|l| (l.area, l)).collect();
-        let live = self.live_servers(now_ms)?;
+        let survey = Survey {
+            now_ms,
+            leases: self.leases().all()?,
+            live: self.live_servers(now_ms)?,
+            arrivals: Vec::new(),
+        };
+        Ok(self.balance_from(&survey, areas, home))
+    }
+
+    /// [`balance`](Self::balance) planned from a [`Survey`] read beforehand (off the tick),
+    /// as of its `now_ms`, with the leases this server holds now.
+    pub fn balance_from(
+        &self,
+        survey: &Survey,
+        areas: impl IntoIterator<Item = AreaId>,
+        home: impl Fn(AreaId) -> String,
+    ) -> Vec<(AreaId, Balance)> {
+        let (ttl, now_ms, live) = (self.leases().ttl_ms(), survey.now_ms, &survey.live);
+        let leases: BTreeMap<AreaId, &Lease> = survey.leases.iter().map(|l| (l.area, l)).collect();
         let mut out = Vec::new();
         for area in areas {
             let home = home(area);
@@ -222,13 +327,15 @@ impl SharedWorld {
                 out.push((area, Balance::Acquire));
             }
         }
-        Ok(out)
+        out
     }
 
     /// Takes `area` ([`Leases::acquire`]): from now on this server writes it. Read its
-    /// entities with [`arrivals`](Self::arrivals) and load its chunks.
+    /// entities with [`arrivals`](Self::arrivals) and load its chunks. What the writes in
+    /// flight cached is forgotten: another server may have written the area since.
     pub fn acquire(&mut self, area: AreaId, now_ms: u64) -> Result<Lease, LeaseError> {
         let lease = self.keeper.acquire(area, now_ms)?.clone();
+        self.world.forget_cached_reads();
         self.sync_scope();
         Ok(lease)
     }
@@ -243,17 +350,54 @@ impl SharedWorld {
     }
 
     /// Saves game tick `tick`, fenced by every lease held. A refusal drops the areas lost
-    /// ([`SaveError::Refused`]); nothing of the save is written.
+    /// ([`SaveError::Refused`]); nothing of the save is written. With saves in flight it
+    /// returns once the save is accepted, and [`landed`](Self::landed) reports its outcome.
     pub fn save(&mut self, tick: u64, save: TickSave) -> Result<(), SaveError> {
         self.world.tiered_mut().set_fence(self.keeper.preconditions());
         match self.world.save_tick(tick, save) {
             Ok(()) => Ok(()),
-            Err(e) if is_refusal(&e) => {
-                let lost = self.keeper.check()?;
-                self.sync_scope();
-                Err(SaveError::Refused { lost })
+            Err(e) => Err(self.failed(e)),
+        }
+    }
+
+    /// The ticks whose saves (and hand-overs) are durable since the last call, in order:
+    /// report a save only from here. Without saves in flight every save that returned `Ok`.
+    ///
+    /// With saves in flight, when one failed: the saves that landed before it are reported
+    /// first; the next call returns the failure, which stands for every save not reported:
+    /// - [`SaveError::Refused`]: none of them was written; the areas lost are dropped;
+    /// - any other error: the first one's outcome is unknown (whole or absent), none after
+    ///   it was written.
+    ///
+    /// Saves are accepted again from then on. Read back what the server holds first (its
+    /// chunks and, with [`held_entities`](Self::held_entities), its entities): its state was
+    /// ahead of the store.
+    pub fn landed(&mut self) -> Result<Vec<u64>, SaveError> {
+        match self.world.landed_saves() {
+            Ok(ticks) => Ok(ticks),
+            Err(e) => {
+                let failure = self.failed(e);
+                self.world.resume_saves();
+                Err(failure)
             }
-            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// What a save's failure `e` means for this server: a refusal names the areas lost (and
+    /// drops them); a save refused because one in flight failed is [`SaveError::Stopped`].
+    fn failed(&mut self, e: Error) -> SaveError {
+        if is_poisoned(&e) {
+            return SaveError::Stopped;
+        }
+        if !is_refusal(&e) {
+            return e.into();
+        }
+        match self.keeper.check() {
+            Ok(lost) => {
+                self.sync_scope();
+                SaveError::Refused { lost }
+            }
+            Err(e) => e.into(),
         }
     }
 
@@ -289,7 +433,10 @@ impl SharedWorld {
 
     /// Hands `area` over: `last` (the area's final save) and the release of its lease are one
     /// batch, so the next owner finds everything this server saved. Unload the area's chunks
-    /// first. Returns `false` when `area` was not held (nothing written).
+    /// first. Returns `false` when `area` was not held (nothing written). The area is no
+    /// longer this server's from the return on; with saves in flight the batch's outcome
+    /// comes from [`landed`](Self::landed) as a save's does (a hand-over that failed leaves
+    /// the lease to expire).
     pub fn hand_over(
         &mut self,
         area: AreaId,
@@ -334,12 +481,7 @@ impl SharedWorld {
                 self.sync_scope();
                 Ok(true)
             }
-            Err(e) if is_refusal(&e) => {
-                let lost = self.keeper.check()?;
-                self.sync_scope();
-                Err(SaveError::Refused { lost })
-            }
-            Err(e) => Err(e.into()),
+            Err(e) => Err(self.failed(e)),
         }
     }
 
@@ -362,6 +504,15 @@ fn instance_mark() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
     format!("{:x}.{:x}", std::process::id(), nanos)
+}
+
+/// A write refused because one in flight before it failed.
+fn is_poisoned(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Store(terrane_store::Error::Poisoned(_))
+            | Error::Cluster(terrane_cluster::Error::Store(terrane_store::Error::Poisoned(_)))
+    )
 }
 
 fn is_refusal(e: &Error) -> bool {

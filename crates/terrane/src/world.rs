@@ -16,7 +16,7 @@ use terrane_regionizer::{
 };
 use terrane_section::{AreaId, ChunkPos, ColumnPos, keys};
 use terrane_snapshot::{BlockBox, ChunkWorld, Snapshot};
-use terrane_store::{MemStore, ReadAhead, Store, WritePipeline, tables};
+use terrane_store::{DEFAULT_CACHE_BYTES, MemStore, ReadAhead, Store, WritePipeline, tables};
 
 use crate::backend::{
     Backend, Handle, Mode, connection_string, open_backend, open_backend_with, open_postgres,
@@ -174,8 +174,10 @@ impl WorldBuilder {
     /// [`World::landed_saves`] says which ticks are durable; at most `n` are in flight, so a
     /// store that falls behind slows the saves instead of buffering them. For a world whose
     /// store is a network away (PostgreSQL on another machine): the tick goes on while its
-    /// save crosses the network. Not with [`server`](Self::server) (a shared world's lease
-    /// writes must be durable when they return): the open fails with `Refused`.
+    /// save crosses the network. With [`server`](Self::server) the tables other servers
+    /// write into (entities, leases, presence) are kept out of the pipeline's cache, and
+    /// [`SharedWorld`](crate::shared::SharedWorld) writes its leases around the pipeline
+    /// ([`World::durable_store`]).
     pub fn saves_in_flight(mut self, n: usize) -> Self {
         self.saves_in_flight = n;
         self
@@ -354,16 +356,15 @@ impl WorldBuilder {
         };
         let (store, pipeline, read_ahead) = match self.saves_in_flight {
             0 => (store, None, None),
-            _ if self.server.is_some() => {
-                return Err(Error::Refused(
-                    "saves in flight need a world with one writer: a shared world's lease \
-                     writes must be durable when they return (set saves_in_flight to 0)"
-                        .into(),
-                ));
-            }
             _ if self.read_only => (store, None, None),
             n => {
-                let p = WritePipeline::new(store, n)?;
+                // A shared world's other servers write into these tables (entities handed
+                // off into this server's areas, leases, presence): never cached.
+                let others: &[&str] = match self.server {
+                    Some(_) => &[tables::ENTITY, tables::WORLD_META, tables::WORLD_PROPERTIES],
+                    None => &[],
+                };
+                let p = WritePipeline::with_uncached(store, n, DEFAULT_CACHE_BYTES, others)?;
                 (Arc::clone(&p) as Arc<dyn Store>, Some(p), Some(ReadAhead::new()?))
             }
         };
@@ -802,7 +803,7 @@ impl World {
     /// the saves that landed before it are reported first; the next call fails with the
     /// store's error: the failed save's outcome is the store's (on PostgreSQL unknown: whole
     /// or absent), no save after it was written, and every later write fails; reopen the
-    /// world.
+    /// world, or [`resume_saves`](Self::resume_saves) once what the game holds is read back.
     pub fn landed_saves(&mut self) -> Result<Vec<u64>> {
         let durable = self.pipeline.as_ref().map_or(u64::MAX, |p| p.durable());
         let mut landed = Vec::new();
@@ -822,6 +823,42 @@ impl World {
             p.check()?;
         }
         Ok(landed)
+    }
+
+    /// Saves again after a write in flight failed ([`landed_saves`](Self::landed_saves)
+    /// reported it): the saves not reported as landed are forgotten (the failed one's outcome
+    /// is the store's error's; none after it was written), the distance graph is written
+    /// again with the next save, and later saves land. The game must first read back what it
+    /// holds from the store (its state was ahead of it): unload its chunks and load them
+    /// again, read its entities back. Returns whether a failure was there to resume from.
+    pub fn resume_saves(&mut self) -> bool {
+        let Some(p) = &self.pipeline else { return false };
+        if p.resume().is_none() {
+            return false;
+        }
+        self.saved_ticks.clear();
+        self.distance_dirty = true;
+        true
+    }
+
+    /// The store whose writes are durable when they return: with
+    /// [`WorldBuilder::saves_in_flight`] the store under the writes in flight, else
+    /// [`store`](Self::store). For writes that must not wait behind the saves, nor be
+    /// reported late (a shared world's leases and presence).
+    pub fn durable_store(&self) -> Arc<dyn Store> {
+        match &self.pipeline {
+            Some(p) => Arc::clone(p.inner()),
+            None => Arc::clone(self.tiered.store()),
+        }
+    }
+
+    /// Forgets what the writes in flight cached of the store (nothing without
+    /// [`WorldBuilder::saves_in_flight`]): for a shared world's server taking an area another
+    /// server wrote, whose objects it may have read before.
+    pub fn forget_cached_reads(&self) {
+        if let Some(p) = &self.pipeline {
+            p.forget_cache();
+        }
     }
 
     /// Waits until every save in flight has landed; [`landed_saves`](Self::landed_saves)

@@ -185,16 +185,6 @@ fn a_reset_mid_line_reports_only_what_the_database_holds_and_nothing_after_lands
     assert_eq!(reported, (1..=last).collect::<Vec<_>>(), "reported in order, none twice");
 }
 
-/// A shared world's lease writes must be durable when they return: saves in flight are
-/// refused there at open, naming the setting.
-#[test]
-fn saves_in_flight_are_refused_for_a_shared_world() {
-    let (_pg, _proxy, _db, via) = setup("shared_refused");
-    let e = World::builder().server("a").saves_in_flight(2).open(&via).unwrap_err();
-    assert!(matches!(e, terrane::Error::Refused(_)), "{e}");
-    assert!(e.to_string().contains("saves_in_flight"), "{e}");
-}
-
 /// Where the read-ahead test keeps a chest.
 const CHEST: [i64; 3] = [48, 64, -30];
 

@@ -1,11 +1,14 @@
 //! `SharedWorld`: two servers on one PostgreSQL world. Saves fenced by leases, an area handed
 //! over with its last save in one batch, hand-offs of entities, per-server progress keys and
-//! the world-wide view, and a single-server world opened by a shared server.
+//! the world-wide view, a single-server world opened by a shared server, and saves in flight
+//! fenced when they land.
 
 #![cfg(feature = "postgres")]
 
+use std::time::{Duration, Instant};
 use terrane::lease::AreaId;
-use terrane::postgres::testing::PgServer;
+
+use terrane::postgres::testing::{FaultProxy, PgServer};
 use terrane::shared::{SaveError, SharedWorld};
 use terrane::{Backend, Chunk, ChunkPos, ColumnPos, Schema, TickSave, World};
 
@@ -202,4 +205,72 @@ fn balancing_takes_free_areas_hands_back_and_waits_out_a_gone_owner() {
     assert!(b.owns(home_a) && b.owns(home_b));
     // a announced at 0: two lease times later it no longer counts as live.
     assert_eq!(b.live_servers(2_100).unwrap().into_iter().collect::<Vec<_>>(), ["b"]);
+}
+
+/// With saves in flight a shared world's save returns while it crosses the network, and its
+/// fence is checked when it lands: once another server took the area over, the saves in
+/// flight are refused whole, every one after them too, and the line opens again. Scans see
+/// the saves in flight, and an area taken back is read afresh, not from the cache.
+#[test]
+fn saves_in_flight_are_fenced_when_they_land() {
+    let pg = PgServer::start().unwrap_or_else(|e| panic!("{e}"));
+    let direct = format!("{} schema=in_flight", pg.conninfo());
+    World::builder().backend(Backend::Postgres).schema(schema()).create(&direct).unwrap();
+    let proxy = FaultProxy::start(pg.upstream()).unwrap();
+    let via = format!("{} schema=in_flight", pg.conninfo_via(&proxy));
+    let w = World::builder()
+        .backend(Backend::Postgres)
+        .schema(schema())
+        .server("a")
+        .saves_in_flight(4)
+        .open(&via)
+        .unwrap();
+    let mut a = SharedWorld::new(w, 1_000).unwrap();
+    let mut b = open(&direct, "b");
+    let (area_a, area_b) = (AreaId::new(0, 0), AreaId::new(1, 0));
+    let now = 1_000_000;
+    a.acquire(area_a, now).unwrap();
+    b.acquire(area_b, now).unwrap();
+    proxy.set_delay(Duration::from_millis(100));
+    let t = Instant::now();
+    for tick in 1..=3u8 {
+        let mut s = TickSave::new();
+        s.put_area_entity(area_a, [tick; 16], b"walker".to_vec());
+        a.save(u64::from(tick), s).unwrap();
+    }
+    assert!(t.elapsed() < Duration::from_millis(150), "returned while crossing: {:?}", t.elapsed());
+    assert_eq!(a.arrivals(area_a).unwrap().len(), 3, "a scan sees the saves in flight");
+    a.world().settle_saves().unwrap();
+    assert_eq!(a.landed().unwrap(), [1, 2, 3]);
+
+    // a pauses past its lease and b takes area_a over: a's saves accepted meanwhile are
+    // refused when they land, none of them written.
+    proxy.set_delay(Duration::from_millis(20));
+    b.acquire(area_a, now + 5_000).unwrap();
+    for tick in 4..=6u8 {
+        let mut s = TickSave::new();
+        s.put_area_entity(area_a, [9; 16], vec![tick]);
+        a.save(u64::from(tick), s).unwrap();
+    }
+    assert!(a.world().settle_saves().is_err());
+    match a.landed() {
+        Err(SaveError::Refused { lost }) => assert_eq!(lost, [area_a]),
+        other => panic!("stale saves in flight must be refused, got {other:?}"),
+    }
+    assert!(!a.owns(area_a));
+    assert!(b.arrivals(area_a).unwrap().iter().all(|(u, _)| *u != [9; 16]), "a stale save landed");
+    // The line is open again.
+    a.save(7, TickSave::new()).unwrap();
+    a.world().settle_saves().unwrap();
+    assert_eq!(a.landed().unwrap(), [7]);
+
+    // a reads a chunk of b's area before b writes it (and caches its absence); b writes it
+    // and hands its area over; a takes it and reads b's chunk, not its cache.
+    let pb = ChunkPos::new(18, 0, 2);
+    assert_eq!(a.world().get_chunk(pb).unwrap(), None);
+    let mut last = TickSave::new();
+    last.put_chunk(0, pb, chunk(b.world(), 4).encode(b.world().schema()));
+    assert!(b.hand_over(area_b, 8, last).unwrap());
+    a.acquire(area_b, now + 5_001).unwrap();
+    assert_eq!(a.world().get_chunk(pb).unwrap(), Some(chunk(a.world(), 4)));
 }
