@@ -912,6 +912,18 @@ impl World {
         }))
     }
 
+    /// Runs `job` on the thread that reads ahead, after the reads asked before it: work a
+    /// tick should not wait for, such as generating the columns it will load. Its ticket
+    /// is done ([`is_read_ahead`](Self::is_read_ahead)) once the job and every read asked
+    /// before it finished. `None` without [`WorldBuilder::saves_in_flight`] (no thread:
+    /// do the work in the tick).
+    pub fn run_ahead(
+        &self,
+        job: impl FnOnce() -> std::result::Result<(), terrane_store::JobError> + Send + 'static,
+    ) -> Option<u64> {
+        Some(self.read_ahead.as_ref()?.submit(job))
+    }
+
     /// Whether reads ahead go anywhere: the world has saves in flight, whose cache keeps what
     /// is read ahead ([`read_ahead_chunks`](Self::read_ahead_chunks)).
     pub fn reads_ahead(&self) -> bool {

@@ -1,6 +1,7 @@
 //! [`TerraneWorld`]: the terrane world a Valence server plays on, and what it has changed.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use terrane::{BlockId, Chunk, ChunkPos, ColumnPos, TickSave, World, tables};
@@ -27,6 +28,11 @@ pub struct TerraneWorld {
     /// Columns being read ahead ([`read_ahead_columns`](Self::read_ahead_columns)), with the
     /// world's ticket of each.
     ahead: HashMap<(i32, i32), u64>,
+    /// Columns the world never held, generated on the thread that reads ahead: each
+    /// column's chunks, bottom up, with their chunk y.
+    generated: Arc<Mutex<HashMap<(i32, i32), Vec<(i64, Chunk)>>>>,
+    /// Columns loaded from `generated` (generated off the tick).
+    generated_ahead: u64,
     dirty: BTreeSet<ChunkPos>,
     /// Changed chunks of columns unloaded since the last save, for the next save (and for
     /// the column's next load before it: the world does not hold them yet).
@@ -56,6 +62,11 @@ impl std::fmt::Debug for TerraneWorld {
             .field("durable_tick", &self.durable_tick)
             .finish_non_exhaustive()
     }
+}
+
+/// The generated columns, whatever a panicking generator left (it inserts whole columns).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The cubic chunks of `columns`, column by column, bottom up.
@@ -95,6 +106,8 @@ impl TerraneWorld {
             chunks: HashMap::new(),
             columns: HashSet::new(),
             ahead: HashMap::new(),
+            generated: Arc::new(Mutex::new(HashMap::new())),
+            generated_ahead: 0,
             dirty: BTreeSet::new(),
             pending: BTreeMap::new(),
             records: BTreeMap::new(),
@@ -229,14 +242,16 @@ impl TerraneWorld {
 
     /// The columns players will need soon (their views and a ring beyond), nearest first:
     /// those neither loaded nor read ahead yet start to be read ahead, off the tick thread
-    /// ([`World::read_ahead_chunks`]); columns no longer among them are forgotten. Nothing
-    /// happens on a world without saves in flight (it has no cache to read into).
+    /// ([`World::read_ahead_chunks`]), and those the world never held are generated there
+    /// too ([`World::run_ahead`]); columns no longer among them are forgotten. Nothing
+    /// happens on a world without saves in flight (it has no thread to read on).
     pub fn read_ahead_columns(&mut self, columns: &[(i32, i32)]) {
         if !self.world.reads_ahead() {
             return;
         }
         let wanted: HashSet<(i32, i32)> = columns.iter().copied().collect();
         self.ahead.retain(|c, _| wanted.contains(c));
+        lock(&self.generated).retain(|c, _| wanted.contains(c));
         let mut asked = HashSet::new();
         let new: Vec<(i32, i32)> = columns
             .iter()
@@ -248,9 +263,35 @@ impl TerraneWorld {
         if new.is_empty() {
             return;
         }
-        if let Some(ticket) = self.world.read_ahead_chunks(&column_chunks(&new)) {
-            self.ahead.extend(new.into_iter().map(|c| (c, ticket)));
+        let Some(mut ticket) = self.world.read_ahead_chunks(&column_chunks(&new)) else {
+            return;
+        };
+        // Generated after the reads (its ticket done means theirs are too).
+        let fresh: Vec<(i32, i32)> = new
+            .iter()
+            .copied()
+            .filter(|&(x, z)| !self.world.distance().contains(ColumnPos::new(x, z)))
+            .collect();
+        if !fresh.is_empty() {
+            let (terrain, ids, out) =
+                (self.terrain, self.terrain_ids.clone(), Arc::clone(&self.generated));
+            let job = move || {
+                for (x, z) in fresh {
+                    let chunks = terrain.column(ColumnPos::new(x, z), &ids);
+                    lock(&out).insert((x, z), chunks);
+                }
+                Ok(())
+            };
+            if let Some(t) = self.world.run_ahead(job) {
+                ticket = t;
+            }
         }
+        self.ahead.extend(new.into_iter().map(|c| (c, ticket)));
+    }
+
+    /// Columns loaded whose generation ran off the tick ([`read_ahead_columns`](Self::read_ahead_columns)).
+    pub fn columns_generated_ahead(&self) -> u64 {
+        self.generated_ahead
     }
 
     /// Whether column (`x`, `z`) loads without waiting on the store: its read ahead finished,
@@ -292,8 +333,13 @@ impl TerraneWorld {
             self.columns.insert((x, z));
             self.ahead.remove(&(x, z));
             let col = ColumnPos::new(x, z);
+            let ahead = lock(&self.generated).remove(&(x, z));
             if !found && !self.world.distance().contains(col) {
-                for (cy, c) in self.terrain.column(col, &self.terrain_ids) {
+                if ahead.is_some() {
+                    self.generated_ahead += 1;
+                }
+                let chunks = ahead.unwrap_or_else(|| self.terrain.column(col, &self.terrain_ids));
+                for (cy, c) in chunks {
                     let pos = ChunkPos::new(x.into(), cy, z.into());
                     self.dirty.insert(pos);
                     self.chunks.insert(pos, c);

@@ -274,6 +274,23 @@ fn columns_are_read_ahead_and_ready_once_read() {
     tw.read_ahead_columns(&[(2, 0)]);
     assert!(!tw.is_column_ready(1, 0), "no longer asked for: forgotten");
 
+    // Columns the world never held are generated off the tick, then loaded as generated.
+    let far = [(40, 40), (41, 40)];
+    tw.read_ahead_columns(&far);
+    while !far.iter().all(|&(x, z)| tw.is_column_ready(x, z)) {
+        assert!(std::time::Instant::now() < deadline, "the generation never finished");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let generated = tw.load_columns(&far).unwrap();
+    assert_eq!(tw.columns_generated_ahead(), 2, "both generated on the read-ahead thread");
+    let inline = tw.load_column(42, 40).unwrap();
+    assert_eq!(tw.columns_generated_ahead(), 2, "a column not read ahead is generated inline");
+    for col in &generated {
+        for y in [-64, -60, 0, 3, 64] {
+            assert_eq!(at(col, 3, y, 3), at(&inline, 3, y, 3), "the same terrain at y {y}");
+        }
+    }
+
     let other = tempfile::tempdir().unwrap();
     let tw = TerraneWorld::new(world(other.path()), BlockState::BEDROCK, Terrain::Flat).unwrap();
     assert!(tw.is_column_ready(5, 5), "no saves in flight: loads read at once");
