@@ -30,7 +30,7 @@ pub struct TerraneWorld {
     ahead: HashMap<(i32, i32), u64>,
     /// Columns the world never held, generated on the thread that reads ahead: each
     /// column's chunks, bottom up, with their chunk y.
-    generated: Arc<Mutex<HashMap<(i32, i32), Vec<(i64, Chunk)>>>>,
+    generated: Arc<Mutex<GeneratedColumns>>,
     /// Columns loaded from `generated` (generated off the tick).
     generated_ahead: u64,
     dirty: BTreeSet<ChunkPos>,
@@ -63,6 +63,9 @@ impl std::fmt::Debug for TerraneWorld {
             .finish_non_exhaustive()
     }
 }
+
+/// Columns generated off the tick, by column: each one's chunks with their chunk y.
+type GeneratedColumns = HashMap<(i32, i32), Vec<(i64, Chunk)>>;
 
 /// The generated columns, whatever a panicking generator left (it inserts whole columns).
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
