@@ -7,6 +7,21 @@ use terrane_store::{Precondition, Store};
 
 use crate::{AreaId, Lease, LeaseError, Leases, Result, preconditions};
 
+/// What a renewal made off the game's tick came to ([`LeaseKeeper::note_renewal`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Renewal {
+    /// Renewed: the lease, with its new expiry.
+    Renewed(Lease),
+    /// Another server took the area over: the lease is no longer at `epoch`.
+    Lost {
+        /// The area.
+        area: AreaId,
+        /// The epoch that was held.
+        epoch: i64,
+    },
+}
+
 /// The leases one server holds. Call [`tick`](Self::tick) every game tick (it renews a lease
 /// once a third of its time to live is left), fence every save with
 /// [`preconditions`](Self::preconditions), and when a save is refused call
@@ -110,6 +125,37 @@ impl<S: Store> LeaseKeeper<S> {
     /// The areas held, in order (for `TieredStore::set_areas`).
     pub fn areas(&self) -> std::collections::BTreeSet<AreaId> {
         self.held.keys().copied().collect()
+    }
+
+    /// Takes the outcome of a renewal made elsewhere (another thread, off the game's tick:
+    /// [`Leases::renew`] of a lease this keeper held): a renewed lease replaces the one held
+    /// when it is the same area at the same epoch and lasts longer; a lost one is dropped
+    /// (returns `true`: stop ticking it) when still held at that epoch.
+    pub fn note_renewal(&mut self, renewal: &Renewal) -> bool {
+        match renewal {
+            Renewal::Renewed(lease) => {
+                if let Some(held) = self.held.get_mut(&lease.area)
+                    && held.epoch == lease.epoch
+                    && held.expires_ms < lease.expires_ms
+                {
+                    *held = lease.clone();
+                }
+                false
+            }
+            Renewal::Lost { area, epoch } => {
+                if self.held.get(area).is_some_and(|l| l.epoch == *epoch) {
+                    self.held.remove(area);
+                    return true;
+                }
+                false
+            }
+        }
+    }
+
+    /// Holds `lease`, taken elsewhere ([`Leases::acquire`] on another thread, off the game's
+    /// tick) by this keeper's server: from now on saves are fenced by it.
+    pub fn hold(&mut self, lease: Lease) {
+        self.held.insert(lease.area, lease);
     }
 
     /// Forgets `area` without writing anything (its save was refused, or the process hands

@@ -61,7 +61,7 @@ mod record;
 
 use terrane_store::{Batch, Error as StoreError, Precondition, Store, tables};
 
-pub use keeper::LeaseKeeper;
+pub use keeper::{LeaseKeeper, Renewal};
 pub use record::{KEY_PREFIX, Lease, MAX_SERVER_ID, area_of_lease_key, decode, lease_key};
 pub use terrane_section::AreaId;
 

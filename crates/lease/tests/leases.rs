@@ -226,3 +226,29 @@ fn a_keeper_renews_and_names_the_areas_it_lost() {
     a.release_all().unwrap();
     assert!(b.acquire(near, 9_001).is_ok(), "released areas are free at once");
 }
+
+/// Renewals made off the tick are taken by the keeper only for what it still holds at that
+/// epoch; a lease taken elsewhere is held once noted.
+#[test]
+fn a_keeper_takes_renewals_and_leases_made_elsewhere() {
+    use terrane_lease::{LeaseKeeper, Renewal};
+    let store = Arc::new(MemStore::new());
+    let leases = Leases::new(Arc::clone(&store), "a", 1_000).unwrap();
+    let other = Leases::new(Arc::clone(&store), "a", 1_000).unwrap();
+    let mut keeper = LeaseKeeper::new(leases);
+    let area = AreaId::new(0, 0);
+    let lease = other.acquire(area, 0).unwrap();
+    keeper.hold(lease.clone());
+    assert!(keeper.owns(area));
+    let renewed = other.renew(&lease, 600).unwrap();
+    assert!(!keeper.note_renewal(&Renewal::Renewed(renewed.clone())));
+    assert_eq!(keeper.held().next().unwrap().expires_ms, 1_600);
+    // An older renewal does not shorten it; a loss at another epoch does not drop it.
+    assert!(!keeper.note_renewal(&Renewal::Renewed(lease.clone())));
+    assert_eq!(keeper.held().next().unwrap().expires_ms, 1_600);
+    assert!(!keeper.note_renewal(&Renewal::Lost { area, epoch: lease.epoch + 1 }));
+    assert!(keeper.owns(area));
+    assert!(keeper.note_renewal(&Renewal::Lost { area, epoch: lease.epoch }));
+    assert!(!keeper.owns(area), "lost: no longer held");
+    assert!(!keeper.note_renewal(&Renewal::Lost { area, epoch: lease.epoch }), "once");
+}

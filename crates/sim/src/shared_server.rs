@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
-use terrane::lease::AreaId;
-use terrane::shared::{AreaEntities, Balance, SaveError, SharedWorld, Survey};
+use terrane::lease::{AreaId, Lease};
+use terrane::shared::{AreaEntities, SaveError, SharedWorld, Survey};
 use terrane::stats::percentile;
 use terrane::worldgen::hills::{self as terrain, Palette};
 use terrane::{Backend, Batch, Chunk, ChunkPos, TickSave, Uuid, World, tables};
@@ -208,35 +208,24 @@ impl Server<'_> {
         now_us() / 1000
     }
 
-    /// Balances the areas by [`SharedWorld::balance`]'s rules: takes the free home areas and
-    /// the others' whose owner is gone, hands areas back to home servers running again.
-    ///
-    /// Plans from `survey` (read off the tick, asked for at tick `asked`), then holds the
-    /// walkers handed off into the held areas it lists, less those this server handed out
-    /// after it was asked for (the survey may predate their hand-off).
-    fn balance(&mut self, tick: u64, asked: u64, survey: Survey) -> Result<()> {
-        let servers = self.servers as i32;
-        let home = |a: AreaId| format!("server-{}", a.x.rem_euclid(servers));
-        let plan = self.shared.balance_from(&survey, self.areas(), home);
-        for (area, action) in plan {
-            match action {
-                Balance::HandBack { .. } => self.hand_over(area, tick)?,
-                Balance::Acquire => match self.shared.acquire(area, Self::now_ms()) {
-                    Ok(lease) => {
-                        self.log.line(format!(
-                            "acquired {} {} {} {}",
-                            area.x,
-                            area.z,
-                            lease.epoch,
-                            now_us()
-                        ));
-                        self.s.areas_acquired += 1;
-                        self.adopt(area)?;
-                    }
-                    Err(_) => continue, // another server was first
-                },
-                _ => {}
-            }
+    /// Applies a balance pass made off the tick ([`terrane::shared::Surveyor::balance`], asked for at tick
+    /// `asked`, its areas taken at `taken_us`): drops the areas its renewals found lost,
+    /// holds the areas it took, hands back the areas whose home server runs again, and holds
+    /// the walkers stored in the held areas, less those this server handed out since it was
+    /// asked for (the survey may predate their hand-off).
+    fn balance(&mut self, tick: u64, asked: u64, taken_us: u64, survey: Survey) -> Result<()> {
+        let lost = self.shared.note_survey(&survey);
+        if !lost.is_empty() {
+            self.s.areas_lost += lost.len() as u64;
+            self.drop_areas(&lost)?;
+        }
+        for lease in &survey.acquired {
+            let (x, z) = (lease.area.x, lease.area.z);
+            self.log.line(format!("acquired {x} {z} {} {taken_us}", lease.epoch));
+            self.s.areas_acquired += 1;
+        }
+        for (area, _) in &survey.hand_backs {
+            self.hand_over(*area, tick)?;
         }
         self.handed_out.retain(|(t, _)| *t >= asked);
         for (area, mut stored) in survey.arrivals {
@@ -247,12 +236,6 @@ impl Server<'_> {
             self.s.arrivals += self.take_walkers(area, stored)? as u64;
         }
         Ok(())
-    }
-
-    /// Reads the walkers stored in `area` that this server does not hold yet.
-    fn adopt(&mut self, area: AreaId) -> Result<usize> {
-        let stored = self.shared.arrivals(area)?;
-        self.take_walkers(area, stored)
     }
 
     /// Holds the walkers of `stored` (records of `area`) not held yet; returns how many.
@@ -720,15 +703,16 @@ pub fn run(
     let mut last_balance: Option<Instant> = None;
     // The balance passes' reads (presence, leases, arrivals) run on a thread of their own.
     let surveyor = srv.shared.surveyor();
-    let (ask, asked_rx) = std::sync::mpsc::channel::<(u64, Vec<AreaId>)>();
-    let (answer, surveys) = std::sync::mpsc::channel::<(u64, terrane::Result<Survey>)>();
+    let (ask, asked_rx) = std::sync::mpsc::channel::<(u64, Vec<Lease>)>();
+    let (answer, surveys) = std::sync::mpsc::channel::<(u64, u64, terrane::Result<Survey>)>();
+    let areas = srv.areas();
     let survey_thread = std::thread::Builder::new()
         .name(format!("{id}-survey"))
         .spawn(move || {
-            for (tick, areas) in asked_rx {
-                let now = Server::now_ms();
-                let survey = surveyor.announce(now).and_then(|()| surveyor.survey(&areas, now));
-                if answer.send((tick, survey)).is_err() {
+            let home = |a: AreaId| format!("server-{}", a.x.rem_euclid(servers as i32));
+            for (tick, held) in asked_rx {
+                let survey = surveyor.balance(&held, &areas, home, Server::now_ms());
+                if answer.send((tick, now_us(), survey)).is_err() {
                     return;
                 }
             }
@@ -752,12 +736,12 @@ pub fn run(
             srv.tick = tick;
             if !surveying && last_balance.is_none_or(|t| t.elapsed() >= balance_every) {
                 last_balance = Some(Instant::now());
-                let held: Vec<AreaId> = srv.shared.held().map(|l| l.area).collect();
+                let held: Vec<Lease> = srv.shared.held().cloned().collect();
                 surveying = ask.send((tick, held)).is_ok();
             }
-            if let Ok((asked, survey)) = surveys.try_recv() {
+            if let Ok((asked, taken_us, survey)) = surveys.try_recv() {
                 surveying = false;
-                srv.balance(tick, asked, survey?)?;
+                srv.balance(tick, asked, taken_us, survey?)?;
             }
             let lost = srv.shared.renew(Server::now_ms())?;
             if !lost.is_empty() {

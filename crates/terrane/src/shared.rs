@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use terrane_chunk::Uuid;
 use terrane_cluster::TickSave;
-use terrane_lease::{AreaId, Lease, LeaseError, LeaseKeeper, Leases, area_precondition};
+use terrane_lease::{AreaId, Lease, LeaseError, LeaseKeeper, Leases, Renewal, area_precondition};
 use terrane_store::{Batch, Store, tables};
 
 use crate::{Error, World};
@@ -85,6 +85,14 @@ pub struct Survey {
     /// that landed, and none of the saves accepted after it began, which is the caller's to
     /// account for (an entity handed out by a later save is still listed).
     pub arrivals: Vec<(AreaId, AreaEntities)>,
+    /// The renewals of the leases asked to be renewed, for [`SharedWorld::note_survey`].
+    pub renewals: Vec<Renewal>,
+    /// The areas taken by [`Surveyor::balance`] (held from [`SharedWorld::note_survey`] on;
+    /// their entities are among `arrivals`).
+    pub acquired: Vec<Lease>,
+    /// The areas [`Surveyor::balance`] says to hand back to their home server
+    /// ([`SharedWorld::hand_over`]), with that server's id.
+    pub hand_backs: Vec<(AreaId, String)>,
 }
 
 /// Reads a [`Survey`] on any thread: a balance pass's round trips off the tick. From
@@ -129,10 +137,21 @@ impl Surveyor {
         Ok(live)
     }
 
-    /// Reads the lease table, the servers live at `now_ms` and the entities stored in
-    /// `areas`: one round trip each on PostgreSQL.
-    pub fn survey(&self, areas: &[AreaId], now_ms: u64) -> Result<Survey, Error> {
-        let leases = Leases::new(Arc::clone(&self.durable), &self.owner, self.ttl_ms)?.all()?;
+    /// Renews `renew` (the leases held when it was asked for: [`SharedWorld::held`]), then
+    /// reads the lease table, the servers live at `now_ms` and the entities stored in
+    /// `areas`: one round trip each on PostgreSQL. A renewal another server's takeover
+    /// refused is a [`Renewal::Lost`], not an error.
+    pub fn survey(&self, renew: &[Lease], areas: &[AreaId], now_ms: u64) -> Result<Survey, Error> {
+        let table = Leases::new(Arc::clone(&self.durable), &self.owner, self.ttl_ms)?;
+        let mut renewals = Vec::with_capacity(renew.len());
+        for lease in renew {
+            renewals.push(match table.renew(lease, now_ms) {
+                Ok(renewed) => Renewal::Renewed(renewed),
+                Err(LeaseError::Lost { area, epoch }) => Renewal::Lost { area, epoch },
+                Err(e) => return Err(e.into()),
+            });
+        }
+        let leases = table.all()?;
         let live = self.live_servers(now_ms)?;
         let mut arrivals = Vec::with_capacity(areas.len());
         for &area in areas {
@@ -142,7 +161,69 @@ impl Surveyor {
             )?;
             arrivals.push((area, stored));
         }
-        Ok(Survey { now_ms, leases, live, arrivals })
+        Ok(Survey {
+            now_ms,
+            leases,
+            live,
+            arrivals,
+            renewals,
+            acquired: Vec::new(),
+            hand_backs: Vec::new(),
+        })
+    }
+
+    /// A whole balance pass off the tick, for a server holding `held` among `areas` (home
+    /// server of each: `home`): announces it, renews `held`, reads the survey, takes the
+    /// areas [`SharedWorld::balance`]'s rules say to take (another server first is no error)
+    /// and reads the entities of every area held or taken. The tick then applies it:
+    /// [`SharedWorld::note_survey`], and a hand-over per entry of `hand_backs`.
+    pub fn balance(
+        &self,
+        held: &[Lease],
+        areas: &[AreaId],
+        home: impl Fn(AreaId) -> String,
+        now_ms: u64,
+    ) -> Result<Survey, Error> {
+        self.announce(now_ms)?;
+        let mut survey = self.survey(held, &[], now_ms)?;
+        let still: BTreeSet<AreaId> = survey
+            .renewals
+            .iter()
+            .filter_map(|r| match r {
+                Renewal::Renewed(l) => Some(l.area),
+                _ => None,
+            })
+            .collect();
+        let table = Leases::new(Arc::clone(&self.durable), &self.owner, self.ttl_ms)?;
+        let mut read = still.clone();
+        for (area, action) in plan(
+            &self.id,
+            self.ttl_ms,
+            &survey,
+            |a| still.contains(&a),
+            areas.iter().copied(),
+            home,
+        ) {
+            match action {
+                Balance::HandBack { home } => survey.hand_backs.push((area, home)),
+                Balance::Acquire => match table.acquire(area, now_ms) {
+                    Ok(lease) => {
+                        read.insert(area);
+                        survey.acquired.push(lease);
+                    }
+                    Err(LeaseError::Held { .. } | LeaseError::Lost { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                },
+            }
+        }
+        for area in read {
+            let stored = terrane_cluster::TieredStore::<Arc<dyn Store>>::area_entities_in(
+                &self.saves,
+                area,
+            )?;
+            survey.arrivals.push((area, stored));
+        }
+        Ok(survey)
     }
 }
 
@@ -295,6 +376,9 @@ impl SharedWorld {
             leases: self.leases().all()?,
             live: self.live_servers(now_ms)?,
             arrivals: Vec::new(),
+            renewals: Vec::new(),
+            acquired: Vec::new(),
+            hand_backs: Vec::new(),
         };
         Ok(self.balance_from(&survey, areas, home))
     }
@@ -307,27 +391,7 @@ impl SharedWorld {
         areas: impl IntoIterator<Item = AreaId>,
         home: impl Fn(AreaId) -> String,
     ) -> Vec<(AreaId, Balance)> {
-        let (ttl, now_ms, live) = (self.leases().ttl_ms(), survey.now_ms, &survey.live);
-        let leases: BTreeMap<AreaId, &Lease> = survey.leases.iter().map(|l| (l.area, l)).collect();
-        let mut out = Vec::new();
-        for area in areas {
-            let home = home(area);
-            if self.owns(area) {
-                if home != self.id && live.contains(&home) {
-                    out.push((area, Balance::HandBack { home }));
-                }
-                continue;
-            }
-            let free = match leases.get(&area) {
-                None => true,
-                Some(l) if home == self.id => !l.is_live(now_ms),
-                Some(l) => l.expires_ms.saturating_add(ttl) < now_ms,
-            };
-            if free {
-                out.push((area, Balance::Acquire));
-            }
-        }
-        out
+        plan(&self.id, self.leases().ttl_ms(), survey, |a| self.owns(a), areas, home)
     }
 
     /// Takes `area` ([`Leases::acquire`]): from now on this server writes it. Read its
@@ -338,6 +402,33 @@ impl SharedWorld {
         self.world.forget_cached_reads();
         self.sync_scope();
         Ok(lease)
+    }
+
+    /// Takes the renewals of `survey` (made off the tick, [`Surveyor::survey`]): a lease
+    /// renewed there is not due here; returns the areas its renewals found lost (stop ticking
+    /// them).
+    ///
+    /// The areas `survey` took ([`Surveyor::balance`]) are held from here on; what the writes
+    /// in flight cached is forgotten, as [`acquire`](Self::acquire) does.
+    pub fn note_survey(&mut self, survey: &Survey) -> Vec<AreaId> {
+        let mut lost = Vec::new();
+        for r in &survey.renewals {
+            if self.keeper.note_renewal(r)
+                && let Renewal::Lost { area, .. } = r
+            {
+                lost.push(*area);
+            }
+        }
+        for lease in &survey.acquired {
+            self.keeper.hold(lease.clone());
+        }
+        if !survey.acquired.is_empty() {
+            self.world.forget_cached_reads();
+        }
+        if !lost.is_empty() || !survey.acquired.is_empty() {
+            self.sync_scope();
+        }
+        lost
     }
 
     /// Renews the leases due at `now_ms`; returns the areas lost (stop ticking them).
@@ -496,6 +587,39 @@ impl SharedWorld {
         t.set_areas(Some(areas));
         t.set_fence(self.keeper.preconditions());
     }
+}
+
+/// The balance of `areas` for server `id` (leases of `ttl` ms) holding the areas `owns` says,
+/// as of `survey` ([`SharedWorld::balance`]'s rules).
+fn plan(
+    id: &str,
+    ttl: u64,
+    survey: &Survey,
+    owns: impl Fn(AreaId) -> bool,
+    areas: impl IntoIterator<Item = AreaId>,
+    home: impl Fn(AreaId) -> String,
+) -> Vec<(AreaId, Balance)> {
+    let (now_ms, live) = (survey.now_ms, &survey.live);
+    let leases: BTreeMap<AreaId, &Lease> = survey.leases.iter().map(|l| (l.area, l)).collect();
+    let mut out = Vec::new();
+    for area in areas {
+        let home = home(area);
+        if owns(area) {
+            if home != id && live.contains(&home) {
+                out.push((area, Balance::HandBack { home }));
+            }
+            continue;
+        }
+        let free = match leases.get(&area) {
+            None => true,
+            Some(l) if home == id => !l.is_live(now_ms),
+            Some(l) => l.expires_ms.saturating_add(ttl) < now_ms,
+        };
+        if free {
+            out.push((area, Balance::Acquire));
+        }
+    }
+    out
 }
 
 /// A mark unique to this process and moment: the process id and the clock, in hex.

@@ -274,3 +274,49 @@ fn saves_in_flight_are_fenced_when_they_land() {
     a.acquire(area_b, now + 5_001).unwrap();
     assert_eq!(a.world().get_chunk(pb).unwrap(), Some(chunk(a.world(), 4)));
 }
+
+/// A balance pass off the tick (`Surveyor::balance` on another thread, applied with
+/// `note_survey`): it takes the free areas, renews the held ones, says which to hand back,
+/// reads their entities, and reports a lease another server took as lost.
+#[test]
+fn a_balance_pass_runs_off_the_tick() {
+    let pg = PgServer::start().unwrap_or_else(|e| panic!("{e}"));
+    let conninfo = format!("{} schema=survey", pg.conninfo());
+    World::builder().backend(Backend::Postgres).schema(schema()).create(&conninfo).unwrap();
+    let (home_a, home_b) = (AreaId::new(0, 0), AreaId::new(1, 0));
+    let areas = [home_a, home_b];
+    let home = move |a: AreaId| if a == home_a { "a".to_string() } else { "b".to_string() };
+    let mut a = open(&conninfo, "a");
+    let surveyor = a.surveyor();
+    let pass = |held: Vec<terrane::lease::Lease>, now: u64| {
+        let s = surveyor.clone();
+        std::thread::spawn(move || s.balance(&held, &areas, home, now).unwrap()).join().unwrap()
+    };
+    // a alone: both areas taken on the other thread, held once noted.
+    let survey = pass(a.held().cloned().collect(), 0);
+    assert_eq!(survey.acquired.iter().map(|l| l.area).collect::<Vec<_>>(), areas);
+    assert!(!a.owns(home_a), "not held before it is noted");
+    assert!(a.note_survey(&survey).is_empty());
+    assert!(a.owns(home_a) && a.owns(home_b));
+    let mut s = TickSave::new();
+    s.put_area_entity(home_b, [3; 16], b"walker".to_vec());
+    a.save(1, s).unwrap();
+    // The next pass renews both; b announces itself, so b's home area goes back.
+    let mut b = open(&conninfo, "b");
+    b.announce(400).unwrap();
+    let survey = pass(a.held().cloned().collect(), 500);
+    assert_eq!(survey.renewals.len(), 2);
+    assert!(survey.acquired.is_empty());
+    assert_eq!(survey.hand_backs, [(home_b, "b".to_string())]);
+    let stored: Vec<_> = survey.arrivals.iter().filter(|(a, _)| *a == home_b).collect();
+    assert_eq!(stored[0].1, [([3; 16], b"walker".to_vec())], "the held areas' entities");
+    assert!(a.note_survey(&survey).is_empty());
+    let renewed = a.held().find(|l| l.area == home_a).unwrap().expires_ms;
+    assert_eq!(renewed, 500 + 1_000, "renewed off the tick, noted here");
+    assert!(a.hand_over(home_b, 2, TickSave::new()).unwrap());
+    // b takes a's home area once a's lease has long expired: a's next renewal finds it lost.
+    b.acquire(home_a, 5_000).unwrap();
+    let survey = pass(a.held().cloned().collect(), 5_001);
+    assert_eq!(a.note_survey(&survey), [home_a]);
+    assert!(!a.owns(home_a));
+}
