@@ -109,6 +109,7 @@ mod containers;
 pub mod control;
 mod edits;
 mod error;
+mod login;
 mod players;
 mod plugin;
 mod restores;

@@ -202,6 +202,16 @@ impl ServerBuilder {
             .map_err(|source| Error::Bind { address: self.address, source })?;
         let address = listener.local_addr().unwrap_or(self.address);
         drop(listener);
+        // A joining player's record is read at login, into the cache of the saves in flight.
+        let callbacks = match world.reads_ahead() {
+            true => {
+                let store = Arc::clone(world.tiered().store());
+                valence::network::ErasedNetworkCallbacks::new(crate::login::ReadPlayerAhead {
+                    store,
+                })
+            }
+            false => valence::network::ErasedNetworkCallbacks::default(),
+        };
         let terrane = TerraneWorld::new(world, self.settings.stand_in, self.settings.terrain)?;
         let durable = Arc::new(Mutex::new(terrane.durable_tick()));
         let plugin = TerranePlugin::new(terrane, self.settings);
@@ -231,6 +241,7 @@ impl ServerBuilder {
                 connection_mode: ConnectionMode::Offline,
                 address,
                 max_players: self.max_players,
+                callbacks,
                 ..Default::default()
             })
             .add_plugins(DefaultPlugins)
