@@ -153,14 +153,7 @@ impl Surveyor {
         }
         let leases = table.all()?;
         let live = self.live_servers(now_ms)?;
-        let mut arrivals = Vec::with_capacity(areas.len());
-        for &area in areas {
-            let stored = terrane_cluster::TieredStore::<Arc<dyn Store>>::area_entities_in(
-                &self.saves,
-                area,
-            )?;
-            arrivals.push((area, stored));
-        }
+        let arrivals = self.arrivals(areas.iter().copied())?;
         Ok(Survey {
             now_ms,
             leases,
@@ -216,14 +209,26 @@ impl Surveyor {
                 },
             }
         }
-        for area in read {
-            let stored = terrane_cluster::TieredStore::<Arc<dyn Store>>::area_entities_in(
-                &self.saves,
-                area,
-            )?;
-            survey.arrivals.push((area, stored));
-        }
+        survey.arrivals = self.arrivals(read)?;
         Ok(survey)
+    }
+
+    /// The entities stored in each of `areas`, as this server's saves (in flight included)
+    /// left them.
+    fn arrivals(
+        &self,
+        areas: impl IntoIterator<Item = AreaId>,
+    ) -> Result<Vec<(AreaId, AreaEntities)>, Error> {
+        areas
+            .into_iter()
+            .map(|area| {
+                let stored = terrane_cluster::TieredStore::<Arc<dyn Store>>::area_entities_in(
+                    &self.saves,
+                    area,
+                )?;
+                Ok((area, stored))
+            })
+            .collect()
     }
 }
 

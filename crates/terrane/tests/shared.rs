@@ -253,6 +253,10 @@ fn saves_in_flight_are_fenced_when_they_land() {
         a.save(u64::from(tick), s).unwrap();
     }
     assert!(a.world().settle_saves().is_err());
+    // A save after the failure, before it is reported, is not written either.
+    let mut after = TickSave::new();
+    after.put_area_entity(area_a, [9; 16], b"after".to_vec());
+    assert!(matches!(a.save(7, after), Err(SaveError::Stopped)));
     match a.landed() {
         Err(SaveError::Refused { lost }) => assert_eq!(lost, [area_a]),
         other => panic!("stale saves in flight must be refused, got {other:?}"),
