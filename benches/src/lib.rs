@@ -5,6 +5,8 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod bigworld;
+
 use terrane_section::ChunkPos;
 use terrane_section::keys::{self, Level};
 

@@ -43,6 +43,11 @@ Tasks:
                           the demo's world under continuous play for N minutes: tick-save
                           p50/p99/max and resident memory per minute; fails when memory grows
                           or the p99 does (docs/RELIABILITY.md, Soak)
+  bigworld OUT --columns N [--edition java|bedrock] [--seed S]
+                          write a real-shaped world of N Overworld columns: the finished chunks
+                          of testdata's real regions tiled over a square, level.dat, players
+                          (Java); Bedrock through `terrane convert` of that Java world. About
+                          8.6 KiB of Anvil per column: 1 GB is about 120,000 columns.
   prereqs                 only check (and install, when possible) the system prerequisites
   tables                  regenerate terrane-bedrock's Java <-> Bedrock block-state table
                           (crates/bedrock/data) from the pinned minecraft-data package
@@ -65,6 +70,7 @@ fn main() -> ExitCode {
         "crash" => crash(rest),
         "demo" => demo(rest),
         "soak" => soak(rest),
+        "bigworld" => bigworld(rest),
         "prereqs" => prereqs(),
         "tables" => tables(),
         "help" | "--help" | "-h" => {
@@ -349,6 +355,57 @@ fn demo(rest: &[String]) -> Result {
         cmd.arg("--force");
     }
     run(&mut cmd)
+}
+
+/// `cargo xtask bigworld`: terrane-benches' `bigworld` (the Java world), then for Bedrock
+/// `terrane convert` of it into OUT, the Java source removed after.
+fn bigworld(rest: &[String]) -> Result {
+    known_flags(rest, &["--columns", "--edition", "--seed"], &[])?;
+    let columns =
+        flag_value(rest, "--columns").ok_or_else(|| usage("bigworld needs --columns N"))?;
+    if columns.parse::<u64>().map_or(true, |c| c == 0) {
+        return Err(usage(format!("--columns {columns}: give a positive whole number")));
+    }
+    let seed = flag_value(rest, "--seed").unwrap_or_else(|| "1".into());
+    if seed.parse::<u64>().is_err() {
+        return Err(usage(format!("--seed {seed}: give a whole number")));
+    }
+    let edition = flag_value(rest, "--edition").unwrap_or_else(|| "java".into());
+    let out = rest
+        .iter()
+        .enumerate()
+        .find(|(i, a)| {
+            !a.starts_with("--")
+                && (*i == 0
+                    || !matches!(rest[i - 1].as_str(), "--columns" | "--edition" | "--seed"))
+        })
+        .map(|(_, a)| PathBuf::from(a))
+        .ok_or_else(|| usage("bigworld needs OUT, the folder to write"))?;
+    let out = env::current_dir().map_err(|e| e.to_string())?.join(out);
+    let java = match edition.as_str() {
+        "java" => out.clone(),
+        "bedrock" => {
+            let mut name = out.file_name().unwrap_or_default().to_os_string();
+            name.push(".java-source");
+            out.with_file_name(name)
+        }
+        other => return Err(usage(format!("--edition {other}: java or bedrock"))),
+    };
+    run(cargo()
+        .args(["run", "--release", "-q", "-p", "terrane-benches", "--bin", "bigworld", "--"])
+        .arg(&java)
+        .args(["--columns", &columns, "--seed", &seed]))?;
+    if edition == "bedrock" {
+        let converted = run(cargo()
+            .args(["run", "--release", "-q", "-p", "terrane-cli", "--no-default-features"])
+            .args(["--features", "postgres,blockfile", "--", "convert"])
+            .arg(&java)
+            .arg(&out)
+            .args(["--to", "bedrock"]));
+        fs::remove_dir_all(&java).map_err(|e| format!("removing {}: {e}", java.display()))?;
+        converted?;
+    }
+    Ok(())
 }
 
 /// `cargo xtask soak`: `terrane demo --minutes N` in release, on DIR or on a world under the

@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use terrane_chunk::{BlockId, Chunk, Schema, Uuid};
+use terrane_chunk::{BlockId, Chunk, ChunkView, Schema, Uuid};
 use terrane_nbt::{Compound, Reader, Tag, Writer};
 use terrane_section::cell_index;
 
@@ -349,6 +349,7 @@ pub fn terrane_to_column(
     };
     let air_version = record.and_then(|r| r.layer_air_version).unwrap_or(world_version);
     let air = parse_state_name("minecraft:air", air_version)?;
+    let air_id = schema.blocks().find("minecraft:air").map(BlockId);
     for (y, bytes) in chunks {
         let y8 = i8::try_from(*y).map_err(|_| {
             Error::SubChunk(format!(
@@ -356,9 +357,32 @@ pub fn terrane_to_column(
                 pos.x, pos.z
             ))
         })?;
+        let view = ChunkView::parse(bytes)?;
+        if view.layered_block_count() == 0 {
+            let source: Vec<BlockId> = view.palette_iter().collect();
+            // A column that did not come from Bedrock writes no all-air sub-chunk: Bedrock
+            // reads a missing one as air, and most of a real column's are.
+            if record.is_none() && source.iter().all(|&b| Some(b) == air_id) {
+                continue;
+            }
+            let mut palette = Vec::with_capacity(source.len());
+            for &b in &source {
+                palette.push(entry(b)?);
+            }
+            let mut locals = [0u16; CELLS];
+            view.read_locals(&mut locals);
+            let mut indices = Box::new([0u16; CELLS]);
+            for (i, &l) in locals.iter().enumerate() {
+                let (x, yy, z) = ((i >> 8) as u32, ((i >> 4) & 15) as u32, (i & 15) as u32);
+                indices[bedrock_index(x, yy, z)] = l;
+            }
+            let storages = [Storage { palette, indices }];
+            out.push((pos.sub_chunk_key(y8), SubChunk::encode(y8, &storages)?));
+            continue;
+        }
         let chunk = Chunk::decode(bytes, schema)?;
         // One storage per layer; past layer 0, cells without that layer hold air (entry 0).
-        let layers = (0..CELLS as u16).map(|i| chunk.layer_count(i)).max().unwrap_or(1);
+        let layers = 1 + chunk.layered_cells().map(|(_, l)| l.len() as u32).max().unwrap_or(0);
         let mut storages = Vec::with_capacity(layers as usize);
         for layer in 0..layers {
             let mut index_of: HashMap<BlockId, u16> = HashMap::new();

@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
 use std::sync::OnceLock;
 
-use terrane_chunk::{BlockId, CELLS, Chunk, Schema, block_state};
+use terrane_chunk::{BlockId, CELLS, Chunk, ChunkView, Schema, block_state, count_indices};
 
 use crate::error::{Error, Result};
 
@@ -643,6 +643,10 @@ impl ChunkTranslator {
 
     /// One chunk (encoded with `from`) re-encoded with the target schema.
     pub fn chunk(&mut self, bytes: &[u8], from: &Schema) -> Result<Vec<u8>> {
+        let view = ChunkView::parse(bytes)?;
+        if view.layered_block_count() == 0 {
+            return self.paletted(&view, from);
+        }
         let src = Chunk::decode(bytes, from)?;
         let mut blocks = [BlockId(0); CELLS];
         // Cells per source block: dry ones by id, wet ones apart (rare).
@@ -707,6 +711,54 @@ impl ChunkTranslator {
             for i in water_cells {
                 out.push_layer(i, water);
                 self.report.cells += 1;
+            }
+        }
+        out.compact();
+        Ok(out.encode(&self.to))
+    }
+
+    /// [`chunk`](Self::chunk) for a chunk without extra layers (every Java chunk, most
+    /// Bedrock ones): its palette translated once, the cells' local ids carried over as they
+    /// are, no lookup per cell.
+    fn paletted(&mut self, view: &ChunkView<'_>, from: &Schema) -> Result<Vec<u8>> {
+        let source: Vec<BlockId> = view.palette_iter().collect();
+        let mut locals = [0u16; CELLS];
+        view.read_locals(&mut locals);
+        // Counted over every value the packing can hold: one outside the palette is damage.
+        let counts = count_indices(&locals, 1 << view.bits_per_block());
+        if counts.iter().skip(source.len()).any(|&n| n > 0) || source.is_empty() {
+            // Unreachable for a parsed view (parsing checks every local id), kept as an error.
+            return Err(Error::SubChunk(
+                "a cell's palette index is past the end of the chunk's palette".into(),
+            ));
+        }
+        let mut target = Vec::with_capacity(source.len());
+        let mut water = false;
+        for (&b, &n) in source.iter().zip(&counts) {
+            let m = self.map(from, b, false)?;
+            target.push(m.id);
+            if n > 0 {
+                self.count(from, b, m.fidelity, u64::from(n));
+                self.report.cells += u64::from(n);
+                water |= m.water;
+            }
+        }
+        let mut out = Chunk::new(target[0]);
+        out.set_blocks_paletted(&target, &locals);
+        if water {
+            let w = match self.water {
+                Some(w) => w,
+                None => {
+                    let w = self.target(BEDROCK_WATER)?;
+                    self.water = Some(w);
+                    w
+                }
+            };
+            for (i, &l) in locals.iter().enumerate() {
+                if self.map(from, source[l as usize], false)?.water {
+                    out.push_layer(i as u16, w);
+                    self.report.cells += 1;
+                }
             }
         }
         out.compact();

@@ -456,6 +456,30 @@ impl<'a> ChunkView<'a> {
         });
     }
 
+    /// The 4096 layer-0 local ids (indices into [`palette_iter`](Self::palette_iter)) into
+    /// `out`, in cell index order: the bulk read for callers that translate a palette once
+    /// instead of every cell (an edition converter), with no hashing per cell.
+    ///
+    /// ```
+    /// # use terrane_chunk::{BlockId, Chunk, ChunkView, Schema};
+    /// # let mut schema = Schema::new();
+    /// # schema.add_block("air", &[]).unwrap();
+    /// # let stone = schema.add_block("stone", &[]).unwrap();
+    /// let mut chunk = Chunk::new(BlockId(0));
+    /// chunk.set(1, 2, 3, stone);
+    /// let bytes = chunk.encode(&schema);
+    /// let view = ChunkView::parse(&bytes)?;
+    /// let mut locals = [0u16; 4096];
+    /// view.read_locals(&mut locals);
+    /// let palette: Vec<BlockId> = view.palette_iter().collect();
+    /// assert_eq!(palette[locals[(1 << 8) | (2 << 4) | 3] as usize], stone);
+    /// assert_eq!(palette[locals[0] as usize], BlockId(0));
+    /// # Ok::<(), terrane_chunk::Error>(())
+    /// ```
+    pub fn read_locals(&self, out: &mut [u16; CELLS]) {
+        for_each_cell(self.layer0, self.bits, |i, v| out[i] = v as u16);
+    }
+
     /// The palette as `u32` block ids (validated at parse to fit).
     fn palette_ids(&self) -> Vec<u32> {
         padded_ids(self.palette, 0)

@@ -569,7 +569,13 @@ pub fn bedrock_to_java(
                     record.extra_block_entities = block_entities.compounds;
                     record.orphan_entities = entities.iter().map(|(u, _)| *u).collect();
                     if let Some(d) = biomes {
-                        let ys = c.chunks.iter().map(|(y, _)| *y);
+                        // Every section Data3D covers keeps its biomes, the all-air ones too
+                        // (a conversion writes no all-air sub-chunk; the sky above a biome is
+                        // still that biome in Java).
+                        let mut ys: Vec<i64> = c.chunks.iter().map(|(y, _)| *y).collect();
+                        ys.extend(crate::convert_biomes::java_section_range(dim));
+                        ys.sort_unstable();
+                        ys.dedup();
                         let secs = crate::convert_biomes::data3d_to_java(
                             dim,
                             &d,

@@ -22,6 +22,15 @@ pub(crate) fn bedrock_storage_range(dim: u64) -> std::ops::RangeInclusive<i64> {
     }
 }
 
+/// The section `y` range of a vanilla Java dimension (1.18+): the Overworld's 24 sections
+/// from -4, the Nether's and the End's 16 from 0.
+pub(crate) fn java_section_range(dim: u64) -> std::ops::RangeInclusive<i64> {
+    match dim {
+        0 => -4..=19,
+        _ => 0..=15,
+    }
+}
+
 /// The biome a Bedrock dimension's cells hold when its source had none (plains, the Nether's,
 /// the End's).
 fn default_bedrock_biome(dim: u64) -> u32 {

@@ -69,9 +69,17 @@ fn java_to_bedrock_and_back_keeps_every_block_the_table_maps_one_to_one() {
         na.iter().map(|n| t.java_to_bedrock(n).fidelity == Fidelity::Exact).collect();
     let (mut exact, mut approximated) = (0u64, BTreeMap::<String, u64>::new());
     for ((dim, pos), (_, bytes)) in a.tiered().all_chunks().unwrap() {
-        let other = b.tiered().get_chunk(dim, pos).unwrap();
-        let other = other.unwrap_or_else(|| panic!("chunk {pos} lost"));
-        let (va, vb) = (ChunkView::parse(&bytes).unwrap(), ChunkView::parse(&other).unwrap());
+        let va = ChunkView::parse(&bytes).unwrap();
+        // A conversion writes no all-air sub-chunk: a chunk missing on the way back must have
+        // been all air.
+        let Some(other) = b.tiered().get_chunk(dim, pos).unwrap() else {
+            for i in 0..4096u16 {
+                assert_eq!(na[va.block(i).0 as usize], "minecraft:air", "chunk {pos} lost");
+                exact += 1;
+            }
+            continue;
+        };
+        let vb = ChunkView::parse(&other).unwrap();
         for i in 0..4096u16 {
             let (x, y) = (va.block(i).0 as usize, vb.block(i).0 as usize);
             if one_to_one[x] {
