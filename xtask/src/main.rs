@@ -12,6 +12,7 @@ mod bench;
 mod fuzz;
 mod rocksdb;
 mod tidy;
+mod worlds;
 
 const HELP: &str = "\
 cargo xtask <TASK>
@@ -48,6 +49,12 @@ Tasks:
                           of testdata's real regions tiled over a square, level.dat, players
                           (Java); Bedrock through `terrane convert` of that Java world. About
                           8.6 KiB of Anvil per column: 1 GB is about 120,000 columns.
+  worlds [--columns N[,N...]] [--amulet] [--dir DIR]
+                          every whole-world command of `terrane` (convert both ways, import,
+                          export, verify, copy, backup, restore, render) on
+                          real-shaped worlds of N columns (default 1024): wall time, columns/s
+                          and peak memory, as the table of docs/BENCHMARKS.md; --amulet adds
+                          amulet-core converting the same worlds both ways
   prereqs                 only check (and install, when possible) the system prerequisites
   tables                  regenerate terrane-bedrock's Java <-> Bedrock block-state table
                           (crates/bedrock/data) from the pinned minecraft-data package
@@ -71,6 +78,7 @@ fn main() -> ExitCode {
         "demo" => demo(rest),
         "soak" => soak(rest),
         "bigworld" => bigworld(rest),
+        "worlds" => worlds::task(rest),
         "prereqs" => prereqs(),
         "tables" => tables(),
         "help" | "--help" | "-h" => {
@@ -539,12 +547,12 @@ const AMULET: &[&str] = &[
 
 /// The virtual environment's folder: `~/.cache/terrane/amulet-venv` (where the tests look
 /// unless `TERRANE_AMULET_PYTHON` names another Python).
-fn amulet_venv() -> PathBuf {
+pub fn amulet_venv() -> PathBuf {
     PathBuf::from(env::var_os("HOME").unwrap_or_default()).join(".cache/terrane/amulet-venv")
 }
 
 /// Installs amulet-core into [`amulet_venv`] when it is not there yet.
-fn amulet() -> Result {
+pub fn amulet() -> Result {
     let python = match env::var_os("TERRANE_AMULET_PYTHON") {
         Some(p) => PathBuf::from(p),
         None => amulet_venv().join("bin/python"),

@@ -71,6 +71,17 @@ pub enum ChunkError {
     /// The NBT parsed, but its structure is not a chunk this crate understands.
     #[error("malformed chunk: {0}")]
     Malformed(String),
+    /// Reading the chunk's bytes from a region file opened on disk failed (the disk's
+    /// error; the file changed or became unreadable while it was read).
+    #[error("reading the region file failed at bytes {start}..{end}: {message}")]
+    Read {
+        /// First byte read.
+        start: u64,
+        /// End of the read.
+        end: u64,
+        /// The system's error.
+        message: String,
+    },
 }
 
 /// The error type of this crate's fallible operations (other than per-chunk damage, which is

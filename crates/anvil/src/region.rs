@@ -13,8 +13,9 @@
 //!   [`ChunkError`] for that chunk only; the other chunks stay readable;
 //! - nothing here panics on arbitrary bytes (fuzz target `anvil_region`).
 
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use crate::error::ChunkError;
 
@@ -190,6 +191,9 @@ pub fn parse_external_name(name: &str) -> Option<(i32, i32)> {
 /// ```
 #[derive(Clone, Debug)]
 pub struct RegionFile {
+    source: Source,
+    /// The header (location and timestamp tables): the whole file for an in-memory region,
+    /// its first 8 KiB for one read from disk (empty for an empty file).
     bytes: Vec<u8>,
     position: Option<(i32, i32)>,
     external_dir: Option<PathBuf>,
@@ -197,6 +201,15 @@ pub struct RegionFile {
     /// Per location index: 1 + the index of another entry whose sector run overlaps this
     /// one's (0: none). Two chunks cannot share sectors, so neither is believed.
     overlaps: Vec<u16>,
+}
+
+/// Where a region's chunks are read from.
+#[derive(Clone, Debug)]
+enum Source {
+    /// The whole file, in `RegionFile::bytes`.
+    Memory,
+    /// The open file, read a chunk at a time, and its length.
+    File(Arc<Mutex<std::fs::File>>, u64),
 }
 
 /// Returned by [`RegionFile::new`] when the bytes are shorter than the header (and not
@@ -213,12 +226,73 @@ impl RegionFile {
         }
         let overlaps = overlapping_runs(&bytes);
         Ok(RegionFile {
+            source: Source::Memory,
             bytes,
             position: None,
             external_dir: None,
             max_decompressed: DEFAULT_MAX_DECOMPRESSED,
             overlaps,
         })
+    }
+
+    /// Opens a region file to read its chunks one at a time from disk: only the 8 KiB header
+    /// is held, so that memory does not grow with the region (a full region of a real world
+    /// is 5 to 20 MiB). Reads give the same chunks and errors as [`new`](Self::new) over the
+    /// file's bytes, as long as the file does not change while it is read.
+    ///
+    /// The outer error is the file's (open, read); the inner one a file shorter than its
+    /// header.
+    pub fn open(path: &Path) -> std::io::Result<Result<Self, TruncatedHeader>> {
+        let mut file = std::fs::File::open(path)?;
+        let len = file.metadata()?.len();
+        let mut header = Vec::with_capacity(HEADER);
+        (&mut file).take(HEADER as u64).read_to_end(&mut header)?;
+        if !header.is_empty() && header.len() < HEADER {
+            return Ok(Err(TruncatedHeader(header.len())));
+        }
+        let overlaps = overlapping_runs(&header);
+        Ok(Ok(RegionFile {
+            source: Source::File(Arc::new(Mutex::new(file)), len),
+            bytes: header,
+            position: None,
+            external_dir: None,
+            max_decompressed: DEFAULT_MAX_DECOMPRESSED,
+            overlaps,
+        }))
+    }
+
+    /// The file's length in bytes.
+    pub fn len(&self) -> u64 {
+        match &self.source {
+            Source::Memory => self.bytes.len() as u64,
+            Source::File(_, len) => *len,
+        }
+    }
+
+    /// True for an empty file (a region without chunks).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes `start..end` of the file (`end` within [`len`](Self::len)).
+    fn span(&self, start: usize, end: usize) -> Result<std::borrow::Cow<'_, [u8]>, ChunkError> {
+        match &self.source {
+            Source::Memory => Ok(std::borrow::Cow::Borrowed(&self.bytes[start..end])),
+            Source::File(file, len) => {
+                let mut buf = vec![0u8; end - start];
+                // A poisoned lock only means another reader panicked: the file is still good.
+                let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
+                debug_assert!(end as u64 <= *len);
+                f.seek(std::io::SeekFrom::Start(start as u64))
+                    .and_then(|_| f.read_exact(&mut buf))
+                    .map_err(|e| ChunkError::Read {
+                        start: start as u64,
+                        end: end as u64,
+                        message: e.to_string(),
+                    })?;
+                Ok(std::borrow::Cow::Owned(buf))
+            }
+        }
     }
 
     /// Sets the region's coordinates and the folder holding its `.mcc` side files; without
@@ -235,7 +309,8 @@ impl RegionFile {
         self
     }
 
-    /// The file's bytes.
+    /// The file's bytes as held: the whole file for a region made by [`new`](Self::new),
+    /// only the header for one [`open`](Self::open)ed.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
@@ -278,7 +353,7 @@ impl RegionFile {
 
     /// Reads and decompresses one chunk. Never panics; damage is a [`ChunkError`].
     pub fn read(&self, entry: &ChunkEntry) -> Result<RawChunk, ChunkError> {
-        let len = self.bytes.len() as u64;
+        let len = self.len();
         if entry.sector < 2 {
             return Err(ChunkError::SectorInHeader { sector: entry.sector });
         }
@@ -292,11 +367,12 @@ impl RegionFile {
             return Err(ChunkError::OutOfBounds { needed: start + 5, len });
         }
         let start = start as usize;
-        let length = self.be32(start);
+        let head = self.span(start, start + 5)?;
+        let length = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
         if length == 0 {
             return Err(ChunkError::EmptyChunk(length));
         }
-        let kind = self.bytes[start + 4];
+        let kind = head[4];
         let declared_end = start as u64 + 4 + length as u64;
         if declared_end > len {
             return Err(ChunkError::OutOfBounds { needed: declared_end, len });
@@ -319,9 +395,9 @@ impl RegionFile {
                 nbt,
             });
         }
-        let data = &self.bytes[start + 5..run_end];
+        let data = self.span(start + 5, run_end)?;
         let exact = declared_end - (start + 5);
-        let nbt = decompress(compression, data, exact, self.max_decompressed)?;
+        let nbt = decompress(compression, &data, exact, self.max_decompressed)?;
         Ok(RawChunk {
             index: entry.index,
             compression,
@@ -848,5 +924,58 @@ mod tests {
         b[0..4].copy_from_slice(&0x0000_0101u32.to_be_bytes());
         let r = RegionFile::new(b).unwrap();
         assert_eq!(r.read(&r.entry(0).unwrap()), Err(ChunkError::SectorInHeader { sector: 1 }));
+    }
+}
+
+#[cfg(test)]
+mod open_tests {
+    use super::*;
+
+    /// Every chunk (or error) of `bytes`, read from memory and from a file.
+    fn both_ways(bytes: Vec<u8>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.0.0.mca");
+        std::fs::write(&path, &bytes).unwrap();
+        let from_disk = RegionFile::open(&path).unwrap();
+        let in_memory = RegionFile::new(bytes.clone());
+        let (disk, memory) = match (from_disk, in_memory) {
+            (Ok(d), Ok(m)) => (d, m),
+            (d, m) => {
+                assert_eq!(d.err(), m.err(), "both refuse the header alike");
+                return;
+            }
+        };
+        assert_eq!(disk.len(), bytes.len() as u64);
+        let entries: Vec<_> = memory.entries().collect();
+        assert_eq!(disk.entries().collect::<Vec<_>>(), entries);
+        for e in &entries {
+            let (d, m) = (disk.read(e), memory.read(e));
+            match (&d, &m) {
+                (Ok(d), Ok(m)) => {
+                    assert_eq!((d.index, &d.nbt, d.stored_len), (m.index, &m.nbt, m.stored_len))
+                }
+                _ => assert_eq!(d.err(), m.err(), "entry {}", e.index),
+            }
+        }
+    }
+
+    #[test]
+    fn a_region_read_from_disk_gives_what_its_bytes_give_whole_or_damaged() {
+        for rel in ["anvil/1.18.2/r.0.0.mca", "anvil/1.21.1/r.0.0.mca", "anvil/1.12.2/r.0.-1.mca"] {
+            let bytes = std::fs::read(terrane_section::testdata::fixture(rel)).unwrap();
+            both_ways(bytes.clone());
+            // Cut inside the chunks, and inside the header.
+            for cut in [bytes.len() / 2, bytes.len() - 1000, 9000, 5000] {
+                both_ways(bytes[..cut].to_vec());
+            }
+            // Damaged lengths and compression bytes.
+            let mut damaged = bytes.clone();
+            for i in (HEADER..damaged.len()).step_by(4096 * 3) {
+                damaged[i] ^= 0x5A;
+                damaged[i + 4] = damaged[i + 4].wrapping_add(3);
+            }
+            both_ways(damaged);
+        }
+        both_ways(Vec::new());
     }
 }

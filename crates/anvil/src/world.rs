@@ -312,8 +312,8 @@ pub fn import_region_dir_with<S: ImportSink>(
             progress(&p);
             continue;
         }
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        let r = match RegionFile::new(bytes) {
+        // Read a chunk at a time: memory does not grow with the region's size.
+        let r = match RegionFile::open(&path).map_err(|e| Error::io(&path, e))? {
             Ok(r) => r,
             Err(e) => {
                 summary.damaged.push(DamagedChunk {
@@ -329,8 +329,8 @@ pub fn import_region_dir_with<S: ImportSink>(
         };
         let r = r.with_external(rx, rz, dir).with_max_decompressed(options.max_decompressed);
         p.region = (rx, rz);
-        p.bytes_in += r.bytes().len() as u64;
-        summary.bytes_in += r.bytes().len() as u64;
+        p.bytes_in += r.len();
+        summary.bytes_in += r.len();
         // The matching entity region (1.17+), when asked for and present.
         let mut ents: Option<(PathBuf, RegionFile)> = None;
         if let Some(edir) = &options.entities_dir {

@@ -1,0 +1,188 @@
+//! `cargo xtask worlds`: every whole-world command of `terrane` on real-shaped worlds of the
+//! given sizes, as whole processes: wall time, columns a second and peak memory (GNU time's
+//! maximum resident set), one table row each, the figures of docs/BENCHMARKS.md ("Whole
+//! worlds").
+//!
+//! `terrane trim` is not among them: it compares a world with the generator that made it, and
+//! refuses at once a world no terrane generator made.
+//!
+//! The worlds come from `cargo xtask bigworld` (the finished chunks of testdata's real
+//! regions, tiled). Everything runs on the block-file backend, from the release build that
+//! leaves RocksDB's C++ out; a row that fails stops the run with its command.
+//!
+//! With `--amulet`, amulet-core converts the same worlds both ways after terrane, each a row
+//! of its own (benches/bedrock/amulet_convert.py, from `cargo xtask test`'s virtual
+//! environment).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::{Result, cargo, flag_value, known_flags, root, run, usage};
+
+/// One measured command: its label, wall seconds and peak resident memory in KiB.
+struct Row {
+    label: String,
+    columns: u64,
+    wall: f64,
+    peak_kib: u64,
+}
+
+/// Runs `program args` under `/usr/bin/time`, its output to `log`, and reads the figures.
+fn timed(label: &str, columns: u64, program: &Path, args: &[&str], log: &Path) -> Result<Row> {
+    let figures = log.with_extension("time");
+    let shown = format!("{} {}", program.display(), args.join(" "));
+    eprintln!("$ {shown}");
+    let out = fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let err = out.try_clone().map_err(|e| e.to_string())?;
+    let status = Command::new("/usr/bin/time")
+        .args(["-f", "%e %M", "-o"])
+        .arg(&figures)
+        .arg(program)
+        .args(args)
+        .stdout(out)
+        .stderr(err)
+        .status()
+        .map_err(|e| {
+            format!("cannot start /usr/bin/time ({e}): install GNU time (`apt-get install time`)")
+        })?;
+    if !status.success() {
+        let text = fs::read_to_string(log).unwrap_or_default();
+        return Err(format!("`{shown}` failed ({status}):\n{text}"));
+    }
+    let text = fs::read_to_string(&figures).map_err(|e| format!("{}: {e}", figures.display()))?;
+    let mut it = text.split_whitespace();
+    let wall = it.next().and_then(|w| w.parse().ok()).ok_or("no wall time from /usr/bin/time")?;
+    let peak_kib = it.next().and_then(|w| w.parse().ok()).ok_or("no peak from /usr/bin/time")?;
+    eprintln!("  {wall:.2} s, {:.1} MiB", peak_kib as f64 / 1024.0);
+    Ok(Row { label: label.into(), columns, wall, peak_kib })
+}
+
+/// `cargo xtask worlds --columns N[,N...] [--amulet] [--dir DIR]`.
+pub fn task(rest: &[String]) -> Result {
+    known_flags(rest, &["--columns", "--dir"], &["--amulet"])?;
+    let sizes = flag_value(rest, "--columns").unwrap_or_else(|| "1024".into());
+    let sizes: Vec<u64> = sizes
+        .split(',')
+        .map(|s| s.trim().parse().ok().filter(|&n| n > 0))
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            usage(format!("--columns {sizes}: positive whole numbers, comma-separated"))
+        })?;
+    let amulet = rest.iter().any(|a| a == "--amulet");
+    let target = crate::rocksdb::target_dir()?;
+    let dir = flag_value(rest, "--dir")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target.join("terrane-worlds-bench"));
+    run(cargo()
+        .args(["build", "--release", "-p", "terrane-cli", "--no-default-features"])
+        .args(["--features", "postgres,blockfile", "-p", "terrane-benches", "--bin", "bigworld"]))?;
+    let bin = target.join("release");
+    let (terrane, bigworld) = (bin.join("terrane"), bin.join("bigworld"));
+    if amulet {
+        crate::amulet()?;
+    }
+    let python = crate::amulet_venv().join("bin/python");
+    let script = root().join("benches/bedrock/amulet_convert.py");
+    let mut rows = Vec::new();
+    for n in sizes {
+        let d = dir.join(n.to_string());
+        if d.exists() {
+            fs::remove_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        }
+        fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        let p = |name: &str| d.join(name).display().to_string();
+        let log = d.join("log");
+        let n_s = n.to_string();
+        let mut row = |label: &str, program: &Path, args: &[&str]| -> Result {
+            rows.push(timed(label, n, program, args, &log)?);
+            Ok(())
+        };
+        row("bigworld (write the Java world)", &bigworld, &[&p("java"), "--columns", &n_s])?;
+        row(
+            "convert --to bedrock",
+            &terrane,
+            &["convert", &p("java"), &p("bedrock"), "--to", "bedrock"],
+        )?;
+        row(
+            "convert --to java",
+            &terrane,
+            &["convert", &p("bedrock"), &p("java-back"), "--to", "java"],
+        )?;
+        let w = p("world");
+        row(
+            "import anvil",
+            &terrane,
+            &["import", "anvil", &p("java"), &w, "--backend", "blockfile"],
+        )?;
+        row(
+            "import bedrock",
+            &terrane,
+            &["import", "bedrock", &p("bedrock"), &p("world-b"), "--backend", "blockfile"],
+        )?;
+        row(
+            "export anvil --world-folder",
+            &terrane,
+            &["export", "anvil", &w, &p("out-java"), "--world-folder"],
+        )?;
+        row("export bedrock", &terrane, &["export", "bedrock", &w, &p("out-bedrock")])?;
+        row("verify", &terrane, &["verify", &w])?;
+        row(
+            "copy (block file to block file)",
+            &terrane,
+            &["copy", &w, &p("world-copy"), "--backend", "blockfile"],
+        )?;
+        row("backup (first)", &terrane, &["backup", &w, &p("repo")])?;
+        row("backup (again, nothing changed)", &terrane, &["backup", &w, &p("repo")])?;
+        row(
+            "restore",
+            &terrane,
+            &["restore", &p("repo"), &p("world-restored"), "--backend", "blockfile"],
+        )?;
+        row("render", &terrane, &["render", "--world", &w, &p("map.png")])?;
+        if amulet {
+            let py = python.clone();
+            for (label, src, edition) in [
+                ("amulet-core: convert to bedrock", "java", "bedrock"),
+                ("amulet-core: convert to java", "bedrock", "java"),
+            ] {
+                // amulet-core rewrites what it opens: it converts a copy.
+                let copy = d.join(format!("amulet-{src}"));
+                copy_tree(&d.join(src), &copy)?;
+                let out = p(&format!("amulet-out-{edition}"));
+                let copy = copy.display().to_string();
+                let script = script.display().to_string();
+                row(label, &py, &[&script, &copy, &out, edition])?;
+            }
+        }
+        fs::remove_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    println!("| command | columns | wall | columns/s | peak RSS |");
+    println!("|---|---:|---:|---:|---:|");
+    for r in &rows {
+        println!(
+            "| {} | {} | {:.2} s | {:.0} | {:.1} MiB |",
+            r.label,
+            r.columns,
+            r.wall,
+            r.columns as f64 / r.wall.max(0.001),
+            r.peak_kib as f64 / 1024.0
+        );
+    }
+    Ok(())
+}
+
+/// Copies a folder tree.
+fn copy_tree(from: &Path, to: &Path) -> Result {
+    fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
+    for e in fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))? {
+        let e = e.map_err(|e| e.to_string())?;
+        let dst = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &dst)?;
+        } else {
+            fs::copy(e.path(), &dst).map_err(|err| format!("{}: {err}", e.path().display()))?;
+        }
+    }
+    Ok(())
+}
