@@ -325,7 +325,8 @@ fn describe(p: BedrockColumnPos) -> String {
 /// One column's records for a Bedrock database: key and value of each, from its terrane
 /// chunks (`(y, bytes)`), its record (`None` for a column that did not come from Bedrock)
 /// and the entity table. A `Checksums` record the column kept is rebuilt to hash the values
-/// returned ([`checksums::rebuild`]).
+/// returned ([`checksums::rebuild`]). A column without a record writes no sub-chunk for an
+/// all-air chunk (Bedrock reads a missing sub-chunk as air; `docs/format/bedrock.md`).
 pub fn terrane_to_column(
     pos: BedrockColumnPos,
     chunks: &[(i64, Vec<u8>)],

@@ -36,8 +36,8 @@ impl Compressor for Deflate {
     fn encode(&self, block: Vec<u8>) -> rusty_leveldb::Result<Vec<u8>> {
         let out = Vec::with_capacity(block.len() / 2);
         // Level 3: on real-shaped worlds a converted `db/` 7 % larger than at zlib's default
-        // 6, written in 0.7 of the time (docs/BENCHMARKS.md, "terrane convert"); the game
-        // reads every level alike.
+        // 6, the whole conversion in 0.74 of the time (docs/BENCHMARKS.md, "Whole worlds");
+        // the game reads every level alike.
         let level = Compression::new(3);
         if self.zlib {
             let mut e = flate2::write::ZlibEncoder::new(out, level);

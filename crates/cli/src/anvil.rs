@@ -256,7 +256,7 @@ pub fn import(c: ImportCmd) -> Result<(), Fail> {
     w.close()?;
     let (dims, level_dat, total) = (&summary.dimensions, summary.level_dat, summary.total());
     let secs = t.elapsed().as_secs_f64();
-    let disk = World::open_read_only(&world)?.info()?.disk_bytes;
+    let disk = World::open_read_only(&world)?.disk_bytes();
     if json {
         let mut v = import_json(&total);
         v["disk_bytes"] = json!(disk);

@@ -41,7 +41,7 @@ pub fn import(
     pb.finish();
     w.close()?;
     let secs = t.elapsed().as_secs_f64();
-    let disk = World::open_read_only(world)?.info()?.disk_bytes;
+    let disk = World::open_read_only(world)?.disk_bytes();
     if json {
         let v = json!({
             "columns": s.columns,

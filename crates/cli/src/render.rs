@@ -95,8 +95,8 @@ fn top_blocks(world: &World) -> Result<(Tops, Vec<[u8; 3]>), Fail> {
         (0..names.len() as u32).map(|i| !world.tiered().is_opaque(terrane::BlockId(i))).collect();
     let colours: Vec<[u8; 3]> = names.names().map(colour).collect();
     let mut top: Tops = HashMap::new();
-    for ((_, pos), (_, bytes)) in world.tiered().all_chunks()? {
-        let view = ChunkView::parse(&bytes)?;
+    world.tiered().for_each_chunk(|(_, pos), _, bytes| -> Result<(), Fail> {
+        let view = ChunkView::parse(bytes)?;
         for lx in 0..16u32 {
             for lz in 0..16u32 {
                 for ly in (0..16u32).rev() {
@@ -117,7 +117,8 @@ fn top_blocks(world: &World) -> Result<(Tops, Vec<[u8; 3]>), Fail> {
                 }
             }
         }
-    }
+        Ok(())
+    })?;
     Ok((top, colours))
 }
 

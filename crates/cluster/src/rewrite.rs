@@ -36,20 +36,30 @@ pub struct RewriteReport {
 impl<S: Store> TieredStore<S> {
     /// Shows `f` every stored chunk with its level, level after level in key order, reading
     /// a page of keys (64 keys or 16 MiB) at a time: memory stays bounded whatever the
-    /// world's size (unlike [`all_chunks`](Self::all_chunks)).
-    pub fn for_each_chunk(
+    /// world's size (unlike [`all_chunks`](Self::all_chunks)). `f`'s first error stops it
+    /// and is returned; `f` may return its caller's error type.
+    pub fn for_each_chunk<E: From<Error>>(
         &self,
-        mut f: impl FnMut(ChunkAddr, Level, &[u8]) -> Result<()>,
-    ) -> Result<()> {
+        mut f: impl FnMut(ChunkAddr, Level, &[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let mut failed: Option<E> = None;
         for level in Level::ALL {
-            self.pages(level, |page| {
+            let paged = self.pages(level, |page| {
                 for (key, obj) in page {
                     for (addr, _, blob) in chunks_of(level, key, &obj.data)? {
-                        f(addr, level, blob)?;
+                        if let Err(e) = f(addr, level, blob) {
+                            failed = Some(e);
+                            // Stops the paging; the caller's error replaces it below.
+                            return Err(Error::Inconsistent(String::new()));
+                        }
                     }
                 }
                 Ok(())
-            })?;
+            });
+            if let Some(e) = failed.take() {
+                return Err(e);
+            }
+            paged?;
         }
         Ok(())
     }

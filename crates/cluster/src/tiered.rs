@@ -681,14 +681,22 @@ impl<S: Store> TieredStore<S> {
 
     /// Every key of `level`'s table, parsed: dimension, position (chunk or cluster) and object.
     pub(crate) fn scan_level(&self, level: Level) -> Result<Vec<(u64, ChunkPos, Object)>> {
-        let mut out = Vec::new();
-        for e in self.store.scan(table_of(level), KeyRange::all())? {
+        self.stream_level(level)?.collect()
+    }
+
+    /// [`scan_level`](Self::scan_level) one object at a time: what reads a whole level
+    /// (verify, the world's info) holds one object, not the level.
+    pub(crate) fn stream_level(
+        &self,
+        level: Level,
+    ) -> Result<impl Iterator<Item = Result<(u64, ChunkPos, Object)>> + '_> {
+        let table = table_of(level);
+        Ok(self.store.scan(table, KeyRange::all())?.map(move |e| {
             let (key, obj) = e?;
-            let (dim, cell) = keys::parse_chunk_key(&key)
-                .ok_or(Error::CorruptKey { table: table_of(level), len: key.len() })?;
-            out.push((dim, cell, obj));
-        }
-        Ok(out)
+            let (dim, cell) =
+                keys::parse_chunk_key(&key).ok_or(Error::CorruptKey { table, len: key.len() })?;
+            Ok((dim, cell, obj))
+        }))
     }
 
     // ---- checks ------------------------------------------------------------------------
@@ -710,7 +718,8 @@ impl<S: Store> TieredStore<S> {
         };
         for level in Level::ALL {
             let li = usize::from(level.index());
-            for (dim, cell, obj) in self.scan_level(level)? {
+            for e in self.stream_level(level)? {
+                let (dim, cell, obj) = e?;
                 stats.keys[li] += 1;
                 stats.bytes[li] += obj.data.len() as u64;
                 match Scale::from_level(level) {

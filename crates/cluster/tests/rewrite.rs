@@ -83,13 +83,31 @@ fn chunks_are_rewritten_where_they_are() {
     let before = versions(&*store);
 
     let mut seen = Vec::new();
-    t.for_each_chunk(|addr, level, _| {
+    t.for_each_chunk(|addr, level, _| -> terrane_cluster::Result<()> {
         seen.push((addr, level));
         Ok(())
     })
     .unwrap();
     seen.sort();
     assert_eq!(seen, want.iter().map(|(a, (_, l))| (*a, *l)).collect::<Vec<_>>());
+    // The caller's first error (of its own type) stops the walk and comes back as it was.
+    #[derive(Debug)]
+    enum Stop {
+        Third,
+        Store,
+    }
+    impl From<terrane_cluster::Error> for Stop {
+        fn from(_: terrane_cluster::Error) -> Self {
+            Stop::Store
+        }
+    }
+    let mut shown = 0;
+    let stopped = t.for_each_chunk(|_, _, _| {
+        shown += 1;
+        if shown == 3 { Err(Stop::Third) } else { Ok(()) }
+    });
+    assert!(matches!(stopped, Err(Stop::Third)), "{stopped:?}");
+    assert_eq!(shown, 3);
 
     // Dirt (in every chunk) becomes glass: both opaque.
     let report = t.rewrite_chunks(|_, bytes| Ok(replaced(&s, bytes, DIRT, GLASS))).unwrap();

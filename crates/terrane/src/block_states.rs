@@ -200,7 +200,7 @@ impl World {
     /// Every block id a stored chunk uses (its palettes, every layer).
     fn used_blocks(&self) -> Result<HashSet<BlockId>> {
         let mut used = HashSet::new();
-        self.tiered().for_each_chunk(|_, _, bytes| {
+        self.tiered().for_each_chunk(|_, _, bytes| -> Result<()> {
             used.extend(ChunkView::parse(bytes)?.palette_iter());
             Ok(())
         })?;

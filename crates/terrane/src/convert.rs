@@ -11,8 +11,8 @@
 //!   exporter, which reads the spill back one column at a time and writes the region file
 //!   as it goes.
 //!
-//! Memory therefore does not grow with the number of columns (`docs/BENCHMARKS.md`, "terrane
-//! convert"). The destination must be missing or an empty folder; the world is written under
+//! Memory therefore does not grow with the number of columns (`docs/BENCHMARKS.md`, "Whole
+//! worlds"). The destination must be missing or an empty folder; the world is written under
 //! a temporary name beside it and renamed into place once whole, so a failed conversion
 //! leaves nothing behind.
 //!

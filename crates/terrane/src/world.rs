@@ -985,8 +985,14 @@ impl World {
             levels,
             entities,
             generated_columns: self.distance.len(),
-            disk_bytes: self.dir.as_deref().map_or(0, dir_bytes),
+            disk_bytes: self.disk_bytes(),
         })
+    }
+
+    /// Bytes of the world's folder on disk (0 for a world without one: PostgreSQL, memory),
+    /// without reading the world ([`info`](Self::info) reads every chunk).
+    pub fn disk_bytes(&self) -> u64 {
+        self.dir.as_deref().map_or(0, dir_bytes)
     }
 
     /// The full consistency check: every chunk decodes against the registries and sits at
@@ -1007,8 +1013,8 @@ impl World {
             report.entities += 1;
         }
         let mut used = std::collections::HashSet::new();
-        for ((_, pos), (level, bytes)) in self.tiered.all_chunks()? {
-            let view = ChunkView::parse(&bytes)?;
+        self.tiered.for_each_chunk(|(_, pos), level, bytes| -> Result<()> {
+            let view = ChunkView::parse(bytes)?;
             used.extend(view.palette_iter());
             for uuid in view.entities() {
                 let in_area = keys::area_entity_key(AreaId::of_chunk(pos), uuid);
@@ -1022,7 +1028,8 @@ impl World {
                 }
                 report.entity_refs += 1;
             }
-        }
+            Ok(())
+        })?;
         report.generated_columns = world_distance(self.store())?.len();
         #[cfg(feature = "blockfile")]
         if let Handle::Block(b) = &self.handle {
