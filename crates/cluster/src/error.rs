@@ -160,6 +160,9 @@ pub enum Error {
     /// The tiers break their invariant (a chunk at two levels, an empty cluster, ...).
     #[error("tiered store inconsistent: {0}")]
     Inconsistent(String),
+    /// A column tile's shift outside `MIN_TILE_SHIFT..=MAX_TILE_SHIFT`.
+    #[error("a column tile is 2^4 to 2^30 columns on a side: shift {0} is outside 4..=30")]
+    TileShift(u32),
 }
 
 /// `Result` with this crate's [`Error`].

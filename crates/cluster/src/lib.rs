@@ -16,7 +16,9 @@
 //!   one atomic batch of chunks, entities and the game's other objects (player data). The
 //!   world's schema is checked in `worldMeta` on open and the opacity map is kept current.
 //!   Configure it with [`TieredStoreBuilder`] (defaults in [`TierConfig`]).
-//!   [`TieredStore::for_each_chunk`] reads every stored chunk a page at a time, and
+//!   [`TieredStore::for_each_chunk`] reads every stored chunk a page at a time,
+//!   [`TieredStore::column_tiles`] and [`TieredStore::tile_chunks`] a square of columns (a
+//!   region file's) at a time, and
 //!   [`TieredStore::rewrite_chunks`] rewrites chunks where they are (level, cluster and
 //!   version kept, a page per atomic batch) for repairs.
 //! - Every malformed input is a typed [`Error`]; decoding never panics.
@@ -117,6 +119,7 @@ mod rewrite;
 mod schema_meta;
 mod tick_save;
 mod tiered;
+mod tiles;
 mod txn;
 
 pub use config::{OpacityFn, TierConfig, TieredStoreBuilder, default_opacity};
@@ -129,3 +132,4 @@ pub use schema_meta::stored_schema;
 pub use terrane_section::keys::Level;
 pub use tick_save::TickSave;
 pub use tiered::{ChunkAddr, LevelStats, META_TICK, PlayerPos, TieredStore, tick_key, world_tick};
+pub use tiles::{ColumnTile, MAX_TILE_SHIFT, MIN_TILE_SHIFT};

@@ -187,7 +187,7 @@ impl<S: Store> TieredStore<S> {
 
 /// The chunks of one stored value of `level`: an L0 chunk, or every chunk of a cluster, with
 /// their addresses and local indices (0 for L0).
-fn chunks_of<'a>(
+pub(crate) fn chunks_of<'a>(
     level: Level,
     key: &[u8],
     data: &'a [u8],

@@ -47,10 +47,11 @@ use terrane_bedrock::read::{db_dir, read_db};
 use terrane_bedrock::{BedrockRecord, LevelDat};
 use terrane_chunk::{ChunkView, Uuid};
 use terrane_section::{ChunkPos, ColumnPos};
-use terrane_store::{KeyRange, tables};
+use terrane_store::tables;
 
 use crate::error::io;
 use crate::export::{Found, Overwrite, inspect, not_a_folder, write_whole};
+use crate::region_columns::{DimRegions, world_regions};
 use crate::{Error, Result, TickSave, World};
 
 /// The `worldProperties` key prefix of imported column records.
@@ -458,6 +459,140 @@ fn merge_records(
     Ok(())
 }
 
+/// The columns of `region` an export writes besides those holding chunks: those with a
+/// Bedrock record, and in a Java world (`java`) those whose Java record keeps entities.
+fn record_columns(
+    regions: &DimRegions<'_>,
+    region: (i64, i64),
+    java: bool,
+) -> Result<Vec<ColumnPos>> {
+    let mut out: Vec<ColumnPos> = regions.records(RECORD_PREFIX, region)?.into_keys().collect();
+    if java {
+        for (pos, bytes) in regions.records(crate::java::RECORD_PREFIX, region)? {
+            if terrane_anvil::convert::ColumnRecord::decode(&bytes)
+                .is_ok_and(|r| !r.orphan_entities.is_empty())
+            {
+                out.push(pos);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every column of `region` an export writes: those holding chunks and the
+/// [`record_columns`].
+fn columns_of_region(
+    regions: &DimRegions<'_>,
+    region: (i64, i64),
+    java: bool,
+) -> Result<std::collections::BTreeSet<ColumnPos>> {
+    let mut cols = regions.chunk_columns(region)?;
+    cols.extend(record_columns(regions, region, java)?);
+    Ok(cols)
+}
+
+/// Writes a world's columns into a new Bedrock database, translating Java ones.
+struct ColumnWriter<'a> {
+    world: &'a World,
+    /// The Java → Bedrock translator, for a world of Java states.
+    translator: Option<format::translate::ChunkTranslator>,
+    /// The block version written.
+    version: i32,
+    db: WriteDb,
+    summary: &'a mut BedrockExportSummary,
+    /// Keys of the entities written (a merge keeps the old world's other ones).
+    written_keys: HashSet<Vec<u8>>,
+}
+
+impl ColumnWriter<'_> {
+    /// Writes column `pos` of dimension `dim` (its chunks, `(y, bytes)`; its Bedrock record
+    /// if it came from Bedrock) as one group of the database.
+    fn column(
+        &mut self,
+        dim: u64,
+        pos: ColumnPos,
+        mut chunks: Vec<(i64, Vec<u8>)>,
+        record: Option<&BedrockRecord>,
+    ) -> Result<BedrockColumnPos> {
+        chunks.sort_by_key(|c| c.0);
+        let bpos = BedrockColumnPos { dim: dim as i32, x: pos.x, z: pos.z };
+        let translating = self.translator.is_some();
+        let mut java_block_entities = None;
+        let mut entity_records = Vec::new();
+        let schema = match self.translator.as_mut() {
+            Some(t) => {
+                let java = java_record(self.world, dim, pos)?;
+                java_block_entities = crate::convert_block_entities::java_to_bedrock_record(
+                    pos,
+                    &chunks,
+                    self.world.schema(),
+                    &java.aside,
+                    java.data_version,
+                    &mut self.summary.block_entities,
+                )?;
+                // The entities the chunks reference, then those the record keeps for none.
+                let mut uuids = java.orphans;
+                for (_, bytes) in &mut chunks {
+                    let from = ChunkView::parse(bytes).map_err(terrane_bedrock::Error::Chunk)?;
+                    uuids.extend_from_slice(from.entities());
+                    *bytes = t.chunk(bytes, self.world.schema())?;
+                }
+                let mut java_entities = Vec::with_capacity(uuids.len());
+                for u in &uuids {
+                    if let Some(o) = self.world.store().get(tables::ENTITY, u)? {
+                        java_entities.push((*u, o.data));
+                    }
+                }
+                entity_records = crate::convert_entities::java_to_bedrock_records(
+                    bpos,
+                    java_entities.iter().map(|(u, b)| (u, b.as_slice())),
+                    java.data_version,
+                    &mut self.summary.entity_translation,
+                )?;
+                t.schema()
+            }
+            None => self.world.schema(),
+        };
+        // A Bedrock column's entities: those its record lists (a Java world's stay behind).
+        let mut entities = HashMap::new();
+        if let (Some(r), false) = (record, translating) {
+            for &id in &r.actors {
+                let u = terrane_bedrock::convert::entity_uuid(id);
+                if let Some(o) = self.world.store().get(tables::ENTITY, &u)? {
+                    entities.insert(u, o.data);
+                }
+            }
+        }
+        for (k, v) in terrane_to_column(bpos, &chunks, record, &entities, schema, self.version)? {
+            match DbKey::parse(&k) {
+                DbKey::Actor(_) => {
+                    self.summary.entities += 1;
+                    self.written_keys.insert(k.clone());
+                }
+                DbKey::Chunk { tag: terrane_bedrock::key::tag::ENTITY, .. } => {
+                    self.summary.entities += terrane_bedrock::convert::count_compounds(&v).0;
+                }
+                DbKey::Chunk { y: Some(_), .. } => self.summary.sub_chunks += 1,
+                _ => {}
+            }
+            self.db.put(&k, &v)?;
+        }
+        if let Some(v) = java_block_entities {
+            self.db.put(&bpos.key(terrane_bedrock::key::tag::BLOCK_ENTITY), &v)?;
+        }
+        for (k, v) in entity_records {
+            if matches!(DbKey::parse(&k), DbKey::Actor(_)) {
+                self.summary.entities += 1;
+                self.written_keys.insert(k.clone());
+            }
+            self.db.put(&k, &v)?;
+        }
+        self.db.end_group()?;
+        self.summary.columns += 1;
+        Ok(bpos)
+    }
+}
+
 fn export_into(
     world: &World,
     dir: &Path,
@@ -468,7 +603,7 @@ fn export_into(
     // A world without a Bedrock block version holds Java states: they are translated
     // (`docs/format/java-bedrock-table.md`) and its entities, Java NBT, stay behind.
     let bedrock_version = block_version(world)?;
-    let mut translator = match bedrock_version {
+    let translator = match bedrock_version {
         Some(_) => None,
         None => Some(format::translate::ChunkTranslator::new(
             format::translate::Direction::JavaToBedrock,
@@ -479,141 +614,64 @@ fn export_into(
         (Some(_), _) => format::translate::table().block_version(),
         (None, v) => v.unwrap_or(NATIVE_BLOCK_VERSION),
     };
-    // (dimension, column) → (chunk y, chunk bytes) of each stored chunk.
-    type Columns = BTreeMap<(u64, ColumnPos), Vec<(i64, Vec<u8>)>>;
-    let mut columns = Columns::new();
-    for ((dim, pos), (_, bytes)) in world.tiered().all_chunks()? {
-        let (Ok(x), Ok(z)) = (i32::try_from(pos.x), i32::try_from(pos.z)) else {
-            return Err(Error::Refused(format!(
-                "chunk {pos} of dimension {dim} is beyond Bedrock's coordinates"
-            )));
-        };
-        columns.entry((dim, ColumnPos::new(x, z))).or_default().push((pos.y, bytes));
-    }
-    let mut records: HashMap<(u64, ColumnPos), BedrockRecord> = HashMap::new();
     let mut world_records = Vec::new();
-    let (mut level_dat, mut level_name) = (None, None);
-    for e in world.store().scan_prefix(tables::WORLD_PROPERTIES, b"bedrock:")? {
+    for e in world.store().scan_prefix(tables::WORLD_PROPERTIES, WORLD_RECORD_PREFIX)? {
         let (k, o) = e?;
-        if let Some(key) = parse_record_key(&k) {
-            records.insert(key, BedrockRecord::decode(&o.data)?);
-            columns.entry(key).or_default();
-        } else if let Some(raw) = k.strip_prefix(WORLD_RECORD_PREFIX) {
+        if let Some(raw) = k.strip_prefix(WORLD_RECORD_PREFIX) {
             world_records.push((raw.to_vec(), o.data));
-        } else if k == LEVEL_DAT_KEY {
-            level_dat = Some(o.data);
-        } else if k == LEVEL_NAME_KEY {
-            level_name = Some(o.data);
         }
     }
-    if translator.is_some() {
-        // A Java column holding entities and no chunk (a mob over the void) is written for
-        // its entities.
-        let prefix = crate::java::RECORD_PREFIX;
-        for e in world.store().scan_prefix(tables::WORLD_PROPERTIES, prefix)? {
-            let (k, o) = e?;
-            if let Some(key) = crate::java::parse_record_key(&k)
-                && terrane_anvil::convert::ColumnRecord::decode(&o.data)
-                    .is_ok_and(|r| !r.orphan_entities.is_empty())
-            {
-                columns.entry(key).or_default();
-            }
-        }
-    }
-    let mut entities: HashMap<Uuid, Vec<u8>> = HashMap::new();
-    for e in world.store().scan(tables::ENTITY, KeyRange::all())? {
-        let (k, o) = e?;
-        if let Ok(u) = <[u8; 16]>::try_from(k.as_slice())
-            && terrane_bedrock::convert::entity_id(&u).is_some()
-        {
-            entities.insert(u, o.data);
+    let property =
+        |key| world.store().get(tables::WORLD_PROPERTIES, key).map(|o| o.map(|o| o.data));
+    let (mut level_dat, mut level_name) = (property(LEVEL_DAT_KEY)?, property(LEVEL_NAME_KEY)?);
+    // The world is read a region at a time: its columns are those holding chunks, a Bedrock
+    // record, or (a Java world's) a Java record, for a column holding entities and no chunk
+    // (a mob over the void).
+    let java_prefix = crate::java::RECORD_PREFIX;
+    let prefixes: &[&[u8]] =
+        if translator.is_some() { &[RECORD_PREFIX, java_prefix] } else { &[RECORD_PREFIX] };
+    let mut dims = world_regions(world, prefixes)?;
+    summary.skipped_dimensions = dims.keys().copied().filter(|&d| d > 2).collect();
+    dims.retain(|&d, _| d <= 2);
+    let mut total = 0;
+    for regions in dims.values() {
+        for r in regions.regions() {
+            total += columns_of_region(regions, r, translator.is_some())?.len() as u64;
         }
     }
     fs::create_dir_all(dir).map_err(io(dir))?;
-    let mut db = WriteDb::create(&dir.join("db"))?;
-    let total = columns.keys().filter(|(d, _)| *d <= 2).count() as u64;
+    let mut w = ColumnWriter {
+        world,
+        translator,
+        version,
+        db: WriteDb::create(&dir.join("db"))?,
+        summary: &mut summary,
+        written_keys: HashSet::new(),
+    };
     let mut p = BedrockProgress { columns_done: 0, columns_total: Some(total) };
-    // What a merge leaves of the old world: the columns and keys written here are the new ones.
-    let (mut written_columns, mut written_keys) = (HashSet::new(), HashSet::new());
-    for ((dim, pos), mut chunks) in columns {
-        if dim > 2 {
-            if !summary.skipped_dimensions.contains(&dim) {
-                summary.skipped_dimensions.push(dim);
+    // What a merge leaves of the old world: the columns written here are the new ones.
+    let mut written_columns = HashSet::new();
+    for (&dim, regions) in &dims {
+        for region in regions.regions() {
+            let mut columns = regions.chunks(region)?;
+            let mut records = HashMap::new();
+            for (pos, bytes) in regions.records(RECORD_PREFIX, region)? {
+                records.insert(pos, BedrockRecord::decode(&bytes)?);
             }
-            continue;
-        }
-        chunks.sort_by_key(|c| c.0);
-        let bpos = BedrockColumnPos { dim: dim as i32, x: pos.x, z: pos.z };
-        let record = records.get(&(dim, pos));
-        let translating = translator.is_some();
-        let mut java_block_entities = None;
-        let mut entity_records = Vec::new();
-        let schema = match translator.as_mut() {
-            Some(t) => {
-                let java = java_record(world, dim, pos)?;
-                java_block_entities = crate::convert_block_entities::java_to_bedrock_record(
-                    pos,
-                    &chunks,
-                    world.schema(),
-                    &java.aside,
-                    java.data_version,
-                    &mut summary.block_entities,
-                )?;
-                // The entities the chunks reference, then those the record keeps for none.
-                let mut uuids = java.orphans;
-                for (_, bytes) in &mut chunks {
-                    let from = ChunkView::parse(bytes).map_err(terrane_bedrock::Error::Chunk)?;
-                    uuids.extend_from_slice(from.entities());
-                    *bytes = t.chunk(bytes, world.schema())?;
-                }
-                let mut java_entities = Vec::with_capacity(uuids.len());
-                for u in &uuids {
-                    if let Some(o) = world.store().get(tables::ENTITY, u)? {
-                        java_entities.push((*u, o.data));
-                    }
-                }
-                entity_records = crate::convert_entities::java_to_bedrock_records(
-                    bpos,
-                    java_entities.iter().map(|(u, b)| (u, b.as_slice())),
-                    java.data_version,
-                    &mut summary.entity_translation,
-                )?;
-                t.schema()
+            for pos in record_columns(regions, region, w.translator.is_some())? {
+                columns.entry(pos).or_default();
             }
-            None => world.schema(),
-        };
-        let no_entities = HashMap::new();
-        let entities = if translating { &no_entities } else { &entities };
-        for (k, v) in terrane_to_column(bpos, &chunks, record, entities, schema, version)? {
-            match DbKey::parse(&k) {
-                DbKey::Actor(_) => {
-                    summary.entities += 1;
-                    written_keys.insert(k.clone());
+            for (pos, chunks) in columns {
+                let bpos = w.column(dim, pos, chunks, records.get(&pos))?;
+                if merge_with.is_some() {
+                    written_columns.insert(bpos);
                 }
-                DbKey::Chunk { tag: terrane_bedrock::key::tag::ENTITY, .. } => {
-                    summary.entities += terrane_bedrock::convert::count_compounds(&v).0;
-                }
-                DbKey::Chunk { y: Some(_), .. } => summary.sub_chunks += 1,
-                _ => {}
+                p.columns_done += 1;
+                progress(&p);
             }
-            db.put(&k, &v)?;
         }
-        if let Some(v) = java_block_entities {
-            db.put(&bpos.key(terrane_bedrock::key::tag::BLOCK_ENTITY), &v)?;
-        }
-        for (k, v) in entity_records {
-            if matches!(DbKey::parse(&k), DbKey::Actor(_)) {
-                summary.entities += 1;
-                written_keys.insert(k.clone());
-            }
-            db.put(&k, &v)?;
-        }
-        db.end_group()?;
-        written_columns.insert(bpos);
-        summary.columns += 1;
-        p.columns_done += 1;
-        progress(&p);
     }
+    let ColumnWriter { mut db, translator, mut written_keys, .. } = w;
     for (k, v) in &world_records {
         db.put(k, v)?;
         summary.world_records += 1;

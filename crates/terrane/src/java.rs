@@ -42,7 +42,8 @@
 //! # }
 //! ```
 
-use std::collections::{BTreeMap, HashMap};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -53,10 +54,11 @@ use terrane_anvil::{
 };
 use terrane_chunk::{Chunk, ChunkView, Schema};
 use terrane_section::{ChunkPos, ColumnPos};
-use terrane_store::{KeyRange, tables};
+use terrane_store::tables;
 
 use crate::error::io;
 use crate::export::{Found, Overwrite, inspect, not_a_folder, write_whole};
+use crate::region_columns::{DimRegions, RegionChunks, world_regions};
 use crate::{Error, Result, TickSave, World};
 
 pub use crate::java_layout::{
@@ -322,14 +324,30 @@ fn refuse_bedrock_states(world: &World) -> Result<()> {
     ))
 }
 
-/// Exports one dimension of a [`World`]: its columns grouped from every stored chunk, with the
-/// imported column records where there are some and a plain 1.21 record otherwise.
+/// Exports one dimension of a [`World`] a region at a time (`region_columns`): its columns
+/// grouped from the stored chunks, with the imported column records where there are some and
+/// a plain 1.21 record otherwise.
 struct WorldSource<'a> {
     schema: &'a Schema,
-    columns: DimColumns,
-    records: HashMap<ColumnPos, Vec<u8>>,
-    /// Every dimension's entity records, shared by the dimensions' sources.
-    entities: &'a HashMap<[u8; 16], Vec<u8>>,
+    world: &'a World,
+    regions: DimRegions<'a>,
+    /// The region read last: its chunks and records (an export asks for a region's columns
+    /// one after another).
+    region: RefCell<Option<ReadRegion>>,
+}
+
+/// A region's coordinates, its chunks and its column records.
+type ReadRegion = ((i64, i64), RegionChunks, BTreeMap<ColumnPos, Vec<u8>>);
+
+impl<'a> WorldSource<'a> {
+    fn new(world: &'a World, regions: DimRegions<'a>) -> Self {
+        Self { schema: world.schema(), world, regions, region: RefCell::new(None) }
+    }
+}
+
+/// A facade error as the exporter's source error.
+fn source_err(e: Error) -> SinkError {
+    SinkError(e.to_string())
 }
 
 impl ExportSource for WorldSource<'_> {
@@ -338,15 +356,28 @@ impl ExportSource for WorldSource<'_> {
         self.schema
     }
     fn columns(&self) -> Result<Vec<ColumnPos>, SinkError> {
-        let mut all: Vec<ColumnPos> =
-            self.columns.keys().chain(self.records.keys()).copied().collect();
+        let mut all = Vec::new();
+        for r in self.regions.regions() {
+            let mut cols = self.regions.chunk_columns(r).map_err(source_err)?;
+            cols.extend(self.regions.records(RECORD_PREFIX, r).map_err(source_err)?.into_keys());
+            all.extend(cols);
+        }
         all.sort();
-        all.dedup();
         Ok(all)
     }
     fn column(&self, pos: ColumnPos) -> Result<Option<ImportedColumn>, SinkError> {
-        let mut chunks = self.columns.get(&pos).cloned().unwrap_or_default();
-        let record = match self.records.get(&pos) {
+        let region = (i64::from(pos.x) >> 5, i64::from(pos.z) >> 5);
+        let mut cached = self.region.borrow_mut();
+        if cached.as_ref().is_none_or(|(r, _, _)| *r != region) {
+            // The last region's chunks go before the next one's are read.
+            *cached = None;
+            let chunks = self.regions.chunks(region).map_err(source_err)?;
+            let records = self.regions.records(RECORD_PREFIX, region).map_err(source_err)?;
+            *cached = Some((region, chunks, records));
+        }
+        let Some((_, columns, records)) = cached.as_ref() else { return Ok(None) };
+        let mut chunks = columns.get(&pos).cloned().unwrap_or_default();
+        let record = match records.get(&pos) {
             Some(r) => r.clone(),
             None => {
                 // A native column: its entities are the game's own records, not Minecraft
@@ -377,62 +408,15 @@ impl ExportSource for WorldSource<'_> {
         if let Ok(r) = ColumnRecord::decode(&record) {
             uuids.extend(r.orphan_entities);
         }
-        let entities = uuids
-            .into_iter()
-            .filter_map(|u| self.entities.get(&u).map(|b| (u, b.clone())))
-            .collect();
+        let mut entities = Vec::with_capacity(uuids.len());
+        for u in uuids {
+            let found =
+                self.world.store().get(tables::ENTITY, &u).map_err(|e| SinkError(e.to_string()))?;
+            if let Some(o) = found {
+                entities.push((u, o.data));
+            }
+        }
         Ok(Some(ImportedColumn { pos, chunks, entities, record }))
-    }
-}
-
-/// One dimension's chunks: column → `(y, bytes)` of each stored chunk.
-type DimColumns = BTreeMap<ColumnPos, Vec<(i64, Vec<u8>)>>;
-
-/// What an export reads, once: every chunk by dimension and column (`(y, bytes)`), the
-/// column records by dimension, and the entity records by UUID.
-struct WorldContents {
-    columns: BTreeMap<u64, DimColumns>,
-    records: BTreeMap<u64, HashMap<ColumnPos, Vec<u8>>>,
-    entities: HashMap<[u8; 16], Vec<u8>>,
-}
-
-impl WorldContents {
-    fn load(world: &World) -> Result<Self> {
-        let mut columns: BTreeMap<u64, DimColumns> = BTreeMap::new();
-        for ((dim, pos), (_, bytes)) in world.tiered().all_chunks()? {
-            let (Ok(x), Ok(z)) = (i32::try_from(pos.x), i32::try_from(pos.z)) else {
-                return Err(Error::Refused(format!(
-                    "chunk {pos} of dimension {dim} is beyond Minecraft's coordinates"
-                )));
-            };
-            let column = columns.entry(dim).or_default().entry(ColumnPos::new(x, z));
-            column.or_default().push((pos.y, bytes));
-        }
-        let mut records: BTreeMap<u64, HashMap<ColumnPos, Vec<u8>>> = BTreeMap::new();
-        for e in world.store().scan_prefix(tables::WORLD_PROPERTIES, RECORD_PREFIX)? {
-            let (k, o) = e?;
-            if let Some((dim, pos)) = parse_record_key(&k) {
-                records.entry(dim).or_default().insert(pos, o.data);
-            }
-        }
-        let mut entities = HashMap::new();
-        for e in world.store().scan(tables::ENTITY, KeyRange::all())? {
-            let (k, o) = e?;
-            if let Ok(u) = <[u8; 16]>::try_from(k.as_slice()) {
-                entities.insert(u, o.data);
-            }
-        }
-        Ok(Self { columns, records, entities })
-    }
-
-    /// The export source of dimension `dim`.
-    fn source<'a>(&'a mut self, schema: &'a Schema, dim: u64) -> WorldSource<'a> {
-        WorldSource {
-            schema,
-            columns: self.columns.remove(&dim).unwrap_or_default(),
-            records: self.records.remove(&dim).unwrap_or_default(),
-            entities: &self.entities,
-        }
     }
 }
 
@@ -502,8 +486,7 @@ pub fn export_region_dir(
 ) -> Result<ExportSummary> {
     check_region_dir(region_dir, options.entities(), overwrite)?;
     refuse_bedrock_states(world)?;
-    let mut contents = WorldContents::load(world)?;
-    let source = contents.source(world.schema(), dim);
+    let source = WorldSource::new(world, DimRegions::of(world, dim, &[RECORD_PREFIX])?);
     let s = terrane_anvil::export_region_dir_with(&source, region_dir, options, progress)?;
     let dirs: Vec<&Path> = [Some(region_dir), options.entities()].into_iter().flatten().collect();
     remove_stale(&dirs, &s.files, overwrite)?;
@@ -647,12 +630,9 @@ pub fn export_java_world_in(
 ) -> Result<JavaExportSummary> {
     check_world_folder(java_dir, overwrite)?;
     refuse_bedrock_states(world)?;
-    let mut contents = WorldContents::load(world)?;
     let mut summary = JavaExportSummary { layout: Some(layout), ..Default::default() };
-    let mut dims: Vec<u64> =
-        contents.columns.keys().chain(contents.records.keys()).copied().collect();
-    dims.sort_unstable();
-    dims.dedup();
+    let mut regions = world_regions(world, &[RECORD_PREFIX])?;
+    let dims: Vec<u64> = regions.keys().copied().collect();
     let mut known: Vec<Dimension> = vanilla_dimensions(layout).into();
     for (name, id) in recorded_dimensions(world)? {
         known.push(Dimension::new(id, &name, layout));
@@ -660,10 +640,8 @@ pub fn export_java_world_in(
     summary.skipped_dimensions =
         dims.iter().copied().filter(|&d| !known.iter().any(|k| k.id == d)).collect();
     for d in &known {
-        if !dims.contains(&d.id) {
-            continue;
-        }
-        let source = contents.source(world.schema(), d.id);
+        let Some(dim_regions) = regions.remove(&d.id) else { continue };
+        let source = WorldSource::new(world, dim_regions);
         let options = ExportOptions::new().entities_dir(java_dir.join(&d.entities));
         let s = terrane_anvil::export_region_dir_with(
             &source,

@@ -145,6 +145,7 @@ mod imported;
 pub mod java;
 mod java_layout;
 mod level_dat;
+mod region_columns;
 mod restore_area;
 pub mod schem;
 pub mod shared;

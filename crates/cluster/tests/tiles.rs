@@ -1,0 +1,154 @@
+//! Reading a dimension a square of columns at a time, against a model: every stored chunk
+//! (hot, in 4³ and in 16³ clusters, in several dimensions, far from the origin) is shown
+//! once, by the one tile that holds its column, with its bytes and level; the tiles are the
+//! squares that hold chunks, in order.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use common::model::builder;
+use common::*;
+use proptest::prelude::*;
+use terrane_cluster::{Error, Level, MAX_TILE_SHIFT, MIN_TILE_SHIFT, TieredStore};
+use terrane_section::ChunkPos;
+use terrane_store::MemStore;
+
+const DIMS: [u64; 3] = [0, 1, u64::MAX];
+
+fn pos() -> impl Strategy<Value = (u64, ChunkPos)> {
+    let near = (-70i64..70, -40i64..40, -70i64..70);
+    let far = prop_oneof![Just(-(1i64 << 40)), Just((1i64 << 40) + 3), -70i64..70];
+    (0..DIMS.len(), prop_oneof![4 => near, 1 => (far.clone(), far.clone(), far)])
+        .prop_map(|(d, (x, y, z))| (DIMS[d], ChunkPos::new(x, y, z)))
+}
+
+/// Writes `cold` (then demoted to 16³ clusters), `warm` (4³ clusters) and `hot` (stays L0),
+/// later writes replacing earlier ones: the model of what is stored, by address.
+fn fill(
+    t: &mut TieredStore<Arc<MemStore>>,
+    groups: [&[(u64, ChunkPos)]; 3],
+) -> BTreeMap<(u64, ChunkPos), u32> {
+    let s = schema();
+    let mut model = BTreeMap::new();
+    let mut seed = 0;
+    for (g, (list, tick)) in groups.iter().zip([0, 100, 111]).enumerate() {
+        for &(dim, p) in *list {
+            seed += 1;
+            t.put_chunk(dim, p, chunk_bytes(&s, seed), tick).unwrap();
+            model.insert((dim, p), seed);
+        }
+        match g {
+            0 => {
+                t.maintain(10).unwrap();
+                t.maintain(100).unwrap();
+            }
+            1 => {
+                t.maintain(110).unwrap();
+            }
+            _ => {}
+        }
+    }
+    model
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_chunk_once_in_its_tile(
+        cold in prop::collection::vec(pos(), 0..120),
+        warm in prop::collection::vec(pos(), 0..60),
+        hot in prop::collection::vec(pos(), 0..60),
+        shift in MIN_TILE_SHIFT..8,
+    ) {
+        let s = schema();
+        let mut t = builder().open(Arc::new(MemStore::new())).unwrap();
+        let model = fill(&mut t, [&cold, &warm, &hot]);
+        let levels: BTreeSet<Level> = DIMS
+            .iter()
+            .flat_map(|&d| {
+                let t = &t;
+                model.keys().filter(move |(m, _)| *m == d).map(move |(_, p)| {
+                    t.get_chunk_at(d, *p).unwrap().unwrap().0
+                })
+            })
+            .collect();
+        let dims: BTreeSet<u64> = model.keys().map(|(d, _)| *d).collect();
+        prop_assert_eq!(t.chunk_dimensions().unwrap(), dims.into_iter().collect::<Vec<_>>());
+        for dim in DIMS {
+            let tiles = t.column_tiles(dim, shift).unwrap();
+            let want_tiles: BTreeSet<(i64, i64)> = model
+                .keys()
+                .filter(|(d, _)| *d == dim)
+                .map(|(_, p)| (p.x >> shift, p.z >> shift))
+                .collect();
+            let got_tiles: Vec<(i64, i64)> = tiles.iter().map(|t| (t.x, t.z)).collect();
+            prop_assert_eq!(&got_tiles, &want_tiles.iter().copied().collect::<Vec<_>>());
+            let mut seen = BTreeMap::new();
+            for tile in &tiles {
+                prop_assert_eq!((tile.dim, tile.shift), (dim, shift));
+                let mut shown = 0;
+                t.tile_chunks(tile, |p, level, bytes| -> terrane_cluster::Result<()> {
+                    assert!(tile.contains(p.x, p.z), "{p:?} shown by tile {},{}", tile.x, tile.z);
+                    assert_eq!(t.get_chunk_at(dim, p).unwrap().map(|(l, _)| l), Some(level));
+                    assert!(seen.insert(p, bytes.to_vec()).is_none(), "{p:?} shown twice");
+                    shown += 1;
+                    Ok(())
+                })
+                .unwrap();
+                prop_assert!(shown > 0, "an empty tile {},{}", tile.x, tile.z);
+            }
+            let want: BTreeMap<ChunkPos, Vec<u8>> = model
+                .iter()
+                .filter(|((d, _), _)| *d == dim)
+                .map(|((_, p), seed)| (*p, chunk_bytes(&s, *seed)))
+                .collect();
+            prop_assert_eq!(seen, want);
+        }
+        // The groups reached their levels: the cases cover clusters, not only L0.
+        if !cold.is_empty() && hot.is_empty() && warm.is_empty() {
+            prop_assert!(levels.contains(&Level::L2), "{levels:?}");
+        }
+    }
+}
+
+#[test]
+fn a_region_of_a_real_shaped_world_is_two_ranges_at_each_level_it_uses() {
+    // 3 × 3 regions of Minecraft columns (24 chunks, y -4..=19), half of them clustered.
+    let mut t = builder().open(Arc::new(MemStore::new())).unwrap();
+    let s = schema();
+    let mut seed = 0;
+    let mut put = |t: &mut TieredStore<Arc<MemStore>>, x: i64, z: i64, tick| {
+        for y in -4..20 {
+            seed += 1;
+            t.put_chunk(0, ChunkPos::new(x, y, z), chunk_bytes(&s, seed), tick).unwrap();
+        }
+    };
+    for x in (-32..64).step_by(7) {
+        for z in (-32..64).step_by(5) {
+            put(&mut t, x, z, 0);
+        }
+    }
+    t.maintain(10).unwrap();
+    t.maintain(100).unwrap();
+    for x in (-32..64).step_by(11) {
+        put(&mut t, x, 1, 200);
+    }
+    let tiles = t.column_tiles(0, 5).unwrap();
+    assert_eq!(tiles.len(), 9);
+    for tile in &tiles {
+        // y -4..=19 is two cubes of 32 chunks (below and above 0), at L2 and at L0.
+        assert!(tile.ranges() <= 4, "tile {},{}: {} ranges", tile.x, tile.z, tile.ranges());
+    }
+}
+
+#[test]
+fn a_tile_shift_outside_the_range_is_refused() {
+    let t = builder().open(Arc::new(MemStore::new())).unwrap();
+    for shift in [0, MIN_TILE_SHIFT - 1, MAX_TILE_SHIFT + 1] {
+        assert!(matches!(t.column_tiles(0, shift), Err(Error::TileShift(s)) if s == shift));
+    }
+    assert_eq!(t.column_tiles(0, MIN_TILE_SHIFT).unwrap(), vec![]);
+}
