@@ -14,6 +14,7 @@ use crate::container::{ClusterBuilder, ClusterView, Scale};
 use crate::error::{Error, Result};
 use crate::opacity::OpacityTile;
 use crate::tick_save::TickSave;
+use crate::tiles::{ColumnTile, VERIFY_TILE_SHIFT};
 use crate::txn::Txn;
 
 /// The `worldMeta` property holding the last saved game tick (`u64` LE). In a world shared
@@ -704,28 +705,45 @@ impl<S: Store> TieredStore<S> {
     /// Reads every level and checks the invariants: every key parses, every cluster is valid
     /// and at its table's scale, every chunk decodes against the schema, and no chunk is at
     /// two levels (or twice at one). Returns per-level counts and bytes.
+    ///
+    /// Reads a square of 64 × 64 columns at a time ([`column_tiles`](Self::column_tiles)):
+    /// a chunk stored twice is stored twice within its square, so memory holds one square's
+    /// addresses, not the world's.
     pub fn verify(&self) -> Result<LevelStats> {
         let mut stats = LevelStats::default();
-        let mut seen: HashMap<ChunkAddr, Level> = HashMap::new();
-        let mut note = |addr: ChunkAddr, level: Level| -> Result<()> {
-            if let Some(other) = seen.insert(addr, level) {
+        for dim in self.chunk_dimensions()? {
+            for tile in self.column_tiles(dim, VERIFY_TILE_SHIFT)? {
+                self.verify_tile(&tile, &mut stats)?;
+            }
+        }
+        Ok(stats)
+    }
+
+    /// [`verify`](Self::verify) of one tile, adding to `stats`.
+    fn verify_tile(&self, tile: &ColumnTile, stats: &mut LevelStats) -> Result<()> {
+        let mut seen: HashMap<ChunkPos, Level> = HashMap::new();
+        let dim = tile.dim;
+        let mut note = |p: ChunkPos, level: Level| -> Result<()> {
+            if let Some(other) = seen.insert(p, level) {
                 return Err(Error::Inconsistent(format!(
-                    "chunk {:?} of dimension {} is at {other:?} and {level:?}",
-                    addr.1, addr.0
+                    "chunk {p:?} of dimension {dim} is at {other:?} and {level:?}"
                 )));
             }
             Ok(())
         };
-        for level in Level::ALL {
+        for (level, range) in tile.key_ranges() {
+            let table = table_of(level);
             let li = usize::from(level.index());
-            for e in self.stream_level(level)? {
-                let (dim, cell, obj) = e?;
+            for e in self.store.scan(table, range)? {
+                let (key, obj) = e?;
+                let (_, cell) = keys::parse_chunk_key(&key)
+                    .ok_or(Error::CorruptKey { table, len: key.len() })?;
                 stats.keys[li] += 1;
                 stats.bytes[li] += obj.data.len() as u64;
                 match Scale::from_level(level) {
                     None => {
                         self.check_chunk(&obj.data)?;
-                        note((dim, cell), level)?;
+                        note(cell, level)?;
                         stats.chunks[li] += 1;
                     }
                     Some(scale) => {
@@ -740,14 +758,14 @@ impl<S: Store> TieredStore<S> {
                             let p = scale.chunk_pos(cell, i).ok_or_else(|| {
                                 Error::Inconsistent(format!("cluster {cell:?} outside the world"))
                             })?;
-                            note((dim, p), level)?;
+                            note(p, level)?;
                             stats.chunks[li] += 1;
                         }
                     }
                 }
             }
         }
-        Ok(stats)
+        Ok(())
     }
 
     /// Every stored chunk with its level, in (dimension, position) order (reads everything:

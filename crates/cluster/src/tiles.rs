@@ -22,6 +22,8 @@ use crate::tiered::{TieredStore, table_of};
 pub const MIN_TILE_SHIFT: u32 = 4;
 /// The largest tile shift (tiles of 2^30 columns on a side).
 pub const MAX_TILE_SHIFT: u32 = 30;
+/// The tile shift [`TieredStore::verify`] reads by: 64 × 64 columns.
+pub(crate) const VERIFY_TILE_SHIFT: u32 = 6;
 
 /// An aligned square of `2^shift` × `2^shift` chunk columns of one dimension that holds
 /// stored chunks, with the key ranges that hold them ([`TieredStore::column_tiles`]).
@@ -48,6 +50,15 @@ impl ColumnTile {
     /// The number of key ranges reading the tile scans (one per occupied cube per level).
     pub fn ranges(&self) -> usize {
         self.cubes.len()
+    }
+
+    /// Each key range holding the tile's chunks, with its level.
+    pub(crate) fn key_ranges(&self) -> impl Iterator<Item = (Level, KeyRange)> + '_ {
+        self.cubes.iter().map(|(level, lo, hi)| {
+            let range =
+                KeyRange { start: Bound::Included(lo.to_vec()), end: Bound::Included(hi.to_vec()) };
+            (*level, range)
+        })
     }
 }
 
@@ -128,15 +139,13 @@ impl<S: Store> TieredStore<S> {
         tile: &ColumnTile,
         mut f: impl FnMut(ChunkPos, Level, &[u8]) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
-        for (level, lo, hi) in &tile.cubes {
-            let table = table_of(*level);
-            let range =
-                KeyRange { start: Bound::Included(lo.to_vec()), end: Bound::Included(hi.to_vec()) };
+        for (level, range) in tile.key_ranges() {
+            let table = table_of(level);
             for e in self.store().scan(table, range).map_err(Error::from)? {
                 let (key, obj) = e.map_err(Error::from)?;
-                for ((dim, pos), _, blob) in chunks_of(*level, &key, &obj.data)? {
+                for ((dim, pos), _, blob) in chunks_of(level, &key, &obj.data)? {
                     if dim == tile.dim && tile.contains(pos.x, pos.z) {
-                        f(pos, *level, blob)?;
+                        f(pos, level, blob)?;
                     }
                 }
             }

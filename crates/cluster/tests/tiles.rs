@@ -152,3 +152,42 @@ fn a_tile_shift_outside_the_range_is_refused() {
     }
     assert_eq!(t.column_tiles(0, MIN_TILE_SHIFT).unwrap(), vec![]);
 }
+
+#[test]
+fn verify_reads_by_tile_and_still_finds_a_chunk_twice_and_a_key_that_does_not_parse() {
+    use terrane_section::keys;
+    use terrane_store::{Batch, Store, tables};
+    // Chunks in tiles far apart, cold ones in 16³ clusters.
+    let store = Arc::new(MemStore::new());
+    let mut t = builder().open(store.clone()).unwrap();
+    let s = schema();
+    let spots = [(0, 0), (-200, 70), (1 << 20, -(1 << 20)), (5, 900)];
+    let mut seed = 0;
+    for (x, z) in spots {
+        for y in -2..3 {
+            seed += 1;
+            t.put_chunk(0, ChunkPos::new(x, y, z), chunk_bytes(&s, seed), 0).unwrap();
+        }
+    }
+    t.maintain(10).unwrap();
+    t.maintain(100).unwrap();
+    assert_eq!(t.verify().unwrap().chunks, [0, 0, 20]);
+
+    // The same chunk again as a hot key, in a tile of its own far from the first.
+    let twice = ChunkPos::new(1 << 20, 1, -(1 << 20));
+    let mut b = Batch::new();
+    b.put(tables::CHUNK_L0, keys::chunk_key(0, twice, Level::L0).to_vec(), 1, chunk_bytes(&s, 99));
+    store.write(&b).unwrap();
+    let err = t.verify().unwrap_err();
+    assert!(matches!(&err, Error::Inconsistent(m) if m.contains("is at")), "{err}");
+
+    // A key that is no chunk's, between two tiles' keys.
+    let mut b = Batch::new();
+    b.delete(tables::CHUNK_L0, keys::chunk_key(0, twice, Level::L0).to_vec());
+    let mut odd = keys::chunk_key(0, ChunkPos::new(5, 0, 900), Level::L0).to_vec();
+    odd.truncate(odd.len() - 3);
+    b.put(tables::CHUNK_L0, odd.clone(), 1, b"x".to_vec());
+    store.write(&b).unwrap();
+    let err = t.verify().unwrap_err();
+    assert!(matches!(err, Error::CorruptKey { len, .. } if len == odd.len()), "{err}");
+}

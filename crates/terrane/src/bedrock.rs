@@ -368,7 +368,8 @@ pub fn check_destination(bedrock_dir: &Path, overwrite: Overwrite) -> Result<()>
 /// Exports `world` as a Bedrock world folder at `bedrock_dir`, checked first
 /// ([`check_destination`]): the folder is written under a temporary name beside it and
 /// renamed into place once whole. Dimensions 0, 1 and 2 become the Overworld, the Nether and
-/// the End.
+/// the End. The world is read a region (32 × 32 columns) at a time, twice (once to count the
+/// columns for `progress`): memory does not grow with the world.
 ///
 /// Over a Bedrock world, with [`Overwrite::Replace`] the old folder is replaced whole; with
 /// [`Overwrite::Merge`] the new database holds `world`'s columns (each replacing the same

@@ -475,7 +475,8 @@ pub fn check_region_dir(
 /// (terrane-anvil's `export_region_dir_with`); then, with [`Overwrite::Replace`], the region
 /// and side files the export did not write are removed from both folders, and in every case
 /// the stale files of the regions it wrote (an entity region or a side file the new region
-/// does not have).
+/// does not have). The world is read a region at a time, twice (once to list the columns):
+/// memory does not grow with the world.
 pub fn export_region_dir(
     world: &World,
     dim: u64,
