@@ -1,15 +1,19 @@
-//! `terrane render`: a top-down PNG map of a world, optionally coloured by the regions of a
-//! replayed regionizer history.
+//! `terrane render`: a top-down PNG map of a world's dimension, optionally coloured by the
+//! regions of a replayed regionizer history. The world is read a row of column tiles at a
+//! time (`TieredStore::top_blocks`) and the PNG written row by row: memory holds one stripe
+//! of the map, not the world.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
-use std::io::BufReader;
+use std::io::{BufReader, Write as _};
 use std::path::{Path, PathBuf};
 
+use terrane::World;
+use terrane::cluster::{ColumnTile, MIN_TILE_SHIFT};
 use terrane::regionizer::replay::{self, ReplayOptions};
-use terrane::{ChunkView, World};
 
 use crate::Fail;
+use crate::progress::bar;
 
 /// Flags of `terrane render`.
 #[derive(clap::Args, Debug)]
@@ -30,6 +34,9 @@ pub struct RenderArgs {
     /// log's first comment line, else 2D with shift 4.
     #[arg(long, allow_hyphen_values = true)]
     pub replay_flags: Option<String>,
+    /// The dimension to draw (terrane's number: 0 is the Overworld of an imported world).
+    #[arg(long, default_value_t = 0)]
+    pub dim: u64,
     /// Pixels per block (1..=8).
     #[arg(long, default_value_t = 1)]
     pub scale: u32,
@@ -82,45 +89,11 @@ fn region_colour(i: usize) -> [u8; 3] {
     C[i % C.len()]
 }
 
-/// Top block (y, block name index) per block column.
-/// Top block `(y, block id)` per block column `(x, z)`.
-type Tops = HashMap<(i64, i64), (i64, u32)>;
 /// Regions as lists of section `(x, z)`, and the section shift.
 type Partition = (Vec<Vec<(i64, i64)>>, u32);
 
-fn top_blocks(world: &World) -> Result<(Tops, Vec<[u8; 3]>), Fail> {
-    let names = world.schema().blocks();
-    // See-through blocks by the world's own opacity rule (the one its opacity map uses).
-    let air: Vec<bool> =
-        (0..names.len() as u32).map(|i| !world.tiered().is_opaque(terrane::BlockId(i))).collect();
-    let colours: Vec<[u8; 3]> = names.names().map(colour).collect();
-    let mut top: Tops = HashMap::new();
-    world.tiered().for_each_chunk(|(_, pos), _, bytes| -> Result<(), Fail> {
-        let view = ChunkView::parse(bytes)?;
-        for lx in 0..16u32 {
-            for lz in 0..16u32 {
-                for ly in (0..16u32).rev() {
-                    let b = view.block_at(lx, ly, lz);
-                    if air.get(b.0 as usize).copied().unwrap_or(false) {
-                        continue;
-                    }
-                    let (x, y, z) = (
-                        pos.x * 16 + i64::from(lx),
-                        pos.y * 16 + i64::from(ly),
-                        pos.z * 16 + i64::from(lz),
-                    );
-                    let e = top.entry((x, z)).or_insert((i64::MIN, 0));
-                    if y > e.0 {
-                        *e = (y, b.0);
-                    }
-                    break;
-                }
-            }
-        }
-        Ok(())
-    })?;
-    Ok((top, colours))
-}
+/// Block rows drawn at a time: one row of the smallest column tiles (16 chunk columns).
+const STRIPE: i64 = 16 << MIN_TILE_SHIFT;
 
 /// The final partition of a replayed log: for each region, its sections as (x, z) and the
 /// section shift.
@@ -166,9 +139,9 @@ pub fn run(a: &RenderArgs) -> Result<(), Fail> {
     if world.is_none() && log.is_none() {
         return Err(Fail::usage("nothing to render: give --world DIR and/or --log LOG"));
     }
-    let (top, colours) = match &world {
-        Some(w) => top_blocks(w)?,
-        None => (HashMap::new(), Vec::new()),
+    let extent = match &world {
+        Some(w) => w.tiered().stored_extent(a.dim)?,
+        None => None,
     };
     let regions = match &log {
         Some(l) => Some(replay_regions(l, a.replay_flags.as_deref())?),
@@ -185,9 +158,13 @@ pub fn run(a: &RenderArgs) -> Result<(), Fail> {
             }
         }
     }
-    // Bounds in blocks.
-    let mut xs: Vec<i64> = top.keys().map(|k| k.0).collect();
-    let mut zs: Vec<i64> = top.keys().map(|k| k.1).collect();
+    // Bounds in blocks: the stored chunks' and the regions'.
+    let mut xs: Vec<i64> = Vec::new();
+    let mut zs: Vec<i64> = Vec::new();
+    if let Some(e) = &extent {
+        xs.extend([e.x.0, e.x.1]);
+        zs.extend([e.z.0, e.z.1]);
+    }
     for (sx, sz) in owner.keys() {
         // Sections far out (a 3D log near the i64 domain edge) have no block coordinates.
         let (Some(x), Some(z)) = (sx.checked_mul(edge), sz.checked_mul(edge)) else {
@@ -201,9 +178,10 @@ pub fn run(a: &RenderArgs) -> Result<(), Fail> {
     let (Some(&x0), Some(&x1), Some(&z0), Some(&z1)) =
         (xs.iter().min(), xs.iter().max(), zs.iter().min(), zs.iter().max())
     else {
-        return Err(Fail::usage(
-            "nothing to render: the world has no chunks and the log no regions",
-        ));
+        return Err(Fail::usage(format!(
+            "nothing to render: dimension {} of the world has no chunks and no log has regions",
+            a.dim
+        )));
     };
     let span = |lo: i64, hi: i64| u64::try_from(i128::from(hi) - i128::from(lo) + 1).ok();
     let (w, h) = (span(x0, x1).unwrap_or(u64::MAX), span(z0, z1).unwrap_or(u64::MAX));
@@ -213,54 +191,103 @@ pub fn run(a: &RenderArgs) -> Result<(), Fail> {
             "the map is {w} x {h} blocks: too big (16384 pixels per side at most)"
         )));
     }
-    let (ymin, ymax) =
-        top.values().fold((i64::MAX, i64::MIN), |(lo, hi), (y, _)| (lo.min(*y), hi.max(*y)));
-    let (pw, ph) = ((w * scale) as usize, (h * scale) as usize);
-    let mut img = vec![0u8; pw * ph * 3];
-    for bz in 0..h as i64 {
-        for bx in 0..w as i64 {
-            let (x, z) = (x0 + bx, z0 + bz);
-            let mut c = match top.get(&(x, z)) {
-                Some((y, b)) => {
-                    let base = colours.get(*b as usize).copied().unwrap_or([255, 0, 255]);
-                    let t =
-                        if ymax > ymin { (y - ymin) as f64 / (ymax - ymin) as f64 } else { 1.0 };
-                    let f = 0.55 + 0.45 * t;
-                    base.map(|v| (f64::from(v) * f) as u8)
-                }
-                None => [16, 16, 16],
-            };
-            if let Some(&i) = owner.get(&(x.div_euclid(edge), z.div_euclid(edge))) {
-                let r = region_colour(i);
-                let border = x.rem_euclid(edge) == 0 || z.rem_euclid(edge) == 0;
-                c = if border {
-                    r
-                } else if top.contains_key(&(x, z)) {
-                    [0, 1, 2].map(|k| ((u16::from(c[k]) * 7 + u16::from(r[k]) * 3) / 10) as u8)
-                } else {
-                    r.map(|v| v / 3)
+    // Shading by height over the stored chunks' blocks.
+    let (ymin, ymax) = extent.as_ref().map_or((0, 0), |e| e.y);
+    let colours: Vec<[u8; 3]> = match &world {
+        Some(w) => w.schema().blocks().names().map(colour).collect(),
+        None => Vec::new(),
+    };
+    let shade = |y: i64, block: terrane::BlockId| {
+        let base = colours.get(block.0 as usize).copied().unwrap_or([255, 0, 255]);
+        let t = if ymax > ymin {
+            (i128::from(y) - i128::from(ymin)) as f64 / (i128::from(ymax) - i128::from(ymin)) as f64
+        } else {
+            1.0
+        };
+        let f = 0.55 + 0.45 * t;
+        base.map(|v| (f64::from(v) * f) as u8)
+    };
+    // The world's tiles by row (tile z), drawn a row at a time.
+    let mut tile_rows: BTreeMap<i64, Vec<ColumnTile>> = BTreeMap::new();
+    if let Some(w) = &world {
+        for tile in w.tiered().column_tiles(a.dim, MIN_TILE_SHIFT)? {
+            tile_rows.entry(tile.z).or_default().push(tile);
+        }
+    }
+    let pb = bar(false, " columns");
+    pb.set_message("rendering");
+    pb.set_length(extent.as_ref().map_or(0, |e| e.columns));
+    let (w, scale) = (w as usize, scale as usize);
+    let (pw, ph) = (w * scale, h as usize * scale);
+    // A failure reading the world, kept while the file writer unwinds.
+    let mut failed: Option<Fail> = None;
+    let written = terrane::export::write_whole_with(&a.out, |out| {
+        let png_err = |e: png::EncodingError| std::io::Error::other(format!("png: {e}"));
+        let mut enc = png::Encoder::new(out, pw as u32, ph as u32);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut wr = enc.write_header().map_err(png_err)?;
+        let mut stream = wr.stream_writer().map_err(png_err)?;
+        // One stripe of STRIPE block rows: each block column's colour, where it has a top.
+        let mut stripe: Vec<Option<[u8; 3]>> = vec![None; w * STRIPE as usize];
+        let mut row = vec![0u8; pw * 3];
+        for tz in z0.div_euclid(STRIPE)..=z1.div_euclid(STRIPE) {
+            let sz0 = tz * STRIPE;
+            stripe.fill(None);
+            for tile in tile_rows.get(&tz).into_iter().flatten() {
+                let Some(world) = &world else { break };
+                let tops = match world.tiered().top_blocks(tile) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        failed = Some(e.into());
+                        return Err(std::io::Error::other("reading the world failed"));
+                    }
                 };
+                let tx0 = tile.x * STRIPE;
+                for x in tx0.max(x0)..=(tx0 + STRIPE - 1).min(x1) {
+                    for z in sz0.max(z0)..=(sz0 + STRIPE - 1).min(z1) {
+                        if let Some(t) = tops.get(x, z) {
+                            stripe[(z - sz0) as usize * w + (x - x0) as usize] =
+                                Some(shade(t.y, t.block));
+                        }
+                    }
+                }
+                pb.inc(tops.columns());
             }
-            for dy in 0..scale as usize {
-                for dx in 0..scale as usize {
-                    let px = (bz as usize * scale as usize + dy) * pw
-                        + bx as usize * scale as usize
-                        + dx;
-                    img[px * 3..px * 3 + 3].copy_from_slice(&c);
+            for z in sz0.max(z0)..=(sz0 + STRIPE - 1).min(z1) {
+                for bx in 0..w {
+                    let x = x0 + bx as i64;
+                    let top = stripe[(z - sz0) as usize * w + bx];
+                    let mut c = top.unwrap_or([16, 16, 16]);
+                    if let Some(&i) = owner.get(&(x.div_euclid(edge), z.div_euclid(edge))) {
+                        let r = region_colour(i);
+                        let border = x.rem_euclid(edge) == 0 || z.rem_euclid(edge) == 0;
+                        c = if border {
+                            r
+                        } else if top.is_some() {
+                            [0, 1, 2]
+                                .map(|k| ((u16::from(c[k]) * 7 + u16::from(r[k]) * 3) / 10) as u8)
+                        } else {
+                            r.map(|v| v / 3)
+                        };
+                    }
+                    for dx in 0..scale {
+                        let px = (bx * scale + dx) * 3;
+                        row[px..px + 3].copy_from_slice(&c);
+                    }
+                }
+                for _ in 0..scale {
+                    stream.write_all(&row)?;
                 }
             }
         }
+        stream.finish().map_err(png_err)
+    });
+    pb.finish_and_clear();
+    if let Some(f) = failed {
+        return Err(f);
     }
-    let mut bytes = Vec::new();
-    {
-        let mut enc = png::Encoder::new(&mut bytes, pw as u32, ph as u32);
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_depth(png::BitDepth::Eight);
-        let mut wr = enc.write_header().map_err(|e| Fail::other(format!("png: {e}")))?;
-        wr.write_image_data(&img).map_err(|e| Fail::other(format!("png: {e}")))?;
-        wr.finish().map_err(|e| Fail::other(format!("png: {e}")))?;
-    }
-    terrane::export::write_whole(&a.out, &bytes)?;
+    written?;
     outln!(
         "wrote {} ({pw} x {ph} px; blocks x {x0}..={x1}, z {z0}..={z1}{})",
         a.out.display(),

@@ -18,7 +18,8 @@
 //!   Configure it with [`TieredStoreBuilder`] (defaults in [`TierConfig`]).
 //!   [`TieredStore::for_each_chunk`] reads every stored chunk a page at a time,
 //!   [`TieredStore::column_tiles`] and [`TieredStore::tile_chunks`] a square of columns (a
-//!   region file's) at a time, and
+//!   region file's) at a time ([`TieredStore::top_blocks`]: a tile's highest opaque blocks,
+//!   what a map shows), and
 //!   [`TieredStore::rewrite_chunks`] rewrites chunks where they are (level, cluster and
 //!   version kept, a page per atomic batch) for repairs.
 //! - Every malformed input is a typed [`Error`]; decoding never panics.
@@ -120,6 +121,7 @@ mod schema_meta;
 mod tick_save;
 mod tiered;
 mod tiles;
+mod top_blocks;
 mod txn;
 
 pub use config::{OpacityFn, TierConfig, TieredStoreBuilder, default_opacity};
@@ -133,3 +135,4 @@ pub use terrane_section::keys::Level;
 pub use tick_save::TickSave;
 pub use tiered::{ChunkAddr, LevelStats, META_TICK, PlayerPos, TieredStore, tick_key, world_tick};
 pub use tiles::{ColumnTile, MAX_TILE_SHIFT, MIN_TILE_SHIFT};
+pub use top_blocks::{StoredExtent, TopBlock, TopBlocks};

@@ -114,6 +114,78 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// A map's view: every block column's highest opaque block over every level, and the box
+    /// of the stored chunks, against the chunks' own blocks.
+    #[test]
+    fn top_blocks_and_the_stored_extent_match_the_chunks(
+        cold in prop::collection::vec(pos(), 0..60),
+        warm in prop::collection::vec(pos(), 0..30),
+        hot in prop::collection::vec(pos(), 0..30),
+    ) {
+        let mut t = builder().open(Arc::new(MemStore::new())).unwrap();
+        let model = fill(&mut t, [&cold, &warm, &hot]);
+        for dim in DIMS {
+            // Block column -> (y, block) of its highest non-air block.
+            let mut want: BTreeMap<(i64, i64), (i64, u32)> = BTreeMap::new();
+            let mut columns = BTreeSet::new();
+            let (mut lo, mut hi) = ([i64::MAX; 3], [i64::MIN; 3]);
+            for ((_, p), seed) in model.iter().filter(|((d, _), _)| *d == dim) {
+                columns.insert((p.x, p.z));
+                for (i, v) in [p.x, p.y, p.z].into_iter().enumerate() {
+                    lo[i] = lo[i].min(v * 16);
+                    hi[i] = hi[i].max(v * 16 + 15);
+                }
+                let c = chunk(*seed);
+                for (lx, ly, lz) in cells() {
+                    let b = c.get(lx, ly, lz);
+                    if b == AIR {
+                        continue;
+                    }
+                    let (x, y, z) = (p.x * 16 + i64::from(lx), p.y * 16 + i64::from(ly), p.z * 16 + i64::from(lz));
+                    let e = want.entry((x, z)).or_insert((i64::MIN, 0));
+                    if y > e.0 {
+                        *e = (y, b.0);
+                    }
+                }
+            }
+            let extent = t.stored_extent(dim).unwrap();
+            if columns.is_empty() {
+                prop_assert_eq!(extent, None);
+                continue;
+            }
+            let extent = extent.unwrap();
+            prop_assert_eq!((extent.x, extent.y, extent.z), ((lo[0], hi[0]), (lo[1], hi[1]), (lo[2], hi[2])));
+            prop_assert_eq!(extent.columns, columns.len() as u64);
+            let mut got = BTreeMap::new();
+            let mut counted = 0;
+            for tile in t.column_tiles(dim, MIN_TILE_SHIFT).unwrap() {
+                let tops = t.top_blocks(&tile).unwrap();
+                counted += tops.columns();
+                let (bx, bz) = (tile.x * 256, tile.z * 256);
+                for x in bx..bx + 256 {
+                    for z in bz..bz + 256 {
+                        if let Some(top) = tops.get(x, z) {
+                            got.insert((x, z), (top.y, top.block.0));
+                        }
+                    }
+                }
+                prop_assert_eq!(tops.get(bx - 1, bz), None);
+                prop_assert_eq!(tops.get(bx, bz + 256), None);
+            }
+            prop_assert_eq!(counted, columns.len() as u64);
+            prop_assert_eq!(got, want);
+        }
+    }
+}
+
+/// Every cell of a chunk as `(x, y, z)`.
+fn cells() -> impl Iterator<Item = (u32, u32, u32)> {
+    (0..16).flat_map(|x| (0..16).flat_map(move |y| (0..16).map(move |z| (x, y, z))))
+}
+
 #[test]
 fn a_region_of_a_real_shaped_world_is_two_ranges_at_each_level_it_uses() {
     // 3 × 3 regions of Minecraft columns (24 chunks, y -4..=19), half of them clustered.

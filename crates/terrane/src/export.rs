@@ -120,14 +120,28 @@ pub(crate) fn not_a_folder(path: &Path, what: &str) -> Error {
 /// # Errors
 /// [`Error::Io`] naming `path`; the temporary file is removed.
 pub fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_whole_with(path, |f| f.write_all(bytes))
+}
+
+/// [`write_whole`] of what `write` writes to the temporary file (buffered), for a file too
+/// large to hold in memory (a map streamed row by row). An error of `write` stops it, like
+/// one of the file's.
+///
+/// # Errors
+/// [`Error::Io`] naming `path`; the temporary file is removed.
+pub fn write_whole_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<()> {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".terrane-tmp");
     let tmp = path.with_file_name(name);
     let write = || -> std::io::Result<()> {
         use std::io::Write as _;
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
+        let mut f = std::io::BufWriter::new(fs::File::create(&tmp)?);
+        write(&mut f)?;
+        f.flush()?;
+        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         fs::rename(&tmp, path)
     };
     write().map_err(|e| {
