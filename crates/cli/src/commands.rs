@@ -235,7 +235,17 @@ pub fn info(a: &WorldArgs) -> Result<(), Fail> {
 
 pub fn verify(a: &WorldArgs) -> Result<(), Fail> {
     let t = Instant::now();
-    let r = match World::open_read_only(&a.world).and_then(|w| w.verify()) {
+    let pb = crate::progress::bar(a.json, " tiles");
+    pb.set_message("verifying");
+    pb.set_prefix("(64 x 64 columns each)");
+    let r = World::open_read_only(&a.world).and_then(|w| {
+        w.verify_with(&mut |done, tiles| {
+            pb.set_length(tiles as u64);
+            pb.set_position(done as u64);
+        })
+    });
+    pb.finish_and_clear();
+    let r = match r {
         Ok(r) => r,
         Err(e) => {
             if a.json {

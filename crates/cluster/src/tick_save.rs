@@ -234,8 +234,9 @@ impl<S: Store> TieredStore<S> {
         Self::stage_entities(&mut txn, &writes, tick);
         self.stage_tick(&mut txn, tick);
         let batch = self.save_batch(txn, save, tick);
+        // A saved chunk's unload clock starts at its L0 version (this tick): nothing is kept
+        // in memory per saved chunk, so a save of millions of chunks (an import) holds none.
         self.store.write(&batch)?;
-        self.age_saved_chunks(&writes.chunks, tick);
         Ok(())
     }
 
@@ -424,14 +425,5 @@ impl<S: Store> TieredStore<S> {
         copy_batch(&save.extra, &mut batch);
         batch.set_sync(self.config.sync_saves);
         batch
-    }
-
-    /// Starts the unload clock at `tick` of every saved chunk that is not loaded.
-    fn age_saved_chunks(&mut self, chunks: &ChunkWrites<'_>, tick: u64) {
-        for &addr in chunks.keys() {
-            if !self.loaded.contains(&addr) {
-                self.unloaded_at.insert(addr, tick);
-            }
-        }
     }
 }

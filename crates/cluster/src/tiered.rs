@@ -126,9 +126,10 @@ pub(crate) struct Found {
 ///
 /// Access times: an L0 object's version is the tick of its last write or promotion and an L1
 /// cluster's the newest last access (write, promotion, unload) of the chunks demoted into it,
-/// so they survive a restart. Unload ticks are
-/// kept in memory; after a restart a chunk counts as unloaded since its version, which only
-/// makes it colder sooner.
+/// so they survive a restart. A chunk's unload clock starts at the later of its version and
+/// its unload tick; unload ticks are kept in memory (one entry per chunk unloaded and not yet
+/// moved, none per chunk saved), and after a restart a chunk counts as unloaded since its
+/// version, which only makes it colder sooner.
 pub struct TieredStore<S> {
     /// The backend.
     pub(crate) store: S,
@@ -138,7 +139,8 @@ pub struct TieredStore<S> {
     pub(crate) opaque: Vec<bool>,
     /// The chunks players have loaded.
     pub(crate) loaded: HashSet<ChunkAddr>,
-    /// When each chunk not loaded was unloaded or last saved, in game ticks.
+    /// When each chunk unloaded since it was last moved was unloaded, in game ticks (a saved
+    /// chunk's clock is its L0 version).
     pub(crate) unloaded_at: HashMap<ChunkAddr, u64>,
     /// The latest player positions (`None`: never given).
     pub(crate) players: Option<Vec<PlayerPos>>,
@@ -156,6 +158,7 @@ impl<S> std::fmt::Debug for TieredStore<S> {
         f.debug_struct("TieredStore")
             .field("config", &self.config)
             .field("loaded", &self.loaded.len())
+            .field("unloaded", &self.unloaded_at.len())
             .field("tick", &self.tick)
             .finish_non_exhaustive()
     }
@@ -710,17 +713,38 @@ impl<S: Store> TieredStore<S> {
     /// a chunk stored twice is stored twice within its square, so memory holds one square's
     /// addresses, not the world's.
     pub fn verify(&self) -> Result<LevelStats> {
+        self.verify_each(|_, _, _| Ok(()), |_, _| {})
+    }
+
+    /// [`verify`](Self::verify), showing `each` every chunk it checked (address, level,
+    /// bytes; each once, a tile after another) and `progress` the tiles done and the tiles
+    /// in all after each tile. `each`'s first error stops it and is returned; `each` may
+    /// return its caller's error type.
+    pub fn verify_each<E: From<Error>>(
+        &self,
+        mut each: impl FnMut(ChunkAddr, Level, &[u8]) -> std::result::Result<(), E>,
+        mut progress: impl FnMut(usize, usize),
+    ) -> std::result::Result<LevelStats, E> {
         let mut stats = LevelStats::default();
+        let mut tiles = Vec::new();
         for dim in self.chunk_dimensions()? {
-            for tile in self.column_tiles(dim, VERIFY_TILE_SHIFT)? {
-                self.verify_tile(&tile, &mut stats)?;
-            }
+            tiles.extend(self.column_tiles(dim, VERIFY_TILE_SHIFT)?);
+        }
+        progress(0, tiles.len());
+        for (i, tile) in tiles.iter().enumerate() {
+            self.verify_tile(tile, &mut stats, &mut each)?;
+            progress(i + 1, tiles.len());
         }
         Ok(stats)
     }
 
-    /// [`verify`](Self::verify) of one tile, adding to `stats`.
-    fn verify_tile(&self, tile: &ColumnTile, stats: &mut LevelStats) -> Result<()> {
+    /// [`verify_each`](Self::verify_each) of one tile, adding to `stats`.
+    fn verify_tile<E: From<Error>>(
+        &self,
+        tile: &ColumnTile,
+        stats: &mut LevelStats,
+        each: &mut impl FnMut(ChunkAddr, Level, &[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
         let mut seen: HashMap<ChunkPos, Level> = HashMap::new();
         let dim = tile.dim;
         let mut note = |p: ChunkPos, level: Level| -> Result<()> {
@@ -734,8 +758,8 @@ impl<S: Store> TieredStore<S> {
         for (level, range) in tile.key_ranges() {
             let table = table_of(level);
             let li = usize::from(level.index());
-            for e in self.store.scan(table, range)? {
-                let (key, obj) = e?;
+            for e in self.store.scan(table, range).map_err(Error::from)? {
+                let (key, obj) = e.map_err(Error::from)?;
                 let (_, cell) = keys::parse_chunk_key(&key)
                     .ok_or(Error::CorruptKey { table, len: key.len() })?;
                 stats.keys[li] += 1;
@@ -745,13 +769,15 @@ impl<S: Store> TieredStore<S> {
                         self.check_chunk(&obj.data)?;
                         note(cell, level)?;
                         stats.chunks[li] += 1;
+                        each((dim, cell), level, &obj.data)?;
                     }
                     Some(scale) => {
                         let view = ClusterView::with_scale(&obj.data, scale)?;
                         if view.is_empty() {
                             return Err(Error::Inconsistent(format!(
                                 "empty {level:?} cluster {cell:?} of dimension {dim}"
-                            )));
+                            ))
+                            .into());
                         }
                         for (i, blob) in view.iter() {
                             self.check_chunk(blob)?;
@@ -760,6 +786,7 @@ impl<S: Store> TieredStore<S> {
                             })?;
                             note(p, level)?;
                             stats.chunks[li] += 1;
+                            each((dim, p), level, blob)?;
                         }
                     }
                 }

@@ -155,6 +155,35 @@ fn distance_rule_demotes_far_clusters_only() {
 }
 
 #[test]
+fn saving_chunks_keeps_nothing_in_memory_per_chunk_and_they_still_age_from_the_save() {
+    let s = schema();
+    let mut t = open_mem();
+    // An import's shape: many columns saved, none loaded.
+    for x in 0..40 {
+        let mut save = TickSave::new();
+        for y in 0..6 {
+            save.put_chunk(0, ChunkPos::new(x, y, 0), chunk_bytes(&s, (x * 6 + y) as u32));
+        }
+        t.save_tick(1_000, &save).unwrap();
+    }
+    assert!(format!("{t:?}").contains("unloaded: 0"), "{t:?}");
+    // A chunk a player loaded and left is remembered until it moves.
+    t.load_chunk(0, ChunkPos::new(0, 0, 0), 1_000).unwrap();
+    t.unload_chunk(0, ChunkPos::new(0, 0, 0), 1_200);
+    assert!(format!("{t:?}").contains("unloaded: 1"), "{t:?}");
+    // The saved chunks age from the save's tick (their version), the unloaded one from its
+    // unload: x ticks after the save, all but that one leave L0.
+    let x = t.config().l0_idle_ticks;
+    t.maintain(1_000 + x - 1).unwrap();
+    assert_eq!(t.verify().unwrap().chunks, [240, 0, 0]);
+    t.maintain(1_000 + x).unwrap();
+    assert_eq!(t.verify().unwrap().chunks, [1, 239, 0]);
+    t.maintain(1_200 + x).unwrap();
+    assert_eq!(t.verify().unwrap().chunks[0], 0);
+    assert!(format!("{t:?}").contains("unloaded: 0"), "{t:?}");
+}
+
+#[test]
 fn access_times_survive_restart() {
     let s = schema();
     let store = Arc::new(MemStore::new());

@@ -181,6 +181,45 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// `verify_each` shows every stored chunk once with its level and bytes, and counts its
+    /// tiles (64 × 64 columns, every dimension) to the end.
+    #[test]
+    fn verify_shows_every_chunk_once_and_counts_its_tiles(
+        cold in prop::collection::vec(pos(), 0..60),
+        warm in prop::collection::vec(pos(), 0..30),
+        hot in prop::collection::vec(pos(), 0..30),
+    ) {
+        let s = schema();
+        let mut t = builder().open(Arc::new(MemStore::new())).unwrap();
+        let model = fill(&mut t, [&cold, &warm, &hot]);
+        let mut seen = BTreeMap::new();
+        let mut calls = Vec::new();
+        let stats = t
+            .verify_each(
+                |addr, level, bytes| -> terrane_cluster::Result<()> {
+                    assert_eq!(t.get_chunk_at(addr.0, addr.1).unwrap().map(|(l, _)| l), Some(level));
+                    assert!(seen.insert(addr, bytes.to_vec()).is_none(), "{addr:?} shown twice");
+                    Ok(())
+                },
+                |done, all| calls.push((done, all)),
+            )
+            .unwrap();
+        let want: BTreeMap<(u64, ChunkPos), Vec<u8>> =
+            model.iter().map(|(a, seed)| (*a, chunk_bytes(&s, *seed))).collect();
+        prop_assert_eq!(seen, want);
+        prop_assert_eq!(stats.chunks.iter().sum::<usize>(), model.len());
+        let tiles: BTreeSet<(u64, i64, i64)> =
+            model.keys().map(|(d, p)| (*d, p.x >> 6, p.z >> 6)).collect();
+        let n = tiles.len();
+        prop_assert_eq!(calls.first().copied(), Some((0, n)));
+        prop_assert_eq!(calls.last().copied(), Some((n, n)));
+        prop_assert_eq!(calls.len(), n + 1);
+    }
+}
+
 /// Every cell of a chunk as `(x, y, z)`.
 fn cells() -> impl Iterator<Item = (u32, u32, u32)> {
     (0..16).flat_map(|x| (0..16).flat_map(move |y| (0..16).map(move |z| (x, y, z))))

@@ -1001,7 +1001,14 @@ impl World {
     /// several ids ([`Error::DuplicateStates`]; see
     /// [`duplicate_states`](Self::duplicate_states)). The first problem is an error.
     pub fn verify(&self) -> Result<VerifyReport> {
-        let mut report = VerifyReport { levels: self.tiered.verify()?, ..Default::default() };
+        self.verify_with(&mut |_, _| {})
+    }
+
+    /// [`verify`](Self::verify), telling `progress` how many of the chunks' tiles (squares
+    /// of 64 × 64 columns, [`TieredStore::verify_each`]) are checked, and how many there
+    /// are, after each: every chunk is read once.
+    pub fn verify_with(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<VerifyReport> {
+        let mut report = VerifyReport::default();
         for e in self.store().scan(tables::ENTITY, terrane_store::KeyRange::all())? {
             let (k, _) = e?;
             if k.len() != 16 && keys::parse_area_entity_key(&k).is_none() {
@@ -1013,23 +1020,28 @@ impl World {
             report.entities += 1;
         }
         let mut used = std::collections::HashSet::new();
-        self.tiered.for_each_chunk(|(_, pos), level, bytes| -> Result<()> {
-            let view = ChunkView::parse(bytes)?;
-            used.extend(view.palette_iter());
-            for uuid in view.entities() {
-                let in_area = keys::area_entity_key(AreaId::of_chunk(pos), uuid);
-                if self.store().get(tables::ENTITY, uuid)?.is_none()
-                    && self.store().get(tables::ENTITY, &in_area)?.is_none()
-                {
-                    return Err(Error::Inconsistent(format!(
-                        "chunk {pos:?} at {level:?} lists entity {} which is not stored",
-                        hex(uuid)
-                    )));
+        let mut entity_refs = 0;
+        report.levels = self.tiered.verify_each(
+            |(_, pos), level, bytes| -> Result<()> {
+                let view = ChunkView::parse(bytes)?;
+                used.extend(view.palette_iter());
+                for uuid in view.entities() {
+                    let in_area = keys::area_entity_key(AreaId::of_chunk(pos), uuid);
+                    if self.store().get(tables::ENTITY, uuid)?.is_none()
+                        && self.store().get(tables::ENTITY, &in_area)?.is_none()
+                    {
+                        return Err(Error::Inconsistent(format!(
+                            "chunk {pos:?} at {level:?} lists entity {} which is not stored",
+                            hex(uuid)
+                        )));
+                    }
+                    entity_refs += 1;
                 }
-                report.entity_refs += 1;
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+            progress,
+        )?;
+        report.entity_refs = entity_refs;
         report.generated_columns = world_distance(self.store())?.len();
         #[cfg(feature = "blockfile")]
         if let Handle::Block(b) = &self.handle {
