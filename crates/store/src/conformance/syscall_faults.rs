@@ -591,6 +591,12 @@ pub fn run_with<S: Store>(
                 Ok(s) => return s,
                 Err(e) if Instant::now() < deadline => {
                     let _ = e;
+                    // A server that was still up when the child ended may have stopped since
+                    // (its recovery failed on a fault injected just before the tracer left):
+                    // bring it back, not only wait.
+                    if let Traced::Server { recover, .. } = traced {
+                        recover();
+                    }
                     std::thread::sleep(Duration::from_millis(200));
                 }
                 Err(e) => {
