@@ -163,6 +163,12 @@ pub enum Error {
     /// A column tile's shift outside `MIN_TILE_SHIFT..=MAX_TILE_SHIFT`.
     #[error("a column tile is 2^4 to 2^30 columns on a side: shift {0} is outside 4..=30")]
     TileShift(u32),
+    /// [`TieredStore::top_blocks`](crate::TieredStore::top_blocks) of a tile too large to hold.
+    #[error(
+        "a tile's top blocks are held for tiles of 2^4 to 2^8 columns on a side: shift {0} is \
+         above 8; list the tiles with column_tiles(dim, 4..=8)"
+    )]
+    TopBlocksTileShift(u32),
 }
 
 /// `Result` with this crate's [`Error`].

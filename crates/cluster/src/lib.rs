@@ -135,4 +135,4 @@ pub use terrane_section::keys::Level;
 pub use tick_save::TickSave;
 pub use tiered::{ChunkAddr, LevelStats, META_TICK, PlayerPos, TieredStore, tick_key, world_tick};
 pub use tiles::{ColumnTile, MAX_TILE_SHIFT, MIN_TILE_SHIFT};
-pub use top_blocks::{StoredExtent, TopBlock, TopBlocks};
+pub use top_blocks::{MAX_TOP_BLOCKS_SHIFT, StoredExtent, TopBlock, TopBlocks};

@@ -13,6 +13,7 @@ use crate::config::{TierConfig, TieredStoreBuilder};
 use crate::container::{ClusterBuilder, ClusterView, Scale};
 use crate::error::{Error, Result};
 use crate::opacity::OpacityTile;
+use crate::rewrite::chunks_of;
 use crate::tick_save::TickSave;
 use crate::tiles::{ColumnTile, VERIFY_TILE_SHIFT};
 use crate::txn::Txn;
@@ -250,7 +251,7 @@ impl<S: Store> TieredStore<S> {
     }
 
     /// Checks chunk bytes: they decode against the schema.
-    pub(crate) fn check_chunk(&self, bytes: &[u8]) -> Result<()> {
+    pub(crate) fn check_chunk<'a>(&self, bytes: &'a [u8]) -> Result<ChunkView<'a>> {
         let view = ChunkView::parse(bytes)?;
         for b in view.palette_iter() {
             if !self.schema.has_block(b) {
@@ -258,7 +259,7 @@ impl<S: Store> TieredStore<S> {
             }
         }
         view.components(&self.schema)?;
-        Ok(())
+        Ok(view)
     }
 
     // ---- reads -------------------------------------------------------------------------
@@ -716,13 +717,13 @@ impl<S: Store> TieredStore<S> {
         self.verify_each(|_, _, _| Ok(()), |_, _| {})
     }
 
-    /// [`verify`](Self::verify), showing `each` every chunk it checked (address, level,
-    /// bytes; each once, a tile after another) and `progress` the tiles done and the tiles
-    /// in all after each tile. `each`'s first error stops it and is returned; `each` may
-    /// return its caller's error type.
+    /// [`verify`](Self::verify), showing `each` every chunk it checked (address, level and
+    /// the checked chunk; each once, a tile after another) and `progress` the tiles done and
+    /// the tiles in all after each tile. `each`'s first error stops it and is returned;
+    /// `each` may return its caller's error type.
     pub fn verify_each<E: From<Error>>(
         &self,
-        mut each: impl FnMut(ChunkAddr, Level, &[u8]) -> std::result::Result<(), E>,
+        mut each: impl FnMut(ChunkAddr, Level, &ChunkView<'_>) -> std::result::Result<(), E>,
         mut progress: impl FnMut(usize, usize),
     ) -> std::result::Result<LevelStats, E> {
         let mut stats = LevelStats::default();
@@ -743,52 +744,34 @@ impl<S: Store> TieredStore<S> {
         &self,
         tile: &ColumnTile,
         stats: &mut LevelStats,
-        each: &mut impl FnMut(ChunkAddr, Level, &[u8]) -> std::result::Result<(), E>,
+        each: &mut impl FnMut(ChunkAddr, Level, &ChunkView<'_>) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
         let mut seen: HashMap<ChunkPos, Level> = HashMap::new();
-        let dim = tile.dim;
-        let mut note = |p: ChunkPos, level: Level| -> Result<()> {
-            if let Some(other) = seen.insert(p, level) {
-                return Err(Error::Inconsistent(format!(
-                    "chunk {p:?} of dimension {dim} is at {other:?} and {level:?}"
-                )));
-            }
-            Ok(())
-        };
         for (level, range) in tile.key_ranges() {
-            let table = table_of(level);
             let li = usize::from(level.index());
-            for e in self.store.scan(table, range).map_err(Error::from)? {
+            for e in self.store.scan(table_of(level), range).map_err(Error::from)? {
                 let (key, obj) = e.map_err(Error::from)?;
-                let (_, cell) = keys::parse_chunk_key(&key)
-                    .ok_or(Error::CorruptKey { table, len: key.len() })?;
                 stats.keys[li] += 1;
                 stats.bytes[li] += obj.data.len() as u64;
-                match Scale::from_level(level) {
-                    None => {
-                        self.check_chunk(&obj.data)?;
-                        note(cell, level)?;
-                        stats.chunks[li] += 1;
-                        each((dim, cell), level, &obj.data)?;
+                let chunks = chunks_of(level, &key, &obj.data)?;
+                if chunks.is_empty() {
+                    let cell = keys::parse_chunk_key(&key).map(|(_, c)| c);
+                    return Err(Error::Inconsistent(format!(
+                        "empty {level:?} cluster {cell:?} of dimension {}",
+                        tile.dim
+                    ))
+                    .into());
+                }
+                for ((dim, p), _, blob) in chunks {
+                    let view = self.check_chunk(blob)?;
+                    if let Some(other) = seen.insert(p, level) {
+                        return Err(Error::Inconsistent(format!(
+                            "chunk {p:?} of dimension {dim} is at {other:?} and {level:?}"
+                        ))
+                        .into());
                     }
-                    Some(scale) => {
-                        let view = ClusterView::with_scale(&obj.data, scale)?;
-                        if view.is_empty() {
-                            return Err(Error::Inconsistent(format!(
-                                "empty {level:?} cluster {cell:?} of dimension {dim}"
-                            ))
-                            .into());
-                        }
-                        for (i, blob) in view.iter() {
-                            self.check_chunk(blob)?;
-                            let p = scale.chunk_pos(cell, i).ok_or_else(|| {
-                                Error::Inconsistent(format!("cluster {cell:?} outside the world"))
-                            })?;
-                            note(p, level)?;
-                            stats.chunks[li] += 1;
-                            each((dim, p), level, blob)?;
-                        }
-                    }
+                    stats.chunks[li] += 1;
+                    each((dim, p), level, &view)?;
                 }
             }
         }

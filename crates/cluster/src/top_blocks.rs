@@ -14,6 +14,9 @@ use crate::tiered::TieredStore;
 use crate::tiles::{ColumnTile, MIN_TILE_SHIFT};
 use terrane_store::Store;
 
+/// The largest tile shift [`TieredStore::top_blocks`] takes: 256 × 256 chunk columns.
+pub const MAX_TOP_BLOCKS_SHIFT: u32 = 8;
+
 /// The box of a dimension's stored chunks, in blocks (both ends inclusive), and how many chunk
 /// columns hold them ([`TieredStore::stored_extent`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,11 +112,11 @@ impl<S: Store> TieredStore<S> {
     /// of the tile (each decoded once). Holds the tile's top blocks: 16 bytes a block column
     /// (1 MiB for a tile of 16 × 16 chunk columns).
     ///
-    /// A tile too large to hold (more than 2^24 block columns: `shift` above 8) is
-    /// [`Error::TileShift`].
+    /// A tile too large to hold (more than 2^24 block columns: `shift` above
+    /// [`MAX_TOP_BLOCKS_SHIFT`]) is [`Error::TopBlocksTileShift`].
     pub fn top_blocks(&self, tile: &ColumnTile) -> Result<TopBlocks> {
-        if tile.shift > 8 {
-            return Err(Error::TileShift(tile.shift));
+        if tile.shift > MAX_TOP_BLOCKS_SHIFT {
+            return Err(Error::TopBlocksTileShift(tile.shift));
         }
         let side = 16usize << tile.shift;
         // The tile's first block column (saturating for tiles at the domain's edge, whose

@@ -11,7 +11,10 @@ use std::sync::Arc;
 use common::model::builder;
 use common::*;
 use proptest::prelude::*;
-use terrane_cluster::{Error, Level, MAX_TILE_SHIFT, MIN_TILE_SHIFT, TieredStore};
+use terrane_cluster::{
+    ClusterBuilder, Error, Level, MAX_TILE_SHIFT, MAX_TOP_BLOCKS_SHIFT, MIN_TILE_SHIFT, Scale,
+    TieredStore,
+};
 use terrane_section::ChunkPos;
 use terrane_store::MemStore;
 
@@ -199,7 +202,8 @@ proptest! {
         let mut calls = Vec::new();
         let stats = t
             .verify_each(
-                |addr, level, bytes| -> terrane_cluster::Result<()> {
+                |addr, level, view| -> terrane_cluster::Result<()> {
+                    let bytes = view.as_bytes();
                     assert_eq!(t.get_chunk_at(addr.0, addr.1).unwrap().map(|(l, _)| l), Some(level));
                     assert!(seen.insert(addr, bytes.to_vec()).is_none(), "{addr:?} shown twice");
                     Ok(())
@@ -301,4 +305,29 @@ fn verify_reads_by_tile_and_still_finds_a_chunk_twice_and_a_key_that_does_not_pa
     store.write(&b).unwrap();
     let err = t.verify().unwrap_err();
     assert!(matches!(err, Error::CorruptKey { len, .. } if len == odd.len()), "{err}");
+}
+
+#[test]
+fn top_blocks_refuses_a_tile_too_large_to_hold() {
+    let mut t = builder().open(Arc::new(MemStore::new())).unwrap();
+    t.put_chunk(0, ChunkPos::new(3, 0, 3), chunk_bytes(&schema(), 7), 0).unwrap();
+    let big = t.column_tiles(0, MAX_TOP_BLOCKS_SHIFT + 1).unwrap();
+    let err = t.top_blocks(&big[0]).unwrap_err();
+    assert!(matches!(err, Error::TopBlocksTileShift(s) if s == MAX_TOP_BLOCKS_SHIFT + 1), "{err}");
+    let ok = t.column_tiles(0, MAX_TOP_BLOCKS_SHIFT).unwrap();
+    assert!(t.top_blocks(&ok[0]).unwrap().get(55, 48).is_some(), "the stone of chunk 7");
+}
+
+#[test]
+fn verify_finds_an_empty_cluster() {
+    use terrane_section::keys;
+    use terrane_store::{Batch, Store, tables};
+    let store = Arc::new(MemStore::new());
+    let t = builder().open(store.clone()).unwrap();
+    let empty = ClusterBuilder::new(Scale::Cube4).build().unwrap();
+    let mut b = Batch::new();
+    b.put(tables::CHUNK_L1, keys::cell_key(0, ChunkPos::new(4, 0, 4)).to_vec(), 1, empty);
+    store.write(&b).unwrap();
+    let err = t.verify().unwrap_err();
+    assert!(matches!(&err, Error::Inconsistent(m) if m.contains("empty L1 cluster")), "{err}");
 }

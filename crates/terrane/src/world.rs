@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use terrane_chunk::{BlockId, Chunk, ChunkView, Schema};
+use terrane_chunk::{BlockId, Chunk, Schema};
 use terrane_cluster::{
     LevelStats, MaintenanceReport, PlayerPos, TickSave, TieredStore, TieredStoreBuilder,
 };
@@ -1022,8 +1022,7 @@ impl World {
         let mut used = std::collections::HashSet::new();
         let mut entity_refs = 0;
         report.levels = self.tiered.verify_each(
-            |(_, pos), level, bytes| -> Result<()> {
-                let view = ChunkView::parse(bytes)?;
+            |(_, pos), level, view| -> Result<()> {
                 used.extend(view.palette_iter());
                 for uuid in view.entities() {
                     let in_area = keys::area_entity_key(AreaId::of_chunk(pos), uuid);
