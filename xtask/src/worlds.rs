@@ -10,7 +10,10 @@
 //! regions, tiled). Worlds are RocksDB worlds (the default backend, the one for worlds of
 //! millions of objects); the block file rewrites its whole index with every batch and is
 //! for stores of up to some hundred thousand objects, so it is measured as a copy's
-//! destination at up to 4,096 columns only. A row that fails stops the run with its command.
+//! destination at up to 4,096 columns only; PostgreSQL is one, on a throwaway server of its
+//! own (`pgserver`, Unix socket) at every size. After the first backups, 1 % of the columns
+//! change (a layer of the world's own blocks pasted one block higher with `terrane schem`)
+//! and the world is backed up again. A row that fails stops the run with its command.
 //!
 //! With `--amulet`, amulet-core converts the same worlds both ways after terrane, each a row
 //! of its own (benches/bedrock/amulet_convert.py, from `cargo xtask test`'s virtual
@@ -80,6 +83,16 @@ pub fn task(rest: &[String]) -> Result {
     crate::rocksdb::link_dev_archive(&mut build)?;
     run(build.args(["build", "--release", "-p", "terrane-cli"]))?;
     run(cargo().args(["build", "--release", "-p", "terrane-benches", "--bin", "bigworld"]))?;
+    run(cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "terrane-benches",
+        "--features",
+        "postgres",
+        "--bin",
+        "pgserver",
+    ]))?;
     let bin = target.join("release");
     let (terrane, bigworld) = (bin.join("terrane"), bin.join("bigworld"));
     if amulet {
@@ -127,8 +140,23 @@ pub fn task(rest: &[String]) -> Result {
             let bf = ["copy", &w, &p("world-copy-bf"), "--backend", "blockfile"];
             row("copy (RocksDB to block file)", &terrane, &bf)?;
         }
+        {
+            // A server of its own on a Unix socket, stopped when its standard input closes.
+            let pg = PgServer::start(&bin.join("pgserver"))?;
+            row("copy (RocksDB to PostgreSQL)", &terrane, &["copy", &w, &pg.conninfo])?;
+        }
         row("backup (first)", &terrane, &["backup", &w, &p("repo")])?;
         row("backup (again, nothing changed)", &terrane, &["backup", &w, &p("repo")])?;
+        // 1 % of the columns changed: a layer of the world's own blocks (a square of 1 % of
+        // its columns from the origin, y = 64) pasted one block higher.
+        let side = (((n as f64) * 0.01).sqrt().ceil() as i64).max(1) * 16 - 1;
+        let (from, to) = ("0,64,0".to_string(), format!("{side},64,{side}"));
+        let schem = p("layer.schem");
+        let export = ["schem", "export", &w, "--from", &from, "--to", &to, &schem];
+        row("schem export (1 % of columns, one layer)", &terrane, &export)?;
+        let paste = ["schem", "import", &w, &schem, "--at", "0,65,0"];
+        row("schem import (1 % of columns changed)", &terrane, &paste)?;
+        row("backup (again, 1 % of columns changed)", &terrane, &["backup", &w, &p("repo")])?;
         row("restore", &terrane, &["restore", &p("repo"), &p("world-restored")])?;
         row("render", &terrane, &["render", "--world", &w, &p("map.png")])?;
         if amulet {
@@ -161,6 +189,38 @@ pub fn task(rest: &[String]) -> Result {
         );
     }
     Ok(())
+}
+
+/// A throwaway PostgreSQL server (`pgserver`), stopped when dropped.
+struct PgServer {
+    child: std::process::Child,
+    conninfo: String,
+}
+
+impl PgServer {
+    fn start(program: &Path) -> Result<PgServer> {
+        use std::io::BufRead as _;
+        let mut child = Command::new(program)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
+        let mut line = String::new();
+        let out = child.stdout.take().expect("piped");
+        std::io::BufReader::new(out).read_line(&mut line).map_err(|e| e.to_string())?;
+        if line.trim().is_empty() {
+            let _ = child.wait();
+            return Err(format!("{} did not start a server (see above)", program.display()));
+        }
+        Ok(PgServer { child, conninfo: line.trim().to_string() })
+    }
+}
+
+impl Drop for PgServer {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
 }
 
 /// Copies a folder tree.

@@ -179,6 +179,35 @@ impl ColumnRecord {
         }
     }
 
+    /// The generation stage the chunk was saved at (its `Status`, at the top or in `Level`,
+    /// without a `minecraft:` prefix), when it names one (chunks from before 1.13 do not).
+    pub fn status(&self) -> Option<&str> {
+        let tag = match self.rest.get("Level") {
+            Some(Tag::Compound(level)) => level.get("Status"),
+            _ => self.rest.get("Status"),
+        };
+        match tag {
+            Some(Tag::String(s)) => Some(s.strip_prefix("minecraft:").unwrap_or(s)),
+            _ => None,
+        }
+    }
+
+    /// Whether Minecraft finished generating the chunk, so that the game shows it rather than
+    /// generating it further: its status is `full` (1.14 and later) or `fullchunk` or
+    /// `postprocessed` (1.13); a chunk from before 1.13 (no status) is finished unless its
+    /// `TerrainPopulated` says 0.
+    pub fn is_finished(&self) -> bool {
+        match self.status() {
+            Some(s) => matches!(s, "full" | "fullchunk" | "postprocessed"),
+            None => match self.rest.get("Level") {
+                Some(Tag::Compound(level)) => {
+                    !matches!(level.get("TerrainPopulated"), Some(Tag::Byte(0)))
+                }
+                _ => true,
+            },
+        }
+    }
+
     /// Encodes to a record v2: LZ4-compressed NBT with its CRC-32C (deterministic). Fails only on what NBT cannot
     /// hold (a string over 65,535 bytes, nesting over 512), which no parsed chunk contains.
     pub fn encode(&self) -> Result<Vec<u8>, ChunkError> {
@@ -780,5 +809,44 @@ mod tests {
         assert!(e.to_string().contains("more than its"), "{e}");
         b[1..5].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(matches!(ColumnRecord::decode(&b), Err(ChunkError::TooLarge { .. })));
+    }
+
+    #[test]
+    fn a_chunk_is_finished_at_its_last_stage_in_every_layout() {
+        let with = |layout: Layout, key: &str, tag: Option<Tag>| {
+            let mut r = ColumnRecord::fresh(DATA_VERSION_1_21_1);
+            r.rest.remove("Status");
+            r.layout = layout;
+            let mut at = Compound::new();
+            if let Some(t) = tag {
+                at.insert(key.to_string(), t);
+            }
+            if layout == Layout::Flat {
+                r.rest.extend(at);
+            } else {
+                r.rest.insert("Level".to_string(), Tag::Compound(at));
+            }
+            r
+        };
+        let s = |v: &str| Some(Tag::String(v.into()));
+        for (layout, status, finished) in [
+            (Layout::Flat, "minecraft:full", true),
+            (Layout::Flat, "minecraft:features", false),
+            (Layout::Flat, "minecraft:structure_starts", false),
+            (Layout::Wrapped, "full", true),
+            (Layout::Wrapped, "postprocessed", true),
+            (Layout::Wrapped, "fullchunk", true),
+            (Layout::Wrapped, "liquid_carved", false),
+            (Layout::Wrapped, "minecraft:light", false),
+        ] {
+            let r = with(layout, "Status", s(status));
+            assert_eq!(r.is_finished(), finished, "{layout:?} {status}");
+            assert_eq!(r.status(), Some(status.trim_start_matches("minecraft:")));
+        }
+        assert!(ColumnRecord::fresh(DATA_VERSION_1_21_1).is_finished());
+        assert!(!with(Layout::Legacy, "TerrainPopulated", Some(Tag::Byte(0))).is_finished());
+        assert!(with(Layout::Legacy, "TerrainPopulated", Some(Tag::Byte(1))).is_finished());
+        assert!(with(Layout::Legacy, "LightPopulated", Some(Tag::Byte(0))).is_finished());
+        assert_eq!(with(Layout::Legacy, "x", None).status(), None);
     }
 }

@@ -1,21 +1,25 @@
-//! What one backup holds: its manifests folded from the first to it, and its objects read
-//! back (checked) from the packs; restoring it into a store.
+//! What one backup holds: the manifests of its chain merged into one stream of objects in
+//! order of table and key (one entry per manifest in memory, never the backup), its objects
+//! read back (checked) from the packs, and restoring it into a store.
 
-use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::cell::{OnceCell, RefCell};
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::fs::File;
+use std::io::BufReader;
+use std::rc::Rc;
 
 use terrane_store::{Batch, KeyRange, Object, ReadView as _, Store};
 
 use crate::error::{Error, Result, io};
-use crate::manifest::{Manifest, Put};
+use crate::manifest::{Manifest, ManifestReader, Put};
 use crate::pack::{PieceRef, pack_name, read_piece};
 use crate::repo::Repo;
 
 /// Bytes of values per batch a restore writes.
 const BATCH_BYTES: usize = 8 << 20;
 
-/// The objects of a backup, by table and key.
+/// The objects of a backup, by table and key, in memory.
 pub(crate) type State = BTreeMap<(String, Vec<u8>), Put>;
 
 /// Applies manifest `m`'s changes to `state`.
@@ -29,25 +33,151 @@ pub(crate) fn apply(state: &mut State, m: &Manifest) {
     }
 }
 
-/// The manifests from the first (no parent) to `id`.
-pub(crate) fn chain(repo: &Repo, id: u64) -> Result<Vec<Manifest>> {
-    let mut out = vec![repo.manifest(id)?];
-    while let Some(parent) = Some(out.last().expect("one").parent).filter(|p| *p != 0) {
-        if out.len() > 1_000_000 || parent >= out.last().expect("one").id {
-            let path = repo.manifest_path(out.last().expect("one").id);
+/// The ids of the backups from the first (no parent) to `id`. With `check`, each manifest is
+/// read through and checked, and the last one's head (with its totals) is returned; without,
+/// only heads are read (a stream over them checks the rest).
+pub(crate) fn chain_ids(repo: &Repo, id: u64, check: bool) -> Result<(Vec<u64>, Manifest)> {
+    let head =
+        |id| if check { repo.manifest_head(id) } else { Ok(repo.manifest_reader(id)?.into_head()) };
+    let last = head(id)?;
+    let mut ids = vec![id];
+    let mut parent = last.parent;
+    while parent != 0 {
+        if ids.len() > 1_000_000 || parent >= *ids.last().expect("one") {
+            let path = repo.manifest_path(*ids.last().expect("one"));
             return Err(crate::error::damaged(&path, "its parent chain loops"));
         }
-        out.push(repo.manifest(parent)?);
+        ids.push(parent);
+        parent = head(parent)?.parent;
     }
-    out.reverse();
-    Ok(out)
+    ids.reverse();
+    Ok((ids, last))
 }
 
-/// One backup's objects.
+/// A manifest read from its file.
+type ManifestFileReader = ManifestReader<BufReader<File>>;
+
+/// One object of a backup, as [`StateStream`] yields it.
+pub(crate) type StateItem = (Rc<str>, Vec<u8>, Put);
+
+/// A backup's objects in order of table name and key, merged from the manifests of its
+/// chain as they are read (the newest entry of a key wins; a removal hides it). Each
+/// manifest is checked whole by the time the stream ends; an error ends the stream.
+pub(crate) struct StateStream {
+    /// Each manifest of the chain, with its tables' names.
+    readers: Vec<(ManifestFileReader, Vec<Rc<str>>)>,
+    heap: BinaryHeap<Reverse<Head>>,
+    failed: bool,
+}
+
+/// The next entry of one manifest of the chain.
+struct Head {
+    table: Rc<str>,
+    key: Vec<u8>,
+    /// Newer manifests first among equal keys.
+    newer: Reverse<usize>,
+    put: Option<Put>,
+}
+
+impl Head {
+    fn order(&self) -> (&str, &[u8], Reverse<usize>) {
+        (&self.table, &self.key, self.newer)
+    }
+}
+
+impl PartialEq for Head {
+    fn eq(&self, other: &Self) -> bool {
+        self.order() == other.order()
+    }
+}
+impl Eq for Head {}
+impl PartialOrd for Head {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Head {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.order().cmp(&other.order())
+    }
+}
+
+impl StateStream {
+    /// The objects of the backup whose chain is `chain` (oldest first).
+    pub(crate) fn open(repo: &Repo, chain: &[u64]) -> Result<StateStream> {
+        let mut s = StateStream { readers: Vec::new(), heap: BinaryHeap::new(), failed: false };
+        for &id in chain {
+            let r = repo.manifest_reader(id)?;
+            let tables = r.head().tables.iter().map(|t| Rc::from(t.as_str())).collect();
+            s.readers.push((r, tables));
+        }
+        for i in 0..s.readers.len() {
+            s.refill(i)?;
+        }
+        Ok(s)
+    }
+
+    /// Every table a manifest of the chain lists, in name order.
+    pub(crate) fn tables(&self) -> Vec<String> {
+        let mut t: Vec<String> =
+            self.readers.iter().flat_map(|(r, _)| r.head().tables.iter().cloned()).collect();
+        t.sort();
+        t.dedup();
+        t
+    }
+
+    /// Reads manifest `i`'s next entry into the heap.
+    fn refill(&mut self, i: usize) -> Result<()> {
+        let (r, tables) = &mut self.readers[i];
+        if let Some(e) = r.next_entry()? {
+            let table = Rc::clone(&tables[usize::from(e.table)]);
+            self.heap.push(Reverse(Head { table, key: e.key, newer: Reverse(i), put: e.put }));
+        }
+        Ok(())
+    }
+
+    fn step(&mut self) -> Result<Option<StateItem>> {
+        loop {
+            let Some(Reverse(top)) = self.heap.pop() else { return Ok(None) };
+            self.refill(top.newer.0)?;
+            // The same key in older manifests: overridden.
+            while self
+                .heap
+                .peek()
+                .is_some_and(|Reverse(h)| (&*h.table, &h.key[..]) == (&*top.table, &top.key[..]))
+            {
+                let Reverse(older) = self.heap.pop().expect("peeked");
+                self.refill(older.newer.0)?;
+            }
+            if let Some(put) = top.put {
+                return Ok(Some((top.table, top.key, put)));
+            }
+        }
+    }
+}
+
+impl Iterator for StateStream {
+    type Item = Result<StateItem>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let r = self.step().transpose();
+        self.failed = matches!(r, Some(Err(_)));
+        r
+    }
+}
+
+/// One backup's objects. Reading it costs nothing up front beyond checking its manifests;
+/// [`get`](Self::get), [`keys`](Self::keys) and [`tables`](Self::tables) index its objects
+/// in memory at their first use (about 200 bytes per object), and
+/// [`restore_into`](Self::restore_into) streams them.
 pub struct BackupContents<'r> {
     repo: &'r Repo,
     last: Manifest,
-    state: State,
+    chain: Vec<u64>,
+    state: OnceCell<State>,
     packs: RefCell<HashMap<u64, File>>,
 }
 
@@ -67,15 +197,17 @@ pub struct RestoreReport {
 }
 
 impl Repo {
-    /// Backup `id`'s objects.
+    /// Backup `id`'s objects. Every manifest of its chain is read through and checked here
+    /// (a damaged one is an error now, not halfway through a restore); none is held.
     pub fn contents(&self, id: u64) -> Result<BackupContents<'_>> {
-        let chain = chain(self, id)?;
-        let mut state = State::new();
-        for m in &chain {
-            apply(&mut state, m);
-        }
-        let last = chain.into_iter().next_back().expect("at least backup id");
-        Ok(BackupContents { repo: self, last, state, packs: RefCell::new(HashMap::new()) })
+        let (chain, last) = chain_ids(self, id, true)?;
+        Ok(BackupContents {
+            repo: self,
+            last,
+            chain,
+            state: OnceCell::new(),
+            packs: RefCell::new(HashMap::new()),
+        })
     }
 }
 
@@ -85,7 +217,8 @@ impl<'r> BackupContents<'r> {
         BackupContents {
             repo,
             last: Manifest::default(),
-            state: State::new(),
+            chain: Vec::new(),
+            state: OnceCell::new(),
             packs: RefCell::new(HashMap::new()),
         }
     }
@@ -105,39 +238,68 @@ impl<'r> BackupContents<'r> {
         &self.last.signature
     }
 
-    /// How many objects it holds.
-    pub fn len(&self) -> usize {
-        self.state.len()
+    /// How many objects it holds (as its manifest records).
+    pub fn len(&self) -> u64 {
+        self.last.objects
     }
 
     /// Whether it holds no object.
     pub fn is_empty(&self) -> bool {
-        self.state.is_empty()
+        self.last.objects == 0
+    }
+
+    /// Bytes of its objects' values (as its manifest records).
+    pub fn bytes(&self) -> u64 {
+        self.last.bytes
+    }
+
+    /// Its objects in order of table name and key, read from its manifests as they go.
+    fn stream(&self) -> Result<StateStream> {
+        StateStream::open(self.repo, &self.chain)
+    }
+
+    /// Its objects indexed in memory (built at the first call).
+    fn state(&self) -> Result<&State> {
+        if let Some(s) = self.state.get() {
+            return Ok(s);
+        }
+        let mut state = State::new();
+        for item in self.stream()? {
+            let (t, k, p) = item?;
+            state.insert((t.to_string(), k), p);
+        }
+        Ok(self.state.get_or_init(|| state))
     }
 
     /// The tables it holds objects of.
-    pub fn tables(&self) -> Vec<String> {
+    pub fn tables(&self) -> Result<Vec<String>> {
         let mut t: Vec<String> = Vec::new();
-        for (table, _) in self.state.keys() {
+        for (table, _) in self.state()?.keys() {
             if t.last() != Some(table) {
                 t.push(table.clone());
             }
         }
-        t
+        Ok(t)
     }
 
     /// The keys of `table`'s objects, in order, with their versions.
-    pub fn keys<'a>(&'a self, table: &'a str) -> impl Iterator<Item = (&'a [u8], i64)> + 'a {
-        self.state
+    pub fn keys<'a>(
+        &'a self,
+        table: &'a str,
+    ) -> Result<impl Iterator<Item = (&'a [u8], i64)> + 'a> {
+        Ok(self
+            .state()?
             .range((table.to_string(), Vec::new())..)
             .take_while(move |((t, _), _)| t == table)
-            .map(|((_, k), p)| (k.as_slice(), p.version))
+            .map(|((_, k), p)| (k.as_slice(), p.version)))
     }
 
     /// The object `key` of `table`, read from its pack and checked against its checksum and
     /// SHA-256 (a damaged or missing piece is an error, never other bytes).
     pub fn get(&self, table: &str, key: &[u8]) -> Result<Option<Object>> {
-        let Some(p) = self.state.get(&(table.to_string(), key.to_vec())) else { return Ok(None) };
+        let Some(p) = self.state()?.get(&(table.to_string(), key.to_vec())) else {
+            return Ok(None);
+        };
         Ok(Some(Object::new(p.version, self.read(&p.piece)?)))
     }
 
@@ -169,28 +331,47 @@ impl<'r> BackupContents<'r> {
     /// before anything is written ([`Error::DamagedObjects`]) unless `allow_damaged`: then
     /// those objects are left out (and removed from `store`) and listed in the report.
     /// Batches of about 8 MiB: a restore cut short leaves `store` partly restored; restore
-    /// again.
+    /// again. Memory does not grow with the backup: its objects are streamed from its
+    /// manifests, three times (check, write, remove the rest).
     pub fn restore_into(&self, store: &dyn Store, allow_damaged: bool) -> Result<RestoreReport> {
+        self.restore_into_with(store, allow_damaged, &mut |_, _| {})
+    }
+
+    /// [`restore_into`](Self::restore_into), calling `progress(done, total)` as it goes:
+    /// bytes of values checked and then written, out of twice the backup's bytes.
+    pub fn restore_into_with(
+        &self,
+        store: &dyn Store,
+        allow_damaged: bool,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<RestoreReport> {
         let target_tables = store.tables();
-        for t in self.tables() {
-            if !target_tables.contains(&t) {
-                return Err(Error::TableMissing(t));
-            }
-        }
+        let total = self.last.bytes.saturating_mul(2);
+        let mut done = 0u64;
         let mut report = RestoreReport::default();
-        let mut bad = std::collections::HashSet::new();
-        for ((t, k), p) in &self.state {
+        // 1. Check every piece (and every manifest, whole, as the stream ends).
+        let mut bad: HashSet<PieceRef> = HashSet::new();
+        for item in self.stream()? {
+            let (t, k, p) = item?;
+            if !target_tables.iter().any(|x| **x == *t) {
+                return Err(Error::TableMissing(t.to_string()));
+            }
             if self.read(&p.piece).is_err() {
-                report.damaged.push((t.clone(), k.clone()));
+                report.damaged.push((t.to_string(), k));
                 bad.insert(p.piece);
             }
+            done += u64::from(p.piece.raw_len);
+            progress(done, total);
         }
         if !report.damaged.is_empty() && !allow_damaged {
             return Err(Error::DamagedObjects { id: self.id(), objects: report.damaged });
         }
+        // 2. Write them.
         let mut batch = Batch::new();
         let mut pending = 0;
-        for ((t, k), p) in &self.state {
+        for item in self.stream()? {
+            let (t, k, p) = item?;
+            done += u64::from(p.piece.raw_len);
             if bad.contains(&p.piece) {
                 continue;
             }
@@ -198,25 +379,51 @@ impl<'r> BackupContents<'r> {
             pending += data.len();
             report.objects += 1;
             report.bytes += data.len() as u64;
-            batch.put(t, k.clone(), p.version, data);
+            batch.put(&t, k, p.version, data);
             if pending >= BATCH_BYTES {
                 store.write(&std::mem::take(&mut batch))?;
                 pending = 0;
+                progress(done, total);
             }
         }
-        for t in &target_tables {
-            let snap = store.snapshot()?;
+        // 3. Remove what the backup does not hold: the store's keys, table by table in name
+        // order, walked beside the backup's.
+        let mut tables = target_tables;
+        tables.sort();
+        let mut objects = self.stream()?.peekable();
+        let snap = store.snapshot()?;
+        for t in &tables {
             for entry in snap.scan(t, KeyRange::all())? {
                 let (k, _) = entry?;
-                let key = (t.clone(), k);
-                let keep = self.state.get(&key).is_some_and(|p| !bad.contains(&p.piece));
+                let mut keep = false;
+                loop {
+                    let next = match objects.peek() {
+                        Some(Ok((bt, bk, p))) => (&**bt, &bk[..], p.piece),
+                        Some(Err(_)) => {
+                            return Err(objects.next().expect("peeked").expect_err("an error"));
+                        }
+                        None => break,
+                    };
+                    match (next.0, next.1).cmp(&(t.as_str(), &k[..])) {
+                        Ordering::Less => {
+                            objects.next();
+                        }
+                        Ordering::Equal => {
+                            keep = !bad.contains(&next.2);
+                            break;
+                        }
+                        Ordering::Greater => break,
+                    }
+                }
                 if !keep {
-                    batch.delete(t, key.1);
+                    batch.delete(t, k);
                     report.removed += 1;
                 }
             }
         }
+        drop(snap);
         store.write(&batch.synced())?;
+        progress(total, total);
         Ok(report)
     }
 }

@@ -22,7 +22,7 @@ pub enum Error {
     #[error("{} is not empty and not a terrane backup repository: pick a new folder", .0.display())]
     NotEmpty(PathBuf),
     /// The repository was written by a newer terrane.
-    #[error("{}: backup repository format {found} is not supported (this build reads {supported})", path.display())]
+    #[error("{}: backup repository format {found} is not supported (this build reads formats 1 to {supported}: use a newer terrane)", path.display())]
     UnsupportedFormat {
         /// The repository.
         path: PathBuf,

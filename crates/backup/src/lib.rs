@@ -4,15 +4,17 @@
 //!
 //! A backup repository ([`Repo`]) is a folder: one manifest per backup, and pack files
 //! holding object values ("pieces"), each addressed by its SHA-256 and covered by a CRC-32C.
-//! Its format is specified in `docs/format/backup-repo-v1.md`.
+//! Its format is specified in `docs/format/backup-repo.md`.
 //!
 //! - [`Repo::backup`] takes one snapshot of a [`Store`](terrane_store::Store) (which goes on
-//!   taking writes meanwhile), compares every object with the newest backup and writes only
-//!   the values the repository does not hold yet, then publishes a manifest of the changes
-//!   (puts and removals). A backup costs what changed, plus one read of the store.
+//!   taking writes meanwhile), walks it in key order beside the newest backup's objects and
+//!   writes only the values that changed, then publishes a manifest of the changes (puts and
+//!   removals). A backup costs what changed, plus one read of the store.
 //! - [`Repo::list`] shows the backups; [`Repo::contents`] reads one back
 //!   ([`BackupContents::get`], [`BackupContents::keys`]) and
 //!   [`BackupContents::restore_into`] makes a store hold exactly it.
+//! - Backups and whole restores hold no list of the store's objects: manifests are written
+//!   and read as sorted streams, and a backup's chain of manifests is merged as it is read.
 //! - [`Repo::verify`] reads every manifest and piece and says which backups restore whole.
 //! - [`Repo::prune`] removes backups by a [`Keep`] rule: a removed backup's changes are
 //!   folded into the next one first, so no kept backup ever loses an object it needs; the
@@ -57,8 +59,12 @@
 //!
 //! - Every backup reads and hashes every object of the store once: its cost in reads is the
 //!   store's size, in writes what changed.
-//! - A backup and a restore hold the state of one backup in memory: about 100 bytes per
-//!   object (a 10-million-object world needs about 1 GB).
+//! - A value is written once per key; an equal value under another key is found only among
+//!   the last 131,072 values a backup walks past, so far-apart copies may be stored twice.
+//! - [`BackupContents::get`] and [`BackupContents::keys`] (an area's restore) index the
+//!   backup's objects in memory at their first use: about 200 bytes per object. Verify and
+//!   prune hold every manifest whole (verify also the objects of a backup); list holds one
+//!   at a time.
 //! - A restore with [`BackupContents::restore_into`] writes in batches: cut short, the target
 //!   is partly restored (restore again). A world restored whole goes into a new world, which
 //!   terrane's facade does not open until the restore completed.

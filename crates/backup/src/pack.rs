@@ -1,5 +1,5 @@
 //! Pack files: the pieces (object values) of the backups, each checksummed and addressed by
-//! the SHA-256 of its bytes. Format: `docs/format/backup-repo-v1.md`, "Pack files".
+//! the SHA-256 of its bytes. Format: `docs/format/backup-repo.md`, "Pack files".
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
@@ -70,8 +70,9 @@ impl PackWriter {
         self.offset
     }
 
-    /// Appends `raw` (whose SHA-256 is `sha`), compressed when that makes it smaller.
-    pub(crate) fn append(&mut self, raw: &[u8], sha: [u8; 32]) -> Result<PieceRef> {
+    /// Appends `raw` (whose SHA-256 is `sha`), compressed when that makes it smaller;
+    /// returns where it is and the bytes of its stored body.
+    pub(crate) fn append(&mut self, raw: &[u8], sha: [u8; 32]) -> Result<(PieceRef, u32)> {
         let packed = lz4_flex::block::compress(raw);
         let (codec, body) =
             if packed.len() < raw.len() { (CODEC_LZ4, &packed[..]) } else { (CODEC_RAW, raw) };
@@ -86,7 +87,7 @@ impl PackWriter {
             self.out.write_all(part).map_err(io(&self.tmp))?;
         }
         self.offset += (RECORD_HEAD + body.len() + 4) as u64;
-        Ok(PieceRef { pack: self.id, offset, raw_len: raw.len() as u32, sha })
+        Ok((PieceRef { pack: self.id, offset, raw_len: raw.len() as u32, sha }, body.len() as u32))
     }
 
     /// Makes the pack durable and moves it into `packs_dir`.
@@ -122,8 +123,9 @@ impl PackSeries {
         PackSeries { tmp_dir, packs_dir, id, seq: 0, open: None, written: 0 }
     }
 
-    /// Appends `raw` (whose SHA-256 is `sha`) to the open pack, publishing a full one first.
-    pub(crate) fn append(&mut self, raw: &[u8], sha: [u8; 32]) -> Result<PieceRef> {
+    /// Appends `raw` (whose SHA-256 is `sha`) to the open pack, publishing a full one first;
+    /// returns where it is and the bytes of its stored body.
+    pub(crate) fn append(&mut self, raw: &[u8], sha: [u8; 32]) -> Result<(PieceRef, u32)> {
         if self.open.as_ref().is_some_and(|w| w.len() >= PACK_BYTES) {
             let full = self.open.take().expect("checked");
             self.written += full.len();
@@ -181,6 +183,11 @@ pub(crate) fn record_len(mut file: &File, path: &Path, r: &PieceRef) -> Result<u
     file.read_exact(&mut head).map_err(|_| bad("cut short"))?;
     let stored = check_head(&head, r).map_err(bad)?;
     Ok((RECORD_HEAD + stored + 4) as u64)
+}
+
+/// The bytes a record whose stored body is `stored_len` bytes takes in its pack.
+pub(crate) fn record_bytes(stored_len: u32) -> u64 {
+    (RECORD_HEAD + stored_len as usize + 4) as u64
 }
 
 /// Checks a record's header against the manifest's `r`; returns the stored body's length.
@@ -255,7 +262,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let raw: Vec<u8> = (0..5000u32).map(|i| (i % 7) as u8).collect();
         let mut w = PackWriter::create(dir.path(), 1).unwrap();
-        let r = w.append(&raw, sha256(&raw)).unwrap();
+        let (r, _) = w.append(&raw, sha256(&raw)).unwrap();
         w.finish(dir.path()).unwrap();
         let bytes = std::fs::read(dir.path().join(pack_name(1))).unwrap();
         let record = &bytes[r.offset as usize..];

@@ -6,8 +6,13 @@ use std::collections::HashMap;
 use std::fs::File;
 
 use crate::error::{Error, Result, io};
-use crate::pack::{PACK_HEADER, PackSeries, PieceRef, pack_name, read_piece, record_len};
+use crate::pack::{
+    PACK_HEADER, PackSeries, PieceRef, pack_name, read_piece, record_bytes, record_len,
+};
 use crate::repo::Repo;
+
+/// A piece a manifest names, with its stored length where the manifest records it.
+type Needed = (PieceRef, Option<u32>);
 
 /// A pack is rewritten when the records still needed are less than this share of its bytes.
 const REPACK_BELOW: f64 = 0.5;
@@ -39,20 +44,21 @@ impl Repo {
         if !bad.is_empty() {
             return Ok(Repacked::default());
         }
-        let mut needed: HashMap<u64, Vec<PieceRef>> = HashMap::new();
+        // Each piece a manifest names, with its stored length where a manifest records it.
+        let mut needed: HashMap<u64, Vec<Needed>> = HashMap::new();
         for m in manifests.values() {
             for put in m.entries.iter().filter_map(|e| e.put) {
-                needed.entry(put.piece.pack).or_default().push(put.piece);
+                needed.entry(put.piece.pack).or_default().push((put.piece, put.stored_len));
             }
         }
-        let mut packs: Vec<(u64, Vec<PieceRef>)> = needed.into_iter().collect();
+        let mut packs: Vec<(u64, Vec<Needed>)> = needed.into_iter().collect();
         packs.sort_unstable_by_key(|(id, _)| *id);
-        let mut moved: HashMap<PieceRef, PieceRef> = HashMap::new();
+        let mut moved: HashMap<PieceRef, (PieceRef, u32)> = HashMap::new();
         let mut out = PackSeries::new(self.tmp_dir(), self.packs_dir(), latest);
         let mut done = Repacked::default();
         for (pack, mut pieces) in packs {
-            pieces.sort_unstable_by_key(|p| p.offset);
-            pieces.dedup();
+            pieces.sort_unstable_by_key(|(p, stored)| (p.offset, stored.is_none()));
+            pieces.dedup_by(|a, b| a.0 == b.0);
             let path = self.packs_dir().join(pack_name(pack));
             let file = match File::open(&path) {
                 Ok(f) => f,
@@ -61,9 +67,15 @@ impl Repo {
                 Err(e) => return Err(io(&path)(e)),
             };
             let size = file.metadata().map_err(io(&path))?.len();
+            // The needed records' bytes: from the manifests' stored lengths, a record's own
+            // header read only where a format-1 manifest did not record it.
             let mut kept = Some(PACK_HEADER.len() as u64);
-            for p in &pieces {
-                match record_len(&file, &path, p) {
+            for (p, stored) in &pieces {
+                let n = match stored {
+                    Some(s) => Ok(record_bytes(*s)),
+                    None => record_len(&file, &path, p),
+                };
+                match n {
                     Ok(n) => kept = kept.map(|k| k + n),
                     Err(Error::Damaged { .. }) => kept = None,
                     Err(e) => return Err(e),
@@ -75,7 +87,7 @@ impl Repo {
             // Every piece checked before any is copied: a pack with a damaged piece stays
             // whole and leaves nothing behind in the new pack.
             let mut whole = true;
-            for p in &pieces {
+            for (p, _) in &pieces {
                 match read_piece(&file, &path, p) {
                     Ok(_) => {}
                     Err(Error::Damaged { .. }) => whole = false,
@@ -85,7 +97,7 @@ impl Repo {
             if !whole {
                 continue;
             }
-            for p in &pieces {
+            for (p, _) in &pieces {
                 let value = read_piece(&file, &path, p)?;
                 moved.insert(*p, out.append(&value, p.sha)?);
             }
@@ -98,8 +110,8 @@ impl Repo {
         for m in manifests.values_mut() {
             let mut changed = false;
             for put in m.entries.iter_mut().filter_map(|e| e.put.as_mut()) {
-                if let Some(to) = moved.get(&put.piece) {
-                    put.piece = *to;
+                if let Some(&(to, stored)) = moved.get(&put.piece) {
+                    (put.piece, put.stored_len) = (to, Some(stored));
                     changed = true;
                 }
             }

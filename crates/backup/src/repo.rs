@@ -1,21 +1,22 @@
 //! The repository folder: its marker, lock, manifests and packs, and publishing a file into
-//! it crash-safely. Format: `docs/format/backup-repo-v1.md`.
+//! it crash-safely. Format: `docs/format/backup-repo.md`.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
-use std::io::Write;
+use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use terrane_store::lock::{LockMode, lock_path};
 
 use crate::error::{Error, Result, io};
-use crate::manifest::Manifest;
+use crate::manifest::{Entry, Manifest, ManifestReader, ManifestWriter};
 
 /// The marker file's name and its contents.
 pub(crate) const MARKER: &str = "terrane-backup-repo";
-const MARKER_TEXT: &str = "terrane backup repository\nformat = 1\n";
-/// The format this build reads and writes.
-pub const FORMAT: u32 = 1;
+const MARKER_TEXT: &str = "terrane backup repository\nformat = 2\n";
+/// The repository format this build writes (its manifests are format 2); it reads format 1
+/// too, and a writer opening a format-1 repository marks it format 2 before writing.
+pub const FORMAT: u32 = 2;
 
 /// A backup repository: a folder of manifests and pack files, locked while open (shared to
 /// read, exclusive to back up or prune; another process waits at most a quarter second, then
@@ -68,6 +69,33 @@ pub(crate) fn publish(tmp: &Path, dest: &Path, bytes: &[u8]) -> Result<()> {
     sync_dir(dest.parent().expect("a file in a folder"))
 }
 
+/// A manifest being written in `tmp/`, entry by entry.
+pub(crate) struct ManifestFile {
+    writer: ManifestWriter<BufWriter<File>>,
+    tmp: PathBuf,
+    dest: PathBuf,
+}
+
+impl ManifestFile {
+    /// Appends `e` (sorting after every entry before it).
+    pub(crate) fn entry(&mut self, e: &Entry) -> Result<()> {
+        self.writer.entry(e).map_err(io(&self.tmp))
+    }
+
+    /// Ends the manifest with its totals, makes it durable and renames it into `backups/`
+    /// (whose entries are then made durable): listed from here on. Returns its bytes.
+    pub(crate) fn publish(self, objects: u64, bytes: u64, new_bytes: u64) -> Result<u64> {
+        let ManifestFile { writer, tmp, dest } = self;
+        let (out, len) = writer.finish(objects, bytes, new_bytes).map_err(io(&tmp))?;
+        let file = out.into_inner().map_err(|e| io(&tmp)(e.into_error()))?;
+        file.sync_all().map_err(io(&tmp))?;
+        drop(file);
+        fs::rename(&tmp, &dest).map_err(io(&dest))?;
+        sync_dir(dest.parent().expect("a file in a folder"))?;
+        Ok(len)
+    }
+}
+
 impl Repo {
     /// Opens the repository at `path` to read it (list, verify, restore).
     pub fn open(path: impl AsRef<Path>) -> Result<Repo> {
@@ -116,7 +144,7 @@ impl Repo {
             .unwrap_or("unknown")
             .trim()
             .to_string();
-        if found != FORMAT.to_string() {
+        if found != "1" && found != FORMAT.to_string() {
             return Err(Error::UnsupportedFormat {
                 path: path.to_path_buf(),
                 found,
@@ -132,6 +160,11 @@ impl Repo {
             for e in fs::read_dir(&tmp).map_err(io(&tmp))? {
                 let p = e.map_err(io(&tmp))?.path();
                 fs::remove_file(&p).map_err(io(&p))?;
+            }
+            // A writer writes format-2 manifests: builds that read only format 1 are told
+            // the repository's format rather than finding its new manifests "damaged".
+            if found != FORMAT.to_string() {
+                publish(&tmp.join("marker"), &marker, MARKER_TEXT.as_bytes())?;
             }
         }
         Ok(repo)
@@ -169,21 +202,39 @@ impl Repo {
         Ok(ids)
     }
 
-    /// Reads and checks manifest `id`.
+    /// Reads and checks manifest `id`, whole.
     pub(crate) fn manifest(&self, id: u64) -> Result<Manifest> {
+        let mut r = self.manifest_reader(id)?;
+        let mut entries = Vec::new();
+        while let Some(e) = r.next_entry()? {
+            entries.push(e);
+        }
+        Ok(Manifest { entries, ..r.into_head() })
+    }
+
+    /// Opens manifest `id` to read its entries one at a time (its head read and checked).
+    pub(crate) fn manifest_reader(&self, id: u64) -> Result<ManifestReader<BufReader<File>>> {
         let path = self.manifest_path(id);
-        let bytes = match fs::read(&path) {
-            Ok(b) => b,
+        let file = match File::open(&path) {
+            Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(Error::NoSuchBackup(id));
             }
             Err(e) => return Err(io(&path)(e)),
         };
-        let m = Manifest::decode(&bytes, &path)?;
-        if m.id != id {
-            return Err(crate::error::damaged(&path, format!("holds backup {}", m.id)));
+        let r = ManifestReader::new(BufReader::with_capacity(64 << 10, file), &path)?;
+        if r.head().id != id {
+            return Err(crate::error::damaged(&path, format!("holds backup {}", r.head().id)));
         }
-        Ok(m)
+        Ok(r)
+    }
+
+    /// Reads manifest `id` through and checks it; returns its head with its totals (no
+    /// entries held).
+    pub(crate) fn manifest_head(&self, id: u64) -> Result<Manifest> {
+        let mut r = self.manifest_reader(id)?;
+        while r.next_entry()?.is_some() {}
+        Ok(r.into_head())
     }
 
     /// Publishes manifest `m` (replacing one of the same id).
@@ -192,6 +243,16 @@ impl Repo {
         let tmp = self.tmp_dir().join(format!("{:020}.tbm", m.id));
         publish(&tmp, &self.manifest_path(m.id), &bytes)?;
         Ok(bytes.len() as u64)
+    }
+
+    /// Starts manifest `head.id` in `tmp/`, to be written an entry at a time and published
+    /// by [`ManifestFile::publish`].
+    pub(crate) fn manifest_file(&self, head: &Manifest) -> Result<ManifestFile> {
+        let tmp = self.tmp_dir().join(format!("{:020}.tbm", head.id));
+        let file = File::create(&tmp).map_err(io(&tmp))?;
+        let writer =
+            ManifestWriter::new(BufWriter::with_capacity(1 << 20, file), head).map_err(io(&tmp))?;
+        Ok(ManifestFile { writer, tmp, dest: self.manifest_path(head.id) })
     }
 
     /// Every readable manifest, by id, and the damaged ones with their errors.
@@ -210,23 +271,33 @@ impl Repo {
     }
 
     /// The backups, oldest first (damaged manifests are left out: [`Repo::verify`] names
-    /// them).
+    /// them). Each manifest is read through and checked, one at a time.
     pub fn list(&self) -> Result<Vec<BackupInfo>> {
-        let (manifests, _) = self.manifests()?;
-        Ok(manifests
-            .values()
-            .map(|m| BackupInfo {
-                id: m.id,
-                created_ms: m.created_ms,
-                tick: m.tick,
-                source: m.source.clone(),
-                objects: m.objects,
-                bytes: m.bytes,
-                changes: m.entries.len() as u64,
-                new_bytes: m.new_bytes,
-                manifest_bytes: fs::metadata(self.manifest_path(m.id)).map_or(0, |md| md.len()),
-            })
-            .collect())
+        let mut out = Vec::new();
+        for id in self.ids()? {
+            match self.info(id) {
+                Ok(info) => out.push(info),
+                Err(Error::Damaged { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Backup `id` as [`Repo::list`] shows it (its manifest read through and checked).
+    pub fn info(&self, id: u64) -> Result<BackupInfo> {
+        let m = self.manifest_head(id)?;
+        Ok(BackupInfo {
+            id: m.id,
+            created_ms: m.created_ms,
+            tick: m.tick,
+            source: m.source,
+            objects: m.objects,
+            bytes: m.bytes,
+            changes: m.changes,
+            new_bytes: m.new_bytes,
+            manifest_bytes: fs::metadata(self.manifest_path(id)).map_or(0, |md| md.len()),
+        })
     }
 
     /// The newest backup's id, if any.
@@ -238,5 +309,81 @@ impl Repo {
     /// restore "as of" that moment brings back. `None` when every backup is younger.
     pub fn taken_by(&self, ms: u64) -> Result<Option<u64>> {
         Ok(self.list()?.iter().filter(|b| b.created_ms <= ms).map(|b| b.id).max())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use terrane_store::{KeyRange, MemStore, ReadView as _, Store as _, StoreConfig};
+
+    use super::*;
+    use crate::{BackupOptions, Keep};
+
+    fn dump(s: &MemStore) -> Vec<(Vec<u8>, i64, Vec<u8>)> {
+        s.scan("t", KeyRange::all())
+            .unwrap()
+            .map(|r| r.unwrap())
+            .map(|(k, o)| (k, o.version, o.data))
+            .collect()
+    }
+
+    /// A repository written before manifests of format 2 (marker and manifests of format 1)
+    /// restores as it did; its first writer marks it format 2, backs up on top of it and
+    /// prunes it, reading the pieces' lengths from the packs where format 1 did not record
+    /// them.
+    #[test]
+    fn a_format_one_repository_reads_and_takes_new_backups() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("repo");
+        let config = StoreConfig::new("s").table("t");
+        let store = MemStore::open(&config).unwrap();
+        let mut states = Vec::new();
+        {
+            let repo = Repo::open_or_create(&path).unwrap();
+            for round in 0..2u8 {
+                for i in 0..200u32 {
+                    if i % 3 == u32::from(round) {
+                        let v: Vec<u8> =
+                            (0..500).map(|j| (i + j + u32::from(round)) as u8).collect();
+                        store.put("t", &i.to_be_bytes(), i64::from(round), &v).unwrap();
+                    }
+                }
+                store.delete("t", &u32::from(round).to_be_bytes()).unwrap();
+                repo.backup(&store, &BackupOptions::default()).unwrap();
+                states.push(dump(&store));
+            }
+        }
+        // Rewrite it as a format-1 build left it.
+        for id in [1, 2] {
+            let p = path.join("backups").join(format!("{id:020}.tbm"));
+            let m = Manifest::decode(&fs::read(&p).unwrap(), &p).unwrap();
+            fs::write(&p, crate::manifest::tests::encode_v1(&m)).unwrap();
+        }
+        fs::write(path.join(MARKER), "terrane backup repository\nformat = 1\n").unwrap();
+        {
+            let repo = Repo::open(&path).unwrap();
+            for (id, want) in [(1, &states[0]), (2, &states[1])] {
+                let to = MemStore::open(&config).unwrap();
+                repo.contents(id).unwrap().restore_into(&to, false).unwrap();
+                assert_eq!(&dump(&to), want, "backup {id}");
+            }
+            assert!(fs::read_to_string(path.join(MARKER)).unwrap().contains("format = 1"));
+        }
+        let repo = Repo::open_to_write(&path).unwrap();
+        assert!(fs::read_to_string(path.join(MARKER)).unwrap().contains("format = 2"));
+        for i in 0..200u32 {
+            store.put("t", &i.to_be_bytes(), 9, &[i as u8; 300]).unwrap();
+        }
+        let third = repo.backup(&store, &BackupOptions::default()).unwrap();
+        assert_eq!((third.parent, third.changed), (2, 200));
+        states.push(dump(&store));
+        repo.prune(&Keep { last: 2, ..Keep::default() }, false).unwrap();
+        assert_eq!(repo.list().unwrap().iter().map(|b| b.id).collect::<Vec<_>>(), [2, 3]);
+        for (id, want) in [(2, &states[1]), (3, &states[2])] {
+            let to = MemStore::open(&config).unwrap();
+            repo.contents(id).unwrap().restore_into(&to, false).unwrap();
+            assert_eq!(&dump(&to), want, "backup {id} after the prune");
+        }
+        assert!(repo.verify().unwrap().is_clean());
     }
 }

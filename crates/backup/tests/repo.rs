@@ -17,9 +17,12 @@ fn mem() -> MemStore {
     MemStore::open(&config("backup-test")).unwrap()
 }
 
-/// The store restored from backup `id`.
+/// The store restored from backup `id`, into a store holding other objects first (which the
+/// restore removes).
 fn restored(repo: &Repo, id: u64) -> Model {
     let target = mem();
+    target.write(&save_batch(1_000 + id)).unwrap();
+    target.write(&save_batch(7)).unwrap();
     repo.contents(id).unwrap().restore_into(&target, false).unwrap();
     dump(&target)
 }
@@ -238,7 +241,7 @@ fn damage_is_named_and_never_restored_as_data() {
     let mut partial = want_second.clone();
     partial.remove(&r.damaged[0]);
     assert_eq!(dump(&target), partial, "everything else, exactly");
-    assert_eq!(restored(&repo, first.id).len(), repo.contents(first.id).unwrap().len());
+    assert_eq!(restored(&repo, first.id).len() as u64, repo.contents(first.id).unwrap().len());
     drop(repo);
 
     // A truncated first pack: both backups that need it are named.

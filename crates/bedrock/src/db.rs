@@ -108,6 +108,23 @@ fn db_error(path: &Path) -> impl Fn(Status) -> Error + '_ {
     move |s| Error::Db { path: path.to_path_buf(), message: s.to_string() }
 }
 
+/// `e` with the paths of the private `copy` of a database folder (in its paths and its
+/// message) replaced by the folder it copies, `original`.
+fn of_original(e: Error, copy: &Path, original: &Path) -> Error {
+    let path = |p: PathBuf| match p.strip_prefix(copy) {
+        Ok(rest) => original.join(rest),
+        Err(_) => p,
+    };
+    match e {
+        Error::Io { path: p, source } => Error::Io { path: path(p), source },
+        Error::Db { path: p, message } => Error::Db {
+            path: path(p),
+            message: message.replace(&*copy.to_string_lossy(), &original.to_string_lossy()),
+        },
+        e => e,
+    }
+}
+
 /// A temporary folder removed when dropped.
 struct TempDir(PathBuf);
 
@@ -150,9 +167,15 @@ impl ReadDb {
                     .map_err(|e| Error::Io { path: from.clone(), source: e })?;
             }
         }
-        crate::table_check::check_tables(&copy)?;
-        let notes = check_logs(&copy)?;
-        let db = DB::open(&copy, options(false)).map_err(db_error(db_dir))?;
+        // Errors and notes name the user's folder, never the private copy.
+        let named = |e| of_original(e, &copy, db_dir);
+        crate::table_check::check_tables(&copy).map_err(named)?;
+        let notes = check_logs(&copy)
+            .map_err(named)?
+            .into_iter()
+            .map(|n| n.replace(&*copy.to_string_lossy(), &db_dir.to_string_lossy()))
+            .collect();
+        let db = DB::open(&copy, options(false)).map_err(db_error(db_dir)).map_err(named)?;
         Ok(ReadDb { db, notes, _copy: guard })
     }
 

@@ -24,6 +24,9 @@
 //!   `data/java-bedrock.tsv.gz` (generated from minecraft-data by `cargo xtask tables`;
 //!   `docs/format/java-bedrock-table.md`), and chunks re-encoded from one edition's states to
 //!   the other's with a report of what was approximated or dropped.
+//! - [`upgrade`]: states saved by older Bedrock versions brought up to date (the public
+//!   upgrade schemas, vendored in `data/block-upgrade-schema/`) before the table looks them
+//!   up, so an old world's `minecraft:grass` is today's `minecraft:grass_block`.
 //! - [`block_entity`]: containers (with their items), signs and beds between Java's and
 //!   Bedrock's forms, by the rules of the same document; the rest counted, never dropped
 //!   silently.
@@ -94,6 +97,7 @@ pub mod read;
 pub mod subchunk;
 pub mod table_check;
 pub mod translate;
+pub mod upgrade;
 
 pub use convert::{BedrockRecord, ConvertedColumn};
 pub use error::{Error, Result};

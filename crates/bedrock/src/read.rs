@@ -25,6 +25,26 @@ pub struct RawColumn {
     pub missing_actors: Vec<i64>,
 }
 
+impl RawColumn {
+    /// The generation stage Bedrock saved the column at when it is not finished (its
+    /// `FinalizedState` record, 0 or 1): `needs_instaticking` or `needs_population`; `None`
+    /// for a finished column (2) or one without the record (older worlds, finished).
+    pub fn unfinished_stage(&self) -> Option<&'static str> {
+        let (_, v) = self.records.iter().find(|(t, _)| *t == crate::key::tag::FINALIZED_STATE)?;
+        // An `i32`; some old worlds wrote one byte.
+        let state = match v.len() {
+            1 => i32::from(v[0]),
+            4 => i32::from_le_bytes([v[0], v[1], v[2], v[3]]),
+            _ => return None,
+        };
+        match state {
+            0 => Some("needs_instaticking"),
+            1 => Some("needs_population"),
+            _ => None,
+        }
+    }
+}
+
 /// Reads a world's database: every column (to `column`, in key order; the three dimensions of
 /// one `x`, `z` together) and every other record (to `other`, with its key).
 pub fn read_db(

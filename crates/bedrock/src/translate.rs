@@ -460,12 +460,33 @@ impl EditionTable {
     }
 
     /// A Bedrock state (terrane's name, with or without `@version`) in Java; `water` says the
-    /// cell holds water in its second layer.
+    /// cell holds water in its second layer. A state the table does not hold is brought up
+    /// to date first ([`upgrade`](crate::upgrade)): from its `@version`, else from the
+    /// oldest schema.
     pub fn bedrock_to_java(&self, bedrock: &str, water: bool) -> Translated {
+        self.bedrock_to_java_at(bedrock, water, None)
+    }
+
+    /// [`bedrock_to_java`](Self::bedrock_to_java), a name without `@version` being of the
+    /// world's block version `world_version` when known.
+    pub fn bedrock_to_java_at(
+        &self,
+        bedrock: &str,
+        water: bool,
+        world_version: Option<i32>,
+    ) -> Translated {
         let name = match bedrock.rsplit_once('@') {
             Some((n, v)) if v.parse::<i32>().is_ok() => n,
             _ => bedrock,
         };
+        let upgraded = match self.bedrock_index(name) {
+            Some(_) => None,
+            None => crate::names::parse_state_name(bedrock, world_version.unwrap_or(0))
+                .ok()
+                .and_then(|c| crate::upgrade::upgrade(&c))
+                .map(|c| crate::names::state_name(&c, crate::upgrade::newest_version())),
+        };
+        let name = upgraded.as_deref().unwrap_or(name);
         let (i, mut fidelity) = match self.bedrock_index(name) {
             Some(i) => (i, Fidelity::Exact),
             None => {
@@ -554,6 +575,8 @@ pub struct ChunkTranslator {
     wet: HashMap<BlockId, Mapped>,
     water: Option<BlockId>,
     report: TranslationReport,
+    /// The Bedrock world's block version (names without `@version` are of it).
+    bedrock_version: Option<i32>,
 }
 
 impl ChunkTranslator {
@@ -567,7 +590,14 @@ impl ChunkTranslator {
             wet: HashMap::new(),
             water: None,
             report: Default::default(),
+            bedrock_version: None,
         }
+    }
+
+    /// Says which block version the Bedrock names without `@version` are of (the world's),
+    /// so that old states are brought up to date from there (Bedrock to Java).
+    pub fn set_bedrock_version(&mut self, version: i32) {
+        self.bedrock_version = Some(version);
     }
 
     /// The target schema, with every state translated so far.
@@ -613,7 +643,7 @@ impl ChunkTranslator {
         })?;
         let t = match self.direction {
             Direction::JavaToBedrock => table().java_to_bedrock(name),
-            Direction::BedrockToJava => table().bedrock_to_java(name, wet),
+            Direction::BedrockToJava => table().bedrock_to_java_at(name, wet, self.bedrock_version),
         };
         let m = Mapped { id: self.target(&t.name)?, fidelity: t.fidelity, water: t.water };
         if wet {

@@ -103,7 +103,21 @@ pub fn run(a: &BackupArgs) -> Result<(), Fail> {
             let t = Instant::now();
             let w = World::open_read_only(world)?;
             let r = Repo::open_or_create(repo)?;
-            let b = w.backup_incremental(&r)?;
+            // The newest backup's size: the length this one is expected to reach.
+            let expected = match r.latest()? {
+                Some(id) => r.info(id)?.bytes,
+                None => 0,
+            };
+            let pb = crate::progress::bytes_bar(a.json, expected);
+            pb.set_message("backup");
+            let b = w.backup_source().backup_with(&r, &mut |objects, bytes| {
+                if objects % 256 == 0 {
+                    crate::progress::grow(&pb, bytes);
+                    pb.set_prefix(format!("{objects} objects"));
+                }
+            });
+            pb.finish_and_clear();
+            let b = b?;
             let secs = t.elapsed().as_secs_f64();
             if a.json {
                 let v = json!({ "id": b.id, "parent": b.parent, "objects": b.objects,

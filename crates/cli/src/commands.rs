@@ -370,14 +370,11 @@ pub fn repair(a: &WorldArgs) -> Result<(), Fail> {
 pub fn copy(src: &Path, dst: &Path, backend: Option<terrane::Backend>) -> Result<(), Fail> {
     let t = Instant::now();
     let from = World::open_read_only(src)?;
-    let pb = indicatif::ProgressBar::new_spinner();
-    pb.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} copying: {msg} ({elapsed})")
-            .expect("valid template"),
-    );
+    let pb = crate::progress::bytes_bar(false, 0);
+    pb.set_message("copy");
     let report = terrane::copy::copy_world(&from, dst, backend, |objects, bytes| {
-        pb.set_message(format!("{objects} objects, {:.1} MiB", bytes as f64 / (1 << 20) as f64));
-        pb.tick();
+        pb.set_position(bytes);
+        pb.set_prefix(format!("{objects} objects"));
     });
     pb.finish_and_clear();
     let report = report?;

@@ -80,6 +80,13 @@ pub fn run(a: &ConvertArgs) -> Result<(), Fail> {
         outln!("{}", serde_json::to_string_pretty(&as_json(&s, secs))?);
     } else {
         print_human(a, &s, secs);
+        let damaged = s.damaged.len();
+        if damaged > 0 {
+            outln!(
+                "partial conversion: {damaged} damaged records skipped ({})",
+                crate::anvil::listed(damaged, false)
+            );
+        }
     }
     Ok(())
 }
@@ -103,6 +110,7 @@ fn as_json(s: &ConvertSummary, secs: f64) -> serde_json::Value {
         "biomes_approximated": s.biomes_approximated,
         "columns_without_biomes": s.columns_without_biomes,
         "entities": block_entities_json(&s.entities),
+        "unfinished": s.unfinished,
         "skipped_dimensions": s.skipped_dimensions,
         "damaged": s.damaged,
         "bytes_out": s.bytes_out,
@@ -162,12 +170,22 @@ fn print_human(a: &ConvertArgs, s: &ConvertSummary, secs: f64) {
     }
     print_block_entities("block entities", &s.block_entities, a.top);
     print_block_entities("entities", &s.entities, a.top);
+    let unfinished: u64 = s.unfinished.values().sum();
+    if unfinished > 0 {
+        outln!(
+            "  unfinished: {unfinished} columns Minecraft had not finished generating left out \
+             (the game generates them)"
+        );
+        for (stage, n) in top(&s.unfinished, a.top) {
+            outln!("    at stage     {n:>9}  {stage}");
+        }
+    }
     for d in &s.skipped_dimensions {
         outln!("  skipped: {d} (not the Overworld, the Nether or the End)");
     }
     if !s.damaged.is_empty() {
         outln!("  {} damaged records skipped:", s.damaged.len());
-        for d in s.damaged.iter().take(a.top) {
+        for d in s.damaged.iter().take(crate::anvil::LISTED) {
             outln!("    {d}");
         }
     }

@@ -120,7 +120,13 @@ fn row(r: &RestoreReport, place: serde_json::Value) -> Result<serde_json::Value,
 
 /// A backup into a new world.
 fn whole_world(a: &RestoreArgs, contents: &BackupContents<'_>, t: Instant) -> Result<(), Fail> {
-    let r = terrane::restore_world(contents, &a.world, a.backend)?;
+    let pb = crate::progress::bytes_bar(a.json, contents.bytes().saturating_mul(2));
+    pb.set_message("restore");
+    let r = terrane::restore_world_with(contents, &a.world, a.backend, &mut |done, _| {
+        pb.set_position(done);
+    });
+    pb.finish_and_clear();
+    let r = r?;
     let secs = t.elapsed().as_secs_f64();
     if a.json {
         let v = json!({ "id": contents.id(), "tick": contents.tick(),

@@ -1252,6 +1252,33 @@ fn damaged_region(damage: impl Fn(usize) -> bool) -> Vec<u8> {
     r
 }
 
+/// A conversion whose every chunk is damaged fails (exit 1, no world written); one where some
+/// are says so in its last line; the real region's unfinished chunks are counted by stage.
+#[test]
+fn a_damaged_conversion_fails_or_says_it_is_partial() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let world = |name: &str, region: Vec<u8>| {
+        let w = t.join(name);
+        std::fs::create_dir_all(w.join("region")).unwrap();
+        std::fs::write(w.join("region/r.0.0.mca"), region).unwrap();
+        std::fs::write(w.join("level.dat"), []).unwrap();
+        w
+    };
+    let all = world("all", damaged_region(|_| true));
+    let out = t.join("all-bedrock");
+    let err = fails(&["convert", s(&all), s(&out), "--to", "bedrock"], 1);
+    assert!(err.contains("nothing was converted") && err.contains("damaged"), "{err}");
+    assert!(!out.exists(), "no world written");
+
+    let half = world("half", damaged_region(|i| i % 2 == 0));
+    let out = ok(&["convert", s(&half), s(&t.join("half-bedrock")), "--to", "bedrock"]);
+    let last = out.lines().last().unwrap();
+    assert!(last.starts_with("partial conversion: ") && last.contains("damaged"), "{out}");
+    assert!(out.contains("unfinished: ") && out.contains("at stage"), "{out}");
+    assert!(out.contains("level.dat: damaged"), "an empty level.dat is said: {out}");
+}
+
 /// An import whose every chunk is damaged fails (exit 1, nothing imported); one where some are
 /// says so in its last line. The same for Bedrock, whose damaged records are kept as stored.
 #[test]

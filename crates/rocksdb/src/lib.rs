@@ -57,7 +57,8 @@
 //! obsolete; dropping a writable store does the same before RocksDB closes, so a store closed
 //! cleanly holds its tables and an empty log, not a copy of what it wrote since the last flush
 //! (RocksDB itself does not flush on close while the log is on). Logs past four memtables
-//! (`4 × write_buffer_bytes`) make RocksDB flush the families that hold the oldest one.
+//! (`4 × write_buffer_bytes`) make RocksDB flush the families that hold the oldest one, and
+//! all memtables together past [`RocksOptions::memtables_bytes`] (64 MiB) the largest one.
 //!
 //! # Features
 //!

@@ -4,7 +4,9 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use rocksdb::{Cache, ColumnFamilyDescriptor, DB, DBRecoveryMode, Options, WriteOptions};
+use rocksdb::{
+    Cache, ColumnFamilyDescriptor, DB, DBRecoveryMode, Options, WriteBufferManager, WriteOptions,
+};
 use terrane_store::lock::{LockMode, lock_path};
 use terrane_store::{OpenMode, StoreConfig};
 
@@ -106,6 +108,12 @@ impl RocksStore {
             let logs = std::env::temp_dir().join("terrane-rocksdb-read-only-logs");
             std::fs::create_dir_all(&logs)?;
             db_opts.set_db_log_dir(logs);
+        }
+        if options.memtables_bytes > 0 {
+            db_opts.set_write_buffer_manager(&WriteBufferManager::new_write_buffer_manager(
+                options.memtables_bytes,
+                false,
+            ));
         }
         let cache = Cache::new_lru_cache(options.block_cache_bytes);
         let row_cache =

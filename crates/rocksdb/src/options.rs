@@ -54,6 +54,10 @@ pub struct RocksOptions {
     pub cold_compression: Compression,
     /// Memtable size per column family. Default 32 MiB.
     pub write_buffer_bytes: usize,
+    /// All column families' memtables together: past this, RocksDB flushes the largest, so
+    /// that a long import's memory does not grow with the tables it writes. Default 64 MiB;
+    /// 0: no bound but each family's [`write_buffer_bytes`](Self::write_buffer_bytes).
+    pub memtables_bytes: usize,
     /// Background flush and compaction threads. Default 2.
     pub background_jobs: i32,
 }
@@ -69,6 +73,7 @@ impl Default for RocksOptions {
             hot_compression: Compression::Lz4,
             cold_compression: Compression::Zstd,
             write_buffer_bytes: 32 << 20,
+            memtables_bytes: 64 << 20,
             background_jobs: 2,
         }
     }
@@ -117,6 +122,11 @@ impl RocksOptions {
     /// Sets [`write_buffer_bytes`](Self::write_buffer_bytes).
     pub fn write_buffer_bytes(mut self, v: usize) -> Self {
         self.write_buffer_bytes = v;
+        self
+    }
+    /// Sets [`memtables_bytes`](Self::memtables_bytes).
+    pub fn memtables_bytes(mut self, v: usize) -> Self {
+        self.memtables_bytes = v;
         self
     }
     /// Sets [`background_jobs`](Self::background_jobs).

@@ -20,6 +20,11 @@
 //! - block states, with the waterlogged layer, by the table's rules: every approximated or
 //!   dropped state is counted by name ([`TranslationReport`]);
 //! - the Overworld, the Nether and the End (Java's other dimensions are counted as skipped);
+//! - finished columns only: a column saved before its last generation stage (Java's
+//!   `Status`, `ColumnRecord::is_finished`; Bedrock's `FinalizedState`,
+//!   `RawColumn::unfinished_stage`) is left out and counted by its stage
+//!   ([`ConvertSummary::unfinished`]), so that the other edition generates it rather than
+//!   showing it unfinished;
 //! - `level.dat`: the name, spawn, seed, game mode, difficulty and last-played time both
 //!   editions keep (`level_dat.rs`); a converted Java world has no world-generation
 //!   settings;
@@ -115,6 +120,11 @@ pub struct ConvertSummary {
     /// Entities: those translated (mobs and dropped items), those left out (kinds with no
     /// rule, or damaged), and what was approximated, by source id ([`EntityReport`]).
     pub entities: EntityReport,
+    /// Columns Minecraft had not finished generating, by the stage they were saved at (Java's
+    /// `Status`, `unpopulated` for a chunk from before 1.13; Bedrock's `FinalizedState`):
+    /// left out, so that the game of the other edition generates them instead of showing
+    /// them unfinished.
+    pub unfinished: BTreeMap<String, u64>,
     /// Java dimensions other than the three, not converted (their region folders).
     pub skipped_dimensions: Vec<String>,
     /// Damaged source records, skipped or kept out, one line each.
@@ -253,6 +263,7 @@ pub fn java_to_bedrock(
             sink.summary.columns_resumed += s.columns_skipped;
         }
         let mut summary = sink.summary;
+        nothing_converted(src, &summary)?;
         summary.blocks = sink.translator.report().clone();
         summary.skipped_dimensions = others.iter().map(|d| d.name.clone()).collect();
         summary.skipped_dimensions.extend(other_java_dimensions(src));
@@ -278,7 +289,11 @@ pub fn java_to_bedrock(
             *summary.entities.left.entry(OTHER_PLAYERS.into()).or_default() += others;
         }
         db.finish()?;
-        let shared = level_dat.as_deref().and_then(crate::level_dat::read_java).unwrap_or_default();
+        let shared = level_dat.as_deref().and_then(crate::level_dat::read_java);
+        if level_dat.is_some() && shared.is_none() {
+            summary.damaged.insert(0, LEVEL_DAT_DAMAGED.to_string());
+        }
+        let shared = shared.unwrap_or_default();
         let name = shared.name.clone().unwrap_or_else(|| level_name(src));
         let release = bedrock_release();
         let level = crate::level_dat::bedrock_level_dat(&shared, &name, release);
@@ -287,6 +302,19 @@ pub fn java_to_bedrock(
         summary.bytes_out = crate::world::dir_bytes(tmp);
         Ok(summary)
     })
+}
+
+/// The report's line for a source `level.dat` that does not read.
+const LEVEL_DAT_DAMAGED: &str = "level.dat: damaged (it does not read); the new world's was \
+    written from defaults (name from the folder, spawn at 0,0, no seed)";
+
+/// Refuses to place a world of nothing converted out of damaged columns only
+/// ([`Error::NothingConverted`]): the conversion's temporary folder is removed.
+fn nothing_converted(src: &Path, s: &ConvertSummary) -> Result<()> {
+    if s.columns + s.columns_resumed == 0 && !s.damaged.is_empty() {
+        return Err(Error::NothingConverted { src: src.to_path_buf(), damaged: s.damaged.clone() });
+    }
+    Ok(())
 }
 
 /// What the report counts the players of a world other than the single-player one under:
@@ -362,11 +390,16 @@ struct BedrockSink<'a> {
 
 impl BedrockSink<'_> {
     fn put(&mut self, c: ImportedColumn) -> Result<()> {
+        let record = ColumnRecord::decode(&c.record).ok();
+        if let Some(r) = record.as_ref().filter(|r| !r.is_finished()) {
+            let stage = r.status().unwrap_or("unpopulated").to_string();
+            *self.summary.unfinished.entry(stage).or_default() += 1;
+            return Ok(());
+        }
         let mut chunks = Vec::with_capacity(c.chunks.len());
         for (y, bytes) in &c.chunks {
             chunks.push((*y, self.translator.chunk(bytes, &self.from)?));
         }
-        let record = ColumnRecord::decode(&c.record).ok();
         let pos = BedrockColumnPos { dim: self.dim as i32, x: c.pos.x, z: c.pos.z };
         let entities = crate::convert_entities::java_to_bedrock_records(
             pos,
@@ -503,9 +536,14 @@ pub fn bedrock_to_java(
                         summary.columns_resumed += 1;
                         return Ok(());
                     }
+                    if let Some(stage) = raw.unfinished_stage() {
+                        *summary.unfinished.entry(stage.to_string()).or_default() += 1;
+                        return Ok(());
+                    }
                     let v = *world_version.get_or_insert_with(|| {
                         first_block_version(&raw).unwrap_or(crate::bedrock::NATIVE_BLOCK_VERSION)
                     });
+                    translator.set_bedrock_version(v);
                     let c = column_to_terrane(&raw, &mut from, v)?;
                     summary.damaged.extend(
                         c.damaged
@@ -637,6 +675,7 @@ pub fn bedrock_to_java(
             return Err(e);
         }
         r?;
+        nothing_converted(src, &summary)?;
         summary.blocks = translator.report().clone();
         let schema = translator.schema().clone();
         let mut names = spill_files(&spill_dir)?;
@@ -657,10 +696,12 @@ pub fn bedrock_to_java(
             fs::remove_file(&path).map_err(io(&path))?;
         }
         fs::remove_dir_all(&spill_dir).map_err(io(&spill_dir))?;
-        let shared = fs::read(src.join("level.dat"))
-            .ok()
-            .and_then(|b| crate::level_dat::read_bedrock(&b))
-            .unwrap_or_default();
+        let level_dat = fs::read(src.join("level.dat")).ok();
+        let shared = level_dat.as_deref().and_then(crate::level_dat::read_bedrock);
+        if level_dat.is_some() && shared.is_none() {
+            summary.damaged.insert(0, LEVEL_DAT_DAMAGED.to_string());
+        }
+        let shared = shared.unwrap_or_default();
         let player = local_player.and_then(|v| match Reader::little_endian(&v).root_compound() {
             Ok(c) => terrane_bedrock::player::bedrock_to_java(&c, &mut summary.entities),
             Err(_) => {

@@ -218,6 +218,20 @@ pub enum Error {
         /// not to a schematic.
         merge: bool,
     },
+    /// A conversion found columns but every one it read was damaged: no world was written.
+    #[error(
+        "nothing was converted from {}: every column read was damaged ({} damaged records; \
+         the first: {}); no world was written",
+        src.display(),
+        damaged.len(),
+        damaged.first().map_or("", String::as_str)
+    )]
+    NothingConverted {
+        /// The source world folder.
+        src: PathBuf,
+        /// The damaged records, one line each.
+        damaged: Vec<String>,
+    },
     /// The world's files contradict each other (found by [`World::verify`](crate::World::verify)).
     #[error("inconsistent world: {0}")]
     Inconsistent(String),

@@ -164,7 +164,9 @@ pub use world::{
     DISTANCE_KEY, VerifyReport, World, WorldBuilder, WorldInfo, default_schema, distance_key,
     world_distance,
 };
-pub use world_backup::{BackupSource, RESTORING_KEY, ScheduledBackup, restore_world};
+pub use world_backup::{
+    BackupSource, RESTORING_KEY, ScheduledBackup, restore_world, restore_world_with,
+};
 
 /// terrane-anvil: Minecraft Java Edition worlds in and out.
 pub use terrane_anvil as anvil;

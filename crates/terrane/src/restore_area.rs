@@ -103,7 +103,7 @@ fn backup_objects(backup: &BackupContents<'_>, dim: u64, area: AreaId) -> Result
     for level in Level::ALL {
         let table = level_table(level);
         let mine: Vec<Vec<u8>> = backup
-            .keys(table)
+            .keys(table)?
             .filter(|(k, _)| area_of_cell(k, level, dim) == Some(area))
             .map(|(k, _)| k.to_vec())
             .collect();
@@ -113,7 +113,7 @@ fn backup_objects(backup: &BackupContents<'_>, dim: u64, area: AreaId) -> Result
         }
     }
     let tiles: Vec<Vec<u8>> = backup
-        .keys(tables::OPACITY_MAP)
+        .keys(tables::OPACITY_MAP)?
         .filter(|(k, _)| {
             keys::parse_column_key(k).is_some_and(|(d, tx, tz)| {
                 d == dim && AreaId::new((tx >> 2) as i32, (tz >> 2) as i32) == area
@@ -123,12 +123,12 @@ fn backup_objects(backup: &BackupContents<'_>, dim: u64, area: AreaId) -> Result
         .collect();
     let prefix = area.to_bytes();
     let entities: Vec<Vec<u8>> = backup
-        .keys(tables::ENTITY)
+        .keys(tables::ENTITY)?
         .filter(|(k, _)| k.starts_with(&prefix) || (k.len() == 16 && refs.contains(*k)))
         .map(|(k, _)| k.to_vec())
         .collect();
     let containers: Vec<Vec<u8>> = backup
-        .keys(tables::WORLD_PROPERTIES)
+        .keys(tables::WORLD_PROPERTIES)?
         .filter(|(k, _)| container_in_area(k, dim, area))
         .map(|(k, _)| k.to_vec())
         .collect();

@@ -49,13 +49,23 @@ impl BackupSource {
     /// since the repository's newest backup written. The backup's tick is the world's game
     /// tick in that snapshot.
     pub fn backup(&self, repo: &Repo) -> Result<BackupReport> {
+        self.backup_with(repo, &mut |_, _| {})
+    }
+
+    /// [`backup`](Self::backup), calling `progress(objects, bytes)` with what it has read
+    /// of the world so far.
+    pub fn backup_with(
+        &self,
+        repo: &Repo,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<BackupReport> {
         let tick_of = |view: &dyn terrane_store::ReadView| {
             terrane_cluster::world_tick(view).map_err(|e| match e {
                 terrane_cluster::Error::Store(e) => e,
                 e => terrane_store::Error::Corrupt(e.to_string()),
             })
         };
-        Ok(repo.backup_with(&*self.store, &self.source, tick_of)?)
+        Ok(repo.backup_with(&*self.store, &self.source, tick_of, progress)?)
     }
 }
 
@@ -141,15 +151,26 @@ pub fn restore_world(
     dest: impl AsRef<Path>,
     backend: Option<Backend>,
 ) -> Result<RestoreReport> {
+    restore_world_with(backup, dest, backend, &mut |_, _| {})
+}
+
+/// [`restore_world`], calling `progress(done, total)` as it goes (bytes of values checked,
+/// then written: [`BackupContents::restore_into_with`]).
+pub fn restore_world_with(
+    backup: &BackupContents<'_>,
+    dest: impl AsRef<Path>,
+    backend: Option<Backend>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<RestoreReport> {
     let dest = dest.as_ref();
     if backup.signature() != SIGNATURE {
         return Err(Error::NotAWorldBackup(backup.signature().to_string()));
     }
-    let restore = |store: &dyn Store| -> Result<RestoreReport> {
+    let mut restore = |store: &dyn Store| -> Result<RestoreReport> {
         let mut b = Batch::new();
         b.put(tables::WORLD_META, RESTORING_KEY.to_vec(), 0, backup.id().to_le_bytes().to_vec());
         store.write(&b.synced())?;
-        Ok(backup.restore_into(store, false)?)
+        Ok(backup.restore_into_with(store, false, progress)?)
     };
     if let Some(conninfo) = connection_string(dest) {
         if backend.is_some_and(|b| b != Backend::Postgres) {

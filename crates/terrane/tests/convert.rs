@@ -8,13 +8,21 @@ use std::path::{Path, PathBuf};
 use terrane::bedrock::format::translate::{Fidelity, table};
 use terrane::{Backend, ChunkView, World, convert};
 
+mod common;
+use common::set_status;
+
 fn bedrock_world() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../bedrock/tests/data/world")
 }
 
-/// The 1.21.1 region of the test data as a Java world folder.
+/// The 1.21.1 region of the test data as a Java world folder, every chunk marked finished
+/// (`Status: minecraft:full`): most of the region's chunks were saved at earlier generation
+/// stages, which a conversion leaves out, and the translation tests are to see every real
+/// block.
 fn java_world(dir: &Path) -> PathBuf {
-    terrane_section::testdata::java_world(dir, "anvil/1.21.1/r.0.0.mca")
+    let java = terrane_section::testdata::java_world(dir, "anvil/1.21.1/r.0.0.mca");
+    set_status(&java, |_| "minecraft:full");
+    java
 }
 
 /// Every cell of every chunk as names, layer 0 then the extra layers.
@@ -158,10 +166,32 @@ fn damaged_regions_are_named_and_the_rest_converted() {
         *b ^= 0x5a;
     }
     std::fs::write(&r, &bytes).unwrap();
+    // And a level.dat that does not read: said, not silently replaced.
+    std::fs::write(java.join("level.dat"), b"\x1f\x8b not a level.dat").unwrap();
     let s = convert::java_to_bedrock(&java, &dir.path().join("out"), &mut |_| {}).unwrap();
-    assert_eq!(s.damaged.len(), 1, "{:?}", s.damaged);
-    assert!(s.damaged[0].contains("r.0.0.mca"), "{:?}", s.damaged);
+    assert_eq!(s.damaged.len(), 2, "{:?}", s.damaged);
+    assert!(s.damaged[0].starts_with("level.dat: damaged"), "{:?}", s.damaged);
+    assert!(s.damaged[1].contains("r.0.0.mca"), "{:?}", s.damaged);
     assert_eq!(s.columns, 224);
+
+    // Every column damaged: an error naming the source, and no world written.
+    let file = terrane::anvil::region::RegionFile::new(bytes.clone()).unwrap();
+    // (the first column's is garbled already)
+    for e in file.entries().filter(|e| e.index != 0) {
+        let off = 4096 * e.sector as usize;
+        for b in &mut bytes[off + 8..off + 64] {
+            *b ^= 0x5a;
+        }
+    }
+    std::fs::write(&r, &bytes).unwrap();
+    let out = dir.path().join("out2");
+    match convert::java_to_bedrock(&java, &out, &mut |_| {}) {
+        Err(terrane::Error::NothingConverted { src, damaged }) => {
+            assert_eq!((src, damaged.len()), (java.clone(), 225));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!out.exists(), "no world is left behind");
 }
 
 /// Every section's biomes of a Java world folder: (dimension, column, section y) → the 64
@@ -436,6 +466,8 @@ fn a_damaged_bedrock_database_is_an_error_naming_it_or_converts_what_is_whole() 
                 Ok(Ok(s)) => {
                     // Whole, or what the reader noted as damaged is in the report.
                     let whole = s.columns == 27;
+                    let copy = s.damaged.iter().find(|d| d.contains("terrane-bedrock-"));
+                    assert!(copy.is_none(), "{name} variant {v}: names the copy: {copy:?}");
                     assert!(whole || !s.damaged.is_empty(), "{name} variant {v}: {s:?}");
                     *outcomes
                         .entry(if whole { "whole" } else { "damage reported" })
@@ -444,7 +476,9 @@ fn a_damaged_bedrock_database_is_an_error_naming_it_or_converts_what_is_whole() 
                 }
                 Ok(Err(e)) => {
                     let m = e.to_string();
-                    assert!(m.contains("db"), "{name} variant {v}: {m}");
+                    let user_db = world.join("db").display().to_string();
+                    assert!(m.contains(&user_db), "{name} variant {v}: names {user_db}? {m}");
+                    assert!(!m.contains("terrane-bedrock-"), "{name} variant {v}: {m}");
                     assert!(!out.exists(), "{name} variant {v}: a failed conversion left {out:?}");
                     *outcomes.entry("typed error").or_default() += 1;
                 }
@@ -468,8 +502,9 @@ fn bedrock_entities(world: &Path) -> Vec<terrane::nbt::Compound> {
     bedrock_compounds(world, terrane::bedrock::format::key::tag::ENTITY, true)
 }
 
-/// Every entity of a Java world's three dimensions: those of its chunks (before 1.17) and
-/// of its `entities/` regions.
+/// Every entity of a Java world's three dimensions: those of its chunks (before 1.17; of
+/// the chunks Minecraft populated, the ones a conversion takes) and of its `entities/`
+/// regions.
 fn java_entities(world: &Path) -> Vec<terrane::nbt::Compound> {
     use terrane::anvil::region::{RegionFile, list_regions};
     let mut out = Vec::new();
@@ -487,6 +522,13 @@ fn java_entities(world: &Path) -> Vec<terrane::nbt::Compound> {
                     let list = list.as_list().unwrap().iter();
                     out.extend(list.map(|t| t.as_compound().unwrap().clone()));
                 } else {
+                    // A chunk before 1.13 not yet populated is not converted, nor its mobs.
+                    let (_, root) = terrane::nbt::from_bytes(&raw.nbt).unwrap();
+                    let level = root.as_compound().and_then(|c| c.get("Level"));
+                    let populated = level.and_then(|l| l.as_compound()?.get("TerrainPopulated"));
+                    if populated == Some(&terrane::nbt::Tag::Byte(0)) {
+                        continue;
+                    }
                     let c = terrane::anvil::Column::from_nbt(&raw.nbt, (0, 0)).unwrap();
                     out.extend(c.entities);
                 }
@@ -827,4 +869,136 @@ fn a_java_column_with_entities_and_no_chunk_keeps_them_in_bedrock() {
         .filter(|c| c.get("identifier").and_then(Tag::as_str) == Some("minecraft:pig"))
         .collect();
     assert_eq!(pigs.len(), 1, "the pig of a column without chunks");
+}
+
+/// A column the game had not finished generating is left out in both directions and counted
+/// by the stage it was saved at (Java's `Status`, Bedrock's `FinalizedState`), so that the
+/// other edition's game generates it instead of showing it half-made.
+#[test]
+fn columns_the_game_had_not_finished_are_left_out_both_ways_and_counted_by_stage() {
+    use terrane::bedrock::format::db::WriteDb;
+    use terrane::bedrock::format::key::{BedrockColumnPos, tag};
+
+    let dir = tempfile::tempdir().unwrap();
+    let java = java_world(dir.path());
+    // The region's first three chunks set back to earlier stages.
+    let stages = ["minecraft:features", "minecraft:noise", "features"];
+    let columns = set_status(&java, |n| stages.get(n).copied().unwrap_or("minecraft:full"));
+    let finished = &columns[3..];
+
+    let bedrock = dir.path().join("bedrock");
+    let there = convert::java_to_bedrock(&java, &bedrock, &mut |_| {}).unwrap();
+    assert_eq!(there.columns, 222);
+    let want = BTreeMap::from([("features".to_string(), 2), ("noise".to_string(), 1)]);
+    assert_eq!(there.unfinished, want);
+    let back = convert::bedrock_to_java(&bedrock, &dir.path().join("back"), &mut |_| {}).unwrap();
+    assert_eq!((back.columns, back.unfinished.len()), (222, 0), "{:?}", back.unfinished);
+
+    // Two Bedrock columns set back, one to each unfinished state.
+    let mut db = WriteDb::resume(&bedrock.join("db")).unwrap();
+    for (&(x, z), state) in finished.iter().zip([0i32, 1]) {
+        let key = BedrockColumnPos { dim: 0, x, z }.key(tag::FINALIZED_STATE);
+        db.put(&key, &state.to_le_bytes()).unwrap();
+        db.end_group().unwrap();
+    }
+    db.finish().unwrap();
+    let back = convert::bedrock_to_java(&bedrock, &dir.path().join("back2"), &mut |_| {}).unwrap();
+    assert_eq!(back.columns, 220);
+    let want = BTreeMap::from([
+        ("needs_instaticking".to_string(), 1),
+        ("needs_population".to_string(), 1),
+    ]);
+    assert_eq!(back.unfinished, want);
+
+    // The real region as Minecraft left it: most of its chunks unfinished, each counted.
+    let real =
+        terrane_section::testdata::java_world(&dir.path().join("real"), "anvil/1.21.1/r.0.0.mca");
+    let s = convert::java_to_bedrock(&real, &dir.path().join("real-bedrock"), &mut |_| {}).unwrap();
+    let unfinished: u64 = s.unfinished.values().sum();
+    assert_eq!(s.columns + unfinished, 225, "{:?}", s.unfinished);
+    assert!(unfinished > 100 && s.columns > 10, "{} finished, {:?}", s.columns, s.unfinished);
+}
+
+/// The test world's Bedrock states as older versions saved them: stone with its
+/// `stone_type` (before 1.20.50), the oak fence as `minecraft:fence` with a `wood_type`
+/// (before 1.19.80), the chest facing by number (before 1.20.40). Such a world converts to
+/// the same Java world as the one saved today, nothing dropped.
+#[test]
+fn an_old_bedrock_world_converts_as_the_same_world_saved_today() {
+    use terrane::bedrock::format::db::{ReadDb, WriteDb};
+    use terrane::bedrock::format::subchunk::SubChunk;
+    use terrane::nbt::{Compound, Tag};
+
+    let v = |a, b, c, d| Tag::Int(i32::from_be_bytes([a, b, c, d]));
+    let olden = |c: &mut Compound| -> bool {
+        let Some(Tag::String(name)) = c.get("name") else { return false };
+        let (name, states, version): (&str, Vec<(&str, Tag)>, Tag) = match name.as_str() {
+            "minecraft:stone" => (
+                "minecraft:stone",
+                vec![("stone_type", Tag::String("stone".into()))],
+                v(1, 20, 0, 1),
+            ),
+            "minecraft:oak_fence" => {
+                ("minecraft:fence", vec![("wood_type", Tag::String("oak".into()))], v(1, 19, 0, 1))
+            }
+            "minecraft:chest" => {
+                ("minecraft:chest", vec![("facing_direction", Tag::Int(2))], v(1, 20, 0, 1))
+            }
+            _ => return false,
+        };
+        let mut s = Compound::new();
+        for (k, t) in states {
+            s.insert(k.to_string(), t);
+        }
+        c.insert("name".to_string(), Tag::String(name.to_string()));
+        c.insert("states".to_string(), Tag::Compound(s));
+        c.insert("version".to_string(), version);
+        true
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let src = bedrock_world();
+    let old = dir.path().join("old");
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::copy(src.join("level.dat"), old.join("level.dat")).unwrap();
+    let mut from = ReadDb::open(&src.join("db")).unwrap();
+    let mut to = WriteDb::create(&old.join("db")).unwrap();
+    let mut oldened = 0;
+    from.for_each(|k, value| {
+        let is_sub_chunk = (k.len() == 10 || k.len() == 14) && k[k.len() - 2] == 0x2f;
+        let mut value = value.to_vec();
+        if is_sub_chunk && let Ok(mut sc) = SubChunk::decode(&value) {
+            let mut changed = false;
+            for s in &mut sc.storages {
+                for c in &mut s.palette {
+                    changed |= olden(c);
+                }
+            }
+            if changed {
+                oldened += 1;
+                value = SubChunk::encode(k[k.len() - 1] as i8, &sc.storages).unwrap();
+            }
+        }
+        to.put(k, &value).unwrap();
+        to.end_group().unwrap();
+        Ok(())
+    })
+    .unwrap();
+    to.finish().unwrap();
+    assert!(oldened >= 9, "{oldened} sub-chunks hold old states");
+
+    let today = convert::bedrock_to_java(&src, &dir.path().join("today"), &mut |_| {}).unwrap();
+    let then = convert::bedrock_to_java(&old, &dir.path().join("then"), &mut |_| {}).unwrap();
+    assert!(then.blocks.dropped.is_empty(), "{:?}", then.blocks.dropped);
+    assert_eq!(then.columns, today.columns);
+    let java = |name: &str| {
+        let mut w = World::builder()
+            .backend(Backend::Memory)
+            .create(dir.path().join(format!("w-{name}")))
+            .unwrap();
+        terrane::java::import_java_world(&mut w, &dir.path().join(name), &mut |_, _| {}).unwrap();
+        named(&w)
+    };
+    let (a, b) = (java("today"), java("then"));
+    assert!(a.len() > 20, "{} chunks", a.len());
+    assert!(a == b, "the old world's Java blocks differ from today's");
 }
