@@ -40,6 +40,17 @@ pub enum ChunkError {
     /// The compression type byte is not one of 1 (gzip), 2 (zlib), 3 (none), 4 (LZ4).
     #[error("unknown compression type {0} (expected 1 gzip, 2 zlib, 3 none or 4 LZ4)")]
     UnknownCompression(u8),
+    /// The chunk is compressed with a custom algorithm (compression type 127, Minecraft
+    /// 24w04a+), named in the chunk, which terrane does not have.
+    #[error(
+        "compressed with the custom algorithm {algorithm:?} (compression type 127), which \
+         terrane cannot read: have the server or mod that wrote it save the world with \
+         region-file-compression zlib, deflate, lz4 or none first"
+    )]
+    CustomCompression {
+        /// The algorithm's name as the chunk gives it (a namespaced id).
+        algorithm: String,
+    },
     /// The chunk is stored in an external `.mcc` file that is missing or unreadable.
     #[error("oversize chunk file {path} could not be read: {message}")]
     ExternalFile {

@@ -34,11 +34,12 @@ pub const MAX_SECTORS: usize = 255;
 const LZ4_MAGIC: &[u8; 8] = b"LZ4Block";
 
 /// Compression of one stored chunk (the low 7 bits of the compression byte).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Compression {
     /// 1: gzip (RFC 1952).
     Gzip,
-    /// 2: zlib (RFC 1950), what Minecraft writes by default and what [`RegionWriter`] writes.
+    /// 2: zlib (RFC 1950), what Minecraft writes by default and [`RegionWriter`]'s default.
+    #[default]
     Zlib,
     /// 3: uncompressed NBT.
     None,
@@ -64,6 +65,18 @@ impl Compression {
             2 => Some(Compression::Zlib),
             3 => Some(Compression::None),
             4 => Some(Compression::Lz4),
+            _ => None,
+        }
+    }
+
+    /// The compression a name gives: `zlib` (or `deflate`, as Minecraft's
+    /// `region-file-compression` says), `gzip`, `lz4` or `none`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "zlib" | "deflate" => Some(Compression::Zlib),
+            "gzip" => Some(Compression::Gzip),
+            "lz4" => Some(Compression::Lz4),
+            "none" => Some(Compression::None),
             _ => None,
         }
     }
@@ -381,6 +394,13 @@ impl RegionFile {
         // The sector run: where a lenient decoder may look for the end of a stream.
         let run_end = (start as u64 + entry.sectors as u64 * SECTOR as u64).min(len) as usize;
         let run_end = run_end.max(declared_end);
+        if kind & !EXTERNAL_FLAG == CUSTOM_COMPRESSION {
+            let data = match kind & EXTERNAL_FLAG {
+                0 => self.span(start + 5, declared_end)?.to_vec(),
+                _ => self.read_external(entry.index)?,
+            };
+            return Err(ChunkError::CustomCompression { algorithm: custom_algorithm(&data) });
+        }
         let compression = Compression::from_id(kind & !EXTERNAL_FLAG)
             .ok_or(ChunkError::UnknownCompression(kind & !EXTERNAL_FLAG))?;
         if kind & EXTERNAL_FLAG != 0 {
@@ -431,6 +451,21 @@ impl RegionFile {
             Ok(v) => Ok(v),
             Err(e) => Err(ChunkError::ExternalFile { path, message: e.to_string() }),
         }
+    }
+}
+
+/// The compression type of a chunk compressed with a custom, named algorithm.
+pub const CUSTOM_COMPRESSION: u8 = 127;
+
+/// The algorithm a custom-compressed chunk names first: a string of an unsigned 16-bit
+/// big-endian length and its bytes (cut to 256 characters; `?` when cut short).
+fn custom_algorithm(data: &[u8]) -> String {
+    let Some(len) = data.get(..2).map(|b| usize::from(u16::from_be_bytes([b[0], b[1]]))) else {
+        return "?".into();
+    };
+    match data.get(2..2 + len) {
+        Some(name) => String::from_utf8_lossy(name).chars().take(256).collect(),
+        None => "?".into(),
     }
 }
 
@@ -533,11 +568,19 @@ enum Lz4Error {
     Bad(String),
 }
 
+/// The seed of lz4-java's block checksums (`LZ4BlockOutputStream`'s default).
+const LZ4_CHECKSUM_SEED: u32 = 0x9747_b28c;
+
+/// The checksum lz4-java stores for a block's decompressed bytes: their xxHash32 (seed
+/// [`LZ4_CHECKSUM_SEED`]) with the top four bits cleared.
+fn lz4_checksum(bytes: &[u8]) -> u32 {
+    twox_hash::XxHash32::oneshot(LZ4_CHECKSUM_SEED, bytes) & 0x0FFF_FFFF
+}
+
 /// Decodes lz4-java's `LZ4BlockOutputStream` framing: blocks of `"LZ4Block"`, a token byte
 /// (method `0x10` raw or `0x20` LZ4 in the high nibble), compressed length, decompressed
-/// length and an xxhash32 checksum (all `i32` little-endian), then the block; an empty block
-/// ends the stream. The checksum is not verified (the NBT parse that follows validates
-/// structure).
+/// length and a checksum of the decompressed bytes (all `i32` little-endian; the checksum
+/// [`lz4_checksum`]'s, verified), then the block; an empty block ends the stream.
 fn lz4_block_decode(data: &[u8], limit: usize) -> Result<Vec<u8>, Lz4Error> {
     let mut out = Vec::new();
     let mut at = 0usize;
@@ -559,6 +602,7 @@ fn lz4_block_decode(data: &[u8], limit: usize) -> Result<Vec<u8>, Lz4Error> {
         let le = |i: usize| u32::from_le_bytes([head[i], head[i + 1], head[i + 2], head[i + 3]]);
         let clen = le(9) as usize;
         let dlen = le(13) as usize;
+        let check = le(17);
         at += 21;
         if dlen == 0 {
             return Ok(out);
@@ -588,25 +632,33 @@ fn lz4_block_decode(data: &[u8], limit: usize) -> Result<Vec<u8>, Lz4Error> {
             }
             m => return Err(Lz4Error::Bad(format!("unknown LZ4 block method {m:#x}"))),
         }
+        if lz4_checksum(&out[out.len() - dlen..]) != check {
+            return Err(Lz4Error::Bad("LZ4 block checksum mismatch".into()));
+        }
     }
 }
 
-/// Encodes bytes in lz4-java's `LZ4BlockOutputStream` framing (one LZ4 block per 64 KiB,
-/// then the end block). Checksums are written as zero: readers here do not verify them.
-/// Used by tests and tools that need LZ4 regions; [`RegionWriter`] writes zlib.
+/// lz4-java's block size for Minecraft's regions (64 KiB) as its token's level nibble:
+/// blocks of `1 << (10 + level)` bytes.
+const LZ4_LEVEL: u8 = 6;
+
+/// Encodes bytes in lz4-java's `LZ4BlockOutputStream` framing as Minecraft writes LZ4 regions
+/// (`region-file-compression=lz4`): a block per 64 KiB, each LZ4-compressed (stored raw
+/// where that is not smaller) with its checksum ([`lz4_checksum`]), then the empty end block.
 pub fn lz4_block_encode(data: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    for chunk in data.chunks(64 << 10) {
+    for chunk in data.chunks(1 << (10 + LZ4_LEVEL)) {
         let c = lz4_flex::block::compress(chunk);
+        let (method, body) = if c.len() < chunk.len() { (0x20, &c[..]) } else { (0x10, chunk) };
         out.extend_from_slice(LZ4_MAGIC);
-        out.push(0x20 | 0x0A);
-        out.extend_from_slice(&(c.len() as u32).to_le_bytes());
+        out.push(method | LZ4_LEVEL);
+        out.extend_from_slice(&(body.len() as u32).to_le_bytes());
         out.extend_from_slice(&(chunk.len() as u32).to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
-        out.extend_from_slice(&c);
+        out.extend_from_slice(&lz4_checksum(chunk).to_le_bytes());
+        out.extend_from_slice(body);
     }
     out.extend_from_slice(LZ4_MAGIC);
-    out.push(0x10);
+    out.push(0x10 | LZ4_LEVEL);
     out.extend_from_slice(&[0; 12]);
     out
 }
@@ -620,6 +672,7 @@ pub struct RegionWriter {
     region_x: i32,
     region_z: i32,
     level: flate2::Compression,
+    compression: Compression,
     chunks: Vec<Option<(Vec<u8>, Compression, u32)>>,
 }
 
@@ -639,6 +692,7 @@ impl RegionWriter {
             region_x,
             region_z,
             level: flate2::Compression::default(),
+            compression: Compression::Zlib,
             chunks: vec![None; 1024],
         }
     }
@@ -649,18 +703,36 @@ impl RegionWriter {
         self
     }
 
+    /// Sets the compression [`insert`](Self::insert) writes chunks with (default zlib, as
+    /// Minecraft does; `region-file-compression` in a server's settings chooses the others).
+    pub fn with_compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+
     /// Adds (or replaces) the chunk at `index` (`local_x + 32 * local_z`, < 1024) from its
-    /// uncompressed NBT, to be zlib-compressed.
+    /// uncompressed NBT, to be compressed with the writer's compression.
     ///
     /// # Panics
     /// If `index >= 1024` (a caller bug, not data).
     pub fn insert(&mut self, index: usize, nbt: Vec<u8>, timestamp: u32) {
         use std::io::Write;
-        let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), self.level);
         // Writing to a Vec cannot fail.
-        let _ = enc.write_all(&nbt);
-        let data = enc.finish().unwrap_or_default();
-        self.chunks[index] = Some((data, Compression::Zlib, timestamp));
+        let data = match self.compression {
+            Compression::Zlib => {
+                let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), self.level);
+                let _ = enc.write_all(&nbt);
+                enc.finish().unwrap_or_default()
+            }
+            Compression::Gzip => {
+                let mut enc = flate2::write::GzEncoder::new(Vec::new(), self.level);
+                let _ = enc.write_all(&nbt);
+                enc.finish().unwrap_or_default()
+            }
+            Compression::Lz4 => lz4_block_encode(&nbt),
+            Compression::None => nbt,
+        };
+        self.chunks[index] = Some((data, self.compression, timestamp));
     }
 
     /// Adds a chunk already compressed with `compression`.
@@ -977,5 +1049,65 @@ mod open_tests {
             both_ways(damaged);
         }
         both_ways(Vec::new());
+    }
+
+    /// A real chunk's NBT (the 1.21.1 region's first).
+    fn real_chunk_nbt() -> Vec<u8> {
+        let f = RegionFile::new(terrane_section::testdata::read("anvil/1.21.1/r.0.0.mca")).unwrap();
+        let e = f.entries().next().unwrap();
+        f.read(&e).unwrap().nbt
+    }
+
+    #[test]
+    fn regions_in_every_compression_minecraft_writes_read_back_and_lz4_is_lz4_javas() {
+        use std::io::{Read as _, Write as _};
+        let nbt = real_chunk_nbt();
+        for c in [Compression::Zlib, Compression::Gzip, Compression::Lz4, Compression::None] {
+            let mut w = RegionWriter::new(0, 0).with_compression(c);
+            w.insert(5, nbt.clone(), 7);
+            let f = RegionFile::new(w.finish().unwrap().0).unwrap();
+            let raw = f.read(&f.entry(5).unwrap()).unwrap();
+            assert_eq!((raw.compression, raw.timestamp), (c, 7), "{c:?}");
+            assert!(raw.nbt == nbt, "{c:?}: the chunk reads back");
+            assert_eq!(Compression::from_name(c.name()), Some(c));
+        }
+        assert_eq!(Compression::from_name("deflate"), Some(Compression::Zlib));
+        // lz4-java's framing as an independent implementation writes it (lz4-java-wrc, real
+        // checksums) reads here, and ours reads there, checksums checked both ways.
+        let mut theirs = Vec::new();
+        {
+            let mut out = lz4_java_wrc::Lz4BlockOutput::new(&mut theirs);
+            out.write_all(&nbt).unwrap();
+        }
+        assert!(decompress(Compression::Lz4, &theirs, theirs.len(), 1 << 30).unwrap() == nbt);
+        let ours = lz4_block_encode(&nbt);
+        let mut back = Vec::new();
+        lz4_java_wrc::Lz4BlockInput::new(&ours[..]).read_to_end(&mut back).unwrap();
+        assert!(back == nbt, "lz4-java-wrc reads what terrane writes");
+        // A block whose checksum does not match its bytes is refused.
+        let mut bad = ours.clone();
+        bad[17] ^= 0x01;
+        assert!(decompress(Compression::Lz4, &bad, bad.len(), 1 << 30).is_err());
+    }
+
+    #[test]
+    fn a_custom_compressed_chunk_is_refused_by_its_algorithms_name() {
+        let mut payload = vec![0, 10];
+        payload.extend(b"mymod:zstd");
+        payload.extend([0x28, 0xb5, 0x2f, 0xfd]);
+        let mut w = RegionWriter::new(0, 0);
+        w.insert_compressed(3, payload, Compression::Zlib, 1);
+        let mut bytes = w.finish().unwrap().0;
+        // The chunk's compression byte, after its 4-byte length, made 127.
+        let sector = u32::from_be_bytes([0, bytes[12], bytes[13], bytes[14]]) as usize;
+        bytes[sector * SECTOR + 4] = CUSTOM_COMPRESSION;
+        let f = RegionFile::new(bytes).unwrap();
+        match f.read(&f.entry(3).unwrap()) {
+            Err(e @ ChunkError::CustomCompression { .. }) => {
+                let m = e.to_string();
+                assert!(m.contains("\"mymod:zstd\"") && m.contains("127"), "{m}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -10,7 +10,7 @@ use terrane_section::ColumnPos;
 use crate::column::{Column, Layout};
 use crate::convert::{ImportedColumn, column_to_terrane_sorted, terrane_to_column};
 use crate::error::{ChunkError, Error, Result};
-use crate::region::{self, RegionFile, RegionWriter};
+use crate::region::{self, Compression, RegionFile, RegionWriter};
 
 /// Where an import writes: any store (an in-memory one is [`MemColumns`]).
 ///
@@ -488,12 +488,20 @@ impl ExportSummary {
 #[derive(Clone, Debug, Default)]
 pub struct ExportOptions {
     entities_dir: Option<PathBuf>,
+    compression: Compression,
 }
 
 impl ExportOptions {
-    /// Defaults: no `entities/` folder.
+    /// Defaults: no `entities/` folder, zlib compression.
     pub fn new() -> Self {
         Self::default()
+    }
+    /// Compresses the chunks of the regions written (and of the entity regions) with
+    /// `compression`: zlib (the default, Minecraft's), gzip, LZ4 or none, as a server's
+    /// `region-file-compression` setting chooses.
+    pub fn compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
     }
     /// Writes the entities of 1.17+ columns (imported from an `entities/` folder) to entity
     /// regions in `dir`. Without it, exporting such a column with entities is refused.
@@ -640,8 +648,8 @@ fn export_staged<S: ExportSource>(
         .map_or(0, |d| d.as_secs() as u32);
     for ((rx, rz), cols) in by_region {
         p.region = (rx, rz);
-        let mut w = RegionWriter::new(rx, rz);
-        let mut ew = RegionWriter::new(rx, rz);
+        let mut w = RegionWriter::new(rx, rz).with_compression(options.compression);
+        let mut ew = RegionWriter::new(rx, rz).with_compression(options.compression);
         for pos in cols {
             let Some(imp) = source.column(pos).map_err(sink_err)? else { continue };
             let inb = imp.encoded_len() as u64;

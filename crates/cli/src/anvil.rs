@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::json;
+use terrane::anvil::region::Compression;
 use terrane::anvil::{self, ExportSummary, ImportSummary};
 use terrane::java;
 use terrane::{Backend, World};
@@ -117,6 +118,11 @@ pub enum ExportCmd {
         /// beside the region folder.
         #[arg(long)]
         entities: Option<PathBuf>,
+        /// How the chunks are compressed: `zlib` (Minecraft's default, also `deflate`),
+        /// `lz4` or `none` (as a server's `region-file-compression` setting), or `gzip`.
+        /// Minecraft 1.20.5 and later read each; older versions read zlib and gzip.
+        #[arg(long, default_value = "zlib", value_parser = compression_arg)]
+        compression: Compression,
         /// Print the summary as JSON.
         #[arg(long)]
         json: bool,
@@ -356,11 +362,26 @@ fn export_json(s: &ExportSummary) -> serde_json::Value {
     })
 }
 
+/// A region compression's name (`--compression`).
+fn compression_arg(s: &str) -> Result<Compression, String> {
+    Compression::from_name(s).ok_or_else(|| format!("{s:?}: one of zlib, deflate, lz4, none, gzip"))
+}
+
 pub fn export(c: ExportCmd) -> Result<(), Fail> {
-    let layout_arg;
+    let (layout_arg, compression);
     let (world, dest, world_folder, entities, json, overwrite) = match c {
-        ExportCmd::Anvil { world, dest, force, merge, world_folder, layout, entities, json } => {
-            layout_arg = layout;
+        ExportCmd::Anvil {
+            world,
+            dest,
+            force,
+            merge,
+            world_folder,
+            layout,
+            entities,
+            compression: chosen,
+            json,
+        } => {
+            (layout_arg, compression) = (layout, chosen);
             (world, dest, world_folder, entities, json, overwrite(force, merge))
         }
         ExportCmd::Bedrock { world, dest, force, merge, json } => {
@@ -386,7 +407,9 @@ pub fn export(c: ExportCmd) -> Result<(), Fail> {
             None => java::JavaLayout::of_data_version(java::data_version(&w)?),
         };
         let s =
-            java::export_java_world_in(&w, &dest, layout, overwrite, &mut |d, p| show(&d.name, p))?;
+            java::export_java_world_in(&w, &dest, layout, compression, overwrite, &mut |d, p| {
+                show(&d.name, p)
+            })?;
         for d in &s.skipped_dimensions {
             tracing::warn!(
                 "dimension {d} is neither one of Minecraft's three nor a datapack dimension \
@@ -395,7 +418,7 @@ pub fn export(c: ExportCmd) -> Result<(), Fail> {
         }
         s
     } else {
-        let mut options = anvil::ExportOptions::new();
+        let mut options = anvil::ExportOptions::new().compression(compression);
         if let Some(dir) = entities.or_else(|| beside(&dest, "entities")) {
             options = options.entities_dir(dir);
         }

@@ -48,6 +48,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use terrane_anvil::convert::ColumnRecord;
+use terrane_anvil::region::Compression;
 use terrane_anvil::{
     ExportOptions, ExportSource, ExportSummary, ImportOptions, ImportSink, ImportSummary,
     ImportedColumn, Progress,
@@ -607,10 +608,12 @@ pub fn export_java_world(
     progress: &mut dyn FnMut(&Dimension, &Progress),
 ) -> Result<JavaExportSummary> {
     let layout = JavaLayout::of_data_version(data_version(world)?);
-    export_java_world_in(world, java_dir, layout, overwrite, progress)
+    export_java_world_in(world, java_dir, layout, Compression::Zlib, overwrite, progress)
 }
 
-/// Exports `world` as a Java world folder at `java_dir` laid out as `layout`: each dimension
+/// Exports `world` as a Java world folder at `java_dir` laid out as `layout`, its chunks
+/// compressed with `compression` (Minecraft reads each region chunk's own; zlib is its
+/// default): each dimension
 /// that holds columns into its region (and entities) folder (the Overworld, the Nether, the
 /// End, and the datapack dimensions the world recorded by name; other terrane dimensions are
 /// listed in [`JavaExportSummary::skipped_dimensions`]), the `level.dat` and the players'
@@ -626,6 +629,7 @@ pub fn export_java_world_in(
     world: &World,
     java_dir: &Path,
     layout: JavaLayout,
+    compression: Compression,
     overwrite: Overwrite,
     progress: &mut dyn FnMut(&Dimension, &Progress),
 ) -> Result<JavaExportSummary> {
@@ -643,7 +647,8 @@ pub fn export_java_world_in(
     for d in &known {
         let Some(dim_regions) = regions.remove(&d.id) else { continue };
         let source = WorldSource::new(world, dim_regions);
-        let options = ExportOptions::new().entities_dir(java_dir.join(&d.entities));
+        let options =
+            ExportOptions::new().entities_dir(java_dir.join(&d.entities)).compression(compression);
         let s = terrane_anvil::export_region_dir_with(
             &source,
             &java_dir.join(&d.region),
