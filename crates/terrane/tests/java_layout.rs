@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use terrane::anvil::region::{Compression, RegionFile};
 use terrane::export::Overwrite;
 use terrane::java::{self, JavaLayout};
 use terrane::{Backend, World};
@@ -89,9 +90,15 @@ fn exports_keep_the_26_1_layout_or_write_the_classic_one_when_told() {
     }
     assert_eq!(chunks(&import(&dir.path().join("a"), &same).0), before);
 
+    // Classic, and its chunks LZ4-compressed (a server's `region-file-compression=lz4`): the
+    // same world reads back.
     let classic = dir.path().join("classic");
-    let layout = JavaLayout::Classic;
-    java::export_java_world_in(&w, &classic, layout, Overwrite::Refuse, &mut |_, _| {}).unwrap();
+    let (layout, lz4) = (JavaLayout::Classic, Compression::Lz4);
+    java::export_java_world_in(&w, &classic, layout, lz4, Overwrite::Refuse, &mut |_, _| {})
+        .unwrap();
+    let region = RegionFile::new(std::fs::read(classic.join("region/r.0.0.mca")).unwrap()).unwrap();
+    let first = region.read(&region.entries().next().unwrap()).unwrap();
+    assert_eq!(first.compression, Compression::Lz4);
     for f in [
         "region/r.0.0.mca",
         "DIM-1/region/r.-3.-2.mca",
@@ -118,8 +125,8 @@ fn a_classic_world_exports_classic_unless_told() {
     java::export_java_world(&w, &out, Overwrite::Refuse, &mut |_, _| {}).unwrap();
     assert!(out.join("region/r.0.0.mca").is_file());
     let new = dir.path().join("new");
-    let layout = JavaLayout::Dimensions;
-    java::export_java_world_in(&w, &new, layout, Overwrite::Refuse, &mut |_, _| {}).unwrap();
+    let (layout, zlib) = (JavaLayout::Dimensions, Compression::Zlib);
+    java::export_java_world_in(&w, &new, layout, zlib, Overwrite::Refuse, &mut |_, _| {}).unwrap();
     assert!(new.join("dimensions/minecraft/overworld/region/r.0.0.mca").is_file());
     assert!(!new.join("region").exists());
 }
