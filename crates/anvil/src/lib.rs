@@ -72,7 +72,9 @@
 //!
 //! # Features
 //!
-//! None.
+//! - `testdata` (off): [`testdata`], the repository's real regions as Java world folders
+//!   shaped for tests (with `terrane-section/testdata`'s fixtures). For dev-dependencies
+//!   only.
 //!
 //! # What it does not guarantee
 //!
@@ -102,6 +104,8 @@ mod error;
 pub mod legacy_biomes;
 pub mod nbt;
 pub mod region;
+#[cfg(feature = "testdata")]
+pub mod testdata;
 mod world;
 
 pub use column::{Column, Layout, Section};

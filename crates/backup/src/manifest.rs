@@ -129,18 +129,7 @@ impl<W: Write> ManifestWriter<W> {
             tables: head.tables.len(),
             last: None,
         };
-        let mut b = MAGIC.to_vec();
-        b.extend([FORMAT_WRITTEN, 0, 0, 0]);
-        for v in [head.id, head.parent, head.created_ms, head.tick] {
-            b.extend(v.to_le_bytes());
-        }
-        put_str(&mut b, &head.signature);
-        put_str(&mut b, &head.source);
-        b.extend((head.tables.len() as u16).to_le_bytes());
-        for t in &head.tables {
-            put_str(&mut b, t);
-        }
-        w.put(&b)?;
+        w.put(&head_bytes(FORMAT_WRITTEN, head))?;
         Ok(w)
     }
 
@@ -195,6 +184,23 @@ impl<W: Write> ManifestWriter<W> {
         self.out.write_all(&crc.to_le_bytes())?;
         Ok((self.out, self.written + 4))
     }
+}
+
+/// A manifest's bytes up to its entries (the same in formats 1 and 2): the magic and
+/// `format`, the ids, times, signature, source and tables.
+fn head_bytes(format: u8, head: &Manifest) -> Vec<u8> {
+    let mut b = MAGIC.to_vec();
+    b.extend([format, 0, 0, 0]);
+    for v in [head.id, head.parent, head.created_ms, head.tick] {
+        b.extend(v.to_le_bytes());
+    }
+    put_str(&mut b, &head.signature);
+    put_str(&mut b, &head.source);
+    b.extend((head.tables.len() as u16).to_le_bytes());
+    for t in &head.tables {
+        put_str(&mut b, t);
+    }
+    b
 }
 
 fn put_str(out: &mut Vec<u8>, s: &str) {
@@ -559,16 +565,7 @@ pub(crate) mod tests {
 
     /// A format-1 manifest's bytes, as builds before format 2 wrote them.
     pub(crate) fn encode_v1(m: &Manifest) -> Vec<u8> {
-        let mut out = b"TBMF\x01\0\0\0".to_vec();
-        for v in [m.id, m.parent, m.created_ms, m.tick] {
-            out.extend(v.to_le_bytes());
-        }
-        put_str(&mut out, &m.signature);
-        put_str(&mut out, &m.source);
-        out.extend((m.tables.len() as u16).to_le_bytes());
-        for t in &m.tables {
-            put_str(&mut out, t);
-        }
+        let mut out = head_bytes(1, m);
         out.extend((m.entries.len() as u64).to_le_bytes());
         for e in &m.entries {
             out.push(if e.put.is_some() { 1 } else { 2 });

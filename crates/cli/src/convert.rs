@@ -38,6 +38,10 @@ pub struct ConvertArgs {
     /// How many approximated and dropped states to list by name (most cells first).
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+    /// When the source's level.dat does not read, write a new one from defaults (name from
+    /// the folder, spawn at 0,0, no seed) instead of refusing.
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn run(a: &ConvertArgs) -> Result<(), Fail> {
@@ -52,6 +56,7 @@ pub fn run(a: &ConvertArgs) -> Result<(), Fail> {
         }
         pb.set_position(p.columns_done);
     };
+    let options = convert::ConvertOptions::new().rebuild_level_dat(a.force);
     let s = match a.to {
         Edition::Bedrock => {
             if !terrane::java::is_java_world(&a.src) {
@@ -61,7 +66,7 @@ pub fn run(a: &ConvertArgs) -> Result<(), Fail> {
                     a.src.display()
                 )));
             }
-            convert::java_to_bedrock(&a.src, &a.dst, &mut progress)?
+            convert::java_to_bedrock_with(&a.src, &a.dst, &options, &mut progress)?
         }
         Edition::Java => {
             if !terrane::bedrock::is_bedrock_world(&a.src) {
@@ -71,7 +76,7 @@ pub fn run(a: &ConvertArgs) -> Result<(), Fail> {
                     a.src.display()
                 )));
             }
-            convert::bedrock_to_java(&a.src, &a.dst, &mut progress)?
+            convert::bedrock_to_java_with(&a.src, &a.dst, &options, &mut progress)?
         }
     };
     pb.finish_and_clear();

@@ -1267,12 +1267,16 @@ fn a_damaged_conversion_fails_or_says_it_is_partial() {
     };
     let all = world("all", damaged_region(|_| true));
     let out = t.join("all-bedrock");
-    let err = fails(&["convert", s(&all), s(&out), "--to", "bedrock"], 1);
+    let err = fails(&["convert", s(&all), s(&out), "--to", "bedrock", "--force"], 1);
     assert!(err.contains("nothing was converted") && err.contains("damaged"), "{err}");
     assert!(!out.exists(), "no world written");
 
+    // An empty level.dat: refused (nothing written) unless --force rebuilds it.
     let half = world("half", damaged_region(|i| i % 2 == 0));
-    let out = ok(&["convert", s(&half), s(&t.join("half-bedrock")), "--to", "bedrock"]);
+    let err = fails(&["convert", s(&half), s(&t.join("refused")), "--to", "bedrock"], 1);
+    assert!(err.contains("level.dat") && err.contains("--force"), "{err}");
+    assert!(!t.join("refused").exists());
+    let out = ok(&["convert", s(&half), s(&t.join("half-bedrock")), "--to", "bedrock", "--force"]);
     let last = out.lines().last().unwrap();
     assert!(last.starts_with("partial conversion: ") && last.contains("damaged"), "{out}");
     assert!(out.contains("unfinished: ") && out.contains("at stage"), "{out}");

@@ -109,8 +109,9 @@ fn convert_with_kills(src: &Path, dst: &Path, to: &str, rng: &mut Rng) -> (Optio
     }
 }
 
+/// The 1.21.1 region with every chunk finished: a conversion long enough to be killed.
 fn java_fixture(dir: &Path) -> PathBuf {
-    terrane_section::testdata::java_world(dir, "anvil/1.21.1/r.0.0.mca")
+    terrane_anvil::testdata::java_world_finished(dir, "anvil/1.21.1/r.0.0.mca")
 }
 
 #[test]

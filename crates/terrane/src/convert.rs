@@ -27,7 +27,9 @@
 //!   showing it unfinished;
 //! - `level.dat`: the name, spawn, seed, game mode, difficulty and last-played time both
 //!   editions keep (`level_dat.rs`); a converted Java world has no world-generation
-//!   settings;
+//!   settings; a source `level.dat` that does not read is refused unless
+//!   [`ConvertOptions::rebuild_level_dat`] (`terrane convert --force`) says to write one
+//!   from defaults;
 //! - biomes: Java's section biomes ⇄ Bedrock's `Data3D` record, with its height map (a
 //!   Java column before 1.18 by its biome numbers, read by their 1.18+ names); legacy and
 //!   missing biomes are counted as approximated ([`ConvertSummary`]);
@@ -202,6 +204,50 @@ pub fn java_to_bedrock(
     dst: &Path,
     progress: &mut dyn FnMut(&ConvertProgress),
 ) -> Result<ConvertSummary> {
+    java_to_bedrock_with(src, dst, &ConvertOptions::new(), progress)
+}
+
+/// What a conversion may do beyond its defaults.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct ConvertOptions {
+    /// Write a new `level.dat` from defaults (the name from the source folder, spawn at 0,0,
+    /// no seed) when the source's does not read, saying so in the report. Default false: such
+    /// a conversion is refused ([`Error::DamagedLevelDat`]) before anything is written.
+    pub rebuild_level_dat: bool,
+}
+
+impl ConvertOptions {
+    /// The defaults (see each field).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets [`rebuild_level_dat`](Self::rebuild_level_dat).
+    pub fn rebuild_level_dat(mut self, rebuild: bool) -> Self {
+        self.rebuild_level_dat = rebuild;
+        self
+    }
+}
+
+/// Refuses a source whose `level.dat` exists and does not read (by `reads`), unless the
+/// options say to rebuild it.
+fn check_level_dat(src: &Path, options: &ConvertOptions, reads: fn(&[u8]) -> bool) -> Result<()> {
+    let path = src.join("level.dat");
+    match fs::read(&path) {
+        Ok(b) if !reads(&b) && !options.rebuild_level_dat => Err(Error::DamagedLevelDat(path)),
+        _ => Ok(()),
+    }
+}
+
+/// [`java_to_bedrock`] with [`ConvertOptions`].
+pub fn java_to_bedrock_with(
+    src: &Path,
+    dst: &Path,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(&ConvertProgress),
+) -> Result<ConvertSummary> {
+    check_level_dat(src, options, |b| crate::level_dat::read_java(b).is_some())?;
     let all = find_dimensions(src, layout_of(src))?;
     let (found, others): (Vec<Dimension>, Vec<Dimension>) =
         all.into_iter().partition(|d| !d.name.contains(':'));
@@ -304,7 +350,8 @@ pub fn java_to_bedrock(
     })
 }
 
-/// The report's line for a source `level.dat` that does not read.
+/// The report's line for a source `level.dat` that does not read (a conversion told to
+/// rebuild it).
 const LEVEL_DAT_DAMAGED: &str = "level.dat: damaged (it does not read); the new world's was \
     written from defaults (name from the folder, spawn at 0,0, no seed)";
 
@@ -486,6 +533,17 @@ pub fn bedrock_to_java(
     dst: &Path,
     progress: &mut dyn FnMut(&ConvertProgress),
 ) -> Result<ConvertSummary> {
+    bedrock_to_java_with(src, dst, &ConvertOptions::new(), progress)
+}
+
+/// [`bedrock_to_java`] with [`ConvertOptions`].
+pub fn bedrock_to_java_with(
+    src: &Path,
+    dst: &Path,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(&ConvertProgress),
+) -> Result<ConvertSummary> {
+    check_level_dat(src, options, |b| crate::level_dat::read_bedrock(b).is_some())?;
     if !crate::bedrock::is_bedrock_world(src) {
         return Err(Error::Refused(format!(
             "{} is not a Bedrock world folder (no db/CURRENT)",

@@ -218,6 +218,13 @@ pub enum Error {
         /// not to a schematic.
         merge: bool,
     },
+    /// A conversion's source has a `level.dat` that does not read: nothing was written.
+    #[error(
+        "{}: damaged (it does not read); nothing was written: convert with --force to write a \
+         new level.dat from defaults (name from the folder, spawn at 0,0, no seed)",
+        .0.display()
+    )]
+    DamagedLevelDat(PathBuf),
     /// A conversion found columns but every one it read was damaged: no world was written.
     #[error(
         "nothing was converted from {}: every column read was damaged ({} damaged records; \

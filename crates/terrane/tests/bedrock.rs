@@ -10,8 +10,6 @@ use terrane::bedrock::{self, format::BedrockRecord};
 use terrane::export::Overwrite;
 use terrane::{ChunkView, World, tables};
 
-mod common;
-
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../bedrock/tests/data")
 }
@@ -189,10 +187,8 @@ fn amulet_core_reads_the_exported_bedrock_world_as_the_original() {
 fn java_world_1_21_1(dir: &Path) -> PathBuf {
     use std::io::Write as _;
     use terrane::nbt::{Compound, Tag, Writer};
-    let java = terrane_section::testdata::java_world(dir, "anvil/1.21.1/r.0.0.mca");
-    // Every chunk finished, so that every real block is converted and compared (most of
-    // the region's chunks were saved at earlier stages, which a conversion leaves out).
-    common::set_status(&java, |_| "minecraft:full");
+    // Every chunk finished, so that every real block is converted and compared.
+    let java = terrane_anvil::testdata::java_world_finished(dir, "anvil/1.21.1/r.0.0.mca");
     let mut version = Compound::new();
     version.insert("Id", Tag::Int(3955));
     version.insert("Name", Tag::String("1.21.1".into()));

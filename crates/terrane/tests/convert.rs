@@ -8,21 +8,13 @@ use std::path::{Path, PathBuf};
 use terrane::bedrock::format::translate::{Fidelity, table};
 use terrane::{Backend, ChunkView, World, convert};
 
-mod common;
-use common::set_status;
-
 fn bedrock_world() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../bedrock/tests/data/world")
 }
 
-/// The 1.21.1 region of the test data as a Java world folder, every chunk marked finished
-/// (`Status: minecraft:full`): most of the region's chunks were saved at earlier generation
-/// stages, which a conversion leaves out, and the translation tests are to see every real
-/// block.
+/// The 1.21.1 region of the test data as a Java world folder, every chunk finished.
 fn java_world(dir: &Path) -> PathBuf {
-    let java = terrane_section::testdata::java_world(dir, "anvil/1.21.1/r.0.0.mca");
-    set_status(&java, |_| "minecraft:full");
-    java
+    terrane_anvil::testdata::java_world_finished(dir, "anvil/1.21.1/r.0.0.mca")
 }
 
 /// Every cell of every chunk as names, layer 0 then the extra layers.
@@ -166,9 +158,18 @@ fn damaged_regions_are_named_and_the_rest_converted() {
         *b ^= 0x5a;
     }
     std::fs::write(&r, &bytes).unwrap();
-    // And a level.dat that does not read: said, not silently replaced.
+    // And a level.dat that does not read: refused, nothing written; told to rebuild it, the
+    // conversion says so, never replacing it silently.
     std::fs::write(java.join("level.dat"), b"\x1f\x8b not a level.dat").unwrap();
-    let s = convert::java_to_bedrock(&java, &dir.path().join("out"), &mut |_| {}).unwrap();
+    let refused = dir.path().join("refused");
+    match convert::java_to_bedrock(&java, &refused, &mut |_| {}) {
+        Err(terrane::Error::DamagedLevelDat(p)) => assert_eq!(p, java.join("level.dat")),
+        other => panic!("{other:?}"),
+    }
+    assert!(!refused.exists());
+    let rebuild = convert::ConvertOptions::new().rebuild_level_dat(true);
+    let s = convert::java_to_bedrock_with(&java, &dir.path().join("out"), &rebuild, &mut |_| {})
+        .unwrap();
     assert_eq!(s.damaged.len(), 2, "{:?}", s.damaged);
     assert!(s.damaged[0].starts_with("level.dat: damaged"), "{:?}", s.damaged);
     assert!(s.damaged[1].contains("r.0.0.mca"), "{:?}", s.damaged);
@@ -185,7 +186,7 @@ fn damaged_regions_are_named_and_the_rest_converted() {
     }
     std::fs::write(&r, &bytes).unwrap();
     let out = dir.path().join("out2");
-    match convert::java_to_bedrock(&java, &out, &mut |_| {}) {
+    match convert::java_to_bedrock_with(&java, &out, &rebuild, &mut |_| {}) {
         Err(terrane::Error::NothingConverted { src, damaged }) => {
             assert_eq!((src, damaged.len()), (java.clone(), 225));
         }
@@ -880,10 +881,13 @@ fn columns_the_game_had_not_finished_are_left_out_both_ways_and_counted_by_stage
     use terrane::bedrock::format::key::{BedrockColumnPos, tag};
 
     let dir = tempfile::tempdir().unwrap();
-    let java = java_world(dir.path());
     // The region's first three chunks set back to earlier stages.
     let stages = ["minecraft:features", "minecraft:noise", "features"];
-    let columns = set_status(&java, |n| stages.get(n).copied().unwrap_or("minecraft:full"));
+    let (java, columns) = terrane_anvil::testdata::java_world_with_status(
+        dir.path(),
+        "anvil/1.21.1/r.0.0.mca",
+        |n| stages.get(n).copied().unwrap_or("minecraft:full"),
+    );
     let finished = &columns[3..];
 
     let bedrock = dir.path().join("bedrock");
