@@ -644,7 +644,8 @@ const LZ4_LEVEL: u8 = 6;
 
 /// Encodes bytes in lz4-java's `LZ4BlockOutputStream` framing as Minecraft writes LZ4 regions
 /// (`region-file-compression=lz4`): a block per 64 KiB, each LZ4-compressed (stored raw
-/// where that is not smaller) with its checksum ([`lz4_checksum`]), then the empty end block.
+/// where that is not smaller) with its checksum (lz4-java's: xxHash32 of the block's bytes, seed
+/// `0x9747b28c`, top four bits cleared), then the empty end block.
 pub fn lz4_block_encode(data: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     for chunk in data.chunks(1 << (10 + LZ4_LEVEL)) {
