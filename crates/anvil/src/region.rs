@@ -1085,6 +1085,22 @@ mod open_tests {
         let mut back = Vec::new();
         lz4_java_wrc::Lz4BlockInput::new(&ours[..]).read_to_end(&mut back).unwrap();
         assert!(back == nbt, "lz4-java-wrc reads what terrane writes");
+        // Bytes LZ4 cannot shrink go in raw blocks, read both ways alike.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let noise: Vec<u8> = (0..100_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 32) as u8
+            })
+            .collect();
+        let raw = lz4_block_encode(&noise);
+        assert_eq!(raw[8] & 0xF0, 0x10, "a raw block");
+        assert!(decompress(Compression::Lz4, &raw, raw.len(), 1 << 30).unwrap() == noise);
+        let mut back = Vec::new();
+        lz4_java_wrc::Lz4BlockInput::new(&raw[..]).read_to_end(&mut back).unwrap();
+        assert!(back == noise);
         // A block whose checksum does not match its bytes is refused.
         let mut bad = ours.clone();
         bad[17] ^= 0x01;

@@ -427,3 +427,54 @@ impl<'r> BackupContents<'r> {
         Ok(report)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use terrane_store::{MemStore, ReadView as _, Store as _, StoreConfig};
+
+    use super::*;
+    use crate::BackupOptions;
+
+    fn two_backups(dir: &std::path::Path) -> Repo {
+        let store = MemStore::open(&StoreConfig::new("s").table("t").table("u")).unwrap();
+        let repo = Repo::open_or_create(dir.join("repo")).unwrap();
+        store.put("t", b"a", 1, b"one").unwrap();
+        store.put("u", b"b", 1, b"two").unwrap();
+        repo.backup(&store, &BackupOptions::default()).unwrap();
+        store.put("t", b"c", 2, b"three").unwrap();
+        repo.backup(&store, &BackupOptions::default()).unwrap();
+        repo
+    }
+
+    /// A manifest naming itself (or a newer backup) as its parent is damage, not a loop
+    /// followed for ever.
+    #[test]
+    fn a_parent_chain_that_loops_is_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = two_backups(dir.path());
+        let mut m = repo.manifest(2).unwrap();
+        m.parent = 2;
+        repo.write_manifest(&m).unwrap();
+        match repo.contents(2) {
+            Err(e @ Error::Damaged { .. }) => assert!(e.to_string().contains("loops"), "{e}"),
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("a looping chain was read"),
+        }
+    }
+
+    /// A store without one of the backup's tables is refused before anything is written.
+    #[test]
+    fn a_restore_into_a_store_without_a_table_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = two_backups(dir.path());
+        let target = MemStore::open(&StoreConfig::new("s").table("t")).unwrap();
+        target.put("t", b"kept", 9, b"as it was").unwrap();
+        match repo.contents(2).unwrap().restore_into(&target, false) {
+            Err(Error::TableMissing(t)) => assert_eq!(t, "u"),
+            other => panic!("{other:?}"),
+        }
+        let left: Vec<_> =
+            target.scan("t", KeyRange::all()).unwrap().map(|r| r.unwrap().0).collect();
+        assert_eq!(left, [b"kept".to_vec()]);
+    }
+}

@@ -1,7 +1,7 @@
 //! Pack files: the pieces (object values) of the backups, each checksummed and addressed by
 //! the SHA-256 of its bytes. Format: `docs/format/backup-repo.md`, "Pack files".
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -93,12 +93,7 @@ impl PackWriter {
     /// Makes the pack durable and moves it into `packs_dir`.
     pub(crate) fn finish(self, packs_dir: &Path) -> Result<()> {
         let PackWriter { id, tmp, out, .. } = self;
-        let file = out.into_inner().map_err(|e| io(&tmp)(e.into_error()))?;
-        file.sync_all().map_err(io(&tmp))?;
-        drop(file);
-        let dest = packs_dir.join(pack_name(id));
-        fs::rename(&tmp, &dest).map_err(io(&dest))?;
-        Ok(())
+        crate::repo::durable_rename(out, &tmp, &packs_dir.join(pack_name(id)))
     }
 }
 

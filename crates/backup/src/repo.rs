@@ -69,6 +69,16 @@ pub(crate) fn publish(tmp: &Path, dest: &Path, bytes: &[u8]) -> Result<()> {
     sync_dir(dest.parent().expect("a file in a folder"))
 }
 
+/// Flushes `out` (the file being written at `tmp`), makes it durable and renames it to
+/// `dest`: `dest` is the old file or the new one, whole. The caller makes the entries of
+/// `dest`'s folder durable.
+pub(crate) fn durable_rename(out: BufWriter<File>, tmp: &Path, dest: &Path) -> Result<()> {
+    let file = out.into_inner().map_err(|e| io(tmp)(e.into_error()))?;
+    file.sync_all().map_err(io(tmp))?;
+    drop(file);
+    fs::rename(tmp, dest).map_err(io(dest))
+}
+
 /// A manifest being written in `tmp/`, entry by entry.
 pub(crate) struct ManifestFile {
     writer: ManifestWriter<BufWriter<File>>,
@@ -87,10 +97,7 @@ impl ManifestFile {
     pub(crate) fn publish(self, objects: u64, bytes: u64, new_bytes: u64) -> Result<u64> {
         let ManifestFile { writer, tmp, dest } = self;
         let (out, len) = writer.finish(objects, bytes, new_bytes).map_err(io(&tmp))?;
-        let file = out.into_inner().map_err(|e| io(&tmp)(e.into_error()))?;
-        file.sync_all().map_err(io(&tmp))?;
-        drop(file);
-        fs::rename(&tmp, &dest).map_err(io(&dest))?;
+        durable_rename(out, &tmp, &dest)?;
         sync_dir(dest.parent().expect("a file in a folder"))?;
         Ok(len)
     }

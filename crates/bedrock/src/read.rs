@@ -158,3 +158,28 @@ pub fn db_dir(world_dir: &Path) -> Result<std::path::PathBuf> {
     }
     Ok(db)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_column_is_unfinished_at_finalized_states_0_and_1_in_either_width() {
+        let with = |state: Option<&[u8]>| RawColumn {
+            pos: BedrockColumnPos::default(),
+            sub_chunks: Vec::new(),
+            records: state
+                .map(|v| (crate::key::tag::FINALIZED_STATE, v.to_vec()))
+                .into_iter()
+                .collect(),
+            digp: false,
+            actors: Vec::new(),
+            missing_actors: Vec::new(),
+        };
+        assert_eq!(with(Some(&0i32.to_le_bytes())).unfinished_stage(), Some("needs_instaticking"));
+        assert_eq!(with(Some(&1i32.to_le_bytes())).unfinished_stage(), Some("needs_population"));
+        assert_eq!(with(Some(&[1])).unfinished_stage(), Some("needs_population"), "one byte");
+        assert_eq!(with(Some(&2i32.to_le_bytes())).unfinished_stage(), None);
+        assert_eq!(with(None).unfinished_stage(), None, "older worlds: finished");
+    }
+}

@@ -528,4 +528,31 @@ mod tests {
         assert_eq!(n, "minecraft:oak_log");
         assert_eq!(s.get("pillar_axis"), Some(&Tag::String("y".into())));
     }
+
+    #[test]
+    fn added_removed_and_flattened_properties_apply() {
+        let v = |a, b, c, d| i32::from_be_bytes([a, b, c, d]);
+        // Added (1.10, 1.12): a bell of 1.9 gains its attachment and toggle bit.
+        let (n, s) =
+            name_and_states(&upgrade(&entry("minecraft:bell", v(1, 9, 0, 0), &[])).unwrap());
+        assert_eq!(n, "minecraft:bell");
+        assert_eq!(s.get("attachment"), Some(&Tag::String("standing".into())));
+        assert_eq!(s.get("toggle_bit"), Some(&Tag::Byte(0)));
+        // Removed (1.10): grass loses its `mapped_type` before its rename.
+        let grass = entry(
+            "minecraft:grass",
+            v(1, 9, 0, 0),
+            &[("mapped_type", Tag::String("default".into()))],
+        );
+        let (n, s) = name_and_states(&upgrade(&grass).unwrap());
+        assert_eq!((n.as_str(), s.len()), ("minecraft:grass_block", 0), "{s:?}");
+        // Flattened through a value remap (1.20.50): smooth granite is polished granite.
+        let stone = entry(
+            "minecraft:stone",
+            v(1, 20, 40, 3),
+            &[("stone_type", Tag::String("granite_smooth".into()))],
+        );
+        let (n, s) = name_and_states(&upgrade(&stone).unwrap());
+        assert_eq!((n.as_str(), s.len()), ("minecraft:polished_granite", 0), "{s:?}");
+    }
 }
