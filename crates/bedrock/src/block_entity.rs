@@ -11,6 +11,9 @@
 //!   and `facing`, and a shulker box's `facing` from its state.
 //! - **Signs** and hanging signs: each side's text (Java's four lines ⇄ Bedrock's one text
 //!   with line breaks), dye colour, glowing text, and the wax.
+//! - **Spawners, hives, brewing stands, lecterns, jukeboxes, campfires, banners, heads and
+//!   decorated pots**: the fields each keeps, a banner's colour and a head's rotation (Bedrock
+//!   keeps them in the block entity, Java in the block) included.
 //! - **Beds**: Bedrock keeps a bed's colour in its block entity (`color`), Java in the block
 //!   (`minecraft:red_bed`): Java → Bedrock writes it from the block; Bedrock → Java counts a
 //!   colour the Java block does not have as approximated.
@@ -29,6 +32,8 @@ use std::collections::BTreeMap;
 use terrane_nbt::{Compound, Tag};
 
 use crate::translate::{EditionTable, table};
+
+mod functional;
 
 /// Java DataVersion from which text (sign lines, custom names) is a text component stored as
 /// NBT (a 1.21.5 snapshot; the release is 4325); before it, a JSON string.
@@ -84,11 +89,13 @@ enum Kind {
     Container,
     Sign,
     Bed,
+    /// The rest: [`functional`].
+    Functional,
 }
 
 /// Java id, Bedrock id, kind. The first Java id of a Bedrock id is what Bedrock's becomes,
 /// unless the cell's block says otherwise (a trapped chest).
-const KINDS: [(&str, &str, Kind); 13] = [
+const KINDS: [(&str, &str, Kind); 22] = [
     ("minecraft:chest", "Chest", Kind::Container),
     ("minecraft:trapped_chest", "Chest", Kind::Container),
     ("minecraft:barrel", "Barrel", Kind::Container),
@@ -102,6 +109,15 @@ const KINDS: [(&str, &str, Kind); 13] = [
     ("minecraft:sign", "Sign", Kind::Sign),
     ("minecraft:hanging_sign", "HangingSign", Kind::Sign),
     ("minecraft:bed", "Bed", Kind::Bed),
+    ("minecraft:brewing_stand", "BrewingStand", Kind::Container),
+    ("minecraft:mob_spawner", "MobSpawner", Kind::Functional),
+    ("minecraft:beehive", "Beehive", Kind::Functional),
+    ("minecraft:lectern", "Lectern", Kind::Functional),
+    ("minecraft:jukebox", "Jukebox", Kind::Functional),
+    ("minecraft:campfire", "Campfire", Kind::Functional),
+    ("minecraft:banner", "Banner", Kind::Functional),
+    ("minecraft:skull", "Skull", Kind::Functional),
+    ("minecraft:decorated_pot", "DecoratedPot", Kind::Functional),
 ];
 
 /// Java fields every block entity has, not data: never reported.
@@ -202,6 +218,24 @@ pub fn java_to_bedrock(
                 .filter_map(Tag::as_compound)
                 .filter_map(|i| java_item_to_bedrock(t, i, &id, report))
                 .collect();
+            let mut items = items;
+            if bedrock_id == "BrewingStand" {
+                for i in &mut items {
+                    let slot = byte(i, "Slot").and_then(|s| usize::try_from(s).ok());
+                    let bedrock = slot.and_then(|s| functional::BREWING_JAVA_TO_BEDROCK.get(s));
+                    i.insert("Slot", Tag::Byte(bedrock.copied().unwrap_or(-1)));
+                }
+                items.retain(|i| byte(i, "Slot") != Some(-1));
+                functional::java_to_bedrock(
+                    bedrock_id,
+                    java,
+                    block,
+                    data_version,
+                    &mut out,
+                    &mut used,
+                    report,
+                );
+            }
             out.insert("Items", Tag::compound_list(items));
             if let Some(n) = java.get("CustomName") {
                 out.insert("CustomName", Tag::String(java_text(n, data_version, &id, report)));
@@ -257,6 +291,15 @@ pub fn java_to_bedrock(
         Kind::Bed => {
             out.insert("color", Tag::Byte(bed_color(block).unwrap_or(0)));
         }
+        Kind::Functional => functional::java_to_bedrock(
+            bedrock_id,
+            java,
+            block,
+            data_version,
+            &mut out,
+            &mut used,
+            report,
+        ),
     }
     for key in java.keys().filter(|k| !used.contains(k)) {
         report.approx(&id, key);
@@ -449,6 +492,17 @@ pub fn bedrock_to_java(
                 .filter_map(Tag::as_compound)
                 .filter_map(|i| bedrock_item_to_java(t, i, &id, report))
                 .collect();
+            let mut items = items;
+            if id == "BrewingStand" {
+                for i in &mut items {
+                    let slot = byte(i, "Slot");
+                    let java =
+                        functional::BREWING_JAVA_TO_BEDROCK.iter().position(|s| Some(*s) == slot);
+                    i.insert("Slot", Tag::Byte(java.map_or(-1, |j| j as i8)));
+                }
+                items.retain(|i| byte(i, "Slot") != Some(-1));
+                functional::bedrock_to_java(&id, bedrock, &mut out, &mut used, report);
+            }
             out.insert("Items", Tag::compound_list(items));
             if let Some(n) = string(bedrock, "CustomName") {
                 out.insert("CustomName", Tag::String(n));
@@ -489,6 +543,7 @@ pub fn bedrock_to_java(
                 report.approx(&id, "colour (the Java block's)");
             }
         }
+        Kind::Functional => functional::bedrock_to_java(&id, bedrock, &mut out, &mut used, report),
     }
     for key in bedrock.keys().filter(|k| !used.contains(k)) {
         report.approx(&id, key);
@@ -498,8 +553,9 @@ pub fn bedrock_to_java(
 }
 
 /// The Java state a Bedrock block entity gives its cell, where it knows better than the
-/// table's translation `java_state` of the cell's block: a bed's colour (Bedrock's `bed`
-/// block has none). `None` when `java_state` stands.
+/// table's translation `java_state` of the cell's block: a bed's or a banner's colour
+/// (Bedrock's `bed` and banner blocks have none), a chest's half, a floor head's rotation.
+/// `None` when `java_state` stands.
 pub fn java_state(bedrock: &Compound, java_state: &str) -> Option<String> {
     let better = match string(bedrock, "id").as_deref() {
         Some("Bed") => {
@@ -522,7 +578,7 @@ pub fn java_state(bedrock: &Compound, java_state: &str) -> Option<String> {
             };
             crate::translate::with_prop(java_state, "type", half)?
         }
-        _ => return None,
+        _ => functional::java_state(bedrock, java_state)?,
     };
     (better != java_state).then_some(better)
 }
@@ -784,12 +840,10 @@ mod tests {
     #[test]
     fn what_no_rule_covers_is_counted() {
         let mut r = BlockEntityReport::default();
-        let mut banner = Compound::new();
-        banner.insert("id", Tag::String("minecraft:banner".into()));
-        assert!(
-            java_to_bedrock(&banner, (0, 0, 0), "minecraft:white_banner", None, &mut r).is_none()
-        );
-        assert_eq!(r.left.get("minecraft:banner"), Some(&1));
+        let mut beacon = Compound::new();
+        beacon.insert("id", Tag::String("minecraft:beacon".into()));
+        assert!(java_to_bedrock(&beacon, (0, 0, 0), "minecraft:beacon", None, &mut r).is_none());
+        assert_eq!(r.left.get("minecraft:beacon"), Some(&1));
         let mut c = chest(vec![]);
         c.insert("Lock", Tag::String("key".into()));
         let mut styled = item(0, "minecraft:diamond_sword", 1);

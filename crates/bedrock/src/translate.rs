@@ -9,7 +9,7 @@
 //! - **waterlogged**: Java's `waterlogged=true` becomes Bedrock's second layer holding still
 //!   water, and back (water in the second layer of a block whose Java state has a
 //!   `waterlogged` property). So do the blocks Java keeps in water without a property
-//!   ([`ALWAYS_WATERLOGGED`]: seagrass, kelp). Exact both ways.
+//!   ([`ALWAYS_WATERLOGGED`]: seagrass, kelp, bubble columns). Exact both ways.
 //! - **chests** ([`BEDROCK_PAIRED`]): Bedrock keeps a double chest's pairing in the block
 //!   entity, so a chest's `type` is not part of the translation (Bedrock chests come as
 //!   `type=single`, whatever minecraft-data's table says); the block entity carries it
@@ -48,8 +48,13 @@ pub const BEDROCK_PAIRED: [&str; 2] = ["minecraft:chest", "minecraft:trapped_che
 
 /// Java blocks that are always in water without a `waterlogged` property: Bedrock keeps
 /// their water in the second layer.
-pub const ALWAYS_WATERLOGGED: [&str; 4] =
-    ["minecraft:seagrass", "minecraft:tall_seagrass", "minecraft:kelp", "minecraft:kelp_plant"];
+pub const ALWAYS_WATERLOGGED: [&str; 5] = [
+    "minecraft:seagrass",
+    "minecraft:tall_seagrass",
+    "minecraft:kelp",
+    "minecraft:kelp_plant",
+    "minecraft:bubble_column",
+];
 
 /// What a state became.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -166,7 +166,7 @@ pub(crate) fn mib(b: u64) -> f64 {
 /// Opens the import's world, creating it when missing (a directory that does not exist or
 /// is empty, or a PostgreSQL schema without a world).
 pub(crate) fn open_for_import(world: &Path, backend: Option<Backend>) -> Result<World, Fail> {
-    let mut b = World::builder().sync_saves(false);
+    let mut b = World::builder().sync_saves(false).one_pass(true);
     if let Some(backend) = backend {
         b = b.backend(backend);
     }
@@ -392,7 +392,7 @@ pub fn export(c: ExportCmd) -> Result<(), Fail> {
         return Err(Fail::usage("--entities applies to a region folder, not with --world-folder"));
     }
     let t = Instant::now();
-    let w = World::open_read_only(&world)?;
+    let w = crate::open_one_pass(&world)?;
     let pb = bar(json, " columns");
     let show = |name: &str, p: &anvil::Progress| {
         pb.set_message(name.to_string());

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use serde_json::json;
-use terrane::World;
+
 use terrane::backup::{Keep, Repo};
 
 use crate::Fail;
@@ -101,7 +101,7 @@ pub fn run(a: &BackupArgs) -> Result<(), Fail> {
             let (world, repo) =
                 (a.world.as_ref().expect("required"), a.repo.as_ref().expect("required"));
             let t = Instant::now();
-            let w = World::open_read_only(world)?;
+            let w = crate::open_one_pass(world)?;
             let r = Repo::open_or_create(repo)?;
             // The newest backup's size: the length this one is expected to reach.
             let expected = match r.latest()? {

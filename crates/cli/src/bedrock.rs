@@ -112,7 +112,7 @@ pub fn export(
     json: bool,
 ) -> Result<(), Fail> {
     let t = Instant::now();
-    let w = World::open_read_only(world)?;
+    let w = crate::open_one_pass(world)?;
     let pb = bar(json, " columns");
     pb.set_message("export");
     let s = bedrock::export_bedrock_world(&w, dest, overwrite, &mut |p: &BedrockProgress| {

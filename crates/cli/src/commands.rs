@@ -238,7 +238,7 @@ pub fn verify(a: &WorldArgs) -> Result<(), Fail> {
     let pb = crate::progress::bar(a.json, " tiles");
     pb.set_message("verifying");
     pb.set_prefix("(64 x 64 columns each)");
-    let r = World::open_read_only(&a.world).and_then(|w| {
+    let r = crate::open_one_pass(&a.world).and_then(|w| {
         w.verify_with(&mut |done, tiles| {
             pb.set_length(tiles as u64);
             pb.set_position(done as u64);
@@ -314,7 +314,7 @@ pub fn repair(a: &WorldArgs) -> Result<(), Fail> {
             a.world.display()
         ))
     })?;
-    let verified = World::open_read_only(&a.world).and_then(|w| w.verify());
+    let verified = crate::open_one_pass(&a.world).and_then(|w| w.verify());
     if a.json {
         let states: Vec<_> = merged
             .states
@@ -369,7 +369,7 @@ pub fn repair(a: &WorldArgs) -> Result<(), Fail> {
 /// verified.
 pub fn copy(src: &Path, dst: &Path, backend: Option<terrane::Backend>) -> Result<(), Fail> {
     let t = Instant::now();
-    let from = World::open_read_only(src)?;
+    let from = crate::open_one_pass(src)?;
     let pb = crate::progress::bytes_bar(false, 0);
     pb.set_message("copy");
     let report = terrane::copy::copy_world(&from, dst, backend, |objects, bytes| {
@@ -378,7 +378,7 @@ pub fn copy(src: &Path, dst: &Path, backend: Option<terrane::Backend>) -> Result
     });
     pb.finish_and_clear();
     let report = report?;
-    let copy = World::open_read_only(dst)?;
+    let copy = crate::open_one_pass(dst)?;
     let (chunks, note) = match copy.verify() {
         Ok(v) => (v.levels.chunks.iter().sum::<usize>(), String::new()),
         // The last check `verify` makes: the copy is whole, and holds what the source held.

@@ -195,6 +195,12 @@ pub fn xyz<T: fmt::Display>(v: [T; 3]) -> String {
     format!("{x},{y},{z}")
 }
 
+/// Opens a world for reading it once through (verify, copy, export, backup, render): read-only,
+/// with the small caches of `WorldBuilder::one_pass`.
+pub fn open_one_pass(world: &std::path::Path) -> Result<terrane::World, terrane::Error> {
+    terrane::World::builder().read_only(true).one_pass(true).open(world)
+}
+
 /// Parses a backend name for clap.
 pub fn backend_arg(s: &str) -> Result<Backend, String> {
     let b = Backend::parse(s)

@@ -8,7 +8,6 @@ use std::fs;
 use std::io::{BufReader, Write as _};
 use std::path::{Path, PathBuf};
 
-use terrane::World;
 use terrane::cluster::{ColumnTile, MIN_TILE_SHIFT};
 use terrane::regionizer::replay::{self, ReplayOptions};
 
@@ -127,7 +126,7 @@ pub fn run(a: &RenderArgs) -> Result<(), Fail> {
         return Err(Fail::usage("--scale must be 1..=8"));
     }
     let world = match &a.world {
-        Some(w) => Some(World::open_read_only(w)?),
+        Some(w) => Some(crate::open_one_pass(w)?),
         None => None,
     };
     let log = match (&a.log, a.regions, &a.world) {

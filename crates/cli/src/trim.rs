@@ -49,7 +49,7 @@ fn parse_xz(s: &str) -> Result<(i64, i64), String> {
 pub fn run(a: &TrimArgs) -> Result<(), Fail> {
     let t = Instant::now();
     let mut world =
-        if a.dry_run { World::open_read_only(&a.world)? } else { World::open(&a.world)? };
+        if a.dry_run { crate::open_one_pass(&a.world)? } else { World::open(&a.world)? };
     let options = TrimOptions {
         keep_radius: a.keep_radius.map(|r| (a.center.0, a.center.1, r)),
         keep_areas: a.keep_area.clone(),

@@ -168,44 +168,82 @@ pub(crate) fn open_postgres(
     }
 }
 
-/// Opens (or creates) a directory world's store.
-pub(crate) fn open_backend(
-    dir: &Path,
-    backend: Backend,
-    mode: Mode,
-    read_only: bool,
-) -> Result<Handle> {
-    open_backend_with(dir, backend, mode, read_only, false)
-}
+/// Read caches of a store opened for one pass over its objects (`WorldBuilder::one_pass`):
+/// RocksDB's block cache (holding the tables' index and filter blocks too).
+pub(crate) const ONE_PASS_BLOCK_CACHE: usize = 16 << 20;
 
-/// [`open_backend`], the block file in repair mode when `repair`.
+/// The block file's read cache in one pass.
+pub(crate) const ONE_PASS_BLOCKFILE_CACHE: usize = 4 << 20;
+
+/// Opens (or creates) a directory world's store: the block file in repair mode when
+/// `repair`, with small read caches when `one_pass`.
 pub(crate) fn open_backend_with(
     dir: &Path,
     backend: Backend,
     mode: Mode,
     read_only: bool,
     repair: bool,
+    one_pass: bool,
 ) -> Result<Handle> {
     let cfg = store_config(mode, read_only);
     // Only the block file has a repair mode (RocksDB checks its own files).
     #[cfg(not(feature = "blockfile"))]
     let _ = repair;
+    #[cfg(not(any(feature = "rocksdb", feature = "blockfile")))]
+    let _ = one_pass;
     // A build with neither file backend opens only memory worlds.
     #[cfg(not(any(feature = "rocksdb", feature = "blockfile")))]
     let _ = dir;
     match backend {
         #[cfg(feature = "rocksdb")]
         Backend::RocksDb => {
-            Ok(Handle::Rocks(Arc::new(terrane_rocksdb::RocksStore::open(dir.join("db"), &cfg)?)))
+            let mut options = terrane_rocksdb::RocksOptions::default();
+            if one_pass {
+                options = options.block_cache_bytes(ONE_PASS_BLOCK_CACHE).row_cache_bytes(0);
+            }
+            Ok(Handle::Rocks(Arc::new(terrane_rocksdb::RocksStore::open_with(
+                dir.join("db"),
+                &cfg,
+                &options,
+            )?)))
         }
         #[cfg(feature = "blockfile")]
         Backend::BlockFile => Ok(Handle::Block(Arc::new(terrane_blockfile::BlockFile::open_with(
             dir.join("world.tbf"),
             &cfg,
-            &terrane_blockfile::BlockFileOptions::new().repair(repair),
+            &if one_pass {
+                terrane_blockfile::BlockFileOptions::new().cache_bytes(ONE_PASS_BLOCKFILE_CACHE)
+            } else {
+                terrane_blockfile::BlockFileOptions::new()
+            }
+            .repair(repair),
         )?))),
         Backend::Memory => Ok(Handle::Mem(Arc::new(MemStore::open(&cfg)?))),
         #[allow(unreachable_patterns)]
         other => Err(Error::BackendNotBuilt { backend: other, world: None }),
+    }
+}
+
+#[cfg(all(test, feature = "rocksdb"))]
+mod tests {
+    use super::*;
+
+    fn block_cache(one_pass: bool) -> u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let handle =
+            open_backend_with(dir.path(), Backend::RocksDb, Mode::Create, false, false, one_pass)
+                .unwrap();
+        let Handle::Rocks(store) = handle else { panic!("a RocksDB world") };
+        let cf = store.db().cf_handle(terrane_store::tables::CHUNK_L0).unwrap();
+        store.db().property_int_value_cf(&cf, "rocksdb.block-cache-capacity").unwrap().unwrap()
+    }
+
+    #[test]
+    fn one_pass_opens_rocksdb_with_the_small_block_cache() {
+        assert_eq!(block_cache(true), ONE_PASS_BLOCK_CACHE as u64);
+        assert_eq!(
+            block_cache(false),
+            terrane_rocksdb::RocksOptions::default().block_cache_bytes as u64
+        );
     }
 }

@@ -47,7 +47,7 @@ pub fn copy_world(
     mut progress: impl FnMut(u64, u64),
 ) -> Result<CopyReport> {
     let dest = dest.as_ref();
-    let mut builder = World::builder().schema(src.schema().clone());
+    let mut builder = World::builder().schema(src.schema().clone()).one_pass(true);
     if let Some(b) = backend {
         builder = builder.backend(b);
     }

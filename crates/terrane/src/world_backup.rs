@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use terrane_backup::{BackupContents, BackupReport, Keep, PruneReport, Repo, RestoreReport};
 use terrane_store::{Batch, Store, tables};
 
-use crate::backend::{Backend, Mode, SIGNATURE, connection_string, open_backend, open_postgres};
+use crate::backend::{
+    Backend, Mode, SIGNATURE, connection_string, open_backend_with, open_postgres,
+};
 use crate::error::{Error, Result, io};
 use crate::world::World;
 use crate::world_dir;
@@ -195,7 +197,7 @@ pub fn restore_world_with(
     let lock = world_dir::lock(dest, false)?;
     let result = (|| {
         world_dir::write_intent(dest, backend)?;
-        let handle = open_backend(dest, backend, Mode::Create, false)?;
+        let handle = open_backend_with(dest, backend, Mode::Create, false, false, true)?;
         let report = restore(&*handle.store())?;
         drop(handle);
         world_dir::commit_intent(dest)?;
