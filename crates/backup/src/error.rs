@@ -54,6 +54,16 @@ pub enum Error {
         /// The objects affected: table and key.
         objects: Vec<(String, Vec<u8>)>,
     },
+    /// A backup from changes was asked for against a backup that is not the newest.
+    #[error(
+        "the changes given are since backup {since}, but the repository's newest is {newest}: take a whole backup"
+    )]
+    NotNewest {
+        /// The backup the changes are since.
+        since: u64,
+        /// The repository's newest backup (0: none).
+        newest: u64,
+    },
     /// The store a backup restores into lacks a table the backup holds.
     #[error("the target store has no table {0:?}, which the backup holds")]
     TableMissing(String),

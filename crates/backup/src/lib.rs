@@ -85,7 +85,7 @@ mod repack;
 mod repo;
 mod verify;
 
-pub use backup::{BackupOptions, BackupReport};
+pub use backup::{BackupOptions, BackupReport, ChangedKeys};
 pub use contents::{BackupContents, RestoreReport};
 pub use error::{Error, Result};
 pub use manifest::decode_manifest;
