@@ -36,6 +36,9 @@ pub struct BackupReport {
     pub objects: u64,
     /// Bytes of the objects' values.
     pub bytes: u64,
+    /// Objects read from the store: every one, or for a backup from changes
+    /// ([`Repo::backup_changes`]) those the caller named.
+    pub read: u64,
     /// Objects new or changed since the parent (their value or their version).
     pub changed: u64,
     /// Bytes of the values of the objects whose value changed.
@@ -123,6 +126,7 @@ impl<'r> Writing<'r> {
 
     /// The object `key` of table `ti` is `object` in the store; `old` in the newest backup.
     fn object(&mut self, ti: u16, key: Vec<u8>, object: &Object, old: Option<Put>) -> Result<()> {
+        self.report.read += 1;
         self.report.objects += 1;
         self.report.bytes += object.data.len() as u64;
         (self.progress)(self.report.objects, self.report.bytes);
@@ -324,8 +328,11 @@ impl Repo {
             };
             match (object, old) {
                 (Some(o), old) => w.object(ti_of(&tables, table), key.clone(), &o, old)?,
-                (None, Some(p)) => w.removed(table, key.clone(), &p)?,
-                (None, None) => {}
+                (None, Some(p)) => {
+                    w.report.read += 1;
+                    w.removed(table, key.clone(), &p)?
+                }
+                (None, None) => w.report.read += 1,
             }
         }
         drop(snap);

@@ -9,7 +9,8 @@
 //! - [`Repo::backup`] takes one snapshot of a [`Store`](terrane_store::Store) (which goes on
 //!   taking writes meanwhile), walks it in key order beside the newest backup's objects and
 //!   writes only the values that changed, then publishes a manifest of the changes (puts and
-//!   removals). A backup costs what changed, plus one read of the store.
+//!   removals). A backup costs what changed, plus one read of the store;
+//!   [`Repo::backup_changes`] reads only the objects its caller says changed.
 //! - [`Repo::list`] shows the backups; [`Repo::contents`] reads one back
 //!   ([`BackupContents::get`], [`BackupContents::keys`]) and
 //!   [`BackupContents::restore_into`] makes a store hold exactly it.
@@ -57,8 +58,11 @@
 //!
 //! # What it does not guarantee
 //!
-//! - Every backup reads and hashes every object of the store once: its cost in reads is the
-//!   store's size, in writes what changed.
+//! - [`Repo::backup`] reads and hashes every object of the store once: its cost in reads is
+//!   the store's size, in writes what changed. [`Repo::backup_changes`] reads only the
+//!   objects its caller names, and trusts that every change since the newest backup is among
+//!   them (a terrane world records them); it reads the newest backup's manifests through
+//!   (about 60 bytes an object), not its packs.
 //! - A value is written once per key; an equal value under another key is found only among
 //!   the last 131,072 values a backup walks past, so far-apart copies may be stored twice.
 //! - [`BackupContents::get`] and [`BackupContents::keys`] (an area's restore) index the

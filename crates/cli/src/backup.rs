@@ -101,7 +101,9 @@ pub fn run(a: &BackupArgs) -> Result<(), Fail> {
             let (world, repo) =
                 (a.world.as_ref().expect("required"), a.repo.as_ref().expect("required"));
             let t = Instant::now();
-            let w = crate::open_one_pass(world)?;
+            // Writable: the world records what it changes after this backup, so that the
+            // next one reads only that (`terrane::backup_changes`).
+            let w = terrane::World::builder().one_pass(true).open(world)?;
             let r = Repo::open_or_create(repo)?;
             // The newest backup's size: the length this one is expected to reach.
             let expected = match r.latest()? {
@@ -121,17 +123,18 @@ pub fn run(a: &BackupArgs) -> Result<(), Fail> {
             let secs = t.elapsed().as_secs_f64();
             if a.json {
                 let v = json!({ "id": b.id, "parent": b.parent, "objects": b.objects,
-                    "bytes": b.bytes, "changed": b.changed, "changed_bytes": b.changed_bytes,
+                    "bytes": b.bytes, "read": b.read, "changed": b.changed, "changed_bytes": b.changed_bytes,
                     "removed": b.removed, "pack_bytes": b.pack_bytes,
                     "manifest_bytes": b.manifest_bytes, "seconds": secs });
                 outln!("{}", serde_json::to_string_pretty(&v)?);
             } else {
                 outln!(
-                    "backup {} of {}: {} objects ({:.2} MiB); {} changed ({:.2} MiB), {} removed since backup {}; wrote {:.2} MiB in {:.2} s",
+                    "backup {} of {}: {} objects ({:.2} MiB), {} read; {} changed ({:.2} MiB), {} removed since backup {}; wrote {:.2} MiB in {:.2} s",
                     b.id,
                     world.display(),
                     b.objects,
                     mib(b.bytes),
+                    b.read,
                     b.changed,
                     mib(b.changed_bytes),
                     b.removed,

@@ -115,8 +115,10 @@ fn demo_then_every_command(backend: &str) {
     let first = json(&["backup", s(&world), s(&repo), "--json"]);
     assert_eq!((first["id"].as_u64(), first["removed"].as_u64()), (Some(1), Some(0)));
     assert!(first["pack_bytes"].as_u64().unwrap() > 0);
+    assert_eq!(first["read"], first["objects"], "the first backup reads the whole world");
     let second = json(&["backup", s(&world), s(&repo), "--json"]);
     assert_eq!((second["changed"].as_u64(), second["pack_bytes"].as_u64()), (Some(0), Some(0)));
+    assert_eq!(second["read"], 0, "the world records what it changes: nothing since");
     let listed = json(&["backup", "list", s(&repo), "--json"]);
     assert_eq!(listed.as_array().unwrap().len(), 2);
     ok(&["backup", "verify", s(&repo)]);

@@ -185,7 +185,11 @@ pub(crate) fn open_backend_with(
     repair: bool,
     one_pass: bool,
 ) -> Result<Handle> {
-    let cfg = store_config(mode, read_only);
+    let mut cfg = store_config(mode, read_only);
+    if !read_only {
+        // A directory world records its changes for its backups (`backup_changes`).
+        cfg = cfg.table(crate::backup_changes::BACKUP_CHANGES_TABLE);
+    }
     // Only the block file has a repair mode (RocksDB checks its own files).
     #[cfg(not(feature = "blockfile"))]
     let _ = repair;

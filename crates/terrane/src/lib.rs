@@ -131,6 +131,7 @@
 
 mod area_scan;
 mod backend;
+pub mod backup_changes;
 pub mod bedrock;
 pub mod block_states;
 pub mod convert;

@@ -21,6 +21,7 @@ use terrane_store::{DEFAULT_CACHE_BYTES, MemStore, ReadAhead, Store, WritePipeli
 use crate::backend::{
     Backend, Handle, Mode, connection_string, open_backend_with, open_postgres, store_config,
 };
+use crate::backup_changes::ChangeRecorder;
 use crate::error::{Error, Result, io};
 use crate::world_dir::{self, DirState};
 
@@ -357,7 +358,15 @@ impl WorldBuilder {
         backend: Backend,
         lock: Option<fs::File>,
     ) -> Result<World> {
-        let store = handle.store();
+        let mut store = handle.store();
+        // A directory world's own writes are recorded for its next backup; its change
+        // records are hidden from everything above (`backup_changes`).
+        let mut changes = None;
+        if dir.is_some() && self.server.is_none() {
+            let recorder = Arc::new(ChangeRecorder::open(store)?);
+            store = Arc::clone(&recorder) as Arc<dyn Store>;
+            changes = (!self.read_only).then_some(recorder);
+        }
         if store.get(tables::WORLD_META, crate::world_backup::RESTORING_KEY)?.is_some() {
             let at = dir.clone().unwrap_or_else(|| PathBuf::from("the PostgreSQL world"));
             return Err(Error::RestoreUnfinished(at));
@@ -422,6 +431,7 @@ impl WorldBuilder {
             pipeline,
             read_ahead,
             saved_ticks: VecDeque::new(),
+            changes,
         })
     }
 }
@@ -524,6 +534,8 @@ pub struct World {
     read_only: bool,
     pub(crate) backend: Backend,
     pub(crate) handle: Handle,
+    /// What the world changed since its last backup (a writable directory world).
+    pub(crate) changes: Option<Arc<ChangeRecorder>>,
     tiered: TieredStore<Arc<dyn Store>>,
     regionizer: Arc<Regionizer<ChunkPos, ()>>,
     scheduler: Option<Scheduler<ChunkPos, ()>>,

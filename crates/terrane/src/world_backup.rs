@@ -13,6 +13,7 @@ use terrane_store::{Batch, Store, tables};
 use crate::backend::{
     Backend, Mode, SIGNATURE, connection_string, open_backend_with, open_postgres,
 };
+use crate::backup_changes::ChangeRecorder;
 use crate::error::{Error, Result, io};
 use crate::world::World;
 use crate::world_dir;
@@ -44,12 +45,31 @@ pub const RESTORING_KEY: &[u8] = b"terrane:restoring";
 pub struct BackupSource {
     store: Arc<dyn Store>,
     source: String,
+    /// The world's record of its changes (a writable directory world).
+    changes: Option<Arc<ChangeRecorder>>,
+}
+
+/// The *since* mark of backup `id` of `repo` ([`crate::backup_changes`]).
+fn since_mark(repo: &Repo, id: u64) -> Result<String> {
+    let created = repo.info(id)?.created_ms;
+    let path = fs::canonicalize(repo.path()).unwrap_or_else(|_| repo.path().to_path_buf());
+    Ok(format!("{created} {id} {}", path.display()))
 }
 
 impl BackupSource {
     /// Backs the world up into `repo` ([`Repo::backup`]): one snapshot, only what changed
     /// since the repository's newest backup written. The backup's tick is the world's game
     /// tick in that snapshot.
+    ///
+    /// A writable directory world records which objects it writes
+    /// ([`backup_changes`](crate::backup_changes)): when the repository's newest backup is
+    /// the world's last one, only those objects are read ([`Repo::backup_changes`]); else
+    /// (the first backup, another repository, a world opened read-only, a PostgreSQL world)
+    /// the whole world is read. Either way the backup holds the world as it is.
+    ///
+    /// # Errors
+    /// Also when the backup was published but the world could not record it (the next
+    /// backup then reads the whole world).
     pub fn backup(&self, repo: &Repo) -> Result<BackupReport> {
         self.backup_with(repo, &mut |_, _| {})
     }
@@ -67,7 +87,34 @@ impl BackupSource {
                 e => terrane_store::Error::Corrupt(e.to_string()),
             })
         };
-        Ok(repo.backup_with(&*self.store, &self.source, tick_of, progress)?)
+        let Some(changes) = &self.changes else {
+            return Ok(repo.backup_with(&*self.store, &self.source, tick_of, progress)?);
+        };
+        // 1. Close a generation: every write from here on is recorded in a new one.
+        let open = changes.close_generation();
+        // 2. Read the closed records.
+        let closed = changes.closed(open)?;
+        // 3. Back up: from the closed records when the world's mark names the repository's
+        //    newest backup (they then hold every change since it), else the whole world.
+        let newest = repo.latest()?;
+        let since = match (newest, changes.since()?) {
+            (Some(id), Some(mark)) if mark == since_mark(repo, id)? => Some(id),
+            _ => None,
+        };
+        let report = match since {
+            Some(id) => repo.backup_changes(
+                &*self.store,
+                id,
+                &closed.keys,
+                &self.source,
+                tick_of,
+                progress,
+            )?,
+            None => repo.backup_with(&*self.store, &self.source, tick_of, progress)?,
+        };
+        // 4. Mark: the closed records go, the mark names the new backup.
+        changes.mark(&closed.records, &since_mark(repo, report.id)?)?;
+        Ok(report)
     }
 }
 
@@ -131,7 +178,11 @@ impl World {
             Some(d) => d.display().to_string(),
             None => format!("a {} world", self.backend.name()),
         };
-        BackupSource { store: Arc::clone(self.tiered().store()), source }
+        BackupSource {
+            store: Arc::clone(self.tiered().store()),
+            source,
+            changes: self.changes.clone(),
+        }
     }
 
     /// Backs the world up into `repo`: only the objects changed since the repository's

@@ -145,6 +145,63 @@ fn a_restore_that_did_not_finish_never_opens() {
     assert!(!to.exists());
 }
 
+/// Restores backup `id` of `repo` into a new world beside it and compares it with `want`.
+fn restores_as(repo: &Repo, id: u64, want: &Objects, to: std::path::PathBuf) {
+    terrane::restore_world(&repo.contents(id).unwrap(), &to, Some(Backend::BlockFile)).unwrap();
+    assert_eq!(&objects(World::open_read_only(&to).unwrap().store()), want, "backup {id}");
+}
+
+#[test]
+fn a_world_reads_only_what_it_changed_since_its_last_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let (w, r1, r2) = (dir.path().join("w"), dir.path().join("r1"), dir.path().join("r2"));
+    let (repo1, repo2) = (Repo::open_or_create(&r1).unwrap(), Repo::open_or_create(&r2).unwrap());
+    let restored = |name: &str| dir.path().join(name);
+    let mut world = block_world(&w);
+    play(&mut world, 40);
+    // The first backup reads everything, and starts the record.
+    let first = world.backup_incremental(&repo1).unwrap();
+    assert_eq!(first.read, first.objects);
+    play(&mut world, 2);
+    let second = world.backup_incremental(&repo1).unwrap();
+    let want = objects(world.store());
+    assert!(second.read > 0 && second.read * 3 < second.objects, "{second:?}");
+    assert_eq!(second.objects, want.len() as u64);
+    restores_as(&repo1, second.id, &want, restored("a"));
+    // Nothing changed: nothing read.
+    let third = world.backup_incremental(&repo1).unwrap();
+    assert_eq!((third.read, third.changed, third.removed), (0, 0, 0));
+    // Another repository: the whole world, and the record follows it.
+    let other = world.backup_incremental(&repo2).unwrap();
+    assert_eq!(other.read, other.objects);
+    play(&mut world, 2);
+    let back = world.backup_incremental(&repo1).unwrap();
+    assert_eq!(back.read, back.objects, "the record is since repo2's backup");
+    restores_as(&repo1, back.id, &objects(world.store()), restored("b"));
+    // The record outlives the process: reopened, the world still reads only its changes.
+    drop(world);
+    let mut world = World::open(&w).unwrap();
+    play(&mut world, 3);
+    let reopened = world.backup_incremental(&repo1).unwrap();
+    assert!(reopened.read * 3 < reopened.objects, "{reopened:?}");
+    restores_as(&repo1, reopened.id, &objects(world.store()), restored("c"));
+    // A backup the world could not record (opened read-only): the next reads everything.
+    drop(world);
+    let ro = World::open_read_only(&w).unwrap();
+    let unrecorded = ro.backup_incremental(&repo1).unwrap();
+    assert_eq!(unrecorded.read, unrecorded.objects);
+    drop(ro);
+    let mut world = World::open(&w).unwrap();
+    play(&mut world, 1);
+    let after = world.backup_incremental(&repo1).unwrap();
+    assert_eq!(after.read, after.objects, "the mark names an older backup");
+    restores_as(&repo1, after.id, &objects(world.store()), restored("d"));
+    // The record is the world's own: copies and backups never carry it.
+    let copy = dir.path().join("copy");
+    terrane::copy::copy_world(&world, &copy, Some(Backend::BlockFile), |_, _| {}).unwrap();
+    assert_eq!(objects(World::open_read_only(&copy).unwrap().store()), objects(world.store()));
+}
+
 #[test]
 fn a_backup_taken_while_the_world_saves_is_a_tick_it_saved() {
     let dir = tempfile::tempdir().unwrap();
