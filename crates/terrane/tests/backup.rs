@@ -200,6 +200,7 @@ fn a_world_reads_only_what_it_changed_since_its_last_backup() {
     let copy = dir.path().join("copy");
     terrane::copy::copy_world(&world, &copy, Some(Backend::BlockFile), |_, _| {}).unwrap();
     assert_eq!(objects(World::open_read_only(&copy).unwrap().store()), objects(world.store()));
+    world.verify().unwrap();
 }
 
 #[test]
