@@ -115,6 +115,7 @@ fn as_json(s: &ConvertSummary, secs: f64) -> serde_json::Value {
         "biomes_approximated": s.biomes_approximated,
         "columns_without_biomes": s.columns_without_biomes,
         "entities": block_entities_json(&s.entities),
+        "players": s.players,
         "unfinished": s.unfinished,
         "skipped_dimensions": s.skipped_dimensions,
         "damaged": s.damaged,
@@ -175,6 +176,9 @@ fn print_human(a: &ConvertArgs, s: &ConvertSummary, secs: f64) {
     }
     print_block_entities("block entities", &s.block_entities, a.top);
     print_block_entities("entities", &s.entities, a.top);
+    if s.players > 0 {
+        outln!("  players: {} besides the single player's, under the same ids", s.players);
+    }
     let unfinished: u64 = s.unfinished.values().sum();
     if unfinished > 0 {
         outln!(

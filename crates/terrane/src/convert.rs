@@ -40,7 +40,8 @@
 //!   the fields of translated ones that are not kept as approximated;
 //! - the single-player world's player (Java `level.dat`'s `Player` ⇄ Bedrock
 //!   `~local_player`): place, game mode, experience and every item it carries
-//!   ([`player`](terrane_bedrock::player)); other players are counted as left out;
+//!   ([`player`](terrane_bedrock::player)), and every other player the same way (Java's
+//!   player files ⇄ Bedrock's `player_server_` records; a Java UUID is the Bedrock id);
 //! - light and the rest of each column are not translated: the game computes light anew.
 //!
 //! ```no_run
@@ -69,6 +70,9 @@ use terrane_bedrock::db::{ReadDb, WriteDb};
 use terrane_bedrock::entity::EntityReport;
 use terrane_bedrock::key::BedrockColumnPos;
 use terrane_bedrock::player::LOCAL_PLAYER_KEY;
+
+use crate::convert_players::PLAYER_SERVER_PREFIX;
+pub use crate::convert_players::{BEDROCK_PLAYER_IDS, bedrock_player_uuid};
 use terrane_bedrock::read::{db_dir, read_db};
 use terrane_bedrock::translate::{ChunkTranslator, Direction, TranslationReport, table};
 use terrane_chunk::{BlockId, Schema};
@@ -122,6 +126,10 @@ pub struct ConvertSummary {
     /// Entities: those translated (mobs and dropped items), those left out (kinds with no
     /// rule, or damaged), and what was approximated, by source id ([`EntityReport`]).
     pub entities: EntityReport,
+    /// Players besides the single-player world's own (counted in `entities` as
+    /// `minecraft:player` with it): Java's player files ⇄ Bedrock's `player_server_` records
+    /// (`docs/format/java-bedrock-table.md`, "Players").
+    pub players: u64,
     /// Columns Minecraft had not finished generating, by the stage they were saved at (Java's
     /// `Status`, `unpopulated` for a chunk from before 1.13; Bedrock's `FinalizedState`):
     /// left out, so that the game of the other edition generates them instead of showing
@@ -328,12 +336,12 @@ pub fn java_to_bedrock_with(
                 db.put(LOCAL_PLAYER_KEY, &w.out)?;
             }
         }
-        let others =
-            java_player_files(src).iter().filter(|u| Some(*u) != player_uuid.as_ref()).count()
-                as u64;
-        if others > 0 {
-            *summary.entities.left.entry(OTHER_PLAYERS.into()).or_default() += others;
-        }
+        summary.players += crate::convert_players::java_to_bedrock(
+            src,
+            player_uuid.as_deref(),
+            &mut db,
+            &mut summary.entities,
+        )?;
         db.finish()?;
         let shared = level_dat.as_deref().and_then(crate::level_dat::read_java);
         if level_dat.is_some() && shared.is_none() {
@@ -364,29 +372,10 @@ fn nothing_converted(src: &Path, s: &ConvertSummary) -> Result<()> {
     Ok(())
 }
 
-/// What the report counts the players of a world other than the single-player one under:
-/// Java's player files, Bedrock's `player_server_` records (not translated).
-pub const OTHER_PLAYERS: &str = "minecraft:player (other players: not translated)";
-
 /// A Java UUID (four ints) in its text form, as player files are named.
 fn uuid_string(ints: &[i32]) -> String {
     let hex: String = ints.iter().map(|i| format!("{:08x}", *i as u32)).collect();
     format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
-}
-
-/// The UUIDs of a Java world's player files (`playerdata/`, or 26.1's `players/data/`).
-fn java_player_files(src: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    for dir in ["playerdata", "players/data"].map(|d| src.join(d)) {
-        let Ok(entries) = fs::read_dir(&dir) else { continue };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(uuid) = name.strip_suffix(".dat") {
-                out.push(uuid.to_string());
-            }
-        }
-    }
-    out
 }
 
 /// The Bedrock release of the table's states, as `level.dat`'s `lastOpenedWithVersion`.
@@ -578,7 +567,7 @@ pub fn bedrock_to_java_with(
         let mut db = ReadDb::open(&db_dir(src)?)?;
         summary.damaged.extend(db.notes().iter().cloned());
         let mut failure: Option<Error> = None;
-        let (mut local_player, mut other_players) = (None, 0u64);
+        let (mut local_player, mut other_players) = (None, Vec::new());
         let r = read_db(
             &mut db,
             |raw| {
@@ -723,8 +712,8 @@ pub fn bedrock_to_java_with(
             |key, value| {
                 if key == LOCAL_PLAYER_KEY {
                     local_player = Some(value.to_vec());
-                } else if key.starts_with(b"player_server_") {
-                    other_players += 1;
+                } else if let Some(id) = key.strip_prefix(PLAYER_SERVER_PREFIX) {
+                    other_players.push((String::from_utf8_lossy(id).into_owned(), value.to_vec()));
                 }
                 Ok(())
             },
@@ -767,9 +756,8 @@ pub fn bedrock_to_java_with(
                 None
             }
         });
-        if other_players > 0 {
-            *summary.entities.left.entry(OTHER_PLAYERS.into()).or_default() += other_players;
-        }
+        summary.players +=
+            crate::convert_players::bedrock_to_java(&other_players, tmp, &mut summary.entities)?;
         let level = crate::level_dat::java_level_dat(
             &shared,
             &level_name(src),

@@ -138,6 +138,7 @@ pub mod convert;
 mod convert_biomes;
 mod convert_block_entities;
 mod convert_entities;
+mod convert_players;
 pub mod copy;
 mod error;
 pub mod export;

@@ -760,7 +760,7 @@ fn the_single_player_goes_to_bedrock_and_back_with_its_place_and_items() {
     data.insert("LevelName", Tag::String("players".into()));
     data.insert("Player", Tag::Compound(player.clone()));
     std::fs::write(java.join("level.dat"), java_level_dat(data)).unwrap();
-    // A second player's file: not the single player, counted as left out.
+    // The single player's own file (Java writes both) and a damaged one.
     std::fs::create_dir_all(java.join("playerdata")).unwrap();
     std::fs::write(java.join("playerdata/0000000b-0000-0016-0000-00210000002c.dat"), b"").unwrap();
     std::fs::write(java.join("playerdata/12345678-0000-0000-0000-000000000000.dat"), b"").unwrap();
@@ -768,7 +768,8 @@ fn the_single_player_goes_to_bedrock_and_back_with_its_place_and_items() {
     let bedrock = dir.path().join("bedrock");
     let there = convert::java_to_bedrock(&java, &bedrock, &mut |_| {}).unwrap();
     assert_eq!(there.entities.converted.get("minecraft:player"), Some(&1));
-    assert_eq!(there.entities.left.get(convert::OTHER_PLAYERS), Some(&1), "{:?}", there.entities);
+    assert_eq!(there.entities.left.get("(damaged player)"), Some(&1), "{:?}", there.entities);
+    assert_eq!(there.players, 0);
     let b = local_player(&bedrock);
     let y = |p: &Compound| match p.get("Pos").and_then(Tag::as_list) {
         Some([_, Tag::Double(y), _]) => *y,
@@ -1005,4 +1006,121 @@ fn an_old_bedrock_world_converts_as_the_same_world_saved_today() {
     let (a, b) = (java("today"), java("then"));
     assert!(a.len() > 20, "{} chunks", a.len());
     assert!(a == b, "the old world's Java blocks differ from today's");
+}
+
+/// Every `player_server_` record of a Bedrock world, by id.
+fn server_players(world: &Path) -> BTreeMap<String, terrane::nbt::Compound> {
+    use terrane::bedrock::format::{db, read};
+    let mut d = db::ReadDb::open(&read::db_dir(world).unwrap()).unwrap();
+    let mut out = BTreeMap::new();
+    read::read_db(
+        &mut d,
+        |_| Ok(()),
+        |k, v| {
+            if let Some(id) = k.strip_prefix(b"player_server_") {
+                let c = terrane::nbt::Reader::little_endian(v).root_compound().unwrap();
+                out.insert(String::from_utf8(id.to_vec()).unwrap(), c);
+            }
+            Ok(())
+        },
+    )
+    .unwrap();
+    out
+}
+
+/// A Java player file (gzip NBT).
+fn player_file(p: &terrane::nbt::Compound) -> Vec<u8> {
+    let raw = terrane::nbt::to_bytes("", &terrane::nbt::Tag::Compound(p.clone())).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &raw).unwrap();
+    gz.finish().unwrap()
+}
+
+/// The player files of a Java world, by UUID.
+fn java_players(world: &Path) -> BTreeMap<String, terrane::nbt::Compound> {
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(world.join("playerdata")).unwrap() {
+        let path = e.unwrap().path();
+        let mut raw = Vec::new();
+        std::io::Read::read_to_end(
+            &mut flate2::read::GzDecoder::new(&std::fs::read(&path).unwrap()[..]),
+            &mut raw,
+        )
+        .unwrap();
+        let (_, root) = terrane::nbt::from_bytes(&raw).unwrap();
+        let uuid = path.file_stem().unwrap().to_string_lossy().into_owned();
+        out.insert(uuid, root.as_compound().unwrap().clone());
+    }
+    out
+}
+
+#[test]
+fn every_player_goes_to_bedrock_and_back_under_the_same_id() {
+    use terrane::nbt::{Compound, Tag};
+    let dir = tempfile::tempdir().unwrap();
+    let java = java_world(dir.path());
+    let player = |y: f64, dim: &str, mode: i32, xp: i32, item: &str| {
+        let mut p = Compound::new();
+        p.insert("Pos", Tag::list(vec![Tag::Double(1.5), Tag::Double(y), Tag::Double(2.5)]));
+        p.insert("Dimension", Tag::String(dim.into()));
+        p.insert("playerGameType", Tag::Int(mode));
+        p.insert("XpLevel", Tag::Int(xp));
+        let mut i = Compound::new();
+        i.insert("Slot", Tag::Byte(4));
+        i.insert("id", Tag::String(item.into()));
+        i.insert("count", Tag::Int(7));
+        p.insert("Inventory", Tag::compound_list([i.clone()]));
+        i.insert("Slot", Tag::Byte(2));
+        p.insert("EnderItems", Tag::compound_list([i]));
+        p
+    };
+    let alex = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0";
+    // A player first met in Bedrock under an id that is not a UUID: its Java file is named
+    // after the UUID terrane gave it, and the id file says which id it was.
+    let steve = terrane::convert::bedrock_player_uuid("xbox:2535416");
+    std::fs::create_dir_all(java.join("playerdata")).unwrap();
+    let players = [
+        (alex.to_string(), player(40.0, "minecraft:the_nether", 1, 12, "minecraft:diamond")),
+        (steve.clone(), player(90.0, "minecraft:overworld", 0, 3, "minecraft:torch")),
+    ];
+    for (uuid, p) in &players {
+        std::fs::write(java.join(format!("playerdata/{uuid}.dat")), player_file(p)).unwrap();
+    }
+    std::fs::write(
+        java.join(terrane::convert::BEDROCK_PLAYER_IDS),
+        format!("{steve} xbox:2535416\n"),
+    )
+    .unwrap();
+
+    let bedrock = dir.path().join("bedrock");
+    let there = convert::java_to_bedrock(&java, &bedrock, &mut |_| {}).unwrap();
+    assert_eq!(there.players, 2);
+    let in_bedrock = server_players(&bedrock);
+    assert_eq!(in_bedrock.keys().collect::<Vec<_>>(), [alex, "xbox:2535416"]);
+    let a = &in_bedrock[alex];
+    assert_eq!(a.get("DimensionId"), Some(&Tag::Int(1)));
+    assert_eq!(a.get("PlayerGameMode"), Some(&Tag::Int(1)));
+    assert_eq!(a.get("PlayerLevel"), Some(&Tag::Int(12)));
+    assert_eq!(carried(a).len(), 2, "{:?}", carried(a));
+
+    let back_dir = dir.path().join("back");
+    let back = convert::bedrock_to_java(&bedrock, &back_dir, &mut |_| {}).unwrap();
+    assert_eq!(back.players, 2);
+    let in_java = java_players(&back_dir);
+    assert_eq!(in_java.keys().collect::<Vec<_>>(), [alex, steve.as_str()]);
+    for (uuid, p) in &players {
+        let again = &in_java[uuid];
+        for k in ["Dimension", "playerGameType", "XpLevel"] {
+            assert_eq!(again.get(k), p.get(k), "{uuid}: {k}");
+        }
+        assert_eq!(java_carried(again), java_carried(p), "{uuid}");
+        let ints = again.get("UUID").unwrap();
+        assert!(matches!(ints, Tag::IntArray(v) if v.len() == 4), "{ints:?}");
+    }
+    // The id file goes with the world, so that the next conversion finds the same ids.
+    let ids = std::fs::read_to_string(back_dir.join(terrane::convert::BEDROCK_PLAYER_IDS)).unwrap();
+    assert_eq!(ids, format!("{steve} xbox:2535416\n"));
+    let again = dir.path().join("again");
+    convert::java_to_bedrock(&back_dir, &again, &mut |_| {}).unwrap();
+    assert_eq!(server_players(&again).keys().collect::<Vec<_>>(), [alex, "xbox:2535416"]);
 }
