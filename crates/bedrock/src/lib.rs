@@ -89,6 +89,7 @@ pub mod db;
 pub mod entity;
 mod error;
 pub mod key;
+pub mod legacy;
 mod level_dat;
 pub mod log_check;
 pub mod names;

@@ -2,7 +2,7 @@
 //! (`docs/format/bedrock.md`, "Sub-chunks").
 //!
 //! ```text
-//! version: u8 (1, 8 or 9)
+//! version: u8 (1, 8 or 9; 0 and 2–7 before 1.2.13: `legacy`)
 //! [8, 9]  storage count: u8
 //! [9]     y index: i8
 //! per storage:
@@ -51,7 +51,9 @@ pub const fn bedrock_index(x: u32, y: u32, z: u32) -> usize {
 }
 
 impl SubChunk {
-    /// Decodes a `SubChunkPrefix` value. Versions 0 and 2–7 (worlds older than 1.2.13) and
+    /// Decodes a `SubChunkPrefix` value. Versions 0 and 2–7 (worlds older than 1.2.13: numeric
+    /// ids and metas) become one storage of `{name, val}` entries
+    /// ([`legacy::decode_subchunk`](crate::legacy::decode_subchunk)). Other versions and
     /// runtime-id storages are [`Error::UnsupportedSubChunk`]; every other defect is
     /// [`Error::SubChunk`].
     pub fn decode(b: &[u8]) -> Result<SubChunk> {
@@ -65,6 +67,11 @@ impl SubChunk {
                     return Err(bad("no storage count and y index".into()));
                 }
                 (rest[0] as usize, Some(rest[1] as i8), 3)
+            }
+            // Before 1.2.13: numeric ids and metas (`legacy`).
+            0 | 2..=7 => {
+                let storages = vec![crate::legacy::decode_subchunk(rest)?];
+                return Ok(SubChunk { version, y: None, storages });
             }
             v => return Err(Error::UnsupportedSubChunk(format!("sub-chunk version {v}"))),
         };
@@ -255,7 +262,8 @@ mod tests {
             b[i] ^= 0x5A;
             let _ = SubChunk::decode(&b);
         }
-        assert!(matches!(SubChunk::decode(&[4, 0]), Err(Error::UnsupportedSubChunk(_))));
+        assert!(matches!(SubChunk::decode(&[4, 0]), Err(Error::SubChunk(_))), "too short");
+        assert!(matches!(SubChunk::decode(&[10, 0]), Err(Error::UnsupportedSubChunk(_))));
         assert!(matches!(SubChunk::decode(&[9, 1, 0, 3]), Err(Error::UnsupportedSubChunk(_))));
         assert!(matches!(SubChunk::decode(&[9, 1, 0, 7 << 1]), Err(Error::SubChunk(_))));
         // An index past the palette.

@@ -420,8 +420,12 @@ pub fn newest_version() -> i32 {
 
 /// The palette entry `{name, states, version}` brought up to date through every schema from
 /// the first not older than its `version` (0 when it has none), its version then
-/// [`newest_version`]; `None` when no schema changes it.
+/// [`newest_version`]; `None` when no schema changes it. An entry `{name, val}` of a world
+/// from before 1.13 is its 1.12.0 state first ([`legacy`](crate::legacy)).
 pub fn upgrade(entry: &Compound) -> Option<Compound> {
+    // A numeric meta of a world from before 1.13: its 1.12.0 state first.
+    let legacy = crate::legacy::state_of_entry(entry);
+    let entry = legacy.unwrap_or(entry);
     let Some(Tag::String(name)) = entry.get("name") else { return None };
     let version = match entry.get("version") {
         Some(Tag::Int(v)) => *v,
@@ -440,7 +444,7 @@ pub fn upgrade(entry: &Compound) -> Option<Compound> {
         (id, now) = s.apply(&id, &now);
         at = s.version;
     }
-    if id == *name && now == *states {
+    if id == *name && now == *states && legacy.is_none() {
         return None;
     }
     let mut out = Compound::new();

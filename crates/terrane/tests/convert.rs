@@ -949,6 +949,15 @@ fn an_old_bedrock_world_converts_as_the_same_world_saved_today() {
             "minecraft:chest" => {
                 ("minecraft:chest", vec![("facing_direction", Tag::Int(2))], v(1, 20, 0, 1))
             }
+            // 1.2.13 to 1.12: a numeric meta instead of states.
+            "minecraft:dirt" | "minecraft:grass_block" => {
+                let old =
+                    if name == "minecraft:dirt" { "minecraft:dirt" } else { "minecraft:grass" };
+                *c = Compound::new();
+                c.insert("name".to_string(), Tag::String(old.to_string()));
+                c.insert("val".to_string(), Tag::Short(0));
+                return true;
+            }
             _ => return false,
         };
         let mut s = Compound::new();
@@ -967,11 +976,48 @@ fn an_old_bedrock_world_converts_as_the_same_world_saved_today() {
     std::fs::copy(src.join("level.dat"), old.join("level.dat")).unwrap();
     let mut from = ReadDb::open(&src.join("db")).unwrap();
     let mut to = WriteDb::create(&old.join("db")).unwrap();
-    let mut oldened = 0;
+    // Before 1.2.13: ids and metas, for sub-chunks of blocks that had them.
+    let legacy_id = |c: &Compound| -> Option<(u8, u8)> {
+        let Some(Tag::String(name)) = c.get("name") else { return None };
+        Some(match name.as_str() {
+            "minecraft:air" => (0, 0),
+            "minecraft:stone" => (1, 0),
+            "minecraft:granite" => (1, 1),
+            "minecraft:diorite" => (1, 3),
+            "minecraft:andesite" => (1, 5),
+            "minecraft:grass_block" => (2, 0),
+            "minecraft:dirt" => (3, 0),
+            "minecraft:bedrock" => (7, 0),
+            "minecraft:gravel" => (13, 0),
+            "minecraft:gold_ore" => (14, 0),
+            "minecraft:iron_ore" => (15, 0),
+            "minecraft:coal_ore" => (16, 0),
+            _ => return None,
+        })
+    };
+    let (mut oldened, mut numbered) = (0, 0);
     from.for_each(|k, value| {
         let is_sub_chunk = (k.len() == 10 || k.len() == 14) && k[k.len() - 2] == 0x2f;
         let mut value = value.to_vec();
-        if is_sub_chunk && let Ok(mut sc) = SubChunk::decode(&value) {
+        let sc = if is_sub_chunk { SubChunk::decode(&value).ok() } else { None };
+        let ids: Option<Vec<(u8, u8)>> = sc
+            .as_ref()
+            .filter(|sc| sc.storages.len() == 1)
+            .and_then(|sc| sc.storages[0].palette.iter().map(legacy_id).collect());
+        if let (Some(sc), Some(ids)) = (&sc, ids) {
+            let s = &sc.storages[0];
+            let mut v = vec![0u8; 1 + 4096 + 2048 + 4096];
+            for (i, &p) in s.indices.iter().enumerate() {
+                let (id, meta) = ids[p as usize];
+                v[1 + i] = id;
+                v[1 + 4096 + i / 2] |= meta << ((i % 2) * 4);
+            }
+            numbered += 1;
+            to.put(k, &v).unwrap();
+            to.end_group().unwrap();
+            return Ok(());
+        }
+        if let Some(mut sc) = sc {
             let mut changed = false;
             for s in &mut sc.storages {
                 for c in &mut s.palette {
@@ -990,6 +1036,7 @@ fn an_old_bedrock_world_converts_as_the_same_world_saved_today() {
     .unwrap();
     to.finish().unwrap();
     assert!(oldened >= 9, "{oldened} sub-chunks hold old states");
+    assert!(numbered >= 1, "{numbered} sub-chunks hold numeric ids");
 
     let today = convert::bedrock_to_java(&src, &dir.path().join("today"), &mut |_| {}).unwrap();
     let then = convert::bedrock_to_java(&old, &dir.path().join("then"), &mut |_| {}).unwrap();
