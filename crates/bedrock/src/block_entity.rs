@@ -35,6 +35,8 @@ use crate::translate::{EditionTable, table};
 
 mod functional;
 
+pub use functional::{JAVA_POTTED, flower_pot_to_bedrock};
+
 /// Java DataVersion from which text (sign lines, custom names) is a text component stored as
 /// NBT (a 1.21.5 snapshot; the release is 4325); before it, a JSON string.
 pub const SIGN_TEXT_NBT_DATA_VERSION: i32 = 4290;
@@ -468,6 +470,10 @@ pub fn bedrock_to_java(
     report: &mut BlockEntityReport,
 ) -> Option<Compound> {
     let id = string(bedrock, "id").unwrap_or_else(|| "(no id)".into());
+    if id == "FlowerPot" {
+        functional::flower_pot_to_java(bedrock, report);
+        return None;
+    }
     let block_name = block.split_once('[').map_or(block, |(n, _)| n);
     // The Java id the cell's block names (a trapped chest), else the first of the Bedrock id's.
     let mut of_id = KINDS.iter().filter(|(_, b, _)| *b == id);

@@ -46,6 +46,29 @@ pub(crate) fn java_to_bedrock_record(
 ) -> Result<Option<Vec<u8>>> {
     let mut out = Writer::new().little_endian();
     let mut any = false;
+    // Potted plants: Java keeps the plant in the block, Bedrock in a block entity.
+    for (cy, bytes) in chunks {
+        let view = ChunkView::parse(bytes)?;
+        let potted = |b: terrane_chunk::BlockId| {
+            from.blocks().get(b.0).filter(|n| n.starts_with(block_entity::JAVA_POTTED))
+        };
+        if !view.palette_iter().any(|b| potted(b).is_some()) {
+            continue;
+        }
+        let mut found = Vec::new();
+        view.for_each_block(|i, b| {
+            if let Some(name) = potted(b) {
+                found.push((i, name));
+            }
+        });
+        for (i, name) in found {
+            let at = cell_world(pos, *cy, i);
+            if let Some(b) = block_entity::flower_pot_to_bedrock(name, at, report) {
+                out.named("", &Tag::Compound(b))?;
+                any = true;
+            }
+        }
+    }
     let mut put = |java: &Compound,
                    at: (i32, i32, i32),
                    block: &str,

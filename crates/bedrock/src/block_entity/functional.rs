@@ -1,6 +1,7 @@
 //! The block entities both editions share beyond containers, signs and beds: mob spawners,
 //! beehives and bee nests with their bees, brewing stands (a container whose slots differ),
-//! lecterns, jukeboxes, campfires, banners, mob heads and decorated pots, by the rules in
+//! lecterns, jukeboxes, campfires, banners, mob heads, decorated pots and flower pots (Java
+//! keeps the plant in the block, Bedrock in a block entity), by the rules in
 //! `docs/format/java-bedrock-table.md`, "Block entities". Each function fills the fields of
 //! its kind into a compound that [`super`] has opened (id, position), names the source
 //! fields it read in `used` (every other one is counted as approximated there), and counts
@@ -488,11 +489,77 @@ pub(super) fn bedrock_to_java(
     }
 }
 
-/// The Java state a banner's or a head's Bedrock block entity gives its cell: a banner's
-/// colour (`Base`; Bedrock's block has none), a floor head's rotation (`Rotation`, degrees;
-/// Bedrock's block has only its facing). `None` for other block entities.
+/// The prefix of Java's potted plants (`minecraft:potted_poppy`).
+pub const JAVA_POTTED: &str = "minecraft:potted_";
+
+/// Java → Bedrock: the `FlowerPot` block entity of a cell holding the Java potted plant
+/// `block` (`minecraft:potted_poppy`) at `(x, y, z)`: its `PlantBlock` the plant's Bedrock
+/// state. `None` for a block that is not a potted plant.
+pub fn flower_pot_to_bedrock(
+    block: &str,
+    (x, y, z): (i32, i32, i32),
+    report: &mut BlockEntityReport,
+) -> Option<Compound> {
+    let plant = bare(block.split_once('[').map_or(block, |(n, _)| n)).strip_prefix("potted_")?;
+    let t = table();
+    let translated = t.java_to_bedrock(&format!("minecraft:{plant}"));
+    let id = "minecraft:flower_pot";
+    let mut out = Compound::new();
+    out.insert("id", Tag::String("FlowerPot".into()));
+    out.insert("x", Tag::Int(x));
+    out.insert("y", Tag::Int(y));
+    out.insert("z", Tag::Int(z));
+    out.insert("isMovable", Tag::Byte(1));
+    match crate::names::parse_state_name(&translated.name, t.block_version()) {
+        Ok(state) if translated.fidelity != crate::translate::Fidelity::Dropped => {
+            out.insert("PlantBlock", Tag::Compound(state));
+        }
+        _ => report.approx(id, &format!("{plant} (Bedrock has no such plant: the pot is empty)")),
+    }
+    *report.converted.entry(id.to_string()).or_default() += 1;
+    Some(out)
+}
+
+/// Bedrock → Java: the Java state of a pot whose `FlowerPot` block entity is `bedrock`: the
+/// potted plant of its `PlantBlock`, `minecraft:flower_pot` when it has none (or Java has no
+/// pot for that plant, counted).
+fn potted_java_state(bedrock: &Compound, report: Option<&mut BlockEntityReport>) -> String {
+    let t = table();
+    let plant = bedrock.get("PlantBlock").and_then(Tag::as_compound).map(|p| {
+        let name = crate::names::state_name(p, t.block_version());
+        t.bedrock_to_java(&name, false).name
+    });
+    let Some(plant) = plant else { return "minecraft:flower_pot".into() };
+    let bare_plant = bare(plant.split_once('[').map_or(plant.as_str(), |(n, _)| n));
+    let potted = format!("{JAVA_POTTED}{bare_plant}");
+    if t.java_to_bedrock(&potted).fidelity == crate::translate::Fidelity::Dropped {
+        if let Some(r) = report {
+            r.approx("FlowerPot", &format!("{plant} (Java has no pot for it: the pot is empty)"));
+        }
+        return "minecraft:flower_pot".into();
+    }
+    potted
+}
+
+/// Bedrock → Java: a `FlowerPot` block entity has no Java block entity (the plant is the
+/// block, [`java_state`]); counts it.
+pub(super) fn flower_pot_to_java(bedrock: &Compound, report: &mut BlockEntityReport) {
+    potted_java_state(bedrock, Some(report));
+    *report.converted.entry("FlowerPot".to_string()).or_default() += 1;
+}
+
+/// The Java state a banner's, a head's or a pot's Bedrock block entity gives its cell: a
+/// banner's colour (`Base`; Bedrock's block has none), a floor head's rotation (`Rotation`,
+/// degrees; Bedrock's block has only its facing), a pot's plant. `None` for other block
+/// entities.
 pub(super) fn java_state(bedrock: &Compound, java_state: &str) -> Option<String> {
     match string(bedrock, "id").as_deref() {
+        Some("FlowerPot")
+            if java_state.starts_with(JAVA_POTTED)
+                || java_state.starts_with("minecraft:flower_pot") =>
+        {
+            Some(potted_java_state(bedrock, None))
+        }
         Some("Banner") => {
             let base = int(bedrock, "Base").filter(|b| (0..16).contains(b))?;
             let want = DYES[15 - base as usize].0;
@@ -774,6 +841,27 @@ mod tests {
         assert_eq!(get(&b, &["item", "Count"]), Some(&Tag::Byte(3)));
         assert_eq!(j.get("sherds"), Some(&Tag::list(sherds)));
         assert_eq!(get(&j, &["item", "id"]), Some(&s("minecraft:diamond")));
+    }
+
+    #[test]
+    fn a_pot_keeps_its_plant_in_bedrocks_block_entity_and_back_in_javas_block() {
+        let mut report = BlockEntityReport::default();
+        let b = flower_pot_to_bedrock("minecraft:potted_poppy", (1, 2, 3), &mut report).unwrap();
+        assert_eq!(b.get("id"), Some(&s("FlowerPot")));
+        let plant = get(&b, &["PlantBlock", "name"]).and_then(Tag::as_str).unwrap();
+        assert!(plant.contains("poppy") || plant.contains("red_flower"), "{plant}");
+        // The table's Java state for Bedrock's pot is some potted plant: the entity says which.
+        let table_guess = "minecraft:potted_closed_eyeblossom";
+        assert_eq!(java_state(&b, table_guess).as_deref(), Some("minecraft:potted_poppy"));
+        let empty = compound(vec![("id", s("FlowerPot"))]);
+        assert_eq!(java_state(&empty, table_guess).as_deref(), Some("minecraft:flower_pot"));
+        // A pot's entity on a cell that holds no pot changes nothing.
+        assert_eq!(java_state(&b, "minecraft:stone"), None);
+        let mut back = BlockEntityReport::default();
+        assert!(to_java(&b, "minecraft:potted_poppy", &mut back).is_none(), "no Java entity");
+        assert_eq!(back.converted.get("FlowerPot"), Some(&1));
+        assert!(back.left.is_empty() && back.approximated.is_empty(), "{back:?}");
+        assert!(flower_pot_to_bedrock("minecraft:stone", (0, 0, 0), &mut report).is_none());
     }
 
     #[test]
