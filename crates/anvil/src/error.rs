@@ -82,6 +82,9 @@ pub enum ChunkError {
     /// The NBT parsed, but its structure is not a chunk this crate understands.
     #[error("malformed chunk: {0}")]
     Malformed(String),
+    /// A Linear region file (`r.X.Z.linear`) that does not read: the whole region.
+    #[error("Linear region: {0}")]
+    Linear(#[from] crate::linear::LinearError),
     /// Reading the chunk's bytes from a region file opened on disk failed (the disk's
     /// error; the file changed or became unreadable while it was read).
     #[error("reading the region file failed at bytes {start}..{end}: {message}")]

@@ -102,6 +102,7 @@ mod column_rest;
 pub mod convert;
 mod error;
 pub mod legacy_biomes;
+pub mod linear;
 pub mod nbt;
 pub mod region;
 #[cfg(feature = "testdata")]
@@ -113,6 +114,6 @@ pub use convert::{ColumnRecord, ImportedColumn};
 pub use error::{ChunkError, Error, Result};
 pub use world::{
     DamagedChunk, ExportOptions, ExportSource, ExportSummary, ImportOptions, ImportSink,
-    ImportSummary, MemColumns, MissingEntity, Progress, StoredColumn, export_region_dir,
-    export_region_dir_with, import_region_dir, import_region_dir_with,
+    ImportSummary, MemColumns, MissingEntity, Progress, RegionFormat, StoredColumn,
+    export_region_dir, export_region_dir_with, import_region_dir, import_region_dir_with,
 };

@@ -174,6 +174,14 @@ pub fn parse_region_name(name: &str) -> Option<(i32, i32)> {
     Some((x.parse().ok()?, z.parse().ok()?))
 }
 
+/// Parses a Linear region file name `r.<x>.<z>.linear` ([`crate::linear`]) into region
+/// coordinates.
+pub fn parse_linear_name(name: &str) -> Option<(i32, i32)> {
+    let rest = name.strip_prefix("r.")?.strip_suffix(".linear")?;
+    let (x, z) = rest.split_once('.')?;
+    Some((x.parse().ok()?, z.parse().ok()?))
+}
+
 /// The side-file name Minecraft uses for an oversize chunk at absolute column `(x, z)`.
 pub fn external_name(x: i32, z: i32) -> String {
     format!("c.{x}.{z}.mcc")
@@ -823,20 +831,29 @@ impl RegionWriter {
     }
 }
 
-/// Lists the region files (`r.X.Z.mca`) of a folder, sorted by (x, z).
+/// Lists the region files of a folder, Anvil's (`r.X.Z.mca`) and Linear ones
+/// (`r.X.Z.linear`, [`crate::linear`]), sorted by (x, z), an Anvil file before a Linear one
+/// of the same region.
 pub fn list_regions(dir: &Path) -> std::io::Result<Vec<(i32, i32, PathBuf)>> {
     let mut v = Vec::new();
     for e in std::fs::read_dir(dir)? {
         let e = e?;
         let name = e.file_name();
-        if let Some((x, z)) = name.to_str().and_then(parse_region_name)
+        let coords =
+            name.to_str().and_then(|n| parse_region_name(n).or_else(|| parse_linear_name(n)));
+        if let Some((x, z)) = coords
             && e.file_type()?.is_file()
         {
             v.push((x, z, e.path()));
         }
     }
-    v.sort_by_key(|&(x, z, _)| (x, z));
+    v.sort_by_key(|(x, z, p)| (*x, *z, is_linear(p)));
     Ok(v)
+}
+
+/// Whether `path` names a Linear region file (`.linear`).
+pub fn is_linear(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "linear")
 }
 
 #[cfg(test)]

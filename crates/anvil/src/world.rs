@@ -10,6 +10,7 @@ use terrane_section::ColumnPos;
 use crate::column::{Column, Layout};
 use crate::convert::{ImportedColumn, column_to_terrane_sorted, terrane_to_column};
 use crate::error::{ChunkError, Error, Result};
+use crate::linear::{self, LinearChunk, LinearLayout};
 use crate::region::{self, Compression, RegionFile, RegionWriter};
 
 /// Where an import writes: any store (an in-memory one is [`MemColumns`]).
@@ -312,45 +313,53 @@ pub fn import_region_dir_with<S: ImportSink>(
             progress(&p);
             continue;
         }
-        // Read a chunk at a time: memory does not grow with the region's size.
-        let r = match RegionFile::open(&path).map_err(|e| Error::io(&path, e))? {
-            Ok(r) => r,
+        // Read a chunk at a time: memory does not grow with the region's size. A Linear file
+        // is read whole, as an Anvil region in memory.
+        let opened = match open_region(&path) {
+            Ok(opened) => opened,
             Err(e) => {
-                summary.damaged.push(DamagedChunk {
-                    file: path,
-                    index: None,
-                    pos: None,
-                    error: ChunkError::TruncatedRegion(e.0 as u64),
-                });
+                summary.damaged.push(DamagedChunk { file: path, index: None, pos: None, error: e });
                 p.regions_done += 1;
                 progress(&p);
                 continue;
             }
         };
+        let (r, file_len) = opened?;
         let r = r.with_external(rx, rz, dir).with_max_decompressed(options.max_decompressed);
         p.region = (rx, rz);
-        p.bytes_in += r.len();
-        summary.bytes_in += r.len();
+        p.bytes_in += file_len;
+        summary.bytes_in += file_len;
         // The matching entity region (1.17+), when asked for and present.
         let mut ents: Option<(PathBuf, RegionFile)> = None;
         if let Some(edir) = &options.entities_dir {
-            let epath = edir.join(format!("r.{rx}.{rz}.mca"));
+            let mut epath = edir.join(format!("r.{rx}.{rz}.mca"));
+            if !epath.is_file() {
+                epath = edir.join(format!("r.{rx}.{rz}.linear"));
+            }
             if epath.is_file() {
                 let b = std::fs::read(&epath).map_err(|e| Error::io(&epath, e))?;
                 summary.bytes_in += b.len() as u64;
                 p.bytes_in += b.len() as u64;
-                match RegionFile::new(b) {
+                let b = match region::is_linear(&epath) {
+                    true => {
+                        linear::to_anvil(&b, linear::MAX_DECOMPRESSED).map_err(ChunkError::from)
+                    }
+                    false => Ok(b),
+                };
+                match b.and_then(|b| {
+                    RegionFile::new(b).map_err(|e| ChunkError::TruncatedRegion(e.0 as u64))
+                }) {
                     Ok(er) => {
                         let er = er
                             .with_external(rx, rz, edir)
                             .with_max_decompressed(options.max_decompressed);
                         ents = Some((epath, er));
                     }
-                    Err(e) => summary.damaged.push(DamagedChunk {
+                    Err(error) => summary.damaged.push(DamagedChunk {
                         file: epath,
                         index: None,
                         pos: None,
-                        error: ChunkError::TruncatedRegion(e.0 as u64),
+                        error,
                     }),
                 }
             }
@@ -484,15 +493,41 @@ impl ExportSummary {
     }
 }
 
+/// How an export writes each region: an Anvil file (`r.X.Z.mca`) with its chunks compressed
+/// one way, or a Linear file (`r.X.Z.linear`, [`crate::linear`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RegionFormat {
+    /// Anvil, chunks compressed with this compression.
+    Anvil(Compression),
+    /// Linear, in this layout, zstd at level 6.
+    Linear(LinearLayout),
+}
+
+impl Default for RegionFormat {
+    /// Anvil with zlib: Minecraft's own.
+    fn default() -> Self {
+        RegionFormat::Anvil(Compression::Zlib)
+    }
+}
+
+impl From<Compression> for RegionFormat {
+    fn from(c: Compression) -> Self {
+        RegionFormat::Anvil(c)
+    }
+}
+
+/// The zstd level Linear regions are written at.
+const LINEAR_LEVEL: i32 = 6;
+
 /// Export options (builder; defaults in [`ExportOptions::new`]).
 #[derive(Clone, Debug, Default)]
 pub struct ExportOptions {
     entities_dir: Option<PathBuf>,
-    compression: Compression,
+    format: RegionFormat,
 }
 
 impl ExportOptions {
-    /// Defaults: no `entities/` folder, zlib compression.
+    /// Defaults: no `entities/` folder, Anvil regions with zlib compression.
     pub fn new() -> Self {
         Self::default()
     }
@@ -500,7 +535,13 @@ impl ExportOptions {
     /// `compression`: zlib (the default, Minecraft's), gzip, LZ4 or none, as a server's
     /// `region-file-compression` setting chooses.
     pub fn compression(mut self, compression: Compression) -> Self {
-        self.compression = compression;
+        self.format = RegionFormat::Anvil(compression);
+        self
+    }
+    /// Writes the regions (and the entity regions) in `format`: Anvil with a compression, or
+    /// Linear (default: Anvil, zlib).
+    pub fn format(mut self, format: impl Into<RegionFormat>) -> Self {
+        self.format = format.into();
         self
     }
     /// Writes the entities of 1.17+ columns (imported from an `entities/` folder) to entity
@@ -648,8 +689,17 @@ fn export_staged<S: ExportSource>(
         .map_or(0, |d| d.as_secs() as u32);
     for ((rx, rz), cols) in by_region {
         p.region = (rx, rz);
-        let mut w = RegionWriter::new(rx, rz).with_compression(options.compression);
-        let mut ew = RegionWriter::new(rx, rz).with_compression(options.compression);
+        let compression = match options.format {
+            RegionFormat::Anvil(c) => c,
+            RegionFormat::Linear(_) => Compression::None,
+        };
+        let mut w = RegionWriter::new(rx, rz).with_compression(compression);
+        let mut ew = RegionWriter::new(rx, rz).with_compression(compression);
+        let (mut lin, mut elin) = (Vec::new(), Vec::new());
+        let linear = match options.format {
+            RegionFormat::Linear(layout) => Some(layout),
+            RegionFormat::Anvil(_) => None,
+        };
         for pos in cols {
             let Some(imp) = source.column(pos).map_err(sink_err)? else { continue };
             let inb = imp.encoded_len() as u64;
@@ -667,11 +717,17 @@ fn export_staged<S: ExportSource>(
                             pos.x, pos.z
                         )));
                     }
+                } else if linear.is_some() {
+                    elin.push(LinearChunk { index, timestamp: u64::from(ts), nbt: ent? });
                 } else {
                     ew.insert(index, ent?, ts);
                 }
             }
-            w.insert(index, nbt, ts);
+            if linear.is_some() {
+                lin.push(LinearChunk { index, timestamp: u64::from(ts), nbt });
+            } else {
+                w.insert(index, nbt, ts);
+            }
             summary.columns += 1;
             summary.chunks += imp.chunks.len() as u64;
             summary.bytes_in += inb;
@@ -679,13 +735,29 @@ fn export_staged<S: ExportSource>(
             p.columns_done += 1;
             progress(p);
         }
-        if let Some(edir) = &options.entities_dir
-            && !ew.is_empty()
-        {
-            std::fs::create_dir_all(edir).map_err(|e| Error::io(edir, e))?;
-            summary.bytes_out += write_region(staged, edir, rx, rz, ew, &mut summary.side_files)?;
+        if let Some(layout) = linear {
+            let mut write = |d: &Path, chunks: &[LinearChunk]| -> Result<u64> {
+                let bytes = linear::encode(chunks, (rx, rz), layout, LINEAR_LEVEL);
+                staged.write(&d.join(format!("r.{rx}.{rz}.linear")), &bytes)?;
+                Ok(bytes.len() as u64)
+            };
+            if let Some(edir) = &options.entities_dir
+                && !elin.is_empty()
+            {
+                std::fs::create_dir_all(edir).map_err(|e| Error::io(edir, e))?;
+                summary.bytes_out += write(edir, &elin)?;
+            }
+            summary.bytes_out += write(dir, &lin)?;
+        } else {
+            if let Some(edir) = &options.entities_dir
+                && !ew.is_empty()
+            {
+                std::fs::create_dir_all(edir).map_err(|e| Error::io(edir, e))?;
+                summary.bytes_out +=
+                    write_region(staged, edir, rx, rz, ew, &mut summary.side_files)?;
+            }
+            summary.bytes_out += write_region(staged, dir, rx, rz, w, &mut summary.side_files)?;
         }
-        summary.bytes_out += write_region(staged, dir, rx, rz, w, &mut summary.side_files)?;
         p.bytes_out = summary.bytes_out;
         summary.regions += 1;
         p.regions_done += 1;
@@ -715,8 +787,38 @@ fn write_region(
     Ok(n + len)
 }
 
+/// Opens a region file: an Anvil one on disk, read a chunk at a time, or a Linear one read
+/// whole into an Anvil region in memory; with the file's length. The outer error is the
+/// region's damage (reported, the region skipped), the inner one the disk's.
+fn open_region(path: &Path) -> std::result::Result<Result<(RegionFile, u64)>, ChunkError> {
+    if region::is_linear(path) {
+        let b = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) => return Ok(Err(Error::io(path, e))),
+        };
+        let anvil = linear::to_anvil(&b, linear::MAX_DECOMPRESSED)?;
+        let r = RegionFile::new(anvil).map_err(|e| ChunkError::TruncatedRegion(e.0 as u64))?;
+        return Ok(Ok((r, b.len() as u64)));
+    }
+    match RegionFile::open(path) {
+        Err(e) => Ok(Err(Error::io(path, e))),
+        Ok(Err(e)) => Err(ChunkError::TruncatedRegion(e.0 as u64)),
+        Ok(Ok(r)) => {
+            let len = r.len();
+            Ok(Ok((r, len)))
+        }
+    }
+}
+
 fn present_entries(path: &Path) -> Result<Vec<usize>> {
     use std::io::Read;
+    if region::is_linear(path) {
+        // The whole file: a damaged one counts nothing here and is reported when read.
+        let b = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        return Ok(linear::decode(&b, linear::MAX_DECOMPRESSED)
+            .map(|r| r.chunks.iter().map(|c| c.index).collect())
+            .unwrap_or_default());
+    }
     let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
     if len < region::HEADER as u64 {

@@ -3,9 +3,12 @@
 
 mod common;
 
+use terrane_anvil::linear::LinearLayout;
 use terrane_anvil::nbt::{Compound, Tag};
 use terrane_anvil::region::{Compression, RegionFile, RegionWriter, SECTOR, lz4_block_encode};
-use terrane_anvil::{ChunkError, Column, ExportSource, MemColumns, convert};
+use terrane_anvil::{
+    ChunkError, Column, ExportOptions, ExportSource, MemColumns, RegionFormat, convert,
+};
 
 fn be32(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
@@ -193,6 +196,67 @@ fn every_compression_and_oversize_side_files_roundtrip() {
         convert::terrane_to_column(&again.column(big).unwrap().unwrap(), &again.schema).unwrap();
     assert_eq!(a.0.rest, b.0.rest);
     assert_eq!(a.1, 123);
+}
+
+/// Every column of a region folder, as block counts by column (for comparing imports).
+fn counts(world: &MemColumns) -> Vec<(terrane_section::ColumnPos, Vec<(String, u64)>)> {
+    let mut out: Vec<_> = ExportSource::columns(world)
+        .unwrap()
+        .into_iter()
+        .map(|p| {
+            let imp = world.column(p).unwrap().unwrap();
+            let (col, _) = convert::terrane_to_column(&imp, &world.schema).unwrap();
+            let mut c: Vec<(String, u64)> = col.block_counts().into_iter().collect();
+            c.sort();
+            (p, c)
+        })
+        .collect();
+    out.sort_by_key(|(p, _)| (p.x, p.z));
+    out
+}
+
+/// Linear folders (the format's own tool's files) import as the Anvil region they were
+/// written from, and an export to Linear, both layouts, imports as the same world; a damaged
+/// Linear file is reported and skipped.
+#[test]
+fn linear_folders_import_and_export_as_their_anvil_region() {
+    let anvil_dir = common::fixture("anvil/1.21.1/r.0.0.mca");
+    let mut want = MemColumns::new();
+    let s = terrane_anvil::import_region_dir(anvil_dir.parent().unwrap(), &mut want, &mut |_| {})
+        .unwrap();
+    assert_eq!(s.columns, 225);
+    for v in ["1.21.1-v1", "1.21.1-v2"] {
+        let dir = common::fixture(&format!("linear/{v}/r.0.0.linear"));
+        let mut got = MemColumns::new();
+        let s =
+            terrane_anvil::import_region_dir(dir.parent().unwrap(), &mut got, &mut |_| {}).unwrap();
+        assert!(s.damaged.is_empty(), "{v}: {:?}", s.damaged);
+        assert_eq!(s.columns, 225, "{v}");
+        assert_eq!(counts(&got), counts(&want), "{v}");
+    }
+    for layout in [LinearLayout::V1, LinearLayout::V2 { grid: 8 }] {
+        let out = tempfile::tempdir().unwrap();
+        let options = ExportOptions::new().format(RegionFormat::Linear(layout));
+        let es = terrane_anvil::export_region_dir_with(&want, out.path(), &options, &mut |_| {})
+            .unwrap();
+        assert_eq!(es.columns, 225);
+        assert!(out.path().join("r.0.0.linear").is_file());
+        assert!(!out.path().join("r.0.0.mca").exists());
+        let mut again = MemColumns::new();
+        let s = terrane_anvil::import_region_dir(out.path(), &mut again, &mut |_| {}).unwrap();
+        assert_eq!(s.columns, 225, "{layout:?}");
+        assert_eq!(counts(&again), counts(&want), "{layout:?}");
+        // Damage in the middle of the file: the region is reported, nothing imported from it.
+        let path = out.path().join("r.0.0.linear");
+        let mut b = std::fs::read(&path).unwrap();
+        let mid = b.len() / 2;
+        b[mid] ^= 0xff;
+        std::fs::write(&path, b).unwrap();
+        let mut damaged = MemColumns::new();
+        let s = terrane_anvil::import_region_dir(out.path(), &mut damaged, &mut |_| {}).unwrap();
+        assert_eq!((s.columns, s.damaged.len()), (0, 1), "{layout:?}");
+        assert!(matches!(s.damaged[0].error, ChunkError::Linear(_)), "{:?}", s.damaged[0]);
+    }
 }
 
 #[test]

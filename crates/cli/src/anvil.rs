@@ -80,6 +80,18 @@ pub enum LayoutArg {
     Dimensions,
 }
 
+/// `export anvil --format`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormatArg {
+    /// Anvil region files (`r.X.Z.mca`), Minecraft's own.
+    Anvil,
+    /// Linear v1 (`r.X.Z.linear`, one zstd stream), as Paper forks with Linear regions read.
+    Linear,
+    /// Linear v2 (`r.X.Z.linear`, 8 × 8 zstd buckets, each with its xxHash64).
+    #[value(name = "linear-v2")]
+    LinearV2,
+}
+
 #[derive(clap::Subcommand, Debug)]
 pub enum ExportCmd {
     /// Export a world's Overworld to a Minecraft Java region folder (zlib chunks, `.mcc` over
@@ -123,6 +135,10 @@ pub enum ExportCmd {
         /// Minecraft 1.20.5 and later read each; older versions read zlib and gzip.
         #[arg(long, default_value = "zlib", value_parser = compression_arg)]
         compression: Compression,
+        /// The region files: `anvil` (`.mca`, with --compression), or `linear` / `linear-v2`
+        /// (`.linear`, zstd) for Paper forks that store their regions as Linear files.
+        #[arg(long, value_enum, default_value = "anvil")]
+        format: FormatArg,
         /// Print the summary as JSON.
         #[arg(long)]
         json: bool,
@@ -368,7 +384,7 @@ fn compression_arg(s: &str) -> Result<Compression, String> {
 }
 
 pub fn export(c: ExportCmd) -> Result<(), Fail> {
-    let (layout_arg, compression);
+    let (layout_arg, format);
     let (world, dest, world_folder, entities, json, overwrite) = match c {
         ExportCmd::Anvil {
             world,
@@ -379,9 +395,17 @@ pub fn export(c: ExportCmd) -> Result<(), Fail> {
             layout,
             entities,
             compression: chosen,
+            format: format_arg,
             json,
         } => {
-            (layout_arg, compression) = (layout, chosen);
+            format = match format_arg {
+                FormatArg::Anvil => anvil::RegionFormat::Anvil(chosen),
+                FormatArg::Linear => anvil::RegionFormat::Linear(anvil::linear::LinearLayout::V1),
+                FormatArg::LinearV2 => {
+                    anvil::RegionFormat::Linear(anvil::linear::LinearLayout::V2 { grid: 8 })
+                }
+            };
+            layout_arg = layout;
             (world, dest, world_folder, entities, json, overwrite(force, merge))
         }
         ExportCmd::Bedrock { world, dest, force, merge, json } => {
@@ -406,10 +430,9 @@ pub fn export(c: ExportCmd) -> Result<(), Fail> {
             Some(LayoutArg::Dimensions) => java::JavaLayout::Dimensions,
             None => java::JavaLayout::of_data_version(java::data_version(&w)?),
         };
-        let s =
-            java::export_java_world_in(&w, &dest, layout, compression, overwrite, &mut |d, p| {
-                show(&d.name, p)
-            })?;
+        let s = java::export_java_world_in(&w, &dest, layout, format, overwrite, &mut |d, p| {
+            show(&d.name, p)
+        })?;
         for d in &s.skipped_dimensions {
             tracing::warn!(
                 "dimension {d} is neither one of Minecraft's three nor a datapack dimension \
@@ -418,7 +441,7 @@ pub fn export(c: ExportCmd) -> Result<(), Fail> {
         }
         s
     } else {
-        let mut options = anvil::ExportOptions::new().compression(compression);
+        let mut options = anvil::ExportOptions::new().format(format);
         if let Some(dir) = entities.or_else(|| beside(&dest, "entities")) {
             options = options.entities_dir(dir);
         }

@@ -611,9 +611,10 @@ pub fn export_java_world(
     export_java_world_in(world, java_dir, layout, Compression::Zlib, overwrite, progress)
 }
 
-/// Exports `world` as a Java world folder at `java_dir` laid out as `layout`, its chunks
-/// compressed with `compression` (Minecraft reads each region chunk's own; zlib is its
-/// default): each dimension
+/// Exports `world` as a Java world folder at `java_dir` laid out as `layout`, its regions
+/// in `format`: Anvil files with their chunks compressed one way (a [`Compression`]: Minecraft
+/// reads each region chunk's own; zlib is its default), or Linear files for Paper forks that
+/// read them (`terrane_anvil::RegionFormat::Linear`): each dimension
 /// that holds columns into its region (and entities) folder (the Overworld, the Nether, the
 /// End, and the datapack dimensions the world recorded by name; other terrane dimensions are
 /// listed in [`JavaExportSummary::skipped_dimensions`]), the `level.dat` and the players'
@@ -629,10 +630,11 @@ pub fn export_java_world_in(
     world: &World,
     java_dir: &Path,
     layout: JavaLayout,
-    compression: Compression,
+    format: impl Into<terrane_anvil::RegionFormat>,
     overwrite: Overwrite,
     progress: &mut dyn FnMut(&Dimension, &Progress),
 ) -> Result<JavaExportSummary> {
+    let format = format.into();
     check_world_folder(java_dir, overwrite)?;
     refuse_bedrock_states(world)?;
     let mut summary = JavaExportSummary { layout: Some(layout), ..Default::default() };
@@ -647,8 +649,7 @@ pub fn export_java_world_in(
     for d in &known {
         let Some(dim_regions) = regions.remove(&d.id) else { continue };
         let source = WorldSource::new(world, dim_regions);
-        let options =
-            ExportOptions::new().entities_dir(java_dir.join(&d.entities)).compression(compression);
+        let options = ExportOptions::new().entities_dir(java_dir.join(&d.entities)).format(format);
         let s = terrane_anvil::export_region_dir_with(
             &source,
             &java_dir.join(&d.region),
