@@ -8,6 +8,9 @@
 //!   reported per chunk as a [`ChunkError`]); [`region::RegionWriter`] writes by Minecraft's
 //!   rules (zlib, whole 4 KiB sectors, header of locations and timestamps, `.mcc` side files
 //!   for chunks of 1 MiB and more).
+//! - [`linear`]: Paper forks' Linear region files (`.linear`, zstd), read into an Anvil
+//!   region in memory and written from one; the importer and the exporter take them beside
+//!   `.mca` files ([`RegionFormat`]).
 //! - [`Column`]: one chunk column decoded exactly: [`Section`]s of canonical block-state
 //!   strings (`ns:name[k=v,...]`, properties sorted) for every layout: pre-1.13 numeric ids
 //!   (`legacy:<id>:<data>`), 1.13–1.17 (`Level`, `Palette`/`BlockStates`, unpadded longs

@@ -90,7 +90,9 @@ fn truncated(what: &str) -> LinearError {
 fn unzstd(data: &[u8], limit: usize) -> Result<Vec<u8>, LinearError> {
     let d = zstd::stream::read::Decoder::new(data).map_err(|e| LinearError::Zstd(e.to_string()))?;
     let mut out = Vec::new();
-    d.take(limit as u64 + 1).read_to_end(&mut out).map_err(|e| LinearError::Zstd(e.to_string()))?;
+    d.take((limit as u64).saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|e| LinearError::Zstd(e.to_string()))?;
     if out.len() > limit {
         return Err(LinearError::TooLarge(limit));
     }
