@@ -228,15 +228,6 @@ pub fn java_to_bedrock(
                     i.insert("Slot", Tag::Byte(bedrock.copied().unwrap_or(-1)));
                 }
                 items.retain(|i| byte(i, "Slot") != Some(-1));
-                functional::java_to_bedrock(
-                    bedrock_id,
-                    java,
-                    block,
-                    data_version,
-                    &mut out,
-                    &mut used,
-                    report,
-                );
             }
             out.insert("Items", Tag::compound_list(items));
             if let Some(n) = java.get("CustomName") {
@@ -293,7 +284,11 @@ pub fn java_to_bedrock(
         Kind::Bed => {
             out.insert("color", Tag::Byte(bed_color(block).unwrap_or(0)));
         }
-        Kind::Functional => functional::java_to_bedrock(
+        Kind::Functional => {}
+    }
+    // The rest of a brewing stand, and the kinds `functional` keeps.
+    if kind == Kind::Functional || bedrock_id == "BrewingStand" {
+        functional::java_to_bedrock(
             bedrock_id,
             java,
             block,
@@ -301,7 +296,7 @@ pub fn java_to_bedrock(
             &mut out,
             &mut used,
             report,
-        ),
+        );
     }
     for key in java.keys().filter(|k| !used.contains(k)) {
         report.approx(&id, key);
@@ -507,7 +502,6 @@ pub fn bedrock_to_java(
                     i.insert("Slot", Tag::Byte(java.map_or(-1, |j| j as i8)));
                 }
                 items.retain(|i| byte(i, "Slot") != Some(-1));
-                functional::bedrock_to_java(&id, bedrock, &mut out, &mut used, report);
             }
             out.insert("Items", Tag::compound_list(items));
             if let Some(n) = string(bedrock, "CustomName") {
@@ -549,7 +543,10 @@ pub fn bedrock_to_java(
                 report.approx(&id, "colour (the Java block's)");
             }
         }
-        Kind::Functional => functional::bedrock_to_java(&id, bedrock, &mut out, &mut used, report),
+        Kind::Functional => {}
+    }
+    if kind == Kind::Functional || id == "BrewingStand" {
+        functional::bedrock_to_java(&id, bedrock, &mut out, &mut used, report);
     }
     for key in bedrock.keys().filter(|k| !used.contains(k)) {
         report.approx(&id, key);

@@ -33,16 +33,7 @@ struct Tables {
 
 /// An unsigned LEB128 varint of at most 32 bits.
 fn varint(b: &[u8], at: &mut usize) -> Option<u32> {
-    let mut v = 0u32;
-    for shift in (0..35).step_by(7) {
-        let byte = *b.get(*at)?;
-        *at += 1;
-        v |= u32::from(byte & 0x7f) << shift;
-        if byte & 0x80 == 0 {
-            return Some(v);
-        }
-    }
-    None
+    u32::try_from(crate::table_check::varint(b, at)?).ok()
 }
 
 /// Parses the `.bin` table (the schema's README: entries of a name and its metas, each with a

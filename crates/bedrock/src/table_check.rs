@@ -26,7 +26,9 @@ const MAGIC: u64 = 0xdb47_7524_8b80_fb57;
 const FOOTER: usize = 48;
 const TRAILER: usize = 5;
 
-fn varint(b: &[u8], at: &mut usize) -> Option<u64> {
+/// An unsigned LEB128 varint of at most 64 bits at `*at`, advancing past it (LevelDB's
+/// varints; the legacy id table's).
+pub(crate) fn varint(b: &[u8], at: &mut usize) -> Option<u64> {
     let mut v = 0u64;
     for shift in (0..64).step_by(7) {
         let byte = *b.get(*at)?;

@@ -490,8 +490,12 @@ pub fn export(c: ExportCmd) -> Result<(), Fail> {
                 outln!("  {} player files written back", summary.players);
             }
         }
+        let files = match format {
+            anvil::RegionFormat::Linear(_) => ".linear",
+            _ => ".mca",
+        };
         outln!(
-            "  {:.2} MiB of terrane chunks -> {:.2} MiB of .mca ({} .mcc side files)",
+            "  {:.2} MiB of terrane chunks -> {:.2} MiB of {files} ({} .mcc side files)",
             mib(total.bytes_in),
             mib(total.bytes_out),
             total.side_files

@@ -102,8 +102,21 @@ pub fn run(a: &BackupArgs) -> Result<(), Fail> {
                 (a.world.as_ref().expect("required"), a.repo.as_ref().expect("required"));
             let t = Instant::now();
             // Writable: the world records what it changes after this backup, so that the
-            // next one reads only that (`terrane::backup_changes`).
-            let w = terrane::World::builder().one_pass(true).open(world)?;
+            // next one reads only that (`terrane::backup_changes`). A world that cannot be
+            // opened for writing (a read-only copy, files of another user) is backed up whole.
+            let w = match terrane::World::builder().one_pass(true).open(world) {
+                Ok(w) => w,
+                Err(e) => match crate::open_one_pass(world) {
+                    Ok(w) => {
+                        tracing::warn!(
+                            "{}: not writable ({e}): backed up read-only, reading every object",
+                            world.display()
+                        );
+                        w
+                    }
+                    Err(_) => return Err(e.into()),
+                },
+            };
             let r = Repo::open_or_create(repo)?;
             // The newest backup's size: the length this one is expected to reach.
             let expected = match r.latest()? {

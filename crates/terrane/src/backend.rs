@@ -170,9 +170,11 @@ pub(crate) fn open_postgres(
 
 /// Read caches of a store opened for one pass over its objects (`WorldBuilder::one_pass`):
 /// RocksDB's block cache (holding the tables' index and filter blocks too).
+#[cfg(feature = "rocksdb")]
 pub(crate) const ONE_PASS_BLOCK_CACHE: usize = 16 << 20;
 
 /// The block file's read cache in one pass.
+#[cfg(feature = "blockfile")]
 pub(crate) const ONE_PASS_BLOCKFILE_CACHE: usize = 4 << 20;
 
 /// Opens (or creates) a directory world's store: the block file in repair mode when
