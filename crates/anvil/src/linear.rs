@@ -471,4 +471,17 @@ mod tests {
         }
         assert_eq!(decode(b"not a linear file at all", 1 << 20), Err(LinearError::Signature));
     }
+
+    /// Version 2 names either layout in the wild: it is read by the one its lengths agree
+    /// with; another version is refused by number.
+    #[test]
+    fn version_two_is_read_by_its_layout() {
+        for layout in [LinearLayout::V1, LinearLayout::V2 { grid: 4 }] {
+            let mut bytes = encode(&chunks(), (0, 0), layout, 1);
+            bytes[8] = 2;
+            assert_eq!(decode(&bytes, MAX_DECOMPRESSED).unwrap().chunks, chunks(), "{layout:?}");
+            bytes[8] = 9;
+            assert_eq!(decode(&bytes, MAX_DECOMPRESSED), Err(LinearError::Version(9)));
+        }
+    }
 }

@@ -860,6 +860,27 @@ pub fn is_linear(path: &Path) -> bool {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_folder_lists_anvil_and_linear_regions_anvil_first() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["r.0.0.linear", "r.0.0.mca", "r.-1.2.linear", "c.0.0.mcc", "r.x.0.mca"] {
+            std::fs::write(dir.path().join(name), b"").unwrap();
+        }
+        let listed: Vec<(i32, i32, String)> = list_regions(dir.path())
+            .unwrap()
+            .into_iter()
+            .map(|(x, z, p)| (x, z, p.file_name().unwrap().to_string_lossy().into_owned()))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                (-1, 2, "r.-1.2.linear".to_string()),
+                (0, 0, "r.0.0.mca".to_string()),
+                (0, 0, "r.0.0.linear".to_string())
+            ]
+        );
+    }
+
     /// A location table that points several chunks at the same sectors (one chunk's data
     /// served as 225) is damage: every entry involved is refused, the others read.
     #[test]
