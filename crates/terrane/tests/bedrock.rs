@@ -10,6 +10,9 @@ use terrane::bedrock::{self, format::BedrockRecord};
 use terrane::export::Overwrite;
 use terrane::{ChunkView, World, tables};
 
+mod amulet;
+use amulet::{amulet_python, assert_amulet_agrees, copy_tree};
+
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../bedrock/tests/data")
 }
@@ -127,32 +130,6 @@ fn an_import_into_a_world_with_its_own_chunks_is_refused() {
     assert!(e.to_string().contains("not a Bedrock world folder"), "{e}");
 }
 
-/// The Python of a virtual environment with amulet-core, which `cargo xtask test` installs.
-fn amulet_python() -> PathBuf {
-    let p = std::env::var_os("TERRANE_AMULET_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var("HOME").unwrap_or_default())
-            .join(".cache/terrane/amulet-venv/bin/python")
-    });
-    let ok = Command::new(&p)
-        .args(["-c", "import amulet, leveldb"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "amulet-core is not installed at {}: run `cargo xtask test` (it installs it), or \
-         `python3 -m venv ~/.cache/terrane/amulet-venv && ~/.cache/terrane/amulet-venv/bin/pip \
-         install amulet-core==1.9.50`, or set TERRANE_AMULET_PYTHON",
-        p.display()
-    );
-    p
-}
-
-/// Copies a folder tree (amulet rewrites `level.dat` and the database of every world it
-/// opens: the test data is only ever read through a copy).
-fn copy_tree(from: &Path, to: &Path) {
-    terrane_store::conformance::copy_dir(from, to).unwrap();
-}
-
 fn amulet_compare(expected: &Path, actual: &Path) {
     let tmp = tempfile::tempdir().unwrap();
     let expected_copy = tmp.path().join("expected");
@@ -219,40 +196,6 @@ fn amulet_core_reads_the_exported_java_world_as_the_original() {
     let out = dir.path().join("exported");
     terrane::java::export_java_world(&world, &out, Overwrite::Refuse, &mut |_, _| {}).unwrap();
     amulet_compare(&java, &out);
-}
-
-/// amulet-core's agreement with a conversion: (cells compared, cells that agree), from
-/// `agree_editions.py` on copies of both worlds (amulet rewrites what it opens).
-fn amulet_agreement(source: &Path, converted: &Path) -> (u64, u64) {
-    let tmp = tempfile::tempdir().unwrap();
-    let (a, b) = (tmp.path().join("source"), tmp.path().join("converted"));
-    copy_tree(source, &a);
-    copy_tree(converted, &b);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/agree_editions.py");
-    let out = Command::new(amulet_python()).arg(script).args([&a, &b]).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    println!("{stdout}");
-    let line = stdout.lines().find(|l| l.starts_with("agreement: ")).expect("an agreement line");
-    let n: Vec<u64> = line.split_whitespace().filter_map(|w| w.parse().ok()).collect();
-    (n[1], n[0])
-}
-
-/// Runs amulet-core's comparison of a conversion and fails past the bound: at most one cell in
-/// 100,000 may disagree beyond the `approximated` cells the conversion report lists. Those
-/// others are liquids amulet's two tables spell differently: Java's `water[level=3]` is not
-/// flowing in amulet's universal format while Bedrock's `flowing_water` (the same block, as the
-/// table and both games have it) is; 61 of the fixture's 22,118,400 cells.
-fn assert_amulet_agrees(source: &Path, converted: &Path, approximated: u64, at_least: u64) {
-    let (total, agree) = amulet_agreement(source, converted);
-    assert!(total > at_least, "{total} cells compared");
-    let unexplained = (total - agree).saturating_sub(approximated);
-    println!(
-        "amulet-core agrees on {:.4} % of {total} cells; {unexplained} disagreements beyond the \
-         {approximated} cells reported approximated",
-        100.0 * agree as f64 / total as f64
-    );
-    assert!(unexplained <= total / 100_000, "{unexplained} unexplained disagreements");
 }
 
 /// The independent check of `terrane convert`: amulet-core reads the Java source and the
