@@ -153,6 +153,7 @@ pub mod schem;
 pub mod shared;
 pub mod stats;
 mod trim;
+pub mod window;
 mod world;
 mod world_backup;
 mod world_dir;
