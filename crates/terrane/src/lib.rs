@@ -42,7 +42,9 @@
 //! translated through terrane-bedrock's table
 //! ([`bedrock::format::translate`]), column by column in bounded memory.
 //! [`game`] keeps what a game server saves beside its chunks in the same tick save: players
-//! (position, inventory, the item on the cursor) and containers (a chest's items).
+//! (position, inventory, the item on the cursor) and containers (a chest's items);
+//! [`window`] decides a player's clicks in an open window as the game does, from the
+//! server's own view of its slots.
 //! [`World::backup_incremental`] backs a world up into a [`backup::Repo`], writing only what
 //! changed since the repository's newest backup ([`World::backup_source`] for a thread of its
 //! own while the world saves); [`restore_world`] brings one back as a new world.

@@ -249,6 +249,13 @@ impl<I: WindowItem> Window<I> {
         self.drag.is_some()
     }
 
+    /// This window with the drag `other` has in progress (a server keeps the window of a
+    /// player who is dragging between the drag's packets).
+    pub fn with_drag_of(mut self, other: &Window<I>) -> Window<I> {
+        self.drag = other.drag.clone();
+        self
+    }
+
     fn at(&self, index: usize) -> Option<At> {
         match &self.container {
             Some((_, s)) if index < s.len() => Some(At::Container(index)),

@@ -25,6 +25,11 @@
 //!   mode and inventory ([`terrane::game::PlayerRecord`]);
 //! - opens container blocks (chests, barrels) players use, with the contents the world
 //!   holds ([`Containers`]);
+//! - decides every window click itself ([`ServerClicks`]): the result is computed from the
+//!   server's own view of the window by the game's rules ([`terrane::window`]), never taken
+//!   from the slots a client claims, and a client whose claim differs gets the window again,
+//!   so no click changes an item's kind or makes one, whatever a client sends and however
+//!   many players share a chest;
 //! - applies [`SetBlock`] events (the plugin's own digging and placing send them) to the
 //!   layer and to its terrane chunks, and saves the changed chunks, players and containers
 //!   as one atomic [`TickSave`](terrane::TickSave) per tick (or every
@@ -104,6 +109,7 @@
 #![allow(elided_lifetimes_in_paths)]
 
 pub mod blocks;
+mod clicks;
 mod containers;
 #[cfg(unix)]
 pub mod control;
@@ -116,6 +122,7 @@ mod restores;
 mod server;
 mod world;
 
+pub use clicks::ServerClicks;
 pub use containers::{Containers, is_container};
 pub use edits::SetBlock;
 pub use error::{Error, Result};
