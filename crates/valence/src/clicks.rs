@@ -7,7 +7,9 @@
 //! step: it recomputes each click from the view it kept (the slots as they were before the
 //! step), writes its result over whatever Valence applied, and, where the client's claim
 //! differs from it (a forged click, or a view another player's click made stale), sends the
-//! client the whole window again. The view follows every other change: the step's other
+//! client the whole window again. A window that opens is sent whole too: Valence sends a
+//! container's own slots only, and a vanilla client then shows an empty inventory under
+//! them. The view follows every other change: the step's other
 //! packets (a creative player's slot, a dropped item) and, at the end of each tick, every
 //! inventory and cursor that changed.
 
@@ -79,7 +81,7 @@ impl Plugin for ServerClicks {
     fn build(&self, app: &mut App) {
         app.init_resource::<View>()
             .add_systems(EventLoopPostUpdate, decide_clicks)
-            .add_systems(Last, follow_changes);
+            .add_systems(Last, (show_whole_windows, follow_changes));
     }
 }
 
@@ -249,5 +251,31 @@ fn follow_changes(
         view.slots.remove(&e);
         view.cursors.remove(&e);
         view.drags.remove(&e);
+    }
+}
+
+#[allow(clippy::type_complexity)]
+/// Sends each window opened this tick whole, the player's inventory under the container's
+/// slots (after Valence's own packet, which holds the container's slots only).
+fn show_whole_windows(
+    mut clients: Query<
+        (&mut Client, &Inventory, &ClientInventoryState, Ref<OpenInventory>, &CursorItem),
+        Changed<OpenInventory>,
+    >,
+    containers: Query<&Inventory, Without<Client>>,
+) {
+    for (mut client, inv, state, open, cursor) in &mut clients {
+        let Ok(c) = containers.get(open.entity) else { continue };
+        if !open.is_added() {
+            continue;
+        }
+        let slots: Vec<Option<ItemStack>> =
+            c.slots().chain(inv.slots().skip(9).take(36)).map(|s| s.cloned()).collect();
+        client.write_packet(&InventoryS2c {
+            window_id: state.window_id(),
+            state_id: VarInt(state.state_id().0),
+            slots: Cow::Owned(slots),
+            carried_item: Cow::Borrowed(&cursor.0),
+        });
     }
 }

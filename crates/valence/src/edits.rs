@@ -2,10 +2,10 @@
 //! players' digging and placing that send it.
 
 use valence::interact_block::InteractBlockEvent;
-use valence::inventory::HeldItem;
 use valence::prelude::*;
 
 use crate::containers::is_container;
+use crate::hotbar::SelectedSlot;
 use crate::plugin::TerraneLayer;
 
 /// Sets one block of the served world: applied to Valence's chunk layer and recorded for
@@ -41,7 +41,7 @@ pub(crate) fn dig(
 /// A player places the block of the item in hand against the face it clicked (the
 /// block's default state; survival players use up the item).
 pub(crate) fn place(
-    mut clients: Query<(&mut Inventory, &GameMode, &HeldItem)>,
+    mut clients: Query<(&mut Inventory, &GameMode, &SelectedSlot)>,
     mut uses: EventReader<InteractBlockEvent>,
     layers: Query<&ChunkLayer, With<TerraneLayer>>,
     mut out: EventWriter<SetBlock>,
@@ -53,7 +53,7 @@ pub(crate) fn place(
         if e.hand != Hand::Main || layer.block(e.position).is_some_and(|b| is_container(b.state)) {
             continue;
         }
-        let slot = held.slot();
+        let slot = held.inventory_slot();
         let Some(stack) = inventory.slot(slot) else { continue };
         let Some(kind) = BlockKind::from_item_kind(stack.item) else { continue };
         if *mode == GameMode::Survival {

@@ -29,7 +29,9 @@
 //!   server's own view of the window by the game's rules ([`terrane::window`]), never taken
 //!   from the slots a client claims, and a client whose claim differs gets the window again,
 //!   so no click changes an item's kind or makes one, whatever a client sends and however
-//!   many players share a chest;
+//!   many players share a chest; a window opens with the player's inventory in it;
+//! - places blocks from the hotbar slot the player holds ([`SelectedSlot`], read from the
+//!   packet's two bytes: Valence 0.2 reads one and keeps the first slot);
 //! - applies [`SetBlock`] events (the plugin's own digging and placing send them) to the
 //!   layer and to its terrane chunks, and saves the changed chunks, players and containers
 //!   as one atomic [`TickSave`](terrane::TickSave) per tick (or every
@@ -115,6 +117,7 @@ mod containers;
 pub mod control;
 mod edits;
 mod error;
+mod hotbar;
 mod login;
 mod players;
 mod plugin;
@@ -126,6 +129,7 @@ pub use clicks::ServerClicks;
 pub use containers::{Containers, is_container};
 pub use edits::SetBlock;
 pub use error::{Error, Result};
+pub use hotbar::{HotbarSlots, SelectedSlot};
 pub use plugin::{Saved, Settings, TerraneLayer, TerranePlugin, TerraneSet};
 pub use restores::{MAX_BOX_CHUNKS, RestoreHandle, RestoreReport, RestoreRequest, Restored};
 pub use server::{ServerBuilder, ServerEvent, Status};

@@ -129,7 +129,7 @@ impl Plugin for TerranePlugin {
             .insert_resource(restore_queue)
             .init_resource::<Containers>()
             .insert_resource(self.settings.clone())
-            .add_plugins(crate::ServerClicks)
+            .add_plugins((crate::ServerClicks, crate::HotbarSlots))
             .add_event::<SetBlock>()
             .add_event::<Saved>()
             .add_systems(Startup, spawn_layer)

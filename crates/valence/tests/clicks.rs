@@ -1,7 +1,8 @@
-//! Clicks the server decides: a client that forges clicks (another item than the one it
+//! Windows the server decides: a client that forges clicks (another item than the one it
 //! holds, counts past a stack, slots that do not exist, a window it has not opened, a stale
-//! state id) ends with exactly the items it had, and two players clicking one chest from
-//! views a step apart move its items without changing their kind. Valence's mock clients
+//! state id) ends with exactly the items it had; two players clicking one chest in one tick
+//! move its items without changing their kind; a chest opens with the player's inventory in
+//! its window; the hotbar slot a client chooses is the one it holds. Valence's mock clients
 //! (its `testing` feature) send the packets.
 
 use std::collections::BTreeMap;
@@ -11,7 +12,7 @@ use valence::inventory::{ClientInventoryState, CursorItem, OpenInventory};
 use valence::prelude::*;
 use valence::protocol::VarInt;
 use valence::protocol::packets::play::click_slot_c2s::{ClickMode, SlotChange};
-use valence::protocol::packets::play::{ClickSlotC2s, UpdateSelectedSlotC2s};
+use valence::protocol::packets::play::{ClickSlotC2s, InventoryS2c, UpdateSelectedSlotC2s};
 use valence::testing::{ScenarioSingleClient, create_mock_client};
 
 fn stack(kind: ItemKind, n: u8) -> Option<ItemStack> {
@@ -152,7 +153,7 @@ fn an_honest_click_is_applied_and_not_resent() {
     let cursor = s.app.world.get::<CursorItem>(s.client).unwrap();
     assert_eq!(cursor.0, stack(ItemKind::OakPlanks, 10));
     let sent = s.helper.collect_received();
-    sent.assert_count::<valence::protocol::packets::play::InventoryS2c<'_>>(0);
+    sent.assert_count::<InventoryS2c<'_>>(0);
 }
 
 #[test]
@@ -200,4 +201,59 @@ fn two_players_clicking_one_chest_in_one_tick_change_no_item_kind() {
     s.app.update();
     s.app.update();
     assert_eq!(items(&s.app, &[s.client, b, chest]), before);
+}
+
+/// The "set carried item" packet as a vanilla client writes it: the slot as a 16-bit
+/// integer (Valence 0.2's own type reads one byte of it).
+#[derive(Debug)]
+struct SetCarriedItem(i16);
+
+impl valence::protocol::Encode for SetCarriedItem {
+    fn encode(&self, mut w: impl std::io::Write) -> valence::protocol::anyhow::Result<()> {
+        Ok(w.write_all(&self.0.to_be_bytes())?)
+    }
+}
+
+impl valence::protocol::Packet for SetCarriedItem {
+    const ID: i32 = <UpdateSelectedSlotC2s as valence::protocol::Packet>::ID;
+    const NAME: &'static str = "SetCarriedItem";
+    const SIDE: valence::protocol::PacketSide = valence::protocol::PacketSide::Serverbound;
+    const STATE: valence::protocol::PacketState = valence::protocol::PacketState::Play;
+}
+
+#[test]
+fn the_hotbar_slot_a_client_chooses_is_the_one_it_holds() {
+    let mut s = ScenarioSingleClient::new();
+    s.app.add_plugins(terrane_valence::HotbarSlots);
+    s.app.update();
+    for slot in [3i16, 8, 0, 5] {
+        s.helper.send(&SetCarriedItem(slot));
+        s.app.update();
+        let held = s.app.world.get::<terrane_valence::SelectedSlot>(s.client).copied();
+        assert_eq!(held, Some(terrane_valence::SelectedSlot(slot as u8)));
+    }
+    // A slot past the hotbar is ignored.
+    s.helper.send(&SetCarriedItem(9));
+    s.app.update();
+    let held = s.app.world.get::<terrane_valence::SelectedSlot>(s.client).copied();
+    assert_eq!(held, Some(terrane_valence::SelectedSlot(5)));
+}
+
+#[test]
+fn a_chest_opens_with_the_players_inventory_in_its_window() {
+    let mut s = scenario();
+    let mut chest = Inventory::new(InventoryKind::Generic9x3);
+    chest.set_slot(0, stack(ItemKind::Diamond, 10));
+    let chest = s.app.world.spawn(chest).id();
+    s.app.world.entity_mut(s.client).insert(OpenInventory::new(chest));
+    s.app.update();
+    s.app.update();
+    let sent = s.helper.collect_received();
+    let whole = sent.0.iter().rev().find_map(|f| f.decode::<InventoryS2c<'_>>().ok());
+    let whole = whole.expect("the window sent");
+    assert_eq!(whole.slots.len(), 27 + 36);
+    assert_eq!(whole.slots[0], stack(ItemKind::Diamond, 10));
+    // The player's hotbar slot 36 (planks) is the window's 27 + 27.
+    assert_eq!(whole.slots[54], stack(ItemKind::OakPlanks, 19));
+    assert_eq!(whole.window_id, window_id(&s.app, s.client));
 }

@@ -102,8 +102,10 @@ async function edit (bot, cfg, state, alive) {
   return false
 }
 
-// Valence sends a container window's own slots only; a vanilla client shows its inventory in
-// the window's lower part from what it knows, and so does this.
+// The server sends an opened window twice: Valence's packet with the container's own slots
+// (which mineflayer's openContainer resolves on), then, a tick later, the whole window with
+// the player's inventory. Until the second arrives, this shows the inventory from what the
+// bot knows, as a vanilla client's own screen does.
 function mirrorInventory (bot, window) {
   for (let i = 9; i < 45; i++) {
     const item = bot.inventory.slots[i]
