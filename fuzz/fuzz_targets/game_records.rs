@@ -1,4 +1,4 @@
-//! Player and container records (`docs/format/game-records-v1.md`), read back from stores:
+//! Player and container records (`docs/format/game-records.md`), read back from stores:
 //! any bytes either fail with a typed error or decode to a record that encodes to the same
 //! bytes. The first byte picks the decoder: even, a player record; odd, a container record.
 #![no_main]

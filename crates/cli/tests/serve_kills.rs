@@ -332,8 +332,9 @@ fn check_bot_lines(
                     record.position
                 );
                 let mut want: BTreeMap<String, u64> = BTreeMap::new();
-                let cursor = record.cursor.iter().map(|(item, n)| (item, n));
-                for (item, n) in record.items.iter().map(|s| (&s.item, &s.count)).chain(cursor) {
+                for (item, n) in
+                    record.items.iter().chain(&record.cursor).map(|s| (&s.item, &s.count))
+                {
                     *want.entry(item.trim_start_matches("minecraft:").to_string()).or_default() +=
                         u64::from(*n);
                 }

@@ -2,9 +2,10 @@
 //! item on the cursor, the container open) and containers (a chest's items), saved in the same
 //! [`TickSave`] as the chunks they belong with, so a crash never separates them.
 //!
-//! The byte layout is specified in `docs/format/game-records-v1.md`. Items go by their
-//! namespaced name (`minecraft:diamond`) and count; item NBT (names, enchantments) is not
-//! kept.
+//! The byte layout is specified in `docs/format/game-records.md` (version 2; version 1
+//! records, which have no item data, still read). Items go by their namespaced name
+//! (`minecraft:diamond`), count and data: the item's own NBT (a name, enchantments, damage,
+//! a book's pages, a shulker box's items), kept as the bytes the server gives.
 //!
 //! ```
 //! use terrane::game::{self, ItemSlot, PlayerRecord};
@@ -30,8 +31,12 @@ pub const PLAYER_PREFIX: &[u8] = b"game:player:";
 /// The key prefix of container records in `worldProperties`; dimension and position follow.
 pub const CONTAINER_PREFIX: &[u8] = b"game:container:";
 
-const PLAYER_MAGIC: &[u8; 4] = b"TGP1";
-const CONTAINER_MAGIC: &[u8; 4] = b"TGC1";
+const PLAYER_MAGIC: &[u8; 4] = b"TGP2";
+const CONTAINER_MAGIC: &[u8; 4] = b"TGC2";
+const PLAYER_MAGIC_V1: &[u8; 4] = b"TGP1";
+const CONTAINER_MAGIC_V1: &[u8; 4] = b"TGC1";
+/// Bytes of one item's data at most.
+pub const MAX_ITEM_DATA: usize = 1 << 20;
 /// Slots per record at most (a double chest has 54; a player 46).
 pub const MAX_SLOTS: usize = 256;
 
@@ -44,12 +49,22 @@ pub struct ItemSlot {
     pub item: String,
     /// How many, 1–255.
     pub count: u8,
+    /// The item's data: Minecraft Java's item `tag` compound as uncompressed binary NBT (a
+    /// root compound; its name is not data), empty for an item without any. At most
+    /// [`MAX_ITEM_DATA`] bytes.
+    pub data: Vec<u8>,
 }
 
 impl ItemSlot {
-    /// A stack of `count` `item` in `slot`.
+    /// A stack of `count` `item` in `slot`, without data.
     pub fn new(slot: u16, item: impl Into<String>, count: u8) -> Self {
-        Self { slot, item: item.into(), count }
+        Self { slot, item: item.into(), count, data: Vec::new() }
+    }
+
+    /// The same stack with `data` ([`ItemSlot::data`]).
+    pub fn with_data(mut self, data: Vec<u8>) -> Self {
+        self.data = data;
+        self
     }
 }
 
@@ -66,8 +81,9 @@ pub struct PlayerRecord {
     pub game_mode: u8,
     /// The inventory's stacks, by slot, ascending.
     pub items: Vec<ItemSlot>,
-    /// The stack held on the cursor in an open window (counted with the inventory).
-    pub cursor: Option<(String, u8)>,
+    /// The stack held on the cursor in an open window (counted with the inventory); its
+    /// `slot` is not stored (0).
+    pub cursor: Option<ItemSlot>,
     /// The container the player had open: dimension and block position.
     pub open_container: Option<(u64, [i64; 3])>,
 }
@@ -190,8 +206,8 @@ pub fn item_totals(world: &World) -> Result<BTreeMap<String, u64>> {
     let mut add = |item: &str, n: u8| *totals.entry(item.to_string()).or_insert(0) += u64::from(n);
     for p in players(world)?.values() {
         p.items.iter().for_each(|s| add(&s.item, s.count));
-        if let Some((item, n)) = &p.cursor {
-            add(item, *n);
+        if let Some(c) = &p.cursor {
+            add(&c.item, c.count);
         }
     }
     for c in containers(world)?.values() {
@@ -238,9 +254,9 @@ pub fn encode_player(p: &PlayerRecord) -> Vec<u8> {
         None => out.push(0),
     }
     match &p.cursor {
-        Some((item, n)) => {
+        Some(c) => {
             out.push(1);
-            put_stack(&mut out, item, *n);
+            put_stack(&mut out, c);
         }
         None => out.push(0),
     }
@@ -255,11 +271,14 @@ pub fn encode_container(c: &ContainerRecord) -> Vec<u8> {
     out
 }
 
-fn put_stack(out: &mut Vec<u8>, item: &str, n: u8) {
-    let name = &item.as_bytes()[..item.len().min(255)];
+fn put_stack(out: &mut Vec<u8>, s: &ItemSlot) {
+    let name = &s.item.as_bytes()[..s.item.len().min(255)];
     out.push(name.len() as u8);
     out.extend_from_slice(name);
-    out.push(n);
+    out.push(s.count);
+    let data = if s.data.len() <= MAX_ITEM_DATA { &s.data[..] } else { &[] };
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out.extend_from_slice(data);
 }
 
 fn put_slots(out: &mut Vec<u8>, items: &[ItemSlot]) {
@@ -267,16 +286,18 @@ fn put_slots(out: &mut Vec<u8>, items: &[ItemSlot]) {
     out.extend_from_slice(&(items.len() as u16).to_le_bytes());
     for s in items {
         out.extend_from_slice(&s.slot.to_le_bytes());
-        put_stack(out, &s.item, s.count);
+        put_stack(out, s);
     }
 }
 
 /// A player record from its bytes, validated (finite position, known flags, item names,
 /// counts of 1 or more, slots ascending, nothing after the end).
 pub fn decode_player(bytes: &[u8]) -> std::result::Result<PlayerRecord, RecordError> {
-    let mut r = Reader { bytes, at: 0 };
-    if r.take(4)? != PLAYER_MAGIC {
-        return Err(RecordError::new(0, "not a player record (magic TGP1 expected)"));
+    let mut r = Reader { bytes, at: 0, version: 2 };
+    match r.take(4)? {
+        m if m == PLAYER_MAGIC => {}
+        m if m == PLAYER_MAGIC_V1 => r.version = 1,
+        _ => return Err(RecordError::new(0, "not a player record (magic TGP2 or TGP1 expected)")),
     }
     let mut position = [0.0; 3];
     for v in &mut position {
@@ -306,7 +327,7 @@ pub fn decode_player(bytes: &[u8]) -> std::result::Result<PlayerRecord, RecordEr
         false => None,
     };
     let cursor = match r.flag()? {
-        true => Some(r.stack()?),
+        true => Some(r.stack(0)?),
         false => None,
     };
     let items = r.slots()?;
@@ -316,9 +337,16 @@ pub fn decode_player(bytes: &[u8]) -> std::result::Result<PlayerRecord, RecordEr
 
 /// A container record from its bytes, validated as [`decode_player`] validates items.
 pub fn decode_container(bytes: &[u8]) -> std::result::Result<ContainerRecord, RecordError> {
-    let mut r = Reader { bytes, at: 0 };
-    if r.take(4)? != CONTAINER_MAGIC {
-        return Err(RecordError::new(0, "not a container record (magic TGC1 expected)"));
+    let mut r = Reader { bytes, at: 0, version: 2 };
+    match r.take(4)? {
+        m if m == CONTAINER_MAGIC => {}
+        m if m == CONTAINER_MAGIC_V1 => r.version = 1,
+        _ => {
+            return Err(RecordError::new(
+                0,
+                "not a container record (magic TGC2 or TGC1 expected)",
+            ));
+        }
     }
     let items = r.slots()?;
     r.end()?;
@@ -328,6 +356,8 @@ pub fn decode_container(bytes: &[u8]) -> std::result::Result<ContainerRecord, Re
 struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// The record's format version: 1 has no item data.
+    version: u8,
 }
 
 impl<'a> Reader<'a> {
@@ -357,7 +387,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn stack(&mut self) -> std::result::Result<(String, u8), RecordError> {
+    fn stack(&mut self, slot: u16) -> std::result::Result<ItemSlot, RecordError> {
         let len = usize::from(self.byte()?);
         let at = self.at;
         let name = self.take(len)?;
@@ -374,7 +404,30 @@ impl<'a> Reader<'a> {
         if count == 0 {
             return Err(RecordError::new(self.at - 1, "an item count is 0"));
         }
-        Ok((String::from_utf8_lossy(name).into_owned(), count))
+        let item = String::from_utf8_lossy(name).into_owned();
+        let mut data = Vec::new();
+        if self.version >= 2 {
+            let at = self.at;
+            let len = u32::from_le_bytes(self.array()?) as usize;
+            if len > MAX_ITEM_DATA {
+                return Err(RecordError::new(at, "an item's data is longer than 1 MiB"));
+            }
+            let bytes = self.take(len)?;
+            if len > 0 {
+                let mut nbt = terrane_nbt::Reader::new(bytes);
+                match nbt.root() {
+                    Ok((_, terrane_nbt::Tag::Compound(_))) if nbt.remaining() == 0 => {}
+                    _ => {
+                        return Err(RecordError::new(
+                            at + 4,
+                            "an item's data is not one NBT compound",
+                        ));
+                    }
+                }
+            }
+            data = bytes.to_vec();
+        }
+        Ok(ItemSlot { slot, item, count, data })
     }
 
     fn slots(&mut self) -> std::result::Result<Vec<ItemSlot>, RecordError> {
@@ -389,8 +442,7 @@ impl<'a> Reader<'a> {
             if items.last().is_some_and(|l| l.slot >= slot) {
                 return Err(RecordError::new(at, "slots are not in ascending order"));
             }
-            let (item, count) = self.stack()?;
-            items.push(ItemSlot { slot, item, count });
+            items.push(self.stack(slot)?);
         }
         Ok(items)
     }

@@ -329,7 +329,7 @@ fn one_area_goes_back_to_its_backup_and_the_rest_stays() {
     play_two_areas(&mut world, 3);
     // A chest in each area.
     let chest = |item: &str, count: u8| terrane::game::ContainerRecord {
-        items: vec![terrane::game::ItemSlot { slot: 0, item: item.into(), count }],
+        items: vec![terrane::game::ItemSlot::new(0, item, count)],
     };
     let mut save = TickSave::new();
     terrane::game::put_container(&mut save, 0, [40, 64, 40], &chest("minecraft:diamond", 3));

@@ -1,7 +1,7 @@
-//! Player and container records (`terrane::game`, `docs/format/game-records-v1.md`): any
-//! record round-trips byte for byte; each damage the format rules out is refused with its
-//! offset; records saved in a tick come back from a reopened world and add up to the item
-//! totals.
+//! Player and container records (`terrane::game`, `docs/format/game-records.md`): any
+//! record, item data included, round-trips byte for byte; version 1 records still read; each
+//! damage the format rules out is refused with its offset; records saved in a tick come back
+//! from a reopened world and add up to the item totals.
 
 use proptest::prelude::*;
 use terrane::game::{self, ContainerRecord, ItemSlot, PlayerRecord};
@@ -11,17 +11,45 @@ fn item_name() -> impl Strategy<Value = String> {
     "[a-z0-9_]{1,8}:[a-z0-9_./-]{1,20}"
 }
 
-fn slots() -> impl Strategy<Value = Vec<ItemSlot>> {
-    proptest::collection::btree_map(any::<u16>(), (item_name(), 1u8..), 0..40).prop_map(|m| {
-        m.into_iter().map(|(slot, (item, count))| ItemSlot { slot, item, count }).collect()
+/// An item's data: none, or a compound as a server writes one (a name, damage, a list).
+fn item_data() -> impl Strategy<Value = Vec<u8>> {
+    use terrane::nbt::{Compound, Tag, Writer};
+    proptest::option::of((
+        "[ -~]{0,12}",
+        any::<i32>(),
+        proptest::collection::vec(any::<i16>(), 0..4),
+    ))
+    .prop_map(|d| {
+        let Some((name, damage, levels)) = d else { return Vec::new() };
+        let mut c = Compound::new();
+        c.insert("Name", Tag::String(name));
+        c.insert("Damage", Tag::Int(damage));
+        c.insert("Levels", Tag::list(levels.into_iter().map(Tag::Short).collect()));
+        let mut w = Writer::new();
+        w.named("", &Tag::Compound(c)).unwrap();
+        w.out
     })
+}
+
+fn item(slot: u16) -> impl Strategy<Value = ItemSlot> {
+    (item_name(), 1u8.., item_data()).prop_map(move |(item, count, data)| ItemSlot {
+        slot,
+        item,
+        count,
+        data,
+    })
+}
+
+fn slots() -> impl Strategy<Value = Vec<ItemSlot>> {
+    proptest::collection::btree_set(any::<u16>(), 0..40)
+        .prop_flat_map(|slots| slots.into_iter().map(item).collect::<Vec<_>>())
 }
 
 fn player() -> impl Strategy<Value = PlayerRecord> {
     (
         proptest::array::uniform3(-3.0e7f64..3.0e7),
         (-360.0f32..360.0, -90.0f32..90.0, 0u8..4),
-        proptest::option::of((item_name(), 1u8..)),
+        proptest::option::of(item(0)),
         proptest::option::of((any::<u64>(), proptest::array::uniform3(any::<i64>()))),
         slots(),
     )
@@ -61,7 +89,7 @@ fn each_damage_is_refused_with_its_offset() {
             ItemSlot::new(9, "minecraft:diamond", 3),
             ItemSlot::new(36, "minecraft:stone", 64),
         ],
-        cursor: Some(("minecraft:emerald".into(), 2)),
+        cursor: Some(ItemSlot::new(0, "minecraft:emerald", 2)),
         ..PlayerRecord::default()
     };
     let good = game::encode_player(&p);
@@ -92,9 +120,19 @@ fn each_damage_is_refused_with_its_offset() {
     let mut b = good.clone();
     b.push(0);
     refused(&b, good.len(), "a byte after the end");
+    // The cursor's data: its length (4 bytes after the count), then the bytes.
+    let data_at = 40 + name_len + 1;
+    let mut b = good.clone();
+    b[data_at..data_at + 4].copy_from_slice(&(2u32 << 20).to_le_bytes());
+    refused(&b, data_at, "item data past 1 MiB");
+    let mut b = good[..data_at].to_vec();
+    b.extend_from_slice(&3u32.to_le_bytes());
+    b.extend_from_slice(&[8, 0, 0]); // a string tag with no value: not a compound
+    b.extend_from_slice(&good[data_at + 4..]);
+    refused(&b, data_at + 4, "item data that is not one NBT compound");
     // Slots out of order: swap the two slot numbers.
-    let slots_at = 40 + name_len + 1 + 2;
-    let second = slots_at + 2 + 1 + "minecraft:diamond".len() + 1;
+    let slots_at = data_at + 4 + 2;
+    let second = slots_at + 2 + 1 + "minecraft:diamond".len() + 1 + 4;
     let mut b = good.clone();
     b[second..second + 2].copy_from_slice(&9u16.to_le_bytes());
     refused(&b, second, "a repeated slot");
@@ -110,7 +148,7 @@ fn records_saved_in_a_tick_come_back_and_add_up() {
         position: [8.5, 65.0, 8.5],
         game_mode: 0,
         items: vec![ItemSlot::new(36, "minecraft:diamond", 5)],
-        cursor: Some(("minecraft:diamond".into(), 2)),
+        cursor: Some(ItemSlot::new(0, "minecraft:diamond", 2)),
         ..PlayerRecord::default()
     };
     let chest = ContainerRecord {
@@ -145,4 +183,39 @@ fn records_saved_in_a_tick_come_back_and_add_up() {
     let e = game::players(&world).unwrap_err();
     assert!(matches!(e, terrane::Error::DamagedRecord { .. }), "{e}");
     assert!(e.to_string().contains("game:player:"), "{e}");
+}
+
+/// Version 1 records (written before items had data) still read, as items without data.
+#[test]
+fn version_1_records_still_read() {
+    // A player at (1, 2, 3), survival, nothing open, 2 emeralds on the cursor, 64 stone in
+    // slot 36; then a chest with 3 diamonds in slot 0.
+    let mut p = b"TGP1".to_vec();
+    for v in [1.0f64, 2.0, 3.0] {
+        p.extend_from_slice(&v.to_le_bytes());
+    }
+    p.extend_from_slice(&[0; 8]);
+    p.extend_from_slice(&[0, 0, 1]);
+    p.push(17);
+    p.extend_from_slice(b"minecraft:emerald");
+    p.push(2);
+    p.extend_from_slice(&1u16.to_le_bytes());
+    p.extend_from_slice(&36u16.to_le_bytes());
+    p.push(15);
+    p.extend_from_slice(b"minecraft:stone");
+    p.push(64);
+    let read = game::decode_player(&p).unwrap();
+    assert_eq!(read.position, [1.0, 2.0, 3.0]);
+    assert_eq!(read.cursor, Some(ItemSlot::new(0, "minecraft:emerald", 2)));
+    assert_eq!(read.items, vec![ItemSlot::new(36, "minecraft:stone", 64)]);
+    let mut c = b"TGC1".to_vec();
+    c.extend_from_slice(&1u16.to_le_bytes());
+    c.extend_from_slice(&0u16.to_le_bytes());
+    c.push(17);
+    c.extend_from_slice(b"minecraft:diamond");
+    c.push(3);
+    let read = game::decode_container(&c).unwrap();
+    assert_eq!(read.items, vec![ItemSlot::new(0, "minecraft:diamond", 3)]);
+    // Written again, they are version 2.
+    assert_eq!(&game::encode_container(&read)[..4], b"TGC2");
 }

@@ -191,11 +191,7 @@ const CHEST: [i64; 3] = [48, 64, -30];
 /// The chest's contents.
 fn chest() -> terrane::game::ContainerRecord {
     terrane::game::ContainerRecord {
-        items: vec![terrane::game::ItemSlot {
-            slot: 3,
-            item: "minecraft:diamond".into(),
-            count: 5,
-        }],
+        items: vec![terrane::game::ItemSlot::new(3, "minecraft:diamond", 5)],
     }
 }
 

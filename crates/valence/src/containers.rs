@@ -68,7 +68,7 @@ pub(crate) fn open(
                     tw.note_record(game::container_key(0, p), game::encode_container(&record));
                     for s in &record.items {
                         if s.slot < inventory.slot_count()
-                            && let Some(stack) = item_stack(&s.item, s.count)
+                            && let Some(stack) = item_stack(s)
                         {
                             inventory.set_slot(s.slot, stack);
                         }

@@ -82,8 +82,9 @@
 //!
 //! - Saved: blocks, players (position, look, game mode, inventory, cursor stack) and
 //!   container blocks' contents (chests, trapped chests, barrels), as
-//!   [`terrane::game`] records. Not saved: entities, other block entities (signs,
-//!   furnaces), item NBT (names, enchantments) and lighting.
+//!   [`terrane::game`] records, every item with its data (names, enchantments, damage,
+//!   books, a shulker box's items). Not saved: entities, other block entities (signs,
+//!   furnaces) and lighting.
 //! - Breaking a container deletes its contents (Valence has no dropped items).
 //! - One dimension (the Overworld, terrane dimension 0); the Nether and the End are not
 //!   served.

@@ -21,13 +21,37 @@ pub(crate) fn item_name(kind: ItemKind) -> String {
     format!("minecraft:{}", kind.to_str())
 }
 
-/// The Valence stack for a stored one; `None` (reported) for an item 1.20.1 does not know.
-pub(crate) fn item_stack(item: &str, count: u8) -> Option<ItemStack> {
+/// The Valence stack for a stored one, its data (names, enchantments, a shulker box's items)
+/// included; `None` (reported) for an item 1.20.1 does not know.
+pub(crate) fn item_stack(s: &ItemSlot) -> Option<ItemStack> {
+    let item = &s.item;
     let kind = item.strip_prefix("minecraft:").and_then(ItemKind::from_str);
     if kind.is_none() {
         tracing::warn!("item {item:?} is not a Minecraft 1.20.1 item: left out of the inventory");
     }
-    Some(ItemStack::new(kind?, count, None))
+    let nbt = match s.data.as_slice() {
+        [] => None,
+        mut data => match Compound::from_binary(&mut data) {
+            Ok((c, _)) => Some(c),
+            Err(e) => {
+                // The record's decoder checked it is NBT: this is Valence's reader refusing.
+                tracing::warn!("the data of an item {item:?} did not read ({e}): left out");
+                None
+            }
+        },
+    };
+    Some(ItemStack::new(kind?, s.count, nbt))
+}
+
+/// The record of `stack` in `slot`, its data included.
+pub(crate) fn item_slot(slot: u16, stack: &ItemStack) -> ItemSlot {
+    let mut data = Vec::new();
+    if let Some(nbt) = &stack.nbt
+        && nbt.to_binary(&mut data, "").is_err()
+    {
+        data.clear();
+    }
+    ItemSlot::new(slot, item_name(stack.item), stack.count()).with_data(data)
 }
 
 /// The stacks of `inventory` as records.
@@ -35,10 +59,7 @@ pub(crate) fn slots_of(inventory: &Inventory) -> Vec<ItemSlot> {
     inventory
         .slots()
         .enumerate()
-        .filter_map(|(i, s)| {
-            let s = s.as_ref()?;
-            Some(ItemSlot::new(u16::try_from(i).ok()?, item_name(s.item), s.count()))
-        })
+        .filter_map(|(i, s)| Some(item_slot(u16::try_from(i).ok()?, s?)))
         .collect()
 }
 
@@ -108,15 +129,15 @@ pub(crate) fn restore(
                 };
                 for s in &record.items {
                     if s.slot < inventory.slot_count()
-                        && let Some(stack) = item_stack(&s.item, s.count)
+                        && let Some(stack) = item_stack(s)
                     {
                         inventory.set_slot(s.slot, stack);
                     }
                 }
                 // The window the stack was held in is gone: it goes back into the inventory
                 // (what does not fit stays on the cursor, still the player's).
-                if let Some((item, n)) = &record.cursor
-                    && let Some(stack) = item_stack(item, *n)
+                if let Some(c) = &record.cursor
+                    && let Some(stack) = item_stack(c)
                 {
                     cursor.0 = stow(&mut inventory, stack);
                 }
@@ -172,11 +193,51 @@ pub(crate) fn stage(
                 GameMode::Spectator => 3,
             },
             items: slots_of(inventory),
-            cursor: cursor.0.as_ref().map(|s| (item_name(s.item), s.count())),
+            cursor: cursor.0.as_ref().map(|s| item_slot(0, s)),
             open_container: open
                 .and_then(|o| containers.position_of(o.entity))
                 .map(|p| (0, [p.x, p.y, p.z].map(i64::from))),
         };
         tw.stage_record(game::player_key(player_id(id)), Some(game::encode_player(&record)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use valence::nbt::{List, Value, compound};
+
+    use super::*;
+
+    /// A named sword with sharpness V, and a shulker box holding it, go through the records'
+    /// bytes and come back as the same Valence stacks.
+    #[test]
+    fn items_keep_their_data_through_the_records() {
+        let sword_tag = compound! {
+            "display" => compound! { "Name" => r#"{"text":"Excalibur"}"# },
+            "Enchantments" => List::Compound(vec![compound! {
+                "id" => "minecraft:sharpness",
+                "lvl" => Value::Short(5),
+            }]),
+            "Damage" => 7,
+        };
+        let sword = ItemStack::new(ItemKind::DiamondSword, 1, Some(sword_tag.clone()));
+        let mut sword_in_box = sword_tag;
+        sword_in_box.insert("Slot", Value::Byte(0));
+        sword_in_box.insert("id", "minecraft:diamond_sword");
+        sword_in_box.insert("Count", Value::Byte(1));
+        let shulker_tag = compound! {
+            "BlockEntityTag" => compound! { "Items" => List::Compound(vec![sword_in_box]) },
+        };
+        let shulker = ItemStack::new(ItemKind::ShulkerBox, 1, Some(shulker_tag));
+        let plain = ItemStack::new(ItemKind::OakPlanks, 19, None);
+        let record = PlayerRecord {
+            items: vec![item_slot(36, &sword), item_slot(37, &shulker), item_slot(38, &plain)],
+            cursor: Some(item_slot(0, &sword)),
+            ..PlayerRecord::default()
+        };
+        let read = game::decode_player(&game::encode_player(&record)).unwrap();
+        let back: Vec<_> = read.items.iter().map(|s| item_stack(s).unwrap()).collect();
+        assert_eq!(back, vec![sword.clone(), shulker, plain]);
+        assert_eq!(item_stack(read.cursor.as_ref().unwrap()), Some(sword));
     }
 }
