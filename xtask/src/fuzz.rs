@@ -84,7 +84,7 @@ impl Build {
     fn of(target: &str) -> Self {
         match target {
             "anvil_region" | "schem_read" => Self::Untraced,
-            "regionizer_ops" | "regionizer_replay" | "chunk_edit" => Self::Plain,
+            "regionizer_ops" | "regionizer_replay" | "chunk_edit" | "window_clicks" => Self::Plain,
             _ => Self::Full,
         }
     }
@@ -120,6 +120,8 @@ fn libfuzzer_bounds(target: &str) -> [String; 2] {
         // A configuration byte and at most 256 operations of up to 4 bytes: the rest is never
         // read, and mutating it wastes executions.
         "regionizer_ops" => 1 + 4 * 256,
+        // A header byte, 74 starting slots and at most 512 clicks of 3 bytes.
+        "window_clicks" => 1 + 74 + 3 * 512,
         _ => 8 << 10,
     };
     [format!("-max_len={max_len}"), "-rss_limit_mb=4096".to_string()]
@@ -526,8 +528,8 @@ mod tests {
         assert_eq!(max_len("anvil_region"), "-max_len=12288");
         assert_eq!(max_len("chunk_decode"), "-max_len=8192");
         // Every target named in the tables exists.
-        for t in ["anvil_region", "schem_read", "regionizer_ops", "regionizer_replay", "chunk_edit"]
-        {
+        let named = ["anvil_region", "schem_read", "regionizer_ops", "regionizer_replay"];
+        for t in named.into_iter().chain(["chunk_edit", "window_clicks"]) {
             assert!(super::targets().contains(&t.to_string()), "{t} is not a fuzz target");
         }
     }
