@@ -393,3 +393,68 @@ fn a_griefed_box_and_area_go_back_while_the_server_runs() {
     let world = World::open(&dir).unwrap();
     assert_eq!(block_name(&world, [7, 65, 7]), "minecraft:air", "the area is the backup's again");
 }
+
+/// A player is kept under the id the game gives their name offline
+/// (`terrane::game::offline_player_id`), the id of their `playerdata` file in a Java world;
+/// a world served before, which kept them under Valence's own offline id, still finds them,
+/// and its next save moves the record to the game's id (one save: never both, never none).
+#[test]
+fn a_player_kept_under_valences_old_id_comes_back_and_moves_to_the_games() {
+    use sha2::Digest as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("world");
+    make_world(&dir);
+    let name = "oldtimer";
+    let legacy = u128::from_be_bytes(sha2::Sha256::digest(name)[..16].try_into().unwrap());
+    let record = game::PlayerRecord {
+        position: [3.5, 66.0, 7.5],
+        items: vec![ItemSlot::new(36, "minecraft:emerald", 4)],
+        ..game::PlayerRecord::default()
+    };
+    let mut world = World::open(&dir).unwrap();
+    let mut save = TickSave::new();
+    game::put_player(&mut save, legacy, &record);
+    world.save_tick(2, save).unwrap();
+    world.close().unwrap();
+
+    let port = free_port();
+    let log = tmp.path().join("serve.log");
+    let (mut server, lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
+    let modules = node_modules();
+    let spec = serde_json::json!({
+        "host": "127.0.0.1", "port": port, "username": name, "viewDistance": 2,
+        "timeoutMs": 60_000,
+    });
+    let mut child = ChildGuard::spawn(
+        Command::new("node")
+            .arg(bots().join("join.js"))
+            .arg(spec.to_string())
+            .env("NODE_PATH", &modules)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    )
+    .expect("start node join.js");
+    let out = std::io::read_to_string(child_stdout(&mut child)).unwrap_or_default();
+    let spawn: serde_json::Value = out
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .find(|e: &serde_json::Value| e["event"] == "spawn")
+        .unwrap_or_else(|| panic!("no spawn: {out}\n{}", std::fs::read_to_string(&log).unwrap()));
+    let pos: Vec<f64> =
+        spawn["pos"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert!((pos[0] - 3.5).abs() < 1e-6 && (pos[2] - 7.5).abs() < 1e-6, "spawned at {pos:?}");
+    // A save after the join, then a clean stop.
+    assert!(last_saved(&lines, Duration::from_secs(2)).is_some(), "no save after the join");
+    let sent = Command::new("kill").args(["-INT", &server.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "terrane serve did not stop on SIGINT");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let world = World::open(&dir).unwrap();
+    assert_eq!(game::player(&world, legacy).unwrap(), None, "the old key is gone");
+    let moved = game::player(&world, game::offline_player_id(name)).unwrap().expect("moved");
+    assert_eq!(moved.items, record.items);
+    assert!((moved.position[0] - 3.5).abs() < 1e-6 && (moved.position[2] - 7.5).abs() < 1e-6);
+}

@@ -315,8 +315,9 @@ fn check_bot_lines(
         match v["event"].as_str() {
             Some("spawn") => {
                 joined += 1;
-                let uuid = v["uuid"].as_str().unwrap_or_default().replace('-', "");
-                let id = u128::from_str_radix(&uuid, 16).expect("a uuid");
+                // Records go by the game's offline id of the name (not Valence's own id,
+                // which the client is given).
+                let id = game::offline_player_id(v["bot"].as_str().expect("a bot name"));
                 if !seen.insert(id) {
                     continue;
                 }

@@ -95,6 +95,18 @@ pub struct ContainerRecord {
     pub items: Vec<ItemSlot>,
 }
 
+/// The id Minecraft Java gives a player in offline mode: the version 3 UUID of the bytes
+/// `OfflinePlayer:` + name (MD5), as a big-endian `u128`. A server keys its players' records
+/// by it, so that the players of an imported world (whose `playerdata/<uuid>.dat` files an
+/// offline server named so) find their own.
+pub fn offline_player_id(name: &str) -> u128 {
+    use md5::{Digest, Md5};
+    let mut h: [u8; 16] = Md5::digest(format!("OfflinePlayer:{name}").as_bytes()).into();
+    h[6] = (h[6] & 0x0f) | 0x30; // version 3
+    h[8] = (h[8] & 0x3f) | 0x80; // the IETF variant
+    u128::from_be_bytes(h)
+}
+
 /// The key of player `id` (a UUID as a big-endian `u128`).
 pub fn player_key(id: u128) -> Vec<u8> {
     let mut k = PLAYER_PREFIX.to_vec();

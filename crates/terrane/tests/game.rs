@@ -219,3 +219,16 @@ fn version_1_records_still_read() {
     // Written again, they are version 2.
     assert_eq!(&game::encode_container(&read)[..4], b"TGC2");
 }
+
+/// Offline ids as the game makes them (checked against Python's `uuid.UUID(bytes=md5(…),
+/// version=3)`, which is Java's `UUID.nameUUIDFromBytes`).
+#[test]
+fn offline_player_ids_are_the_games() {
+    for (name, id) in [
+        ("Notch", 0xb50ad385_829d_3141_a216_7e7d7539ba7fu128),
+        ("p0", 0x80de1807_ba13_33e9_8cde_32b8cafc8a47),
+        ("Steve", 0x5627dd98_e6be_3c21_b8a8_e92344183641),
+    ] {
+        assert_eq!(game::offline_player_id(name), id, "{name}");
+    }
+}

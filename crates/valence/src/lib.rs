@@ -22,7 +22,10 @@
 //!   (terrane-worldgen: hills by default, or flat ground) and saved with the next tick;
 //! - unloads the columns nobody sees any more;
 //! - puts each joining player back where the world's record of them says, with its game
-//!   mode and inventory ([`terrane::game::PlayerRecord`]);
+//!   mode and inventory ([`terrane::game::PlayerRecord`], keyed by the game's offline id of
+//!   their name, [`terrane::game::offline_player_id`]: Valence gives clients an id of its
+//!   own, a hash of the name, under which worlds served before kept them, and a record found
+//!   only there moves to the game's id in the next save);
 //! - opens container blocks (chests, barrels) players use, with the contents the world
 //!   holds ([`Containers`]);
 //! - decides every window click itself ([`ServerClicks`]): the result is computed from the

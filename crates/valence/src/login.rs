@@ -28,7 +28,7 @@ impl NetworkCallbacks for ReadPlayerAhead {
         info: &NewClientInfo,
     ) -> Result<CleanupFn, Text> {
         let store = Arc::clone(&self.store);
-        let key = game::player_key(info.uuid.as_u128());
+        let key = game::player_key(game::offline_player_id(&info.username));
         let read = tokio::task::spawn_blocking(move || {
             let _ = store.get(tables::WORLD_PROPERTIES, &key);
         });

@@ -11,9 +11,10 @@ use crate::containers::Containers;
 use crate::plugin::Settings;
 use crate::world::TerraneWorld;
 
-/// A player's id in the world: their UUID (offline mode derives it from the name).
-fn player_id(id: &UniqueId) -> u128 {
-    id.0.as_u128()
+/// A player's id in the world: the id the game gives their name in offline mode (the mode
+/// the server runs in), so that the players of an imported Java world find their records.
+fn player_id(name: &Username) -> u128 {
+    game::offline_player_id(&name.0)
 }
 
 /// The item name terrane stores for `kind`.
@@ -97,6 +98,7 @@ pub(crate) fn restore(
     mut clients: Query<
         (
             Entity,
+            &Username,
             &UniqueId,
             &mut Position,
             &mut Look,
@@ -109,15 +111,31 @@ pub(crate) fn restore(
     mut tw: ResMut<TerraneWorld>,
     settings: Res<Settings>,
 ) {
-    for (entity, id, mut pos, mut look, mut mode, mut inventory, mut cursor) in &mut clients {
+    for (entity, name, uid, mut pos, mut look, mut mode, mut inventory, mut cursor) in &mut clients
+    {
         let [x, y, z] = settings.spawn;
         let ground = tw.terrain().surface(x.floor() as i64, z.floor() as i64) as f64 + 1.0;
         pos.set([x, y.max(ground), z]);
         *mode = settings.game_mode;
-        let key = game::player_key(player_id(id));
-        match game::player(tw.world(), player_id(id)) {
-            Ok(Some(record)) => {
-                tw.note_record(key, game::encode_player(&record));
+        let id = player_id(name);
+        // Worlds served before kept players under Valence's own offline id (a hash of the
+        // name): a record found only there moves to the game's id in the next save.
+        let legacy = uid.0.as_u128();
+        let found = match game::player(tw.world(), id) {
+            Ok(None) if legacy != id => match game::player(tw.world(), legacy) {
+                Ok(Some(r)) => {
+                    tw.stage_record(game::player_key(legacy), None);
+                    Ok(Some((r, false)))
+                }
+                other => other.map(|r| r.map(|r| (r, true))),
+            },
+            other => other.map(|r| r.map(|r| (r, true))),
+        };
+        match found {
+            Ok(Some((record, held_under_id))) => {
+                if held_under_id {
+                    tw.note_record(game::player_key(id), game::encode_player(&record));
+                }
                 pos.set(record.position);
                 look.yaw = record.yaw;
                 look.pitch = record.pitch;
@@ -175,7 +193,7 @@ pub(crate) fn send_health(
 #[allow(clippy::type_complexity)]
 pub(crate) fn stage(
     clients: Query<
-        (&UniqueId, &Position, &Look, &GameMode, &Inventory, &CursorItem, Option<&OpenInventory>),
+        (&Username, &Position, &Look, &GameMode, &Inventory, &CursorItem, Option<&OpenInventory>),
         With<Client>,
     >,
     containers: Res<Containers>,
