@@ -1,8 +1,10 @@
 //! `terrane serve` with a real Minecraft client: mineflayer 4.39.0 (Node, offline mode,
 //! `crates/valence/tests/bots/`) joins, checks a block the test put into the world through
 //! terrane, digs one and places one; the test SIGKILLs the server after its `saved N` and
-//! finds both edits in the reopened world. Also: Ctrl-C saves and exits cleanly, and a
-//! griefed box and area go back to a backup while the server runs and the client watches.
+//! finds both edits in the reopened world. Also: Ctrl-C saves and exits cleanly, a
+//! griefed box and area go back to a backup while the server runs and the client watches,
+//! a player kept under Valence's old id finds their record, and imported chests and signs
+//! show the client their items and text.
 //!
 //! The Node modules live in `~/.cache/terrane/node/` (or `TERRANE_NODE_MODULES`);
 //! `cargo xtask test` installs them. Without them the test fails with the command to run.
@@ -457,4 +459,126 @@ fn a_player_kept_under_valences_old_id_comes_back_and_moves_to_the_games() {
     let moved = game::player(&world, game::offline_player_id(name)).unwrap().expect("moved");
     assert_eq!(moved.items, record.items);
     assert!((moved.position[0] - 3.5).abs() < 1e-6 && (moved.position[2] - 7.5).abs() < 1e-6);
+}
+
+/// A world whose chest and sign hold block entities where an import of a Java world keeps
+/// them (the block-entity component of their cells, `terrane::anvil::convert`): a chest
+/// of a 1.20.4 world (`Count` and `tag`: a named, enchanted sword and 7 emeralds) and a sign
+/// of 1.20 and later (`front_text`).
+fn world_with_block_entities(dir: &Path) {
+    use terrane::anvil::convert::block_entity_component;
+    use terrane::nbt::{Compound, Tag};
+    let mut schema = Schema::new();
+    let be = block_entity_component(&mut schema).unwrap();
+    let air = schema.add_block("minecraft:air", &[]).unwrap();
+    let stone = schema.add_block("minecraft:stone", &[]).unwrap();
+    let chest = schema.add_block(CHEST, &[be]).unwrap();
+    let sign = schema.add_block("minecraft:oak_sign[rotation=0,waterlogged=false]", &[be]).unwrap();
+    let mut world =
+        World::builder().backend(Backend::BlockFile).schema(schema).create(dir).unwrap();
+    let mut chunk = Chunk::new(air);
+    for x in 0..16 {
+        for z in 0..16 {
+            chunk.set(x, 0, z, stone);
+        }
+    }
+    chunk.set(9, 1, 9, chest);
+    chunk.set(6, 1, 9, sign);
+    let c = |pairs: Vec<(&str, Tag)>| {
+        let mut c = Compound::new();
+        for (k, v) in pairs {
+            c.insert(k, v);
+        }
+        c
+    };
+    let s = |v: &str| Tag::String(v.to_string());
+    let enchant = c(vec![("id", s("minecraft:sharpness")), ("lvl", Tag::Short(5))]);
+    let tag = c(vec![
+        ("display", Tag::Compound(c(vec![("Name", s(r#"{"text":"Excalibur"}"#))]))),
+        ("Enchantments", Tag::compound_list([enchant])),
+    ]);
+    let sword = c(vec![
+        ("Slot", Tag::Byte(0)),
+        ("id", s("minecraft:diamond_sword")),
+        ("Count", Tag::Byte(1)),
+        ("tag", Tag::Compound(tag)),
+    ]);
+    let emeralds =
+        c(vec![("Slot", Tag::Byte(4)), ("id", s("minecraft:emerald")), ("Count", Tag::Byte(7))]);
+    let chest_be =
+        c(vec![("id", s("minecraft:chest")), ("Items", Tag::compound_list([sword, emeralds]))]);
+    let text = |line: &str| {
+        let blank = s(r#"{"text":""}"#);
+        let lines =
+            vec![s(&format!(r#"{{"text":"{line}"}}"#)), blank.clone(), blank.clone(), blank];
+        Tag::Compound(c(vec![
+            ("messages", Tag::list(lines)),
+            ("color", s("black")),
+            ("has_glowing_text", Tag::Byte(0)),
+        ]))
+    };
+    let sign_be = c(vec![
+        ("id", s("minecraft:sign")),
+        ("front_text", text("kept by terrane")),
+        ("back_text", text("")),
+        ("is_waxed", Tag::Byte(0)),
+    ]);
+    for (x, nbt) in [(9, chest_be), (6, sign_be)] {
+        let bytes = terrane::anvil::nbt::write_root(&nbt).unwrap();
+        chunk
+            .set_component(world.schema(), terrane::section::cell_index(x, 1, 9), 0, be, &bytes)
+            .unwrap();
+    }
+    world.mark_generated(ColumnPos::new(0, 0)).unwrap();
+    let mut save = TickSave::new();
+    save.put_chunk(0, ChunkPos::new(0, 4, 0), chunk.encode(world.schema()));
+    world.save_tick(1, save).unwrap();
+    world.close().unwrap();
+}
+
+/// An imported chest shows a real client its items with their data (a name, an
+/// enchantment), and an imported sign its text; what the chest holds once opened is saved
+/// as the game's record.
+#[test]
+fn imported_chests_and_signs_show_their_items_and_text() {
+    let modules = node_modules();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("world");
+    world_with_block_entities(&dir);
+    let port = free_port();
+    let log = tmp.path().join("serve.log");
+    let (mut server, lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
+    let spec = serde_json::json!({
+        "host": "127.0.0.1", "port": port, "username": "reader", "timeoutMs": 90000,
+        "steps": [ { "sign": [6, 65, 9], "text": "kept by terrane" }, { "look": [9, 65, 9] } ],
+    });
+    let bot = Command::new("node")
+        .arg(bots().join("steps.js"))
+        .arg(spec.to_string())
+        .env("NODE_PATH", &modules)
+        .output()
+        .expect("run node");
+    let said = String::from_utf8_lossy(&bot.stdout).to_string();
+    let server_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(bot.status.success(), "the bot failed:\n{said}\nserver log:\n{}", server_log());
+    let looked: serde_json::Value = said
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e.get("look").is_some())
+        .expect("the chest's items");
+    let items = looked["items"].as_array().unwrap();
+    let sword = items.iter().find(|i| i["name"] == "diamond_sword").expect("the sword");
+    // mineflayer reports the name as the item holds it: JSON text.
+    assert_eq!(sword["customName"], r#"{"text":"Excalibur"}"#, "{looked}");
+    assert_eq!(sword["enchants"], serde_json::json!([["sharpness", 5]]), "{looked}");
+    let emeralds = items.iter().find(|i| i["name"] == "emerald").expect("the emeralds");
+    assert_eq!(emeralds["count"], 7);
+    // Opened, the chest is the game's: its record holds the same items, data included.
+    assert!(last_saved(&lines, Duration::from_secs(2)).is_some());
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let world = World::open(&dir).unwrap();
+    let record = game::container(&world, 0, [9, 65, 9]).unwrap().expect("a record");
+    assert_eq!(record.items.len(), 2);
+    assert!(!record.items[0].data.is_empty(), "the sword's data: {:?}", record.items[0]);
 }

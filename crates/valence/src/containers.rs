@@ -64,6 +64,24 @@ pub(crate) fn open(
                     }
                 };
                 let mut inventory = Inventory::with_title(InventoryKind::Generic9x3, "Chest");
+                if record.is_none()
+                    && let Some(be) =
+                        tw.imported_block_entity(e.position.x, e.position.y, e.position.z)
+                {
+                    // Never opened in this world: what its import kept.
+                    let (items, data_lost, left_out) =
+                        crate::block_entities::items(&be, inventory.slot_count());
+                    for (slot, stack) in items {
+                        inventory.set_slot(slot, stack);
+                    }
+                    if data_lost + left_out > 0 {
+                        tracing::warn!(
+                            "the container at {:?}: {data_lost} stacks lost their data (a \
+                             format newer than Minecraft 1.20.1), {left_out} left out",
+                            e.position
+                        );
+                    }
+                }
                 if let Some(record) = record {
                     tw.note_record(game::container_key(0, p), game::encode_container(&record));
                     for s in &record.items {

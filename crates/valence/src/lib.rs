@@ -27,7 +27,11 @@
 //!   own, a hash of the name, under which worlds served before kept them, and a record found
 //!   only there moves to the game's id in the next save);
 //! - opens container blocks (chests, barrels) players use, with the contents the world
-//!   holds ([`Containers`]);
+//!   holds ([`Containers`]): the game's record, or, for a chest the game never opened, the
+//!   items a Java world's import kept in its block entity (data included for worlds before
+//!   1.20.5; later worlds' item components are a format 1.20.1 does not read);
+//! - sends with each column what clients draw of imported block entities: sign text (the
+//!   layout before 1.20 turned into 1.20's), banner patterns, heads' owners;
 //! - decides every window click itself ([`ServerClicks`]): the result is computed from the
 //!   server's own view of the window by the game's rules ([`terrane::window`]), never taken
 //!   from the slots a client claims, and a client whose claim differs gets the window again,
@@ -114,6 +118,7 @@
 // as Bevy's own code and documentation write them.
 #![allow(elided_lifetimes_in_paths)]
 
+mod block_entities;
 pub mod blocks;
 mod clicks;
 mod containers;

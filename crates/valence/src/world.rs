@@ -359,6 +359,7 @@ impl TerraneWorld {
         let mut containers: Vec<[i64; 3]> = Vec::new();
         let mut out = UnloadedChunk::with_height(HEIGHT);
         let air = self.world.air();
+        let be = self.block_entity_component();
         for cy in MIN_CHUNK_Y..END_CHUNK_Y {
             let Some(c) = self.chunks.get(&ChunkPos::new(x.into(), cy, z.into())) else {
                 continue;
@@ -371,6 +372,16 @@ impl TerraneWorld {
                         if id != air {
                             let s = self.blocks.to_valence(self.world.schema(), id);
                             out.set_block_state(lx, base + ly, lz, s);
+                            // What a client draws of an imported block entity goes with it.
+                            if let Some(be) = be
+                                && crate::block_entities::client_draws(s.to_kind().to_str())
+                                && let Some(nbt) = c
+                                    .component(terrane::section::cell_index(lx, ly, lz), 0, be)
+                                    .and_then(crate::block_entities::parse)
+                            {
+                                let nbt = crate::block_entities::for_client(nbt);
+                                out.set_block_entity(lx, base + ly, lz, Some(nbt));
+                            }
                             if crate::containers::is_container(s) {
                                 containers.push([
                                     i64::from(x) * 16 + i64::from(lx),
@@ -387,6 +398,34 @@ impl TerraneWorld {
             terrane::game::read_ahead_containers(&self.world, 0, &containers);
         }
         out
+    }
+
+    /// The component an import keeps block entities in, when the world's schema has it.
+    fn block_entity_component(&self) -> Option<terrane::chunk::ComponentId> {
+        let name = terrane::anvil::convert::BLOCK_ENTITY_COMPONENT;
+        self.world.schema().components().find(name).map(terrane::chunk::ComponentId::variable)
+    }
+
+    /// The block entity a Java world's import kept at (`x`, `y`, `z`), when its column is
+    /// loaded and it has one.
+    pub(crate) fn imported_block_entity(
+        &self,
+        x: i32,
+        y: i32,
+        z: i32,
+    ) -> Option<valence::nbt::Compound> {
+        let be = self.block_entity_component()?;
+        let pos = ChunkPos::new(
+            x.div_euclid(16).into(),
+            y.div_euclid(16).into(),
+            z.div_euclid(16).into(),
+        );
+        let cell = terrane::section::cell_index(
+            x.rem_euclid(16) as u32,
+            y.rem_euclid(16) as u32,
+            z.rem_euclid(16) as u32,
+        );
+        self.chunks.get(&pos)?.component(cell, 0, be).and_then(crate::block_entities::parse)
     }
 
     /// The loaded columns of the Overworld areas `areas`.

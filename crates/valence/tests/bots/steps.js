@@ -10,7 +10,10 @@
 // Steps: `see` waits until the block at `pos` is `name` (its chunk loaded first), `dig`
 // digs a block and waits to see air there, `place` places an item on top of a block and
 // waits to see it, `chest` ({"chest":[x,y,z],"item":"diamond","expect":5,"take":5}) opens
-// a chest, waits to see `expect` of `item` in it, takes `take` of them and closes it. It
+// a chest, waits to see `expect` of `item` in it, takes `take` of them and closes it,
+// `look` ({"look":[x,y,z]}) opens a chest and reports what it holds (each stack's name,
+// count, custom name and enchantments), `sign` ({"sign":[x,y,z],"text":"hello"}) waits
+// until the sign there reads `text` on its front and reports its two sides. It
 // reports {"event":"spawn","pos":[x,y,z]} on joining (where the player is as `spawn`
 // fires), then {"event":"step","index":i,...} for each step. After the last step it
 // waits for the server's `saved N` in the tab list footer and reports it
@@ -97,6 +100,25 @@ bot.once('spawn', async () => {
         if (take > 0) await window.withdraw(bot.registry.itemsByName[item].id, null, take)
         window.close()
         say({ event: 'step', index, chest: pos, had: expect, took: take || 0 })
+      } else if (step.look) {
+        const pos = step.look
+        await until(`the chunk of ${pos}`, () => name(pos) === 'chest', wait)
+        const window = await bot.openContainer(bot.blockAt(at(pos)))
+        await until(`the items of the chest at ${pos}`, () => window.containerItems().length > 0, wait)
+        const items = window.containerItems().map((i) => ({
+          slot: i.slot,
+          name: i.name,
+          count: i.count,
+          customName: i.customName || null,
+          enchants: (i.enchants || []).map((e) => [e.name, e.lvl])
+        }))
+        window.close()
+        say({ event: 'step', index, look: pos, items })
+      } else if (step.sign) {
+        const pos = step.sign
+        const text = () => { const b = bot.blockAt(at(pos)); return b && b.getSignText ? b.getSignText() : null }
+        await until(`"${step.text}" on the sign at ${pos}`, () => { const t = text(); return t && t[0].includes(step.text) }, wait)
+        say({ event: 'step', index, sign: pos, text: text() })
       } else {
         fail('unknown step ' + JSON.stringify(step))
       }
