@@ -582,3 +582,51 @@ fn imported_chests_and_signs_show_their_items_and_text() {
     assert_eq!(record.items.len(), 2);
     assert!(!record.items[0].data.is_empty(), "the sword's data: {:?}", record.items[0]);
 }
+
+/// A new player starts on the world's blocks at the spawn, not at the generator's height:
+/// here a stone pillar up to y 90 stands where the flat generator's ground is at 64.
+#[test]
+fn a_new_player_starts_on_the_worlds_blocks() {
+    let modules = node_modules();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("world");
+    make_world(&dir);
+    let mut world = World::open(&dir).unwrap();
+    let stone = terrane::BlockId(world.schema().blocks().find("minecraft:stone").unwrap());
+    let mut save = TickSave::new();
+    for cy in 4..6 {
+        let pos = ChunkPos::new(0, cy, 0);
+        let mut chunk = world.get_chunk(pos).unwrap().unwrap_or_else(|| Chunk::new(world.air()));
+        for y in 0..16 {
+            if cy * 16 + y as i64 <= 90 {
+                chunk.set(8, y, 8, stone);
+            }
+        }
+        save.put_chunk(0, pos, chunk.encode(world.schema()));
+    }
+    world.save_tick(2, save).unwrap();
+    world.close().unwrap();
+    let port = free_port();
+    let log = tmp.path().join("serve.log");
+    let (_server, _lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
+    let spec = serde_json::json!({
+        "host": "127.0.0.1", "port": port, "username": "newcomer", "viewDistance": 2,
+        "timeoutMs": 60_000,
+    });
+    let mut child = ChildGuard::spawn(
+        Command::new("node")
+            .arg(bots().join("join.js"))
+            .arg(spec.to_string())
+            .env("NODE_PATH", &modules)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    )
+    .expect("start node join.js");
+    let out = std::io::read_to_string(child_stdout(&mut child)).unwrap_or_default();
+    let spawn: serde_json::Value = out
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .find(|e: &serde_json::Value| e["event"] == "spawn")
+        .unwrap_or_else(|| panic!("no spawn: {out}\n{}", std::fs::read_to_string(&log).unwrap()));
+    assert_eq!(spawn["pos"], serde_json::json!([8.5, 91, 8.5]), "{spawn}");
+}

@@ -9,7 +9,8 @@
 //!
 //! - spawns one chunk and entity layer, the Overworld of Minecraft 1.20.1 (y −64..320),
 //!   marked [`TerraneLayer`], and puts every joining player in it (at [`Settings::spawn`]
-//!   the first time), with the health update a vanilla server sends, a tick after their
+//!   the first time, raised to stand on the world's blocks there, or on the generator's
+//!   ground where the world holds none), with the health update a vanilla server sends, a tick after their
 //!   position and items (a client that has its health has both);
 //! - loads the columns players see (their view distance, capped at
 //!   [`Settings::max_view_distance`]) from terrane, nearest first: a column is the 24 cubic

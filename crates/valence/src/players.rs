@@ -114,7 +114,17 @@ pub(crate) fn restore(
     for (entity, name, uid, mut pos, mut look, mut mode, mut inventory, mut cursor) in &mut clients
     {
         let [x, y, z] = settings.spawn;
-        let ground = tw.terrain().surface(x.floor() as i64, z.floor() as i64) as f64 + 1.0;
+        // On the world's blocks where it holds the spawn's column (an imported world's hills
+        // are not the generator's), else where the generator puts the ground.
+        let generated = tw.terrain().surface(x.floor() as i64, z.floor() as i64) as f64 + 1.0;
+        let ground = match tw.top_of(x.floor() as i32, z.floor() as i32) {
+            Ok(Some(top)) => f64::from(top),
+            Ok(None) => generated,
+            Err(e) => {
+                tw.fail(e);
+                generated
+            }
+        };
         pos.set([x, y.max(ground), z]);
         *mode = settings.game_mode;
         let id = player_id(name);

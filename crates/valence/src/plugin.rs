@@ -24,7 +24,8 @@ pub struct Settings {
     /// between the two saves duplicates or loses the items a player moved.
     pub players_apart: Option<u32>,
     /// Where players join for the first time (default `[8.5, 65.0, 8.5]`); raised to stand
-    /// on the terrain there.
+    /// on the world's highest block there ([`TerraneWorld::top_of`]), or on the generator's
+    /// ground where the world holds no block.
     pub spawn: [f64; 3],
     /// The terrain of the columns the world does not hold yet (default hills of seed 0).
     pub terrain: Terrain,

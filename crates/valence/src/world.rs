@@ -135,6 +135,33 @@ impl TerraneWorld {
         self.terrain
     }
 
+    /// The y just above the highest block (not air) at block column (`x`, `z`) as the world
+    /// holds it (its loaded or unsaved chunks first, else read from the world), or `None`
+    /// when the world holds no block there: where a player standing there stands.
+    pub fn top_of(&self, x: i32, z: i32) -> Result<Option<i32>> {
+        let (cx, cz) = (i64::from(x.div_euclid(16)), i64::from(z.div_euclid(16)));
+        let (lx, lz) = (x.rem_euclid(16) as u32, z.rem_euclid(16) as u32);
+        let air = self.world.air();
+        for cy in (MIN_CHUNK_Y..END_CHUNK_Y).rev() {
+            let pos = ChunkPos::new(cx, cy, cz);
+            let read;
+            let chunk = match self.chunks.get(&pos).or_else(|| self.pending.get(&pos)) {
+                Some(c) => c,
+                None => match self.world.get_chunk(pos)? {
+                    Some(c) => {
+                        read = c;
+                        &read
+                    }
+                    None => continue,
+                },
+            };
+            if let Some(ly) = (0..16u32).rev().find(|&ly| chunk.get(lx, ly, lz) != air) {
+                return Ok(Some((cy * 16) as i32 + ly as i32 + 1));
+            }
+        }
+        Ok(None)
+    }
+
     /// The last tick whose save the world acknowledged (the world's tick when opened).
     pub fn durable_tick(&self) -> u64 {
         self.durable_tick
