@@ -57,7 +57,8 @@ Tasks:
                           amulet-core converting the same worlds both ways
   prereqs                 only check (and install, when possible) the system prerequisites
   tables                  regenerate terrane-bedrock's Java <-> Bedrock block-state table
-                          (crates/bedrock/data) from the pinned minecraft-data package
+                          (crates/bedrock/data) and terrane-valence's table of later blocks
+                          (crates/valence/data) from the pinned minecraft-data package
 ";
 
 fn main() -> ExitCode {
@@ -690,7 +691,8 @@ fn node_modules() -> Result {
 const MINECRAFT_DATA: &str = "3.119.0";
 
 /// Regenerates `crates/bedrock/data/java-bedrock.tsv.gz` with
-/// `crates/bedrock/tables/generate.js` from the pinned minecraft-data package (installed with
+/// `crates/bedrock/tables/generate.js` and `crates/valence/data/older-states.tsv` with
+/// `crates/valence/tables/generate.js` from the pinned minecraft-data package (installed with
 /// the real-client test's Node modules).
 fn tables() -> Result {
     node_modules()?;
@@ -711,7 +713,12 @@ fn tables() -> Result {
     run(Command::new("node")
         .arg(bedrock.join("tables/generate.js"))
         .arg(&pkg)
-        .arg(bedrock.join("data/java-bedrock.tsv.gz")))
+        .arg(bedrock.join("data/java-bedrock.tsv.gz")))?;
+    let valence = root().join("crates/valence");
+    run(Command::new("node")
+        .arg(valence.join("tables/generate.js"))
+        .arg(&pkg)
+        .arg(valence.join("data/older-states.tsv")))
 }
 
 #[cfg(test)]

@@ -1,6 +1,13 @@
 //! Block states between terrane's registry (names) and Valence's (`BlockState`).
+//!
+//! A state of a Java release after 1.20.1 (the game Valence serves) is shown as its nearest
+//! 1.20.1 state: a renamed block under its old name (`short_grass` as `grass`), a new block
+//! as the 1.20.1 block `data/older-states.tsv` names (generated from minecraft-data by
+//! `cargo xtask tables`: `tables/generate.js` says how it chooses), with the properties and
+//! values the older block has; properties a 1.20.1 block lacks take its defaults.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 use terrane::chunk::block_state;
 use terrane::{BlockId, Schema};
@@ -8,9 +15,9 @@ use valence::prelude::{BlockKind, BlockState, PropName, PropValue};
 
 /// Maps terrane block ids to Valence block states and back, caching both ways.
 ///
-/// A terrane state Valence does not know (another game version, a mod, a spelling no
-/// Minecraft accepts) is shown as the stand-in and reported once with `tracing::warn`; the
-/// stored chunk keeps the original state.
+/// A terrane state of a later Java release is shown as its nearest 1.20.1 state
+/// ([`nearest_state`]); one no release has (a mod's, a spelling no Minecraft accepts) as the
+/// stand-in, reported once with `tracing::warn`. The stored chunk keeps the original state.
 #[derive(Debug)]
 pub struct BlockMap {
     to_valence: Vec<Option<BlockState>>,
@@ -38,7 +45,7 @@ impl BlockMap {
             return *s;
         }
         let name = schema.blocks().get(id.0);
-        let state = match name.and_then(parse_state) {
+        let state = match name.and_then(parse_state).or_else(|| name.and_then(nearest_state)) {
             Some(s) => s,
             None => {
                 if self.warned.insert(id.0) {
@@ -89,6 +96,43 @@ pub fn parse_state(s: &str) -> Option<BlockState> {
     Some(state)
 }
 
+/// The 1.20.1 blocks shown for blocks of later releases, by name.
+fn older_blocks() -> &'static HashMap<&'static str, &'static str> {
+    static OLDER: OnceLock<HashMap<&'static str, &'static str>> = OnceLock::new();
+    OLDER.get_or_init(|| {
+        include_str!("../data/older-states.tsv")
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let mut f = l.split('\t');
+                Some((f.next()?, f.next()?))
+            })
+            .collect()
+    })
+}
+
+/// The nearest 1.20.1 state of a state Valence does not know: its block under its 1.20.1
+/// name (or the 1.20.1 block shown for it), with those of its properties that block has
+/// (values it does not have keep the block's default); `None` for a block no release has.
+pub fn nearest_state(s: &str) -> Option<BlockState> {
+    let (name, props) = block_state::parse(s).ok()?;
+    let older = older_blocks().get(name.as_str()).copied().unwrap_or(name.as_str());
+    let kind = BlockKind::from_str(older.strip_prefix("minecraft:")?)?;
+    let mut state = kind.to_state();
+    for (k, v) in props {
+        let (Some(key), Some(value)) = (PropName::from_str(&k), PropValue::from_str(&v)) else {
+            continue;
+        };
+        if state.get(key).is_some() {
+            let set = state.set(key, value);
+            if set.get(key) == Some(value) {
+                state = set;
+            }
+        }
+    }
+    Some(state)
+}
+
 /// The canonical terrane name of a Valence state: `minecraft:name[k=v,...]`, keys sorted.
 pub fn state_name(state: BlockState) -> String {
     let kind = state.to_kind();
@@ -119,6 +163,36 @@ mod tests {
         assert_eq!(parse_state("minecraft:water[level=99]"), None);
         assert_eq!(parse_state("mymod:thing"), None);
         assert_eq!(parse_state("[broken"), None);
+    }
+
+    #[test]
+    fn later_states_show_as_their_nearest_1_20_1_state() {
+        assert_eq!(parse_state("minecraft:short_grass"), None);
+        assert_eq!(nearest_state("minecraft:short_grass"), Some(BlockState::GRASS));
+        assert_eq!(
+            nearest_state("minecraft:iron_chain[axis=y,waterlogged=false]"),
+            parse_state("minecraft:chain[axis=y]")
+        );
+        let stairs = nearest_state(
+            "minecraft:pale_oak_stairs[facing=east,half=top,shape=straight,waterlogged=false]",
+        );
+        let want = parse_state("minecraft:oak_stairs[facing=east,half=top,shape=straight]");
+        assert_eq!(stairs, want);
+        // A property 1.20.1 lacks keeps the block's default.
+        assert_eq!(nearest_state("minecraft:stone[facing=up]"), Some(BlockState::STONE));
+        assert_eq!(nearest_state("mymod:thing"), None);
+        // Every block of the table is one Valence shows.
+        for (newer, older) in older_blocks() {
+            assert!(nearest_state(newer).is_some(), "{newer} -> {older}");
+            assert!(parse_state(older).is_some(), "{older} is not a 1.20.1 block");
+        }
+        assert!(older_blocks().len() > 150);
+        let mut schema = Schema::new();
+        let grass = schema.add_block("minecraft:short_grass", &[]).unwrap();
+        assert_eq!(
+            BlockMap::new(BlockState::BEDROCK).to_valence(&schema, grass),
+            BlockState::GRASS
+        );
     }
 
     #[test]

@@ -17,9 +17,11 @@
 //!   16³ chunks of dimension 0 from chunk y −4 to 19, each loaded with
 //!   [`World::load_chunk`](terrane::World::load_chunk) (the tiered store keeps it hot, the
 //!   regionizer adds it); block states go by name (`minecraft:name[k=v,...]`) through
-//!   Valence's block registry, and a state Valence does not know is shown as
-//!   [`Settings::stand_in`] and reported once with `tracing::warn` (the stored chunk keeps
-//!   it). A column the world has never held is generated with [`Settings::terrain`]
+//!   Valence's block registry; a state of a later Java release is shown as its nearest
+//!   1.20.1 state ([`blocks::nearest_state`]: `short_grass` as `grass`, a new block as the
+//!   1.20.1 block a table generated from minecraft-data names), and one no release has as
+//!   [`Settings::stand_in`], reported once with `tracing::warn` (the stored chunk keeps
+//!   either). A column the world has never held is generated with [`Settings::terrain`]
 //!   (terrane-worldgen: hills by default, or flat ground) and saved with the next tick;
 //! - unloads the columns nobody sees any more;
 //! - puts each joining player back where the world's record of them says, with its game
