@@ -42,6 +42,7 @@
 //! # }
 //! ```
 
+use crate::java_containers::ContainerRecords;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs;
@@ -335,14 +336,17 @@ struct WorldSource<'a> {
     /// The region read last: its chunks and records (an export asks for a region's columns
     /// one after another).
     region: RefCell<Option<ReadRegion>>,
+    /// What the game changed in the dimension's containers, written over their imports.
+    containers: ContainerRecords,
 }
 
 /// A region's coordinates, its chunks and its column records.
 type ReadRegion = ((i64, i64), RegionChunks, BTreeMap<ColumnPos, Vec<u8>>);
 
 impl<'a> WorldSource<'a> {
-    fn new(world: &'a World, regions: DimRegions<'a>) -> Self {
-        Self { schema: world.schema(), world, regions, region: RefCell::new(None) }
+    fn new(world: &'a World, regions: DimRegions<'a>) -> Result<Self> {
+        let containers = ContainerRecords::of(world, regions.dim())?;
+        Ok(Self { schema: world.schema(), world, regions, region: RefCell::new(None), containers })
     }
 }
 
@@ -400,13 +404,16 @@ impl ExportSource for WorldSource<'_> {
                     .map_err(|e| SinkError(e.to_string()))?
             }
         };
+        let decoded = ColumnRecord::decode(&record).ok();
+        let data_version = decoded.as_ref().and_then(|r| r.data_version);
+        self.containers.apply(self.schema, pos, data_version, &mut chunks).map_err(SinkError)?;
         let mut uuids: Vec<[u8; 16]> = Vec::new();
         for (_, bytes) in &chunks {
             if let Ok(v) = ChunkView::parse(bytes) {
                 uuids.extend_from_slice(v.entities());
             }
         }
-        if let Ok(r) = ColumnRecord::decode(&record) {
+        if let Some(r) = decoded {
             uuids.extend(r.orphan_entities);
         }
         let mut entities = Vec::with_capacity(uuids.len());
@@ -488,7 +495,7 @@ pub fn export_region_dir(
 ) -> Result<ExportSummary> {
     check_region_dir(region_dir, options.entities(), overwrite)?;
     refuse_bedrock_states(world)?;
-    let source = WorldSource::new(world, DimRegions::of(world, dim, &[RECORD_PREFIX])?);
+    let source = WorldSource::new(world, DimRegions::of(world, dim, &[RECORD_PREFIX])?)?;
     let s = terrane_anvil::export_region_dir_with(&source, region_dir, options, progress)?;
     let dirs: Vec<&Path> = [Some(region_dir), options.entities()].into_iter().flatten().collect();
     remove_stale(&dirs, &s.files, overwrite)?;
@@ -648,7 +655,7 @@ pub fn export_java_world_in(
         dims.iter().copied().filter(|&d| !known.iter().any(|k| k.id == d)).collect();
     for d in &known {
         let Some(dim_regions) = regions.remove(&d.id) else { continue };
-        let source = WorldSource::new(world, dim_regions);
+        let source = WorldSource::new(world, dim_regions)?;
         let options = ExportOptions::new().entities_dir(java_dir.join(&d.entities)).format(format);
         let s = terrane_anvil::export_region_dir_with(
             &source,

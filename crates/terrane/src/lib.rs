@@ -147,6 +147,7 @@ pub mod export;
 pub mod game;
 mod imported;
 pub mod java;
+mod java_containers;
 mod java_layout;
 mod level_dat;
 mod region_columns;

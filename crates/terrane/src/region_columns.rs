@@ -90,6 +90,11 @@ impl<'w> DimRegions<'w> {
         Ok(Self { world, dim, regions })
     }
 
+    /// The dimension.
+    pub(crate) fn dim(&self) -> u64 {
+        self.dim
+    }
+
     /// The regions, in `(x, z)` order.
     pub(crate) fn regions(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
         self.regions.keys().copied()

@@ -1,0 +1,109 @@
+//! What a game changed in a Java world's containers goes back out with it: on a Java export,
+//! each container record ([`crate::game`]) replaces the `Items` of the block entity its
+//! import kept at that cell, in the item format of the column's `DataVersion`.
+//!
+//! Items are written as the column's release reads them: before 1.20.5 (`DataVersion`
+//! 3837) `Count` (a byte) and the item's data as its `tag`; from 1.20.5 `count` (an int),
+//! the data as it was (`components`) when the block entity held the same item in the same
+//! slot, else none: a game record keeps data in 1.20.1's `tag` form, which those releases no
+//! longer read. A record of a cell without an imported block entity (a chest placed by the
+//! game) is not written: there is no block entity to carry it.
+
+use std::collections::HashMap;
+
+use terrane_anvil::convert::BLOCK_ENTITY_COMPONENT;
+use terrane_chunk::{Chunk, ComponentId, Schema};
+use terrane_nbt::{Compound, Tag};
+use terrane_section::{ColumnPos, cell_index};
+
+use crate::game::{self, ContainerRecord, ItemSlot};
+use crate::{Result, World};
+
+/// The first `DataVersion` whose items carry `count` and `components` (1.20.5).
+const COMPONENTS_DATA_VERSION: i32 = 3837;
+
+/// The container records of one dimension, by column.
+pub(crate) struct ContainerRecords {
+    by_column: HashMap<ColumnPos, Vec<([i64; 3], ContainerRecord)>>,
+}
+
+impl ContainerRecords {
+    /// Every container record of dimension `dim` (records are few: the containers a game
+    /// opened).
+    pub(crate) fn of(world: &World, dim: u64) -> Result<Self> {
+        let mut by_column: HashMap<ColumnPos, Vec<_>> = HashMap::new();
+        for ((d, p), r) in game::containers(world)? {
+            if d == dim {
+                let col = ColumnPos::new((p[0] >> 4) as i32, (p[2] >> 4) as i32);
+                by_column.entry(col).or_default().push((p, r));
+            }
+        }
+        Ok(Self { by_column })
+    }
+
+    /// Writes the records of column `pos` into its chunks' block entities (`chunks`: chunk
+    /// y and bytes, as the export reads them).
+    pub(crate) fn apply(
+        &self,
+        schema: &Schema,
+        pos: ColumnPos,
+        data_version: Option<i32>,
+        chunks: &mut [(i64, Vec<u8>)],
+    ) -> std::result::Result<(), String> {
+        let Some(records) = self.by_column.get(&pos) else { return Ok(()) };
+        let Some(be) = schema.components().find(BLOCK_ENTITY_COMPONENT).map(ComponentId::variable)
+        else {
+            return Ok(());
+        };
+        let components = data_version.is_some_and(|v| v >= COMPONENTS_DATA_VERSION);
+        for (p, record) in records {
+            let Some((_, bytes)) = chunks.iter_mut().find(|(y, _)| *y == p[1] >> 4) else {
+                continue;
+            };
+            let mut chunk = Chunk::decode(bytes, schema).map_err(|e| e.to_string())?;
+            let cell = cell_index((p[0] & 15) as u32, (p[1] & 15) as u32, (p[2] & 15) as u32);
+            let Some(old) = chunk.component(cell, 0, be) else { continue };
+            let mut nbt = Compound::from_bytes(old).map_err(|e| e.to_string())?;
+            let before = match nbt.get("Items") {
+                Some(Tag::List(_, items)) => items.clone(),
+                _ => Vec::new(),
+            };
+            let items: Vec<Compound> =
+                record.items.iter().map(|s| item_tag(s, components, &before)).collect();
+            nbt.insert("Items", Tag::compound_list(items));
+            let new = terrane_anvil::nbt::write_root(&nbt).map_err(|e| e.to_string())?;
+            chunk.set_component(schema, cell, 0, be, &new).map_err(|e| e.to_string())?;
+            *bytes = chunk.encode(schema);
+        }
+        Ok(())
+    }
+}
+
+/// One stack as an `Items` entry of a block entity; `before`, the entries it replaces.
+fn item_tag(s: &ItemSlot, components: bool, before: &[Tag]) -> Compound {
+    let mut c = Compound::new();
+    c.insert("Slot", Tag::Byte(s.slot as i8));
+    c.insert("id", Tag::String(s.item.clone()));
+    if components {
+        c.insert("count", Tag::Int(i32::from(s.count)));
+        // The same item in the same slot keeps the data it was imported with.
+        let same = before.iter().find_map(|t| match t {
+            Tag::Compound(o)
+                if o.get("Slot") == Some(&Tag::Byte(s.slot as i8))
+                    && o.get("id") == Some(&Tag::String(s.item.clone())) =>
+            {
+                o.get("components").cloned()
+            }
+            _ => None,
+        });
+        if let Some(data) = same {
+            c.insert("components", data);
+        }
+    } else {
+        c.insert("Count", Tag::Byte(s.count as i8));
+        if let Ok(tag) = Compound::from_bytes(&s.data) {
+            c.insert("tag", Tag::Compound(tag));
+        }
+    }
+    c
+}

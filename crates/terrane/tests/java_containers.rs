@@ -1,0 +1,156 @@
+//! What a game changed in a Java world's containers goes back out with `export anvil`: a
+//! container record replaces the `Items` of the block entity the import kept, in the item
+//! format of the column's release (`Count` and `tag` before 1.20.5, `count` and the
+//! imported `components` after), the block entity's other fields kept.
+
+use std::path::Path;
+
+use terrane::game::{self, ContainerRecord, ItemSlot};
+use terrane::nbt::{Compound, Tag, Writer};
+use terrane::{Backend, TickSave, World};
+
+/// Every block entity of the exported world's Overworld regions.
+fn block_entities(java: &Path) -> Vec<Compound> {
+    let mut out = Vec::new();
+    for (_, _, path) in terrane::anvil::region::list_regions(&java.join("region")).unwrap() {
+        let file = terrane::anvil::region::RegionFile::new(std::fs::read(&path).unwrap()).unwrap();
+        for e in file.entries() {
+            let raw = file.read(&e).unwrap();
+            out.extend(terrane::anvil::Column::from_nbt(&raw.nbt, (0, 0)).unwrap().block_entities);
+        }
+    }
+    out
+}
+
+fn at(be: &Compound) -> [i64; 3] {
+    ["x", "y", "z"].map(|k| match be.get(k) {
+        Some(Tag::Int(v)) => i64::from(*v),
+        _ => i64::MIN,
+    })
+}
+
+fn items(be: &Compound) -> Vec<Compound> {
+    match be.get("Items") {
+        Some(Tag::List(_, items)) => items
+            .iter()
+            .filter_map(|t| match t {
+                Tag::Compound(c) => Some(c.clone()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn nbt_bytes(c: Compound) -> Vec<u8> {
+    let mut w = Writer::new();
+    w.named("", &Tag::Compound(c)).unwrap();
+    w.out
+}
+
+/// A real 1.17.1 region's chest (a fortress's, with its loot table): the game's record of it
+/// goes out as 1.17.1 items, `Count` bytes and the sword's data as its `tag`.
+#[test]
+fn a_changed_chest_of_an_old_world_goes_out_with_count_and_tag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = terrane_section::testdata::java_world(tmp.path(), "anvil/1.17.1/r.-3.-2.mca");
+    let mut world = World::builder().backend(Backend::Memory).create(tmp.path().join("w")).unwrap();
+    terrane::java::import_java_world(&mut world, &src, &mut |_, _| {}).unwrap();
+    let chest = block_entities(&src)
+        .into_iter()
+        .find(|b| b.get("id") == Some(&Tag::String("minecraft:chest".into())))
+        .expect("the region's chest");
+    let pos = at(&chest);
+    let mut damage = Compound::new();
+    damage.insert("Damage", Tag::Int(3));
+    let record = ContainerRecord {
+        items: vec![
+            ItemSlot::new(0, "minecraft:emerald", 5),
+            ItemSlot::new(1, "minecraft:diamond_sword", 1).with_data(nbt_bytes(damage.clone())),
+        ],
+    };
+    let mut save = TickSave::new();
+    game::put_container(&mut save, 0, pos, &record);
+    world.save_tick(world.tick() + 1, save).unwrap();
+
+    let out = tmp.path().join("out");
+    terrane::java::export_java_world(
+        &world,
+        &out,
+        terrane::export::Overwrite::Refuse,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let exported = block_entities(&out).into_iter().find(|b| at(b) == pos).expect("the chest");
+    let got = items(&exported);
+    assert_eq!(got.len(), 2, "{exported:?}");
+    assert_eq!(got[0].get("id"), Some(&Tag::String("minecraft:emerald".into())));
+    assert_eq!(got[0].get("Count"), Some(&Tag::Byte(5)));
+    assert_eq!(got[1].get("tag"), Some(&Tag::Compound(damage)));
+    assert!(got.iter().all(|i| i.get("count").is_none()), "no 1.20.5 fields");
+    // The block entity's other fields are the import's.
+    assert_eq!(exported.get("LootTable"), chest.get("LootTable"));
+}
+
+/// A column of 1.20.5 or later (`count`, `components`): the record's items go out with
+/// `count`, and an item the chest held in the same slot keeps its imported components.
+#[test]
+fn a_changed_chest_of_a_new_world_keeps_the_components_it_came_with() {
+    use terrane::anvil::convert::block_entity_component;
+    use terrane::{Chunk, ChunkPos, ColumnPos, Schema};
+    let tmp = tempfile::tempdir().unwrap();
+    let mut schema = Schema::new();
+    let be = block_entity_component(&mut schema).unwrap();
+    let air = schema.add_block("minecraft:air", &[]).unwrap();
+    let chest = schema
+        .add_block("minecraft:chest[facing=north,type=single,waterlogged=false]", &[be])
+        .unwrap();
+    let mut world = World::builder()
+        .backend(Backend::Memory)
+        .schema(schema)
+        .create(tmp.path().join("w"))
+        .unwrap();
+    let mut chunk = Chunk::new(air);
+    chunk.set(2, 3, 4, chest);
+    let mut components = Compound::new();
+    components.insert("minecraft:damage", Tag::Int(4));
+    let mut sword = Compound::new();
+    sword.insert("Slot", Tag::Byte(0));
+    sword.insert("id", Tag::String("minecraft:diamond_sword".into()));
+    sword.insert("count", Tag::Int(1));
+    sword.insert("components", Tag::Compound(components.clone()));
+    let mut imported = Compound::new();
+    imported.insert("id", Tag::String("minecraft:chest".into()));
+    imported.insert("Items", Tag::compound_list([sword]));
+    let bytes = terrane::anvil::nbt::write_root(&imported).unwrap();
+    chunk
+        .set_component(world.schema(), terrane::section::cell_index(2, 3, 4), 0, be, &bytes)
+        .unwrap();
+    world.mark_generated(ColumnPos::new(0, 0)).unwrap();
+    let mut save = TickSave::new();
+    save.put_chunk(0, ChunkPos::new(0, 4, 0), chunk.encode(world.schema()));
+    let record = ContainerRecord {
+        items: vec![
+            ItemSlot::new(0, "minecraft:diamond_sword", 1),
+            ItemSlot::new(2, "minecraft:emerald", 9),
+        ],
+    };
+    game::put_container(&mut save, 0, [2, 67, 4], &record);
+    world.save_tick(1, save).unwrap();
+
+    let out = tmp.path().join("out");
+    terrane::java::export_java_world(
+        &world,
+        &out,
+        terrane::export::Overwrite::Refuse,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let exported =
+        block_entities(&out).into_iter().find(|b| at(b) == [2, 67, 4]).expect("the chest");
+    let got = items(&exported);
+    assert_eq!(got.len(), 2, "{exported:?}");
+    assert_eq!(got[0].get("components"), Some(&Tag::Compound(components)), "kept");
+    assert_eq!(got[1].get("count"), Some(&Tag::Int(9)));
+    assert!(got.iter().all(|i| i.get("Count").is_none() && i.get("tag").is_none()));
+}
