@@ -630,3 +630,52 @@ fn a_new_player_starts_on_the_worlds_blocks() {
         .unwrap_or_else(|| panic!("no spawn: {out}\n{}", std::fs::read_to_string(&log).unwrap()));
     assert_eq!(spawn["pos"], serde_json::json!([8.5, 91, 8.5]), "{spawn}");
 }
+
+/// A sign a player places and writes keeps its text: every client sees it, and it is in the
+/// world after a SIGKILL (the block entity saved with its block).
+#[test]
+fn a_sign_a_player_writes_survives_sigkill() {
+    let modules = node_modules();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("world");
+    make_world(&dir);
+    let port = free_port();
+    let log = tmp.path().join("serve.log");
+    let (mut server, lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
+    let spec = serde_json::json!({
+        "host": "127.0.0.1", "port": port, "username": "writer", "timeoutMs": 90000,
+        "steps": [ { "write": { "against": [6, 64, 6], "text": "terrane was here" } } ],
+    });
+    let bot = Command::new("node")
+        .arg(bots().join("steps.js"))
+        .arg(spec.to_string())
+        .env("NODE_PATH", &modules)
+        .output()
+        .expect("run node");
+    let said = String::from_utf8_lossy(&bot.stdout).to_string();
+    assert!(
+        bot.status.success() && said.contains("\"wrote\":[6,65,6]"),
+        "the bot failed:\n{said}\nserver log:\n{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+    assert!(last_saved(&lines, Duration::from_secs(2)).is_some());
+    server.kill().unwrap();
+    server.wait().unwrap();
+
+    let world = World::open(&dir).unwrap();
+    assert!(block_name(&world, [6, 65, 6]).starts_with("minecraft:oak_sign"));
+    let be = world
+        .schema()
+        .components()
+        .find(terrane::anvil::convert::BLOCK_ENTITY_COMPONENT)
+        .map(terrane::chunk::ComponentId::variable)
+        .expect("the block-entity component");
+    let chunk = world.get_chunk(ChunkPos::new(0, 4, 0)).unwrap().unwrap();
+    let bytes = chunk.component(terrane::section::cell_index(6, 1, 6), 0, be).expect("saved");
+    let nbt = terrane::nbt::Compound::from_bytes(bytes).unwrap();
+    let Some(terrane::nbt::Tag::Compound(front)) = nbt.get("front_text") else { panic!("{nbt:?}") };
+    let Some(terrane::nbt::Tag::List(_, lines)) = front.get("messages") else {
+        panic!("{front:?}")
+    };
+    assert_eq!(lines[0], terrane::nbt::Tag::String(r#"{"text":"terrane was here"}"#.into()));
+}

@@ -45,6 +45,7 @@ pub(crate) fn place(
     mut uses: EventReader<InteractBlockEvent>,
     layers: Query<&ChunkLayer, With<TerraneLayer>>,
     mut out: EventWriter<SetBlock>,
+    mut signs: EventWriter<crate::signs::SignPlaced>,
 ) {
     let Ok(layer) = layers.get_single() else { return };
     for e in uses.iter() {
@@ -64,9 +65,10 @@ pub(crate) fn place(
                 inventory.set_slot(slot, None);
             }
         }
-        out.send(SetBlock {
-            position: e.position.get_in_direction(e.face),
-            state: kind.to_state(),
-        });
+        let position = e.position.get_in_direction(e.face);
+        out.send(SetBlock { position, state: kind.to_state() });
+        if kind.to_str().ends_with("sign") {
+            signs.send(crate::signs::SignPlaced { client: e.client, position });
+        }
     }
 }

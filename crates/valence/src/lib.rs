@@ -93,8 +93,9 @@
 //! - Saved: blocks, players (position, look, game mode, inventory, cursor stack) and
 //!   container blocks' contents (chests, trapped chests, barrels), as
 //!   [`terrane::game`] records, every item with its data (names, enchantments, damage,
-//!   books, a shulker box's items). Not saved: entities, other block entities (signs,
-//!   furnaces) and lighting.
+//!   books, a shulker box's items), and signs players write (both sides), with their
+//!   blocks. Not saved: entities and the other block entities (furnaces, brewing stands,
+//!   banners placed in game: Valence 0.2 runs none of their game logic) and lighting.
 //! - Breaking a container deletes its contents (Valence has no dropped items).
 //! - One dimension (the Overworld, terrane dimension 0); the Nether and the End are not
 //!   served.
@@ -135,6 +136,7 @@ mod players;
 mod plugin;
 mod restores;
 mod server;
+mod signs;
 mod world;
 
 pub use clicks::ServerClicks;

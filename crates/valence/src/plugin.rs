@@ -132,6 +132,7 @@ impl Plugin for TerranePlugin {
             .insert_resource(self.settings.clone())
             .add_plugins((crate::ServerClicks, crate::HotbarSlots))
             .add_event::<SetBlock>()
+            .add_event::<crate::signs::SignPlaced>()
             .add_event::<Saved>()
             .add_systems(Startup, spawn_layer)
             .add_systems(
@@ -146,6 +147,8 @@ impl Plugin for TerranePlugin {
                     edits::dig.run_if(move || edits_on),
                     edits::place.run_if(move || edits_on),
                     apply_edits,
+                    crate::signs::open_editors,
+                    crate::signs::update,
                     players::stage,
                     containers::stage,
                     save,

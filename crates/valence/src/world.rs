@@ -433,6 +433,40 @@ impl TerraneWorld {
         self.world.schema().components().find(name).map(terrane::chunk::ComponentId::variable)
     }
 
+    /// Keeps `nbt` as the block entity of the block at (`x`, `y`, `z`) for the next save (the
+    /// component an import keeps block entities in); `false` when its column is not loaded or
+    /// its block carries no block entity.
+    pub(crate) fn set_block_entity(
+        &mut self,
+        x: i32,
+        y: i32,
+        z: i32,
+        nbt: &valence::nbt::Compound,
+    ) -> bool {
+        let Some(be) = self.block_entity_component() else { return false };
+        let pos = ChunkPos::new(
+            x.div_euclid(16).into(),
+            y.div_euclid(16).into(),
+            z.div_euclid(16).into(),
+        );
+        let cell = terrane::section::cell_index(
+            x.rem_euclid(16) as u32,
+            y.rem_euclid(16) as u32,
+            z.rem_euclid(16) as u32,
+        );
+        let mut bytes = Vec::new();
+        if nbt.to_binary(&mut bytes, "").is_err() {
+            return false;
+        }
+        let schema = self.world.schema();
+        let Some(chunk) = self.chunks.get_mut(&pos) else { return false };
+        if chunk.set_component(schema, cell, 0, be, &bytes).is_err() {
+            return false;
+        }
+        self.dirty.insert(pos);
+        true
+    }
+
     /// The block entity a Java world's import kept at (`x`, `y`, `z`), when its column is
     /// loaded and it has one.
     pub(crate) fn imported_block_entity(
@@ -504,12 +538,20 @@ impl TerraneWorld {
     /// while nothing is loaded, so the loaded chunks are unloaded from terrane and loaded
     /// again around it (their contents stay here; ids never change).
     pub fn register(&mut self, states: impl IntoIterator<Item = BlockState>) -> Result<()> {
+        use terrane::anvil::convert::{block_entity_component, is_block_entity_block};
         let mut schema = self.world.schema().clone();
         let mut added = false;
         for s in states {
             let name = state_name(s);
             if schema.blocks().find(&name).is_none() {
-                schema.add_block(&name, &[]).map_err(terrane::Error::from)?;
+                // A block with a block entity (a sign, a chest) carries the component its
+                // data is kept in, as an import registers it.
+                let comps = if is_block_entity_block(&name) {
+                    vec![block_entity_component(&mut schema).map_err(terrane::Error::from)?]
+                } else {
+                    Vec::new()
+                };
+                schema.add_block(&name, &comps).map_err(terrane::Error::from)?;
                 added = true;
             }
         }
