@@ -679,3 +679,67 @@ fn a_sign_a_player_writes_survives_sigkill() {
     };
     assert_eq!(lines[0], terrane::nbt::Tag::String(r#"{"text":"terrane was here"}"#.into()));
 }
+
+/// A player of an imported Java world joins the served world where their Java file says,
+/// with its items: the file of their offline id (`playerdata/<uuid>.dat`, gzip NBT).
+#[test]
+fn an_imported_java_player_joins_where_their_file_says() {
+    use std::io::Write as _;
+    use terrane::nbt::{Compound, Tag, Writer};
+    let modules = node_modules();
+    let tmp = tempfile::tempdir().unwrap();
+    let java = terrane_anvil::testdata::java_world_finished(tmp.path(), "anvil/1.21.1/r.0.0.mca");
+    let mut player = Compound::new();
+    player.insert("Pos", Tag::List(6, [40.5, 150.0, 24.5].map(Tag::Double).to_vec()));
+    player.insert("Dimension", Tag::String("minecraft:overworld".into()));
+    let mut planks = Compound::new();
+    planks.insert("Slot", Tag::Byte(0));
+    planks.insert("id", Tag::String("minecraft:oak_planks".into()));
+    planks.insert("Count", Tag::Byte(12));
+    player.insert("Inventory", Tag::compound_list([planks]));
+    let mut w = Writer::new();
+    w.named("", &Tag::Compound(player)).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&w.out).unwrap();
+    let id = format!("{:032x}", game::offline_player_id("javaplayer"));
+    let name =
+        format!("{}-{}-{}-{}-{}.dat", &id[..8], &id[8..12], &id[12..16], &id[16..20], &id[20..]);
+    std::fs::create_dir_all(java.join("playerdata")).unwrap();
+    std::fs::write(java.join("playerdata").join(name), gz.finish().unwrap()).unwrap();
+    let dir = tmp.path().join("world");
+    let mut world = World::builder().backend(Backend::BlockFile).create(&dir).unwrap();
+    terrane::java::import_java_world(&mut world, &java, &mut |_, _| {}).unwrap();
+    world.close().unwrap();
+
+    let port = free_port();
+    let log = tmp.path().join("serve.log");
+    let (mut server, lines) = serve(&dir, port, &log, &[]);
+    let spec = serde_json::json!({
+        "host": "127.0.0.1", "port": port, "username": "javaplayer", "viewDistance": 2,
+        "timeoutMs": 90_000,
+    });
+    let mut child = ChildGuard::spawn(
+        Command::new("node")
+            .arg(bots().join("join.js"))
+            .arg(spec.to_string())
+            .env("NODE_PATH", &modules)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    )
+    .expect("start node join.js");
+    let out = std::io::read_to_string(child_stdout(&mut child)).unwrap_or_default();
+    let spawn: serde_json::Value = out
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .find(|e: &serde_json::Value| e["event"] == "spawn")
+        .unwrap_or_else(|| panic!("no spawn: {out}\n{}", std::fs::read_to_string(&log).unwrap()));
+    assert_eq!(spawn["pos"], serde_json::json!([40.5, 150, 24.5]), "{spawn}");
+    // Their record is the game's from the next save: the items of the Java file.
+    assert!(last_saved(&lines, Duration::from_secs(2)).is_some());
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let world = World::open(&dir).unwrap();
+    let record =
+        game::player(&world, game::offline_player_id("javaplayer")).unwrap().expect("saved");
+    assert_eq!(record.items, vec![ItemSlot::new(36, "minecraft:oak_planks", 12)]);
+}

@@ -14,7 +14,7 @@
 //! - `level.dat`, byte for byte, under [`LEVEL_DAT_KEY`], written back on export;
 //! - the players' files (`playerdata/`, `stats/`, `advancements/`, or 26.1's `players/...`),
 //!   byte for byte, under [`PLAYER_FILE_PREFIX`], written back where the export's layout
-//!   keeps them;
+//!   keeps them ([`imported_player`] reads one as a game server's record);
 //! - the newest `DataVersion` imported, under [`DATA_VERSION_KEY`] ([`data_version`]), which
 //!   `terrane schem export` records by default;
 //! - imported Overworld columns count as generated in the world's distance graph.
@@ -43,6 +43,7 @@
 //! ```
 
 use crate::java_containers::ContainerRecords;
+pub use crate::java_players::{JavaPlayer, imported_player};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs;

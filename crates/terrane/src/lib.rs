@@ -149,6 +149,7 @@ mod imported;
 pub mod java;
 mod java_containers;
 mod java_layout;
+mod java_players;
 mod level_dat;
 mod region_columns;
 mod restore_area;

@@ -28,7 +28,9 @@
 //!   mode and inventory ([`terrane::game::PlayerRecord`], keyed by the game's offline id of
 //!   their name, [`terrane::game::offline_player_id`]: Valence gives clients an id of its
 //!   own, a hash of the name, under which worlds served before kept them, and a record found
-//!   only there moves to the game's id in the next save);
+//!   only there moves to the game's id in the next save); a player of an imported Java world
+//!   the game never saw starts where their Java file says, with its inventory
+//!   ([`terrane::java::imported_player`]);
 //! - opens container blocks (chests, barrels) players use, with the contents the world
 //!   holds ([`Containers`]): the game's record, or, for a chest the game never opened, the
 //!   items a Java world's import kept in its block entity (data included for worlds before

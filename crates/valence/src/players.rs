@@ -125,7 +125,8 @@ pub(crate) fn restore(
                 generated
             }
         };
-        pos.set([x, y.max(ground), z]);
+        let spawn = [x, y.max(ground), z];
+        pos.set(spawn);
         *mode = settings.game_mode;
         let id = player_id(name);
         // Worlds served before kept players under Valence's own offline id (a hash of the
@@ -140,6 +141,20 @@ pub(crate) fn restore(
                 other => other.map(|r| r.map(|r| (r, true))),
             },
             other => other.map(|r| r.map(|r| (r, true))),
+        };
+        // A player of an imported Java world the game never saw: their Java file (in
+        // another dimension than the Overworld, at the spawn with their items).
+        let found = match found {
+            Ok(None) => terrane::java::imported_player(tw.world(), id).map(|p| {
+                p.map(|p| {
+                    let mut r = p.record;
+                    if p.dimension != "minecraft:overworld" {
+                        r.position = spawn;
+                    }
+                    (r, false)
+                })
+            }),
+            other => other,
         };
         match found {
             Ok(Some((record, held_under_id))) => {

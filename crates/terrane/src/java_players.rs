@@ -1,0 +1,145 @@
+//! A Java world's imported players as a game server's records: the `playerdata/<uuid>.dat`
+//! file an import kept byte for byte ([`crate::java::PLAYER_FILE_PREFIX`]) read as a
+//! [`PlayerRecord`], so that a player joining a served world finds the inventory and place
+//! they had in the Java world (an offline server names the file by
+//! [`crate::game::offline_player_id`]).
+//!
+//! Read: `Pos`, `Rotation`, `playerGameType`, `Dimension`, and the inventory: `Inventory`
+//! (hotbar 0–8, main 9–35; before 1.21.5 armour 100–103 and the off hand −106 too) and,
+//! from 1.21.5, `equipment`. An item keeps its data when it has a `tag` (before 1.20.5);
+//! item components (1.20.5 and later) are not kept. Not read: the ender chest, health,
+//! experience, effects.
+
+use std::io::Read as _;
+
+use terrane_nbt::{Compound, Tag, Writer};
+use terrane_store::tables;
+
+use crate::game::{ItemSlot, PlayerRecord};
+use crate::java::PLAYER_FILE_PREFIX;
+use crate::{Result, World};
+
+/// A player of an imported Java world.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JavaPlayer {
+    /// The player as a game record: position, look, game mode, inventory.
+    pub record: PlayerRecord,
+    /// The dimension they were in (`minecraft:overworld`, `minecraft:the_nether`, ...).
+    pub dimension: String,
+}
+
+/// The hyphenated UUID of `id`, as a Java world names its player files.
+fn uuid_name(id: u128) -> String {
+    let h = format!("{id:032x}");
+    format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
+}
+
+/// Player `id` as the Java world imported into `world` left them, `None` when it had no
+/// such player (or their file does not read as a player).
+pub fn imported_player(world: &World, id: u128) -> Result<Option<JavaPlayer>> {
+    let key = [PLAYER_FILE_PREFIX, b"data/", uuid_name(id).as_bytes(), b".dat"].concat();
+    let Some(o) = world.store().get(tables::WORLD_PROPERTIES, &key)? else { return Ok(None) };
+    let mut raw = Vec::new();
+    let bytes = match flate2::read::GzDecoder::new(&o.data[..]).read_to_end(&mut raw) {
+        Ok(_) => &raw[..],
+        Err(_) => &o.data[..], // stored uncompressed
+    };
+    Ok(Compound::from_bytes(bytes).ok().and_then(|c| player_of(&c)))
+}
+
+fn numbers(c: &Compound, key: &str) -> Option<Vec<f64>> {
+    match c.get(key)? {
+        Tag::List(_, items) => items
+            .iter()
+            .map(|t| match t {
+                Tag::Double(v) => Some(*v),
+                Tag::Float(v) => Some(f64::from(*v)),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+/// The record of one Java player compound; `None` without a finite `Pos`.
+fn player_of(c: &Compound) -> Option<JavaPlayer> {
+    let pos = numbers(c, "Pos").filter(|p| p.len() == 3 && p.iter().all(|v| v.is_finite()))?;
+    let rot = numbers(c, "Rotation").filter(|r| r.len() == 2).unwrap_or(vec![0.0, 0.0]);
+    let game_mode = c.get("playerGameType").and_then(Tag::as_int).filter(|g| (0..=3).contains(g));
+    let dimension = match c.get("Dimension") {
+        Some(Tag::String(d)) => d.clone(),
+        Some(t) => match t.as_int() {
+            Some(-1) => "minecraft:the_nether".into(),
+            Some(1) => "minecraft:the_end".into(),
+            _ => "minecraft:overworld".into(),
+        },
+        None => "minecraft:overworld".into(),
+    };
+    let mut items: Vec<ItemSlot> = Vec::new();
+    if let Some(Tag::List(_, list)) = c.get("Inventory") {
+        for t in list {
+            let Tag::Compound(item) = t else { continue };
+            let Some(Tag::Byte(s)) = item.get("Slot") else { continue };
+            let slot = match *s {
+                s @ 0..=8 => 36 + s as u16,
+                s @ 9..=35 => s as u16,
+                s @ 100..=103 => 108 - s as u16, // feet 100 → 8 … head 103 → 5
+                -106 => 45,
+                _ => continue,
+            };
+            items.extend(stack(item, slot));
+        }
+    }
+    if let Some(Tag::Compound(eq)) = c.get("equipment") {
+        for (name, slot) in [("head", 5), ("chest", 6), ("legs", 7), ("feet", 8), ("offhand", 45)] {
+            if let Some(Tag::Compound(item)) = eq.get(name) {
+                items.extend(stack(item, slot));
+            }
+        }
+    }
+    items.sort_by_key(|s| s.slot);
+    items.dedup_by_key(|s| s.slot);
+    let record = PlayerRecord {
+        position: [pos[0], pos[1], pos[2]],
+        yaw: rot[0] as f32,
+        pitch: rot[1] as f32,
+        game_mode: game_mode.unwrap_or(0) as u8,
+        items,
+        cursor: None,
+        open_container: None,
+    };
+    Some(JavaPlayer { record, dimension })
+}
+
+/// One Java item compound as a stack in `slot`: `id`, `Count` (a byte) or `count` (an int),
+/// and its `tag` as data.
+fn stack(item: &Compound, slot: u16) -> Option<ItemSlot> {
+    let Some(Tag::String(id)) = item.get("id") else { return None };
+    let count = match (item.get("Count"), item.get("count")) {
+        (Some(t), _) | (None, Some(t)) => t.as_int()?,
+        (None, None) => 1,
+    };
+    let count = u8::try_from(count).ok().filter(|&n| n > 0)?;
+    let name = if id.contains(':') { id.clone() } else { format!("minecraft:{id}") };
+    let mut data = Vec::new();
+    if let Some(Tag::Compound(tag)) = item.get("tag") {
+        let mut w = Writer::new();
+        if w.named("", &Tag::Compound(tag.clone())).is_ok() {
+            data = w.out;
+        }
+    }
+    Some(ItemSlot::new(slot, name, count).with_data(data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuid_names_are_hyphenated_lower_case() {
+        assert_eq!(
+            uuid_name(0xb50ad385_829d_3141_a216_7e7d7539ba7f),
+            "b50ad385-829d-3141-a216-7e7d7539ba7f"
+        );
+    }
+}

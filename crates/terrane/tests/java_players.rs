@@ -1,0 +1,105 @@
+//! An imported Java world's players as a game server reads them
+//! (`terrane::java::imported_player`): the `playerdata` file of a player's offline id gives
+//! their place, look, game mode and inventory (armour and off hand in their screen slots,
+//! item data kept), and their dimension.
+
+use std::io::Write as _;
+
+use terrane::game::{self, ItemSlot};
+use terrane::nbt::{Compound, Tag, Writer};
+use terrane::{Backend, World};
+
+fn c(pairs: Vec<(&str, Tag)>) -> Compound {
+    let mut c = Compound::new();
+    for (k, v) in pairs {
+        c.insert(k, v);
+    }
+    c
+}
+
+fn item(slot: i8, id: &str, count: i8, tag: Option<Compound>) -> Compound {
+    let mut i = c(vec![
+        ("Slot", Tag::Byte(slot)),
+        ("id", Tag::String(id.into())),
+        ("Count", Tag::Byte(count)),
+    ]);
+    if let Some(t) = tag {
+        i.insert("tag", Tag::Compound(t));
+    }
+    i
+}
+
+fn write_player(dir: &std::path::Path, name: &str, player: Compound) {
+    let id = format!("{:032x}", game::offline_player_id(name));
+    let file =
+        format!("{}-{}-{}-{}-{}.dat", &id[..8], &id[8..12], &id[12..16], &id[16..20], &id[20..]);
+    let mut w = Writer::new();
+    w.named("", &Tag::Compound(player)).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&w.out).unwrap();
+    std::fs::create_dir_all(dir.join("playerdata")).unwrap();
+    std::fs::write(dir.join("playerdata").join(file), gz.finish().unwrap()).unwrap();
+}
+
+#[test]
+fn an_imported_players_file_reads_as_their_game_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let java = terrane_anvil::testdata::java_world_finished(tmp.path(), "anvil/1.21.1/r.0.0.mca");
+    let damage = c(vec![("Damage", Tag::Int(9))]);
+    let inventory = vec![
+        item(0, "minecraft:diamond_sword", 1, Some(damage.clone())),
+        item(9, "minecraft:oak_planks", 19, None),
+        item(100, "minecraft:iron_boots", 1, None),
+        item(103, "minecraft:iron_helmet", 1, None),
+        item(-106, "minecraft:shield", 1, None),
+    ];
+    let doubles = |v: &[f64]| Tag::List(6, v.iter().map(|x| Tag::Double(*x)).collect());
+    let floats = |v: &[f32]| Tag::List(5, v.iter().map(|x| Tag::Float(*x)).collect());
+    write_player(
+        &java,
+        "Alex",
+        c(vec![
+            ("Pos", doubles(&[3.5, 70.0, 7.5])),
+            ("Rotation", floats(&[90.0, -10.0])),
+            ("playerGameType", Tag::Int(1)),
+            ("Dimension", Tag::String("minecraft:overworld".into())),
+            ("Inventory", Tag::compound_list(inventory)),
+        ]),
+    );
+    write_player(
+        &java,
+        "Bob",
+        c(vec![
+            ("Pos", doubles(&[-10.0, 40.0, 2.0])),
+            ("Dimension", Tag::String("minecraft:the_nether".into())),
+        ]),
+    );
+    let mut world = World::builder().backend(Backend::Memory).create(tmp.path().join("w")).unwrap();
+    terrane::java::import_java_world(&mut world, &java, &mut |_, _| {}).unwrap();
+
+    let alex = terrane::java::imported_player(&world, game::offline_player_id("Alex"))
+        .unwrap()
+        .expect("Alex");
+    assert_eq!(alex.dimension, "minecraft:overworld");
+    assert_eq!(alex.record.position, [3.5, 70.0, 7.5]);
+    assert_eq!((alex.record.yaw, alex.record.pitch, alex.record.game_mode), (90.0, -10.0, 1));
+    let mut w = Writer::new();
+    w.named("", &Tag::Compound(damage)).unwrap();
+    assert_eq!(
+        alex.record.items,
+        vec![
+            ItemSlot::new(5, "minecraft:iron_helmet", 1),
+            ItemSlot::new(8, "minecraft:iron_boots", 1),
+            ItemSlot::new(9, "minecraft:oak_planks", 19),
+            ItemSlot::new(36, "minecraft:diamond_sword", 1).with_data(w.out),
+            ItemSlot::new(45, "minecraft:shield", 1),
+        ]
+    );
+    let bob = terrane::java::imported_player(&world, game::offline_player_id("Bob")).unwrap();
+    assert_eq!(bob.map(|b| b.dimension), Some("minecraft:the_nether".to_string()));
+    assert!(
+        terrane::java::imported_player(&world, game::offline_player_id("Nobody"))
+            .unwrap()
+            .is_none()
+    );
+}
