@@ -248,7 +248,8 @@ impl RecordError {
     }
 }
 
-/// The bytes of a player record.
+/// The bytes of a player record (its stacks in ascending slot order, the first of two in
+/// one slot kept: the order the decoder accepts).
 pub fn encode_player(p: &PlayerRecord) -> Vec<u8> {
     let mut out = PLAYER_MAGIC.to_vec();
     for v in p.position {
@@ -294,7 +295,11 @@ fn put_stack(out: &mut Vec<u8>, s: &ItemSlot) {
 }
 
 fn put_slots(out: &mut Vec<u8>, items: &[ItemSlot]) {
-    let items = &items[..items.len().min(MAX_SLOTS)];
+    // Slots go in ascending order, one stack each (the first given), as the decoder reads.
+    let mut sorted: Vec<&ItemSlot> = items.iter().collect();
+    sorted.sort_by_key(|s| s.slot);
+    sorted.dedup_by_key(|s| s.slot);
+    let items = &sorted[..sorted.len().min(MAX_SLOTS)];
     out.extend_from_slice(&(items.len() as u16).to_le_bytes());
     for s in items {
         out.extend_from_slice(&s.slot.to_le_bytes());

@@ -55,7 +55,7 @@ impl ContainerRecords {
         else {
             return Ok(());
         };
-        let components = data_version.is_some_and(|v| v >= COMPONENTS_DATA_VERSION);
+        let components = has_components(data_version);
         for (p, record) in records {
             let Some((_, bytes)) = chunks.iter_mut().find(|(y, _)| *y == p[1] >> 4) else {
                 continue;
@@ -68,8 +68,11 @@ impl ContainerRecords {
                 Some(Tag::List(_, items)) => items.clone(),
                 _ => Vec::new(),
             };
-            let items: Vec<Compound> =
-                record.items.iter().map(|s| item_tag(s, components, &before)).collect();
+            let items: Vec<Compound> = record
+                .items
+                .iter()
+                .map(|s| item_tag(s, s.slot as i8, components, &before))
+                .collect();
             nbt.insert("Items", Tag::compound_list(items));
             let new = terrane_anvil::nbt::write_root(&nbt).map_err(|e| e.to_string())?;
             chunk.set_component(schema, cell, 0, be, &new).map_err(|e| e.to_string())?;
@@ -79,17 +82,24 @@ impl ContainerRecords {
     }
 }
 
-/// One stack as an `Items` entry of a block entity; `before`, the entries it replaces.
-fn item_tag(s: &ItemSlot, components: bool, before: &[Tag]) -> Compound {
+/// Whether items of `DataVersion` `v` carry `count` and `components` (1.20.5 and later).
+pub(crate) fn has_components(v: Option<i32>) -> bool {
+    v.is_some_and(|v| v >= COMPONENTS_DATA_VERSION)
+}
+
+/// One stack as a Java item compound in Java slot `slot` (an `Items` or `Inventory` entry);
+/// `before`, the entries it replaces, whose `components` the same item in the same slot
+/// keeps.
+pub(crate) fn item_tag(s: &ItemSlot, slot: i8, components: bool, before: &[Tag]) -> Compound {
     let mut c = Compound::new();
-    c.insert("Slot", Tag::Byte(s.slot as i8));
+    c.insert("Slot", Tag::Byte(slot));
     c.insert("id", Tag::String(s.item.clone()));
     if components {
         c.insert("count", Tag::Int(i32::from(s.count)));
         // The same item in the same slot keeps the data it was imported with.
         let same = before.iter().find_map(|t| match t {
             Tag::Compound(o)
-                if o.get("Slot") == Some(&Tag::Byte(s.slot as i8))
+                if o.get("Slot") == Some(&Tag::Byte(slot))
                     && o.get("id") == Some(&Tag::String(s.item.clone())) =>
             {
                 o.get("components").cloned()

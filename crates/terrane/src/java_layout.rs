@@ -225,9 +225,20 @@ pub(crate) fn import_players(dir: &Path, layout: JavaLayout, save: &mut TickSave
 }
 
 /// Writes the player files `world` kept into the Java world folder `dir`, in `layout`'s
-/// folders; returns how many.
+/// folders, each with what a game server saved of that player since
+/// ([`crate::java_players::with_record`]), and a file for each player the game saved who had
+/// none; returns how many.
 pub(crate) fn export_players(world: &World, dir: &Path, layout: JavaLayout) -> Result<u64> {
     let mut n = 0;
+    let data_version = crate::java::data_version(world)?;
+    let mut records = crate::game::players(world)?;
+    let mut write = |kind: &str, name: &str, bytes: &[u8]| -> Result<()> {
+        let folder = dir.join(layout.players_dir(kind));
+        fs::create_dir_all(&folder).map_err(io(&folder))?;
+        crate::export::write_whole(&folder.join(name), bytes)?;
+        n += 1;
+        Ok(())
+    };
     for e in world.store().scan_prefix(tables::WORLD_PROPERTIES, PLAYER_FILE_PREFIX)? {
         let (k, o) = e?;
         let rest = String::from_utf8_lossy(&k[PLAYER_FILE_PREFIX.len()..]).into_owned();
@@ -236,10 +247,20 @@ pub(crate) fn export_players(world: &World, dir: &Path, layout: JavaLayout) -> R
         {
             continue;
         }
-        let folder = dir.join(layout.players_dir(kind));
-        fs::create_dir_all(&folder).map_err(io(&folder))?;
-        crate::export::write_whole(&folder.join(name), &o.data)?;
-        n += 1;
+        let record = (kind == "data")
+            .then(|| name.strip_suffix(".dat"))
+            .flatten()
+            .and_then(|u| u128::from_str_radix(&u.replace('-', ""), 16).ok())
+            .and_then(|id| records.remove(&id));
+        let merged =
+            record.and_then(|r| crate::java_players::with_record(Some(&o.data), &r, data_version));
+        write(kind, name, merged.as_deref().unwrap_or(&o.data))?;
+    }
+    for (id, r) in records {
+        if let Some(bytes) = crate::java_players::with_record(None, &r, data_version) {
+            let name = format!("{}.dat", crate::java_players::uuid_name(id));
+            write("data", &name, &bytes)?;
+        }
     }
     Ok(n)
 }

@@ -9,6 +9,12 @@
 //! from 1.21.5, `equipment`. An item keeps its data when it has a `tag` (before 1.20.5);
 //! item components (1.20.5 and later) are not kept. Not read: the ender chest, health,
 //! experience, effects.
+//!
+//! Written back on a Java export ([`with_record`]): a player the game saved gets those
+//! fields from their record, the rest of their file kept (a player without a file gets one
+//! of those fields), items in the format of the world's `DataVersion` as containers' are
+//! (`docs/format/anvil.md`). Players the game saw in another dimension than the Overworld
+//! keep their file's position and dimension.
 
 use std::io::Read as _;
 
@@ -29,7 +35,7 @@ pub struct JavaPlayer {
 }
 
 /// The hyphenated UUID of `id`, as a Java world names its player files.
-fn uuid_name(id: u128) -> String {
+pub(crate) fn uuid_name(id: u128) -> String {
     let h = format!("{id:032x}");
     format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
 }
@@ -129,6 +135,84 @@ fn stack(item: &Compound, slot: u16) -> Option<ItemSlot> {
         }
     }
     Some(ItemSlot::new(slot, name, count).with_data(data))
+}
+
+/// Before 1.21.5 (`DataVersion` 4325) armour and the off hand are `Inventory` slots.
+const EQUIPMENT_DATA_VERSION: i32 = 4325;
+
+/// The player file `file` (gzip NBT, `None` for a player without one) with what `record`
+/// holds: `Pos`, `Rotation`, `playerGameType` and the inventory, items in the format of
+/// `data_version`. `None` when `file` does not read as NBT (it is written back as it was).
+pub(crate) fn with_record(
+    file: Option<&[u8]>,
+    record: &PlayerRecord,
+    data_version: Option<i32>,
+) -> Option<Vec<u8>> {
+    use std::io::Write as _;
+    let mut player = match file {
+        Some(bytes) => {
+            let mut raw = Vec::new();
+            flate2::read::GzDecoder::new(bytes).read_to_end(&mut raw).ok()?;
+            Compound::from_bytes(&raw).ok()?
+        }
+        None => {
+            let mut c = Compound::new();
+            if let Some(v) = data_version {
+                c.insert("DataVersion", Tag::Int(v));
+            }
+            c.insert("Dimension", Tag::String("minecraft:overworld".into()));
+            c
+        }
+    };
+    let overworld = match player.get("Dimension") {
+        Some(Tag::String(d)) => d == "minecraft:overworld",
+        Some(t) => t.as_int() == Some(0),
+        None => true,
+    };
+    if overworld {
+        player.insert("Pos", Tag::List(6, record.position.map(Tag::Double).to_vec()));
+        player.insert(
+            "Rotation",
+            Tag::List(5, vec![Tag::Float(record.yaw), Tag::Float(record.pitch)]),
+        );
+    }
+    player.insert("playerGameType", Tag::Int(i32::from(record.game_mode)));
+    let components = crate::java_containers::has_components(data_version);
+    let equipment = data_version.is_some_and(|v| v >= EQUIPMENT_DATA_VERSION);
+    let before = match player.get("Inventory") {
+        Some(Tag::List(_, items)) => items.clone(),
+        _ => Vec::new(),
+    };
+    let mut inventory = Vec::new();
+    let mut worn = Compound::new();
+    for s in &record.items {
+        let (slot, wear) = match s.slot {
+            36..=44 => (s.slot as i8 - 36, None),
+            9..=35 => (s.slot as i8, None),
+            5..=8 => {
+                (108 - s.slot as i8, Some(["head", "chest", "legs", "feet"][s.slot as usize - 5]))
+            }
+            45 => (-106, Some("offhand")),
+            _ => continue,
+        };
+        let mut item = crate::java_containers::item_tag(s, slot, components, &before);
+        match wear {
+            Some(name) if equipment => {
+                item.remove("Slot");
+                worn.insert(name, Tag::Compound(item));
+            }
+            _ => inventory.push(item),
+        }
+    }
+    player.insert("Inventory", Tag::compound_list(inventory));
+    if equipment {
+        player.insert("equipment", Tag::Compound(worn));
+    }
+    let mut w = Writer::new();
+    w.named("", &Tag::Compound(player)).ok()?;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&w.out).ok()?;
+    gz.finish().ok()
 }
 
 #[cfg(test)]

@@ -232,3 +232,25 @@ fn offline_player_ids_are_the_games() {
         assert_eq!(game::offline_player_id(name), id, "{name}");
     }
 }
+
+/// Stacks given out of order (or two in one slot) are written in the order the decoder reads:
+/// the record reads back.
+#[test]
+fn stacks_out_of_order_are_written_in_order() {
+    let p = PlayerRecord {
+        items: vec![
+            ItemSlot::new(36, "minecraft:emerald", 7),
+            ItemSlot::new(5, "minecraft:iron_helmet", 1),
+            ItemSlot::new(36, "minecraft:stone", 1),
+        ],
+        ..PlayerRecord::default()
+    };
+    let read = game::decode_player(&game::encode_player(&p)).unwrap();
+    assert_eq!(
+        read.items,
+        vec![
+            ItemSlot::new(5, "minecraft:iron_helmet", 1),
+            ItemSlot::new(36, "minecraft:emerald", 7)
+        ]
+    );
+}
