@@ -743,3 +743,64 @@ fn an_imported_java_player_joins_where_their_file_says() {
         game::player(&world, game::offline_player_id("javaplayer")).unwrap().expect("saved");
     assert_eq!(record.items, vec![ItemSlot::new(36, "minecraft:oak_planks", 12)]);
 }
+
+/// A player's ender chest is their own: any ender chest block opens the items their record
+/// keeps there, and they stay in the record.
+#[test]
+fn an_ender_chest_opens_the_players_own_items() {
+    let modules = node_modules();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("world");
+    make_world(&dir);
+    let mut world = World::open(&dir).unwrap();
+    let mut schema = world.schema().clone();
+    schema.add_block("minecraft:ender_chest[facing=north,waterlogged=false]", &[]).unwrap();
+    world.extend_schema(schema).unwrap();
+    let ender = terrane::BlockId(
+        world
+            .schema()
+            .blocks()
+            .find("minecraft:ender_chest[facing=north,waterlogged=false]")
+            .unwrap(),
+    );
+    let mut chunk = world.get_chunk(ChunkPos::new(0, 4, 0)).unwrap().unwrap();
+    chunk.set(12, 1, 12, ender);
+    let record = game::PlayerRecord {
+        position: [8.5, 65.0, 8.5],
+        ender_items: vec![ItemSlot::new(4, "minecraft:emerald", 11)],
+        ..game::PlayerRecord::default()
+    };
+    let mut save = TickSave::new();
+    save.put_chunk(0, ChunkPos::new(0, 4, 0), chunk.encode(world.schema()));
+    game::put_player(&mut save, game::offline_player_id("keeper"), &record);
+    world.save_tick(world.tick() + 1, save).unwrap();
+    world.close().unwrap();
+
+    let port = free_port();
+    let log = tmp.path().join("serve.log");
+    let (mut server, lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
+    let spec = serde_json::json!({
+        "host": "127.0.0.1", "port": port, "username": "keeper", "timeoutMs": 90000,
+        "steps": [ { "look": [12, 65, 12] } ],
+    });
+    let bot = Command::new("node")
+        .arg(bots().join("steps.js"))
+        .arg(spec.to_string())
+        .env("NODE_PATH", &modules)
+        .output()
+        .expect("run node");
+    let said = String::from_utf8_lossy(&bot.stdout).to_string();
+    assert!(
+        bot.status.success()
+            && said.contains("\"name\":\"emerald\"")
+            && said.contains("\"count\":11"),
+        "the bot failed:\n{said}\nserver log:\n{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+    assert!(last_saved(&lines, Duration::from_secs(2)).is_some());
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let world = World::open(&dir).unwrap();
+    let saved = game::player(&world, game::offline_player_id("keeper")).unwrap().unwrap();
+    assert_eq!(saved.ender_items, record.ender_items);
+}

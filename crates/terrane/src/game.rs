@@ -1,5 +1,5 @@
 //! What a game server keeps beside its chunks: players (position, game mode, inventory, the
-//! item on the cursor, the container open) and containers (a chest's items), saved in the same
+//! item on the cursor, the container open, their ender chest) and containers (a chest's items), saved in the same
 //! [`TickSave`] as the chunks they belong with, so a crash never separates them.
 //!
 //! The byte layout is specified in `docs/format/game-records.md` (version 2; version 1
@@ -86,6 +86,8 @@ pub struct PlayerRecord {
     pub cursor: Option<ItemSlot>,
     /// The container the player had open: dimension and block position.
     pub open_container: Option<(u64, [i64; 3])>,
+    /// The player's ender chest, slots 0–26 (every ender chest block opens the same one).
+    pub ender_items: Vec<ItemSlot>,
 }
 
 /// A container block's contents (chest, barrel...).
@@ -211,13 +213,14 @@ pub fn containers(world: &World) -> Result<BTreeMap<(u64, [i64; 3]), ContainerRe
     Ok(out)
 }
 
-/// How many of each item the world's players (cursor included) and containers hold: the sum
+/// How many of each item the world's players (cursor and ender chest included) and
+/// containers hold: the sum
 /// a server that neither creates nor destroys items keeps constant.
 pub fn item_totals(world: &World) -> Result<BTreeMap<String, u64>> {
     let mut totals = BTreeMap::new();
     let mut add = |item: &str, n: u8| *totals.entry(item.to_string()).or_insert(0) += u64::from(n);
     for p in players(world)?.values() {
-        p.items.iter().for_each(|s| add(&s.item, s.count));
+        p.items.iter().chain(&p.ender_items).for_each(|s| add(&s.item, s.count));
         if let Some(c) = &p.cursor {
             add(&c.item, c.count);
         }
@@ -274,6 +277,7 @@ pub fn encode_player(p: &PlayerRecord) -> Vec<u8> {
         None => out.push(0),
     }
     put_slots(&mut out, &p.items);
+    put_slots(&mut out, &p.ender_items);
     out
 }
 
@@ -348,8 +352,9 @@ pub fn decode_player(bytes: &[u8]) -> std::result::Result<PlayerRecord, RecordEr
         false => None,
     };
     let items = r.slots()?;
+    let ender_items = if r.version >= 2 { r.slots()? } else { Vec::new() };
     r.end()?;
-    Ok(PlayerRecord { position, yaw, pitch, game_mode, items, cursor, open_container })
+    Ok(PlayerRecord { position, yaw, pitch, game_mode, items, cursor, open_container, ender_items })
 }
 
 /// A container record from its bytes, validated as [`decode_player`] validates items.

@@ -6,9 +6,9 @@
 //!
 //! Read: `Pos`, `Rotation`, `playerGameType`, `Dimension`, and the inventory: `Inventory`
 //! (hotbar 0–8, main 9–35; before 1.21.5 armour 100–103 and the off hand −106 too) and,
-//! from 1.21.5, `equipment`. An item keeps its data when it has a `tag` (before 1.20.5);
-//! item components (1.20.5 and later) are not kept. Not read: the ender chest, health,
-//! experience, effects.
+//! from 1.21.5, `equipment`; the ender chest (`EnderItems`). An item keeps its data when it
+//! has a `tag` (before 1.20.5); item components (1.20.5 and later) are not kept. Not read:
+//! health, experience, effects.
 //!
 //! Written back on a Java export ([`with_record`]): a player the game saved gets those
 //! fields from their record, the rest of their file kept (a player without a file gets one
@@ -105,6 +105,16 @@ fn player_of(c: &Compound) -> Option<JavaPlayer> {
     }
     items.sort_by_key(|s| s.slot);
     items.dedup_by_key(|s| s.slot);
+    let mut ender_items: Vec<ItemSlot> = Vec::new();
+    if let Some(Tag::List(_, list)) = c.get("EnderItems") {
+        for t in list {
+            let Tag::Compound(item) = t else { continue };
+            let Some(Tag::Byte(s @ 0..=26)) = item.get("Slot") else { continue };
+            ender_items.extend(stack(item, *s as u16));
+        }
+    }
+    ender_items.sort_by_key(|s| s.slot);
+    ender_items.dedup_by_key(|s| s.slot);
     let record = PlayerRecord {
         position: [pos[0], pos[1], pos[2]],
         yaw: rot[0] as f32,
@@ -113,6 +123,7 @@ fn player_of(c: &Compound) -> Option<JavaPlayer> {
         items,
         cursor: None,
         open_container: None,
+        ender_items,
     };
     Some(JavaPlayer { record, dimension })
 }
@@ -141,7 +152,7 @@ fn stack(item: &Compound, slot: u16) -> Option<ItemSlot> {
 const EQUIPMENT_DATA_VERSION: i32 = 4325;
 
 /// The player file `file` (gzip NBT, `None` for a player without one) with what `record`
-/// holds: `Pos`, `Rotation`, `playerGameType` and the inventory, items in the format of
+/// holds: `Pos`, `Rotation`, `playerGameType`, the inventory and the ender chest, items in the format of
 /// `data_version`. `None` when `file` does not read as NBT (it is written back as it was).
 pub(crate) fn with_record(
     file: Option<&[u8]>,
@@ -205,6 +216,14 @@ pub(crate) fn with_record(
         }
     }
     player.insert("Inventory", Tag::compound_list(inventory));
+    let before = match player.get("EnderItems") {
+        Some(Tag::List(_, items)) => items.clone(),
+        _ => Vec::new(),
+    };
+    let ender = record.ender_items.iter().filter(|s| s.slot < 27);
+    let ender =
+        ender.map(|s| crate::java_containers::item_tag(s, s.slot as i8, components, &before));
+    player.insert("EnderItems", Tag::compound_list(ender.collect::<Vec<_>>()));
     if equipment {
         player.insert("equipment", Tag::Compound(worn));
     }

@@ -51,11 +51,22 @@ fn player() -> impl Strategy<Value = PlayerRecord> {
         (-360.0f32..360.0, -90.0f32..90.0, 0u8..4),
         proptest::option::of(item(0)),
         proptest::option::of((any::<u64>(), proptest::array::uniform3(any::<i64>()))),
-        slots(),
+        (slots(), slots()),
     )
-        .prop_map(|(position, (yaw, pitch, game_mode), cursor, open_container, items)| {
-            PlayerRecord { position, yaw, pitch, game_mode, items, cursor, open_container }
-        })
+        .prop_map(
+            |(position, (yaw, pitch, game_mode), cursor, open_container, (items, ender_items))| {
+                PlayerRecord {
+                    position,
+                    yaw,
+                    pitch,
+                    game_mode,
+                    items,
+                    cursor,
+                    open_container,
+                    ender_items,
+                }
+            },
+        )
 }
 
 proptest! {

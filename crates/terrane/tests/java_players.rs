@@ -64,6 +64,7 @@ fn an_imported_players_file_reads_as_their_game_record() {
             ("playerGameType", Tag::Int(1)),
             ("Dimension", Tag::String("minecraft:overworld".into())),
             ("Inventory", Tag::compound_list(inventory)),
+            ("EnderItems", Tag::compound_list([item(26, "minecraft:emerald", 3, None)])),
         ]),
     );
     write_player(
@@ -95,6 +96,7 @@ fn an_imported_players_file_reads_as_their_game_record() {
             ItemSlot::new(45, "minecraft:shield", 1),
         ]
     );
+    assert_eq!(alex.record.ender_items, vec![ItemSlot::new(26, "minecraft:emerald", 3)]);
     let bob = terrane::java::imported_player(&world, game::offline_player_id("Bob")).unwrap();
     assert_eq!(bob.map(|b| b.dimension), Some("minecraft:the_nether".to_string()));
     assert!(
@@ -135,6 +137,7 @@ fn the_games_records_go_back_into_the_players_files() {
     let carl = game::PlayerRecord {
         position: [1.5, 65.0, 1.5],
         items: vec![ItemSlot::new(9, "minecraft:diamond", 2)],
+        ender_items: vec![ItemSlot::new(0, "minecraft:emerald", 4)],
         ..game::PlayerRecord::default()
     };
     let mut save = terrane::TickSave::new();
@@ -162,6 +165,7 @@ fn the_games_records_go_back_into_the_players_files() {
     let carl_back =
         terrane::java::imported_player(&again, game::offline_player_id("Carl")).unwrap().unwrap();
     assert_eq!(carl_back.record.items, carl.items);
+    assert_eq!(carl_back.record.ender_items, carl.ender_items);
     // Alex's other fields are his file's.
     let id = format!("{:032x}", game::offline_player_id("Alex"));
     let name =

@@ -46,10 +46,20 @@ pub(crate) fn open(
     layers: Query<&ChunkLayer, With<TerraneLayer>>,
     mut containers: ResMut<Containers>,
     mut tw: ResMut<TerraneWorld>,
+    enders: Query<&crate::ender_chests::EnderChest>,
 ) {
     let Ok(layer) = layers.get_single() else { return };
     for e in uses.iter() {
-        if e.hand != Hand::Main || !layer.block(e.position).is_some_and(|b| is_container(b.state)) {
+        let state = layer.block(e.position).map(|b| b.state);
+        if e.hand == Hand::Main
+            && state.is_some_and(crate::ender_chests::is_ender_chest)
+            && let Ok(ender) = enders.get(e.client)
+        {
+            // The player's own ender chest, whichever ender chest block they use.
+            commands.entity(e.client).insert(OpenInventory::new(ender.0));
+            continue;
+        }
+        if e.hand != Hand::Main || !state.is_some_and(is_container) {
             continue;
         }
         let entity = match containers.entity_at(e.position) {

@@ -51,7 +51,8 @@ pub(crate) fn place(
     for e in uses.iter() {
         let Ok((mut inventory, mode, held)) = clients.get_mut(e.client) else { continue };
         // Using a container opens it (`containers::open`) instead of placing against it.
-        if e.hand != Hand::Main || layer.block(e.position).is_some_and(|b| is_container(b.state)) {
+        let opens = |s: BlockState| is_container(s) || crate::ender_chests::is_ender_chest(s);
+        if e.hand != Hand::Main || layer.block(e.position).is_some_and(|b| opens(b.state)) {
             continue;
         }
         let slot = held.inventory_slot();

@@ -35,6 +35,8 @@
 //!   holds ([`Containers`]): the game's record, or, for a chest the game never opened, the
 //!   items a Java world's import kept in its block entity (data included for worlds before
 //!   1.20.5; later worlds' item components are a format 1.20.1 does not read);
+//! - gives each player their own ender chest, which every ender chest block opens, saved
+//!   with their record;
 //! - sends with each column what clients draw of imported block entities: sign text (the
 //!   layout before 1.20 turned into 1.20's), banner patterns, heads' owners;
 //! - decides every window click itself ([`ServerClicks`]): the result is computed from the
@@ -131,6 +133,7 @@ mod containers;
 #[cfg(unix)]
 pub mod control;
 mod edits;
+mod ender_chests;
 mod error;
 mod hotbar;
 mod login;

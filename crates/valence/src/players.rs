@@ -8,6 +8,7 @@ use valence::prelude::*;
 use valence::protocol::WritePacket;
 
 use crate::containers::Containers;
+use crate::ender_chests::EnderChest;
 use crate::plugin::Settings;
 use crate::world::TerraneWorld;
 
@@ -184,8 +185,9 @@ pub(crate) fn restore(
                 {
                     cursor.0 = stow(&mut inventory, stack);
                 }
+                crate::ender_chests::give(&mut commands, entity, &record.ender_items);
             }
-            Ok(None) => {}
+            Ok(None) => crate::ender_chests::give(&mut commands, entity, &[]),
             Err(e) => tw.fail(e.into()),
         }
         commands.entity(entity).insert(HealthDue);
@@ -218,13 +220,19 @@ pub(crate) fn send_health(
 #[allow(clippy::type_complexity)]
 pub(crate) fn stage(
     clients: Query<
-        (&Username, &Position, &Look, &GameMode, &Inventory, &CursorItem, Option<&OpenInventory>),
+        (
+            (&Username, &Position, &Look, &GameMode),
+            (&Inventory, &CursorItem, Option<&OpenInventory>, Option<&EnderChest>),
+        ),
         With<Client>,
     >,
+    enders: Query<&Inventory, Without<Client>>,
     containers: Res<Containers>,
     mut tw: ResMut<TerraneWorld>,
 ) {
-    for (id, pos, look, mode, inventory, cursor, open) in &clients {
+    for ((id, pos, look, mode), (inventory, cursor, open, ender)) in &clients {
+        let ender_items =
+            ender.and_then(|e| enders.get(e.0).ok()).map(slots_of).unwrap_or_default();
         let record = PlayerRecord {
             position: [pos.0.x, pos.0.y, pos.0.z],
             yaw: look.yaw,
@@ -240,6 +248,7 @@ pub(crate) fn stage(
             open_container: open
                 .and_then(|o| containers.position_of(o.entity))
                 .map(|p| (0, [p.x, p.y, p.z].map(i64::from))),
+            ender_items,
         };
         tw.stage_record(game::player_key(player_id(id)), Some(game::encode_player(&record)));
     }

@@ -158,7 +158,7 @@ impl Plugin for TerranePlugin {
                     .chain()
                     .in_set(TerraneSet),
             )
-            .add_systems(Update, despawn_disconnected_clients)
+            .add_systems(Update, (despawn_disconnected_clients, crate::ender_chests::forget_gone))
             .add_systems(Last, players::send_health);
     }
 }

@@ -11,7 +11,7 @@
 // digs a block and waits to see air there, `place` places an item on top of a block and
 // waits to see it, `chest` ({"chest":[x,y,z],"item":"diamond","expect":5,"take":5}) opens
 // a chest, waits to see `expect` of `item` in it, takes `take` of them and closes it,
-// `look` ({"look":[x,y,z]}) opens a chest and reports what it holds (each stack's name,
+// `look` ({"look":[x,y,z]}) opens a chest, barrel or ender chest and reports what it holds (each stack's name,
 // count, custom name and enchantments), `sign` ({"sign":[x,y,z],"text":"hello"}) waits
 // until the sign there reads `text` on its front and reports its two sides, `write`
 // ({"write":{"against":[x,y,z],"text":"hello"}}) places an oak sign on top of a block,
@@ -132,7 +132,7 @@ bot.once('spawn', async () => {
         say({ event: 'step', index, wrote: placed, text: text() })
       } else if (step.look) {
         const pos = step.look
-        await until(`the chunk of ${pos}`, () => name(pos) === 'chest', wait)
+        await until(`the chunk of ${pos}`, () => ['chest', 'ender_chest', 'barrel'].includes(name(pos)), wait)
         const window = await bot.openContainer(bot.blockAt(at(pos)))
         await until(`the items of the chest at ${pos}`, () => window.containerItems().length > 0, wait)
         const items = window.containerItems().map((i) => ({
