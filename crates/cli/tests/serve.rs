@@ -423,25 +423,7 @@ fn a_player_kept_under_valences_old_id_comes_back_and_moves_to_the_games() {
     let log = tmp.path().join("serve.log");
     let (mut server, lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
     let modules = node_modules();
-    let spec = serde_json::json!({
-        "host": "127.0.0.1", "port": port, "username": name, "viewDistance": 2,
-        "timeoutMs": 60_000,
-    });
-    let mut child = ChildGuard::spawn(
-        Command::new("node")
-            .arg(bots().join("join.js"))
-            .arg(spec.to_string())
-            .env("NODE_PATH", &modules)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null()),
-    )
-    .expect("start node join.js");
-    let out = std::io::read_to_string(child_stdout(&mut child)).unwrap_or_default();
-    let spawn: serde_json::Value = out
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .find(|e: &serde_json::Value| e["event"] == "spawn")
-        .unwrap_or_else(|| panic!("no spawn: {out}\n{}", std::fs::read_to_string(&log).unwrap()));
+    let spawn = join_spawn(port, name, &modules, &log);
     let pos: Vec<f64> =
         spawn["pos"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
     assert!((pos[0] - 3.5).abs() < 1e-6 && (pos[2] - 7.5).abs() < 1e-6, "spawned at {pos:?}");
@@ -548,19 +530,8 @@ fn imported_chests_and_signs_show_their_items_and_text() {
     let port = free_port();
     let log = tmp.path().join("serve.log");
     let (mut server, lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
-    let spec = serde_json::json!({
-        "host": "127.0.0.1", "port": port, "username": "reader", "timeoutMs": 90000,
-        "steps": [ { "sign": [6, 65, 9], "text": "kept by terrane" }, { "look": [9, 65, 9] } ],
-    });
-    let bot = Command::new("node")
-        .arg(bots().join("steps.js"))
-        .arg(spec.to_string())
-        .env("NODE_PATH", &modules)
-        .output()
-        .expect("run node");
-    let said = String::from_utf8_lossy(&bot.stdout).to_string();
-    let server_log = || std::fs::read_to_string(&log).unwrap_or_default();
-    assert!(bot.status.success(), "the bot failed:\n{said}\nserver log:\n{}", server_log());
+    let steps = serde_json::json!([ { "sign": [6, 65, 9], "text": "kept by terrane" }, { "look": [9, 65, 9] } ]);
+    let said = run_steps(port, "reader", steps, &modules, &log);
     let looked: serde_json::Value = said
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
@@ -609,25 +580,7 @@ fn a_new_player_starts_on_the_worlds_blocks() {
     let port = free_port();
     let log = tmp.path().join("serve.log");
     let (_server, _lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
-    let spec = serde_json::json!({
-        "host": "127.0.0.1", "port": port, "username": "newcomer", "viewDistance": 2,
-        "timeoutMs": 60_000,
-    });
-    let mut child = ChildGuard::spawn(
-        Command::new("node")
-            .arg(bots().join("join.js"))
-            .arg(spec.to_string())
-            .env("NODE_PATH", &modules)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null()),
-    )
-    .expect("start node join.js");
-    let out = std::io::read_to_string(child_stdout(&mut child)).unwrap_or_default();
-    let spawn: serde_json::Value = out
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .find(|e: &serde_json::Value| e["event"] == "spawn")
-        .unwrap_or_else(|| panic!("no spawn: {out}\n{}", std::fs::read_to_string(&log).unwrap()));
+    let spawn = join_spawn(port, "newcomer", &modules, &log);
     assert_eq!(spawn["pos"], serde_json::json!([8.5, 91, 8.5]), "{spawn}");
 }
 
@@ -642,22 +595,10 @@ fn a_sign_a_player_writes_survives_sigkill() {
     let port = free_port();
     let log = tmp.path().join("serve.log");
     let (mut server, lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
-    let spec = serde_json::json!({
-        "host": "127.0.0.1", "port": port, "username": "writer", "timeoutMs": 90000,
-        "steps": [ { "write": { "against": [6, 64, 6], "text": "terrane was here" } } ],
-    });
-    let bot = Command::new("node")
-        .arg(bots().join("steps.js"))
-        .arg(spec.to_string())
-        .env("NODE_PATH", &modules)
-        .output()
-        .expect("run node");
-    let said = String::from_utf8_lossy(&bot.stdout).to_string();
-    assert!(
-        bot.status.success() && said.contains("\"wrote\":[6,65,6]"),
-        "the bot failed:\n{said}\nserver log:\n{}",
-        std::fs::read_to_string(&log).unwrap_or_default()
-    );
+    let steps =
+        serde_json::json!([ { "write": { "against": [6, 64, 6], "text": "terrane was here" } } ]);
+    let said = run_steps(port, "writer", steps, &modules, &log);
+    assert!(said.contains("\"wrote\":[6,65,6]"), "{said}");
     assert!(last_saved(&lines, Duration::from_secs(2)).is_some());
     server.kill().unwrap();
     server.wait().unwrap();
@@ -714,25 +655,7 @@ fn an_imported_java_player_joins_where_their_file_says() {
     let port = free_port();
     let log = tmp.path().join("serve.log");
     let (mut server, lines) = serve(&dir, port, &log, &[]);
-    let spec = serde_json::json!({
-        "host": "127.0.0.1", "port": port, "username": "javaplayer", "viewDistance": 2,
-        "timeoutMs": 90_000,
-    });
-    let mut child = ChildGuard::spawn(
-        Command::new("node")
-            .arg(bots().join("join.js"))
-            .arg(spec.to_string())
-            .env("NODE_PATH", &modules)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null()),
-    )
-    .expect("start node join.js");
-    let out = std::io::read_to_string(child_stdout(&mut child)).unwrap_or_default();
-    let spawn: serde_json::Value = out
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .find(|e: &serde_json::Value| e["event"] == "spawn")
-        .unwrap_or_else(|| panic!("no spawn: {out}\n{}", std::fs::read_to_string(&log).unwrap()));
+    let spawn = join_spawn(port, "javaplayer", &modules, &log);
     assert_eq!(spawn["pos"], serde_json::json!([40.5, 150, 24.5]), "{spawn}");
     // Their record is the game's from the next save: the items of the Java file.
     assert!(last_saved(&lines, Duration::from_secs(2)).is_some());
@@ -779,28 +702,64 @@ fn an_ender_chest_opens_the_players_own_items() {
     let port = free_port();
     let log = tmp.path().join("serve.log");
     let (mut server, lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
-    let spec = serde_json::json!({
-        "host": "127.0.0.1", "port": port, "username": "keeper", "timeoutMs": 90000,
-        "steps": [ { "look": [12, 65, 12] } ],
-    });
-    let bot = Command::new("node")
-        .arg(bots().join("steps.js"))
-        .arg(spec.to_string())
-        .env("NODE_PATH", &modules)
-        .output()
-        .expect("run node");
-    let said = String::from_utf8_lossy(&bot.stdout).to_string();
-    assert!(
-        bot.status.success()
-            && said.contains("\"name\":\"emerald\"")
-            && said.contains("\"count\":11"),
-        "the bot failed:\n{said}\nserver log:\n{}",
-        std::fs::read_to_string(&log).unwrap_or_default()
-    );
+    let steps = serde_json::json!([ { "look": [12, 65, 12] } ]);
+    let said = run_steps(port, "keeper", steps, &modules, &log);
+    assert!(said.contains("\"name\":\"emerald\"") && said.contains("\"count\":11"), "{said}");
     assert!(last_saved(&lines, Duration::from_secs(2)).is_some());
     server.kill().unwrap();
     server.wait().unwrap();
     let world = World::open(&dir).unwrap();
     let saved = game::player(&world, game::offline_player_id("keeper")).unwrap().unwrap();
     assert_eq!(saved.ender_items, record.ender_items);
+}
+
+/// Joins the server on `port` as `name` with `join.js` (view distance 2) and returns its
+/// `spawn` report: where the server placed the player.
+fn join_spawn(port: u16, name: &str, modules: &Path, log: &Path) -> serde_json::Value {
+    let spec = serde_json::json!({
+        "host": "127.0.0.1", "port": port, "username": name, "viewDistance": 2,
+        "timeoutMs": 90_000,
+    });
+    let mut child = ChildGuard::spawn(
+        Command::new("node")
+            .arg(bots().join("join.js"))
+            .arg(spec.to_string())
+            .env("NODE_PATH", modules)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    )
+    .expect("start node join.js");
+    let out = std::io::read_to_string(child_stdout(&mut child)).unwrap_or_default();
+    out.lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .find(|e: &serde_json::Value| e["event"] == "spawn")
+        .unwrap_or_else(|| panic!("no spawn: {out}\n{}", std::fs::read_to_string(log).unwrap()))
+}
+
+/// Runs `steps.js` as `name` with `steps` against the server on `port` and returns what it
+/// reported, failing with the server's log when the bot failed.
+fn run_steps(
+    port: u16,
+    name: &str,
+    steps: serde_json::Value,
+    modules: &Path,
+    log: &Path,
+) -> String {
+    let spec = serde_json::json!({
+        "host": "127.0.0.1", "port": port, "username": name, "timeoutMs": 90000, "steps": steps,
+    });
+    let bot = Command::new("node")
+        .arg(bots().join("steps.js"))
+        .arg(spec.to_string())
+        .env("NODE_PATH", modules)
+        .output()
+        .expect("run node");
+    let said = String::from_utf8_lossy(&bot.stdout).to_string();
+    assert!(
+        bot.status.success(),
+        "the bot failed:\n{said}\n{}\nserver log:\n{}",
+        String::from_utf8_lossy(&bot.stderr),
+        std::fs::read_to_string(log).unwrap_or_default()
+    );
+    said
 }

@@ -444,16 +444,7 @@ impl TerraneWorld {
         nbt: &valence::nbt::Compound,
     ) -> bool {
         let Some(be) = self.block_entity_component() else { return false };
-        let pos = ChunkPos::new(
-            x.div_euclid(16).into(),
-            y.div_euclid(16).into(),
-            z.div_euclid(16).into(),
-        );
-        let cell = terrane::section::cell_index(
-            x.rem_euclid(16) as u32,
-            y.rem_euclid(16) as u32,
-            z.rem_euclid(16) as u32,
-        );
+        let (pos, cell) = chunk_and_cell(x, y, z);
         let mut bytes = Vec::new();
         if nbt.to_binary(&mut bytes, "").is_err() {
             return false;
@@ -476,16 +467,7 @@ impl TerraneWorld {
         z: i32,
     ) -> Option<valence::nbt::Compound> {
         let be = self.block_entity_component()?;
-        let pos = ChunkPos::new(
-            x.div_euclid(16).into(),
-            y.div_euclid(16).into(),
-            z.div_euclid(16).into(),
-        );
-        let cell = terrane::section::cell_index(
-            x.rem_euclid(16) as u32,
-            y.rem_euclid(16) as u32,
-            z.rem_euclid(16) as u32,
-        );
+        let (pos, cell) = chunk_and_cell(x, y, z);
         self.chunks.get(&pos)?.component(cell, 0, be).and_then(crate::block_entities::parse)
     }
 
@@ -722,4 +704,16 @@ pub struct Applied {
     pub position: [i32; 3],
     /// The new state, `minecraft:name[k=v,...]`.
     pub state: String,
+}
+
+/// The cubic chunk holding block (`x`, `y`, `z`) and its cell there.
+fn chunk_and_cell(x: i32, y: i32, z: i32) -> (ChunkPos, u16) {
+    let pos =
+        ChunkPos::new(x.div_euclid(16).into(), y.div_euclid(16).into(), z.div_euclid(16).into());
+    let cell = terrane::section::cell_index(
+        x.rem_euclid(16) as u32,
+        y.rem_euclid(16) as u32,
+        z.rem_euclid(16) as u32,
+    );
+    (pos, cell)
 }

@@ -44,6 +44,22 @@ async function until (what, test, ms = 20000) {
   throw new Error(`timed out waiting for ${what}`)
 }
 
+// Puts one `name` in the first hotbar slot (creative) and holds it.
+async function hold (name, wait) {
+  const Item = require('prismarine-item')(bot.registry)
+  const item = bot.registry.itemsByName[name]
+  if (!item) fail(`no item ${name}`)
+  try {
+    await bot.creative.setInventorySlot(36, new Item(item.id, 1))
+  } catch (e) {
+    // mineflayer gives the server 5 s to confirm the slot; a slow tick on a busy machine
+    // can take longer: the wait below (the step's own) decides.
+    if (!String(e && e.message).includes('did not fire within timeout')) throw e
+  }
+  bot.setQuickBarSlot(0)
+  await until(`${name} in hand`, () => bot.heldItem && bot.heldItem.name === name, wait)
+}
+
 setTimeout(() => fail('timed out after ' + (args.timeoutMs || 90000) + ' ms'), args.timeoutMs || 90000)
 
 const bot = mineflayer.createBot({
@@ -77,18 +93,7 @@ bot.once('spawn', async () => {
         say({ event: 'step', index, dug: step.dig, was })
       } else if (step.place) {
         const { against, item: want } = step.place
-        const Item = require('prismarine-item')(bot.registry)
-        const item = bot.registry.itemsByName[want]
-        if (!item) fail(`no item ${want}`)
-        try {
-          await bot.creative.setInventorySlot(36, new Item(item.id, 1))
-        } catch (e) {
-          // mineflayer gives the server 5 s to confirm the slot; a slow tick on a busy
-          // machine can take longer: the wait below (the step's own) decides.
-          if (!String(e && e.message).includes('did not fire within timeout')) throw e
-        }
-        bot.setQuickBarSlot(0)
-        await until('the item in hand', () => bot.heldItem && bot.heldItem.name === want, wait)
+        await hold(want, wait)
         await until(`the chunk of ${against}`, () => name(against) !== null, wait)
         try {
           await bot.placeBlock(bot.blockAt(at(against)), new Vec3(0, 1, 0))
@@ -110,14 +115,7 @@ bot.once('spawn', async () => {
         say({ event: 'step', index, chest: pos, had: expect, took: take || 0 })
       } else if (step.write) {
         const { against, text: want } = step.write
-        const Item = require('prismarine-item')(bot.registry)
-        try {
-          await bot.creative.setInventorySlot(36, new Item(bot.registry.itemsByName.oak_sign.id, 1))
-        } catch (e) {
-          if (!String(e && e.message).includes('did not fire within timeout')) throw e
-        }
-        bot.setQuickBarSlot(0)
-        await until('the sign in hand', () => bot.heldItem && bot.heldItem.name === 'oak_sign', wait)
+        await hold('oak_sign', wait)
         await until(`the chunk of ${against}`, () => name(against) !== null, wait)
         try {
           await bot.placeBlock(bot.blockAt(at(against)), new Vec3(0, 1, 0))
