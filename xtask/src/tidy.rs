@@ -196,6 +196,57 @@ mod tests {
         }
     }
 
+    /// The `terrane` command's subcommands, as clap names them (the variants of its
+    /// `Subcommand` enum, lower case).
+    fn cli_commands() -> Vec<String> {
+        let main = fs::read_to_string(root().join("crates/cli/src/main.rs")).expect("cli main");
+        let start = main.find("#[derive(Subcommand").expect("the command enum");
+        let body = &main[start..];
+        let body = &body[body.find('{').expect("enum body") + 1..];
+        let mut depth = 0;
+        let mut out = Vec::new();
+        for line in body.lines() {
+            if depth == 0 && line.trim() == "}" {
+                break;
+            }
+            let t = line.trim();
+            let name: String = t.chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
+            if depth == 0 && name.starts_with(|c: char| c.is_ascii_uppercase()) {
+                out.push(name.to_lowercase());
+            }
+            depth += line.matches('{').count() as i32 - line.matches('}').count() as i32;
+        }
+        out
+    }
+
+    /// The front door and the guides name everything there is: the README's command table
+    /// and the CLI's README every command, EMBEDDING's table every crate.
+    #[test]
+    fn the_readmes_list_every_command_and_embedding_every_crate() {
+        let commands = cli_commands();
+        assert!(commands.len() >= 15 && commands.contains(&"serve".to_string()), "{commands:?}");
+        let readme = fs::read_to_string(root().join("README.md")).expect("README");
+        let table = &readme[readme.find("## The `terrane` command").expect("the command table")..];
+        let table = &table[..table.find("\n## ").unwrap_or(table.len())];
+        let cli = fs::read_to_string(root().join("crates/cli/README.md")).expect("CLI README");
+        for c in &commands {
+            let named =
+                table.contains(&format!("`terrane {c}`")) || table.contains(&format!("`{c}`"));
+            assert!(named, "README's command table does not list `terrane {c}`");
+            assert!(
+                cli.contains(&format!("terrane {c} ")),
+                "crates/cli/README.md misses `terrane {c}`"
+            );
+        }
+        let embedding = fs::read_to_string(root().join("docs/EMBEDDING.md")).expect("EMBEDDING");
+        for name in packages().keys() {
+            assert!(
+                embedding.contains(&format!("`{name}`")),
+                "docs/EMBEDDING.md does not list {name}"
+            );
+        }
+    }
+
     /// Every file under `testdata/` has its row in `testdata/SOURCES.md` (origin, licence,
     /// size, sha256), and the sha256 matches: a fixture swapped or damaged in the repository
     /// fails here, not as a puzzling decoder test.
