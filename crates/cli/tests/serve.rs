@@ -622,7 +622,8 @@ fn a_sign_a_player_writes_survives_sigkill() {
 }
 
 /// A player of an imported Java world joins the served world where their Java file says,
-/// with its items: the file of their offline id (`playerdata/<uuid>.dat`, gzip NBT).
+/// with its items: the file of their offline id (`playerdata/<uuid>.dat`, gzip NBT); one in
+/// the Nether joins at the spawn, with theirs.
 #[test]
 fn an_imported_java_player_joins_where_their_file_says() {
     use std::io::Write as _;
@@ -630,23 +631,26 @@ fn an_imported_java_player_joins_where_their_file_says() {
     let modules = node_modules();
     let tmp = tempfile::tempdir().unwrap();
     let java = terrane_anvil::testdata::java_world_finished(tmp.path(), "anvil/1.21.1/r.0.0.mca");
-    let mut player = Compound::new();
-    player.insert("Pos", Tag::List(6, [40.5, 150.0, 24.5].map(Tag::Double).to_vec()));
-    player.insert("Dimension", Tag::String("minecraft:overworld".into()));
-    let mut planks = Compound::new();
-    planks.insert("Slot", Tag::Byte(0));
-    planks.insert("id", Tag::String("minecraft:oak_planks".into()));
-    planks.insert("Count", Tag::Byte(12));
-    player.insert("Inventory", Tag::compound_list([planks]));
-    let mut w = Writer::new();
-    w.named("", &Tag::Compound(player)).unwrap();
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(&w.out).unwrap();
-    let id = format!("{:032x}", game::offline_player_id("javaplayer"));
-    let name =
-        format!("{}-{}-{}-{}-{}.dat", &id[..8], &id[8..12], &id[12..16], &id[16..20], &id[20..]);
-    std::fs::create_dir_all(java.join("playerdata")).unwrap();
-    std::fs::write(java.join("playerdata").join(name), gz.finish().unwrap()).unwrap();
+    let write_player = |name: &str, pos: [f64; 3], dimension: &str| {
+        let mut player = Compound::new();
+        player.insert("Pos", Tag::List(6, pos.map(Tag::Double).to_vec()));
+        player.insert("Dimension", Tag::String(dimension.into()));
+        let mut planks = Compound::new();
+        planks.insert("Slot", Tag::Byte(0));
+        planks.insert("id", Tag::String("minecraft:oak_planks".into()));
+        planks.insert("Count", Tag::Byte(12));
+        player.insert("Inventory", Tag::compound_list([planks]));
+        let mut w = Writer::new();
+        w.named("", &Tag::Compound(player)).unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(&w.out).unwrap();
+        let file = format!("{}.dat", game::uuid_text(game::offline_player_id(name)));
+        std::fs::create_dir_all(java.join("playerdata")).unwrap();
+        std::fs::write(java.join("playerdata").join(file), gz.finish().unwrap()).unwrap();
+    };
+    write_player("javaplayer", [40.5, 150.0, 24.5], "minecraft:overworld");
+    // In the Nether, which the server does not serve: at the spawn, with their items.
+    write_player("netherplayer", [-10.5, 40.0, 2.5], "minecraft:the_nether");
     let dir = tmp.path().join("world");
     let mut world = World::builder().backend(Backend::BlockFile).create(&dir).unwrap();
     terrane::java::import_java_world(&mut world, &java, &mut |_, _| {}).unwrap();
@@ -657,6 +661,12 @@ fn an_imported_java_player_joins_where_their_file_says() {
     let (mut server, lines) = serve(&dir, port, &log, &[]);
     let spawn = join_spawn(port, "javaplayer", &modules, &log);
     assert_eq!(spawn["pos"], serde_json::json!([40.5, 150, 24.5]), "{spawn}");
+    let spawn = join_spawn(port, "netherplayer", &modules, &log);
+    assert_eq!(
+        (spawn["pos"][0].as_f64(), spawn["pos"][2].as_f64()),
+        (Some(8.5), Some(8.5)),
+        "{spawn}"
+    );
     // Their record is the game's from the next save: the items of the Java file.
     assert!(last_saved(&lines, Duration::from_secs(2)).is_some());
     server.kill().unwrap();
@@ -665,6 +675,9 @@ fn an_imported_java_player_joins_where_their_file_says() {
     let record =
         game::player(&world, game::offline_player_id("javaplayer")).unwrap().expect("saved");
     assert_eq!(record.items, vec![ItemSlot::new(36, "minecraft:oak_planks", 12)]);
+    let nether =
+        game::player(&world, game::offline_player_id("netherplayer")).unwrap().expect("saved");
+    assert_eq!(nether.items, record.items);
 }
 
 /// A player's ender chest is their own: any ender chest block opens the items their record

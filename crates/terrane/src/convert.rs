@@ -372,10 +372,11 @@ fn nothing_converted(src: &Path, s: &ConvertSummary) -> Result<()> {
     Ok(())
 }
 
-/// A Java UUID (four ints) in its text form, as player files are named.
+/// A Java UUID (four ints, most significant first) in its text form, as player files are
+/// named.
 fn uuid_string(ints: &[i32]) -> String {
-    let hex: String = ints.iter().map(|i| format!("{:08x}", *i as u32)).collect();
-    format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
+    let id = ints.iter().fold(0u128, |id, i| (id << 32) | u128::from(*i as u32));
+    crate::game::uuid_text(id)
 }
 
 /// The Bedrock release of the table's states, as `level.dat`'s `lastOpenedWithVersion`.

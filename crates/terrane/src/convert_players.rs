@@ -58,8 +58,7 @@ pub fn bedrock_player_uuid(id: &str) -> String {
         Sha256::digest(format!("terrane:bedrock-player:{id}"))[..16].try_into().expect("16 bytes");
     b[6] = (b[6] & 0x0f) | 0x80; // version 8
     b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
+    crate::game::uuid_text(u128::from_be_bytes(b))
 }
 
 /// The Java world's player files, by UUID (`playerdata/`, or 26.1's `players/data/`).

@@ -258,7 +258,7 @@ pub(crate) fn export_players(world: &World, dir: &Path, layout: JavaLayout) -> R
     }
     for (id, r) in records {
         if let Some(bytes) = crate::java_players::with_record(None, &r, data_version) {
-            let name = format!("{}.dat", crate::java_players::uuid_name(id));
+            let name = format!("{}.dat", crate::game::uuid_text(id));
             write("data", &name, &bytes)?;
         }
     }

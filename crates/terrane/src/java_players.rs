@@ -34,16 +34,11 @@ pub struct JavaPlayer {
     pub dimension: String,
 }
 
-/// The hyphenated UUID of `id`, as a Java world names its player files.
-pub(crate) fn uuid_name(id: u128) -> String {
-    let h = format!("{id:032x}");
-    format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
-}
-
 /// Player `id` as the Java world imported into `world` left them, `None` when it had no
 /// such player (or their file does not read as a player).
 pub fn imported_player(world: &World, id: u128) -> Result<Option<JavaPlayer>> {
-    let key = [PLAYER_FILE_PREFIX, b"data/", uuid_name(id).as_bytes(), b".dat"].concat();
+    let key =
+        [PLAYER_FILE_PREFIX, b"data/", crate::game::uuid_text(id).as_bytes(), b".dat"].concat();
     let Some(o) = world.store().get(tables::WORLD_PROPERTIES, &key)? else { return Ok(None) };
     let mut raw = Vec::new();
     let bytes = match flate2::read::GzDecoder::new(&o.data[..]).read_to_end(&mut raw) {
@@ -232,17 +227,4 @@ pub(crate) fn with_record(
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&w.out).ok()?;
     gz.finish().ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn uuid_names_are_hyphenated_lower_case() {
-        assert_eq!(
-            uuid_name(0xb50ad385_829d_3141_a216_7e7d7539ba7f),
-            "b50ad385-829d-3141-a216-7e7d7539ba7f"
-        );
-    }
 }

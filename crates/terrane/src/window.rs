@@ -158,11 +158,14 @@ pub const PLAYER_SLOTS: usize = 46;
 
 const OFFHAND: usize = 45;
 
-/// A drag in progress: its type (0 split evenly, 1 one each, 2 full stacks) and its slots.
+/// A drag in progress: its type (0 split evenly, 1 one each, 2 full stacks), its slots, and
+/// the length of the window it started in. A server keeps it between the drag's packets
+/// ([`Window::take_drag`], [`Window::with_drag`]).
 #[derive(Clone, Debug, Default, PartialEq)]
-struct Drag {
+pub struct Drag {
     kind: u8,
     slots: Vec<usize>,
+    window_len: usize,
 }
 
 /// The slots of one open window, the player's inventory and the cursor.
@@ -249,10 +252,16 @@ impl<I: WindowItem> Window<I> {
         self.drag.is_some()
     }
 
-    /// This window with the drag `other` has in progress (a server keeps the window of a
-    /// player who is dragging between the drag's packets).
-    pub fn with_drag_of(mut self, other: &Window<I>) -> Window<I> {
-        self.drag = other.drag.clone();
+    /// The drag in progress, taken out of the window (for the window of the drag's next
+    /// packet, [`with_drag`](Self::with_drag)).
+    pub fn take_drag(&mut self) -> Option<Drag> {
+        self.drag.take()
+    }
+
+    /// This window with `drag` in progress; a drag that started in a window of another length
+    /// (another window opened since) is dropped, as the game ends it.
+    pub fn with_drag(mut self, drag: Option<Drag>) -> Window<I> {
+        self.drag = drag.filter(|d| d.window_len == self.len());
         self
     }
 
@@ -570,7 +579,7 @@ impl<I: WindowItem> Window<I> {
             (0, None) => {
                 let valid = kind < 2 || (kind == 2 && self.creative);
                 if valid && self.cursor.is_some() {
-                    self.drag = Some(Drag { kind, slots: Vec::new() });
+                    self.drag = Some(Drag { kind, slots: Vec::new(), window_len: self.len() });
                 }
             }
             (1, Some(mut d)) => {

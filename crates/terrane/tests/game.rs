@@ -242,6 +242,10 @@ fn offline_player_ids_are_the_games() {
     ] {
         assert_eq!(game::offline_player_id(name), id, "{name}");
     }
+    assert_eq!(
+        game::uuid_text(0xb50ad385_829d_3141_a216_7e7d7539ba7f),
+        "b50ad385-829d-3141-a216-7e7d7539ba7f"
+    );
 }
 
 /// Stacks given out of order (or two in one slot) are written in the order the decoder reads:

@@ -22,6 +22,19 @@ fn block_entities(java: &Path) -> Vec<Compound> {
     out
 }
 
+/// The block entity at `pos` of `world` exported as a Java world folder under `dir`.
+fn exported_block_entity(world: &World, dir: &Path, pos: [i64; 3]) -> Compound {
+    let out = dir.join("out");
+    terrane::java::export_java_world(
+        world,
+        &out,
+        terrane::export::Overwrite::Refuse,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    block_entities(&out).into_iter().find(|b| at(b) == pos).expect("the block entity")
+}
+
 fn at(be: &Compound) -> [i64; 3] {
     ["x", "y", "z"].map(|k| match be.get(k) {
         Some(Tag::Int(v)) => i64::from(*v),
@@ -73,15 +86,7 @@ fn a_changed_chest_of_an_old_world_goes_out_with_count_and_tag() {
     game::put_container(&mut save, 0, pos, &record);
     world.save_tick(world.tick() + 1, save).unwrap();
 
-    let out = tmp.path().join("out");
-    terrane::java::export_java_world(
-        &world,
-        &out,
-        terrane::export::Overwrite::Refuse,
-        &mut |_, _| {},
-    )
-    .unwrap();
-    let exported = block_entities(&out).into_iter().find(|b| at(b) == pos).expect("the chest");
+    let exported = exported_block_entity(&world, tmp.path(), pos);
     let got = items(&exported);
     assert_eq!(got.len(), 2, "{exported:?}");
     assert_eq!(got[0].get("id"), Some(&Tag::String("minecraft:emerald".into())));
@@ -138,16 +143,7 @@ fn a_changed_chest_of_a_new_world_keeps_the_components_it_came_with() {
     game::put_container(&mut save, 0, [2, 67, 4], &record);
     world.save_tick(1, save).unwrap();
 
-    let out = tmp.path().join("out");
-    terrane::java::export_java_world(
-        &world,
-        &out,
-        terrane::export::Overwrite::Refuse,
-        &mut |_, _| {},
-    )
-    .unwrap();
-    let exported =
-        block_entities(&out).into_iter().find(|b| at(b) == [2, 67, 4]).expect("the chest");
+    let exported = exported_block_entity(&world, tmp.path(), [2, 67, 4]);
     let got = items(&exported);
     assert_eq!(got.len(), 2, "{exported:?}");
     assert_eq!(got[0].get("components"), Some(&Tag::Compound(components)), "kept");

@@ -30,9 +30,7 @@ fn item(slot: i8, id: &str, count: i8, tag: Option<Compound>) -> Compound {
 }
 
 fn write_player(dir: &std::path::Path, name: &str, player: Compound) {
-    let id = format!("{:032x}", game::offline_player_id(name));
-    let file =
-        format!("{}-{}-{}-{}-{}.dat", &id[..8], &id[8..12], &id[12..16], &id[16..20], &id[20..]);
+    let file = format!("{}.dat", game::uuid_text(game::offline_player_id(name)));
     let mut w = Writer::new();
     w.named("", &Tag::Compound(player)).unwrap();
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -123,6 +121,15 @@ fn the_games_records_go_back_into_the_players_files() {
             ("Inventory", Tag::compound_list([item(0, "minecraft:stone", 1, None)])),
         ]),
     );
+    // In the Nether: the game (which serves the Overworld) keeps their place.
+    write_player(
+        &java,
+        "Bob",
+        c(vec![
+            ("Pos", doubles(&[-10.0, 40.0, 2.0])),
+            ("Dimension", Tag::String("minecraft:the_nether".into())),
+        ]),
+    );
     let mut world = World::builder().backend(Backend::Memory).create(tmp.path().join("w")).unwrap();
     terrane::java::import_java_world(&mut world, &java, &mut |_, _| {}).unwrap();
     let moved = game::PlayerRecord {
@@ -143,6 +150,8 @@ fn the_games_records_go_back_into_the_players_files() {
     let mut save = terrane::TickSave::new();
     game::put_player(&mut save, game::offline_player_id("Alex"), &moved);
     game::put_player(&mut save, game::offline_player_id("Carl"), &carl);
+    let bob = game::PlayerRecord { position: [8.5, 65.0, 8.5], ..game::PlayerRecord::default() };
+    game::put_player(&mut save, game::offline_player_id("Bob"), &bob);
     world.save_tick(world.tick() + 1, save).unwrap();
 
     let out = tmp.path().join("out");
@@ -166,10 +175,12 @@ fn the_games_records_go_back_into_the_players_files() {
         terrane::java::imported_player(&again, game::offline_player_id("Carl")).unwrap().unwrap();
     assert_eq!(carl_back.record.items, carl.items);
     assert_eq!(carl_back.record.ender_items, carl.ender_items);
+    let bob_back =
+        terrane::java::imported_player(&again, game::offline_player_id("Bob")).unwrap().unwrap();
+    assert_eq!(bob_back.dimension, "minecraft:the_nether");
+    assert_eq!(bob_back.record.position, [-10.0, 40.0, 2.0], "the Nether place kept");
     // Alex's other fields are his file's.
-    let id = format!("{:032x}", game::offline_player_id("Alex"));
-    let name =
-        format!("{}-{}-{}-{}-{}.dat", &id[..8], &id[8..12], &id[12..16], &id[16..20], &id[20..]);
+    let name = format!("{}.dat", game::uuid_text(game::offline_player_id("Alex")));
     let mut raw = Vec::new();
     use std::io::Read as _;
     flate2::read::GzDecoder::new(&std::fs::read(out.join("playerdata").join(name)).unwrap()[..])

@@ -132,6 +132,18 @@ mod tests {
     }
 
     #[test]
+    fn clients_get_what_they_draw_and_not_what_a_container_holds() {
+        for drawn in
+            ["oak_sign", "oak_wall_hanging_sign", "white_banner", "player_head", "skeleton_skull"]
+        {
+            assert!(client_draws(drawn), "{drawn}");
+        }
+        for kept in ["chest", "barrel", "furnace", "shulker_box", "hopper"] {
+            assert!(!client_draws(kept), "{kept}");
+        }
+    }
+
+    #[test]
     fn an_old_sign_gets_the_new_layout() {
         let old = compound! {
             "id" => "minecraft:sign",

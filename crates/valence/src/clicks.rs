@@ -16,13 +16,17 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use terrane::window::{Click, ClickMode, ContainerKind, Equipment, Stack, Window, WindowItem};
+use terrane::window::{
+    Click, ClickMode, ContainerKind, Drag, Equipment, Stack, Window, WindowItem,
+};
 use valence::event_loop::{EventLoopPostUpdate, PacketEvent};
 use valence::inventory::{ClientInventoryState, CursorItem, OpenInventory};
 use valence::prelude::*;
 use valence::protocol::VarInt;
-use valence::protocol::packets::play::{ClickSlotC2s, InventoryS2c};
-use valence::protocol::{ItemKind, ItemStack, WritePacket};
+use valence::protocol::packets::play::{
+    ClickSlotC2s, CreativeInventoryActionC2s, InventoryS2c, PlayerActionC2s,
+};
+use valence::protocol::{ItemKind, ItemStack, Packet, WritePacket};
 
 /// A Valence item with its data, as the window compares them.
 #[derive(Clone, Debug, PartialEq)]
@@ -71,7 +75,7 @@ fn container_kind(kind: InventoryKind) -> Option<ContainerKind> {
 struct View {
     slots: HashMap<Entity, Vec<Option<ItemStack>>>,
     cursors: HashMap<Entity, Option<ItemStack>>,
-    drags: HashMap<Entity, Window<Item>>,
+    drags: HashMap<Entity, Drag>,
 }
 
 /// The plugin: add it to a Valence app with the inventory plugin (`TerranePlugin` does).
@@ -96,6 +100,20 @@ fn window_slots(w: &Window<Item>) -> Vec<Option<ItemStack>> {
     }
 }
 
+/// Valence's stacks as the window's.
+fn stacks(slots: &[Option<ItemStack>]) -> Vec<Option<Stack<Item>>> {
+    slots.iter().map(to_stack).collect()
+}
+
+/// Writes `slots` over `inventory` where they differ (a slot written is sent to its viewers).
+fn write_slots(inventory: &mut Inventory, slots: &[Option<ItemStack>]) {
+    for (i, s) in slots.iter().enumerate().take(usize::from(inventory.slot_count())) {
+        if inventory.slot(i as u16) != s.as_ref() {
+            inventory.set_slot(i as u16, s.clone());
+        }
+    }
+}
+
 #[allow(clippy::type_complexity)]
 fn decide_clicks(
     mut packets: EventReader<PacketEvent>,
@@ -112,9 +130,11 @@ fn decide_clicks(
 ) {
     for packet in packets.iter() {
         let Some(pkt) = packet.decode::<ClickSlotC2s>() else {
-            // Another packet (a creative player's slot, a dropped item, …) may have changed
-            // the player's items: the view takes them as Valence left them.
-            if let Ok((_, inv, _, _, cursor, _)) = clients.get(packet.client) {
+            // The other packets Valence changes a player's items for (a creative player's
+            // slot, an item dropped from the hand): the view takes them as Valence left them.
+            if (packet.id == CreativeInventoryActionC2s::ID || packet.id == PlayerActionC2s::ID)
+                && let Ok((_, inv, _, _, cursor, _)) = clients.get(packet.client)
+            {
                 view.slots.insert(packet.client, inv.slots().map(|s| s.cloned()).collect());
                 view.cursors.insert(packet.client, cursor.0.clone());
             }
@@ -125,79 +145,50 @@ fn decide_clicks(
         else {
             continue;
         };
+        // The window as the server last decided it; nothing is known of a player before the
+        // end of their first tick.
+        let Some(player) = view.slots.get(&packet.client).map(|p| stacks(p)) else { continue };
+        let before_cursor = view.cursors.get(&packet.client).cloned().flatten();
         let open = open.map(|o| o.entity);
+        let kind = open.and_then(|e| containers.get(e).ok()).and_then(|c| container_kind(c.kind()));
+        let container = open.and_then(|e| view.slots.get(&e)).map(|c| stacks(c));
         let expected_window = if open.is_some() { state.window_id() } else { 0 };
-        let before_player = view.slots.get(&packet.client).cloned();
-        let before_container = open.and_then(|e| view.slots.get(&e).cloned());
-        let before_cursor = view.cursors.get(&packet.client).cloned();
-        let kind = open.and_then(|e| containers.get(e).ok()).map(|c| c.kind());
-        // The window as the server last decided it, or nothing to decide from.
-        let window = match (before_player, before_container, kind.map(container_kind)) {
-            (Some(p), None, None) if open.is_none() => {
-                let p = p.iter().map(to_stack).collect();
-                Some(Window::player(p, to_stack(&before_cursor.flatten())))
-            }
-            (Some(p), Some(c), Some(Some(k))) => {
-                let p = p.iter().map(to_stack).collect();
-                let c = c.iter().map(to_stack).collect();
-                Some(Window::container(k, c, p, to_stack(&before_cursor.flatten())))
+        // A window the rules model: the player's screen, or a container the view knows.
+        let modelled = match (open, container, kind) {
+            (None, _, _) => Some(Window::player(player.clone(), to_stack(&before_cursor))),
+            (Some(_), Some(c), Some(k)) => {
+                Some(Window::container(k, c, player.clone(), to_stack(&before_cursor)))
             }
             _ => None,
         };
-        let click = ClickMode::from_protocol(pkt.mode as i32).map(|mode| Click {
-            mode,
-            button: pkt.button,
-            slot: pkt.slot_idx,
-        });
-        let mut decided = match (window, click) {
-            (Some(w), Some(click)) if pkt.window_id == expected_window => {
-                // A drag in progress goes on from the view's window.
-                let mut w = match view.drags.remove(&packet.client) {
-                    Some(d) if d.container_slots().len() == w.container_slots().len() => {
-                        w.with_drag_of(&d)
-                    }
-                    _ => w,
-                };
-                w = w.creative(*mode == GameMode::Creative);
+        let click = ClickMode::from_protocol(pkt.mode as i32)
+            .map(|mode| Click { mode, button: pkt.button, slot: pkt.slot_idx })
+            .filter(|_| pkt.window_id == expected_window);
+        // Decided from the view, or refused: the view stays (only the player's part of a
+        // window the rules do not model).
+        let (w, agrees) = match (modelled, click) {
+            (Some(w), Some(click)) => {
+                // A drag in progress goes on from its last packet.
+                let mut w = w
+                    .with_drag(view.drags.remove(&packet.client))
+                    .creative(*mode == GameMode::Creative);
                 w.click(click);
-                if w.dragging() {
-                    view.drags.insert(packet.client, w.clone());
+                if let Some(d) = w.take_drag() {
+                    view.drags.insert(packet.client, d);
                 }
-                Some(w)
+                // The client's claim against the decision: every slot it names, its cursor.
+                let slots = window_slots(&w);
+                let agrees = pkt.slot_changes.iter().all(|c| {
+                    usize::try_from(c.idx).ok().and_then(|i| slots.get(i)) == Some(&c.item)
+                }) && to_item_stack(&w.cursor().cloned()) == pkt.carried_item;
+                (w, agrees)
             }
-            _ => None,
+            (Some(w), None) => (w, false),
+            (None, _) => (Window::player(player, to_stack(&before_cursor)), false),
         };
-        // The client's claim against the decision: every slot it names and its cursor.
-        let agrees = decided.as_ref().is_some_and(|w| {
-            let slots = window_slots(w);
-            let named_agree = pkt
-                .slot_changes
-                .iter()
-                .all(|c| usize::try_from(c.idx).ok().and_then(|i| slots.get(i)) == Some(&c.item));
-            named_agree && to_item_stack(&w.cursor().cloned()) == pkt.carried_item
-        });
-        // Write the decision (or the view, for a click refused) over what Valence applied.
-        if decided.is_none() {
-            let p = view.slots.get(&packet.client).cloned();
-            let c = open.and_then(|e| view.slots.get(&e).cloned());
-            let cur = view.cursors.get(&packet.client).cloned().flatten();
-            if let Some(p) = p {
-                let p = p.iter().map(to_stack).collect();
-                decided = Some(match (c, kind.and_then(container_kind)) {
-                    (Some(c), Some(k)) => {
-                        Window::container(k, c.iter().map(to_stack).collect(), p, to_stack(&cur))
-                    }
-                    _ => Window::player(p, to_stack(&cur)),
-                });
-            }
-        }
-        let Some(w) = decided else { continue };
+        // The decision (or the view) over what Valence applied.
         let player: Vec<Option<ItemStack>> = w.player_slots().iter().map(to_item_stack).collect();
-        for (i, s) in player.iter().enumerate().take(usize::from(inv.slot_count())) {
-            if inv.slot(i as u16) != s.as_ref() {
-                inv.set_slot(i as u16, s.clone());
-            }
-        }
+        write_slots(&mut inv, &player);
         view.slots.insert(packet.client, player);
         if let Some(e) = open
             && !w.container_slots().is_empty()
@@ -205,11 +196,7 @@ fn decide_clicks(
         {
             let slots: Vec<Option<ItemStack>> =
                 w.container_slots().iter().map(to_item_stack).collect();
-            for (i, s) in slots.iter().enumerate().take(usize::from(c.slot_count())) {
-                if c.slot(i as u16) != s.as_ref() {
-                    c.set_slot(i as u16, s.clone());
-                }
-            }
+            write_slots(&mut c, &slots);
             view.slots.insert(e, slots);
         }
         let new_cursor = to_item_stack(&w.cursor().cloned());

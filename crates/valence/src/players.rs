@@ -91,6 +91,35 @@ fn stow(inventory: &mut Inventory, mut stack: ItemStack) -> Option<ItemStack> {
     }
 }
 
+/// The record player `id` joins with, and whether the world holds it under `id`: their
+/// record; else one a world served before kept under Valence's own offline id (`legacy`, a
+/// hash of the name), which moves to `id` in the next save; else their file in the Java world
+/// the world was imported from (a player in another dimension than the Overworld at `spawn`,
+/// with their items).
+fn joining_record(
+    tw: &mut TerraneWorld,
+    id: u128,
+    legacy: u128,
+    spawn: [f64; 3],
+) -> terrane::Result<Option<(PlayerRecord, bool)>> {
+    if let Some(r) = game::player(tw.world(), id)? {
+        return Ok(Some((r, true)));
+    }
+    if legacy != id
+        && let Some(r) = game::player(tw.world(), legacy)?
+    {
+        tw.stage_record(game::player_key(legacy), None);
+        return Ok(Some((r, false)));
+    }
+    Ok(terrane::java::imported_player(tw.world(), id)?.map(|p| {
+        let mut r = p.record;
+        if p.dimension != "minecraft:overworld" {
+            r.position = spawn;
+        }
+        (r, false)
+    }))
+}
+
 /// Places each joining player as the world's record of them says (or at the spawn, in the
 /// settings' game mode, when the world has none); [`send_health`] follows.
 #[allow(clippy::type_complexity)]
@@ -130,34 +159,7 @@ pub(crate) fn restore(
         pos.set(spawn);
         *mode = settings.game_mode;
         let id = player_id(name);
-        // Worlds served before kept players under Valence's own offline id (a hash of the
-        // name): a record found only there moves to the game's id in the next save.
-        let legacy = uid.0.as_u128();
-        let found = match game::player(tw.world(), id) {
-            Ok(None) if legacy != id => match game::player(tw.world(), legacy) {
-                Ok(Some(r)) => {
-                    tw.stage_record(game::player_key(legacy), None);
-                    Ok(Some((r, false)))
-                }
-                other => other.map(|r| r.map(|r| (r, true))),
-            },
-            other => other.map(|r| r.map(|r| (r, true))),
-        };
-        // A player of an imported Java world the game never saw: their Java file (in
-        // another dimension than the Overworld, at the spawn with their items).
-        let found = match found {
-            Ok(None) => terrane::java::imported_player(tw.world(), id).map(|p| {
-                p.map(|p| {
-                    let mut r = p.record;
-                    if p.dimension != "minecraft:overworld" {
-                        r.position = spawn;
-                    }
-                    (r, false)
-                })
-            }),
-            other => other,
-        };
-        match found {
+        match joining_record(&mut tw, id, uid.0.as_u128(), spawn) {
             Ok(Some((record, held_under_id))) => {
                 if held_under_id {
                     tw.note_record(game::player_key(id), game::encode_player(&record));

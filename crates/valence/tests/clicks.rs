@@ -12,7 +12,9 @@ use valence::inventory::{ClientInventoryState, CursorItem, OpenInventory};
 use valence::prelude::*;
 use valence::protocol::VarInt;
 use valence::protocol::packets::play::click_slot_c2s::{ClickMode, SlotChange};
-use valence::protocol::packets::play::{ClickSlotC2s, InventoryS2c, UpdateSelectedSlotC2s};
+use valence::protocol::packets::play::{
+    ClickSlotC2s, CreativeInventoryActionC2s, InventoryS2c, UpdateSelectedSlotC2s,
+};
 use valence::testing::{ScenarioSingleClient, create_mock_client};
 
 fn stack(kind: ItemKind, n: u8) -> Option<ItemStack> {
@@ -256,4 +258,28 @@ fn a_chest_opens_with_the_players_inventory_in_its_window() {
     // The player's hotbar slot 36 (planks) is the window's 27 + 27.
     assert_eq!(whole.slots[54], stack(ItemKind::OakPlanks, 19));
     assert_eq!(whole.window_id, window_id(&s.app, s.client));
+}
+
+/// A creative player's slot set and a click on it in the same tick: the click is decided
+/// from the slot as the creative packet left it.
+#[test]
+fn a_click_after_a_creative_slot_in_the_same_tick_sees_that_slot() {
+    let mut s = scenario();
+    *s.app.world.get_mut::<GameMode>(s.client).unwrap() = GameMode::Creative;
+    s.app.update();
+    let diamonds = stack(ItemKind::Diamond, 9);
+    s.helper.send(&CreativeInventoryActionC2s { slot: 20, clicked_item: diamonds.clone() });
+    let sid = state_id(&s.app, s.client);
+    s.helper.send(&ClickSlotC2s {
+        window_id: 0,
+        state_id: VarInt(sid),
+        slot_idx: 20,
+        button: 0,
+        mode: ClickMode::Click,
+        slot_changes: vec![SlotChange { idx: 20, item: None }],
+        carried_item: diamonds.clone(),
+    });
+    s.app.update();
+    assert_eq!(s.app.world.get::<CursorItem>(s.client).unwrap().0, diamonds);
+    assert_eq!(s.app.world.get::<Inventory>(s.client).unwrap().slot(20), None);
 }

@@ -166,6 +166,18 @@ fn drags_split_evenly_or_one_each_and_leave_the_rest() {
 }
 
 #[test]
+fn a_drag_goes_on_in_the_window_it_started_in_only() {
+    let mut w = chest();
+    w.click(click(ClickMode::Pickup, 0, 0));
+    w.click(click(ClickMode::Drag, 0, OUTSIDE));
+    let drag = w.take_drag();
+    assert!(drag.is_some() && !w.dragging());
+    assert!(chest().with_drag(drag.clone()).dragging(), "the same window");
+    let player: Window<It> = Window::player(vec![None; PLAYER_SLOTS], None);
+    assert!(!player.with_drag(drag).dragging(), "another window: the drag ends");
+}
+
+#[test]
 fn a_double_click_gathers_like_stacks_but_full_ones_last() {
     // The chest's 40 planks (not full) are taken before the full 64.
     let mut w = chest();
@@ -190,12 +202,26 @@ fn a_shulker_box_takes_no_shulker_box() {
 }
 
 #[test]
+fn the_drop_key_throws_one_or_the_stack_but_not_while_the_cursor_holds_one() {
+    let mut w = chest();
+    assert_eq!(w.click(click(ClickMode::Throw, 0, 0)), vec![Stack { item: It(0, 0), count: 1 }]);
+    assert_eq!(w.click(click(ClickMode::Throw, 1, 0)), vec![Stack { item: It(0, 0), count: 39 }]);
+    assert!(w.slot(0).is_none());
+    w.click(click(ClickMode::Pickup, 0, 1)); // diamonds on the cursor
+    assert!(w.click(click(ClickMode::Throw, 1, 27)).is_empty());
+    assert_eq!(w.slot(27).cloned(), st(1, 60));
+}
+
+#[test]
 fn only_a_creative_player_clones() {
     let mut w = chest();
     w.click(click(ClickMode::Clone, 2, 1));
     assert!(w.cursor().is_none());
     let mut w = chest().creative(true);
     w.click(click(ClickMode::Clone, 2, 1));
+    assert_eq!(w.cursor().cloned(), st(1, 64));
+    // Not onto a cursor that holds something.
+    w.click(click(ClickMode::Clone, 2, 0));
     assert_eq!(w.cursor().cloned(), st(1, 64));
 }
 
