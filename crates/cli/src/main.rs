@@ -21,6 +21,7 @@ mod convert;
 mod demo;
 mod demo_shared;
 mod progress;
+mod refusal;
 mod render;
 mod restore;
 mod serve;
@@ -76,9 +77,10 @@ impl From<terrane::Error> for Fail {
             }
             terrane::Error::Backup(e) => Fail::from(e),
             terrane::Error::NotAWorld(ref path) => not_a_world(path),
+            terrane::Error::WouldOverwrite { .. } | terrane::Error::Refused(_) => {
+                Fail::usage(refusal::with_flags(&e))
+            }
             terrane::Error::AlreadyExists(_)
-            | terrane::Error::WouldOverwrite { .. }
-            | terrane::Error::Refused(_)
             | terrane::Error::UnknownBackend { .. }
             | terrane::Error::BackendNotBuilt { .. }
             | terrane::Error::BackendMismatch { .. }

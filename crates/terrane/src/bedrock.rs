@@ -50,7 +50,8 @@ use terrane_section::{ChunkPos, ColumnPos};
 use terrane_store::tables;
 
 use crate::error::io;
-use crate::export::{Found, Overwrite, inspect, not_a_folder, write_whole};
+use crate::export::{Found, Overwrite, inspect, refused, write_whole};
+use crate::refusal::{Refusal, Writes};
 use crate::region_columns::{DimRegions, world_regions};
 use crate::{Error, Result, TickSave, World};
 
@@ -93,12 +94,7 @@ pub fn block_version(world: &World) -> Result<Option<i32>> {
 /// Refuses an import into a world that holds chunks that did not come from a Bedrock import
 /// (a world with Bedrock column records is a resumed import: allowed).
 pub fn refuse_overwrite(world: &World) -> Result<()> {
-    crate::imported::refuse_overwrite(
-        world,
-        RECORD_PREFIX,
-        "Bedrock world",
-        "terrane import bedrock",
-    )
+    crate::imported::refuse_overwrite(world, RECORD_PREFIX, crate::refusal::ImportedFrom::Bedrock)
 }
 
 /// Where an import or export is.
@@ -348,19 +344,15 @@ fn fresh_level_dat() -> Vec<u8> {
 pub fn check_destination(bedrock_dir: &Path, overwrite: Overwrite) -> Result<()> {
     match inspect(bedrock_dir)? {
         Found::Nothing => Ok(()),
-        Found::File => Err(not_a_folder(bedrock_dir, "a Bedrock world")),
+        Found::File => Err(refused(bedrock_dir, Found::File, Writes::BedrockWorld)),
         Found::BedrockWorld if overwrite == Overwrite::Refuse => Err(Error::WouldOverwrite {
             path: bedrock_dir.to_path_buf(),
             holds: "a Bedrock world".into(),
             merge: true,
         }),
         Found::BedrockWorld => Ok(()),
-        Found::TerraneWorld | Found::JavaWorld | Found::RegionFiles | Found::Other => {
-            Err(Error::Refused(format!(
-                "{} is not empty and holds no Bedrock world (no db/CURRENT): export into a new \
-                 folder",
-                bedrock_dir.display()
-            )))
+        found @ (Found::TerraneWorld | Found::JavaWorld | Found::RegionFiles | Found::Other) => {
+            Err(refused(bedrock_dir, found, Writes::BedrockWorld))
         }
     }
 }
@@ -383,9 +375,8 @@ pub fn export_bedrock_world(
     progress: &mut dyn FnMut(&BedrockProgress),
 ) -> Result<BedrockExportSummary> {
     check_destination(bedrock_dir, overwrite)?;
-    let file_name = bedrock_dir
-        .file_name()
-        .ok_or_else(|| Error::Refused(format!("{} names no folder", bedrock_dir.display())))?;
+    let file_name =
+        bedrock_dir.file_name().ok_or_else(|| Refusal::NoFolderName(bedrock_dir.into()))?;
     let beside = |what: &str| {
         bedrock_dir.with_file_name(format!(".{}.terrane-{what}", file_name.to_string_lossy()))
     };

@@ -225,9 +225,7 @@ impl World {
     /// would write the old ids back).
     pub fn merge_duplicate_states(&mut self) -> Result<MergeReport> {
         if self.is_read_only() {
-            return Err(Error::Refused(
-                "the world is open read-only: open it for writing to merge block states".into(),
-            ));
+            return Err(crate::Refusal::ReadOnly("merge block states").into());
         }
         if !self.regionizer().loaded_chunks()?.is_empty() {
             return Err(Error::Inconsistent(

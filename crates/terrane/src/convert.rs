@@ -85,6 +85,7 @@ use crate::java::{
     Dimension, JavaLayout, SinkError, find_dimensions, has_region_files, layout_of,
     vanilla_dimensions,
 };
+use crate::refusal::{Refusal, Writes};
 use crate::{Error, Result};
 
 /// The Minecraft Java `DataVersion` written into converted Java columns: 1.21.11's, the Java
@@ -147,19 +148,10 @@ pub struct ConvertSummary {
 
 /// Refuses a destination that holds anything: a conversion writes a new world.
 fn check_new(dst: &Path) -> Result<()> {
-    let holds = match inspect(dst)? {
-        Found::Nothing => return Ok(()),
-        Found::JavaWorld => "a Java world",
-        Found::BedrockWorld => "a Bedrock world",
-        Found::TerraneWorld => "a terrane world",
-        Found::File => "a file",
-        Found::RegionFiles | Found::Other => "files",
-    };
-    Err(Error::Refused(format!(
-        "{} already holds {holds}; nothing was written: a conversion writes a new world, so \
-         give a folder that does not exist yet (or an empty one)",
-        dst.display()
-    )))
+    match inspect(dst)? {
+        Found::Nothing => Ok(()),
+        found => Err(crate::export::refused(dst, found, Writes::Conversion)),
+    }
 }
 
 /// The file in a conversion's temporary folder that says which conversion it holds: the
@@ -177,9 +169,7 @@ fn into_place<T>(
     write: impl FnOnce(&Path, bool) -> Result<T>,
 ) -> Result<T> {
     check_new(dst)?;
-    let name = dst
-        .file_name()
-        .ok_or_else(|| Error::Refused(format!("{} names no folder", dst.display())))?;
+    let name = dst.file_name().ok_or_else(|| Refusal::NoFolderName(dst.into()))?;
     let tmp = dst.with_file_name(format!(".{}.terrane-convert", name.to_string_lossy()));
     let source = fs::canonicalize(src).map_err(io(src))?;
     let marker = format!("{direction}\n{}\n", source.display());
@@ -260,12 +250,7 @@ pub fn java_to_bedrock_with(
     let (found, others): (Vec<Dimension>, Vec<Dimension>) =
         all.into_iter().partition(|d| !d.name.contains(':'));
     if found.is_empty() {
-        return Err(Error::Refused(format!(
-            "{} holds no region files of the Overworld, the Nether or the End: not a Java world \
-             folder (region/, DIM-1/region, DIM1/region, or since 26.1 \
-             dimensions/minecraft/<name>/region)",
-            src.display()
-        )));
+        return Err(Refusal::NoRegionFiles { folder: src.into(), vanilla_only: true }.into());
     }
     into_place(src, dst, "java-to-bedrock", |tmp, resumed| {
         let db_path = tmp.join("db");
@@ -535,10 +520,7 @@ pub fn bedrock_to_java_with(
 ) -> Result<ConvertSummary> {
     check_level_dat(src, options, |b| crate::level_dat::read_bedrock(b).is_some())?;
     if !crate::bedrock::is_bedrock_world(src) {
-        return Err(Error::Refused(format!(
-            "{} is not a Bedrock world folder (no db/CURRENT)",
-            src.display()
-        )));
+        return Err(Refusal::NotABedrockWorld(src.into()).into());
     }
     into_place(src, dst, "bedrock-to-java", |tmp, resumed| {
         let spill_dir = tmp.join(".spill");

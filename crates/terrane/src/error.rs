@@ -197,17 +197,18 @@ pub enum Error {
         /// What is wrong, where.
         source: crate::game::RecordError,
     },
-    /// An import or export was refused before anything was written: a folder without
-    /// region files, an import over chunks of the world's own, coordinates Minecraft cannot
-    /// hold. The message says what to do.
-    #[error("{0}")]
-    Refused(String),
+    /// An import, export, conversion or change was refused before anything was written: a
+    /// folder without region files, an import over chunks of the world's own, coordinates
+    /// Minecraft cannot hold ([`Refusal`](crate::Refusal) says which). The message says what
+    /// to do.
+    #[error(transparent)]
+    Refused(#[from] crate::Refusal),
     /// An export's destination already holds a world, region files or a file, and the export
     /// was told neither to replace nor to merge
     /// ([`Overwrite::Refuse`](crate::export::Overwrite::Refuse)): nothing was written.
     #[error(
         "{path} already holds {holds}; nothing was written: export to a new place, or {}",
-        crate::export::choices(.merge)
+        crate::refusal::choices(.merge)
     )]
     WouldOverwrite {
         /// The destination (or the part of it that holds something: an `entities` folder).

@@ -28,6 +28,7 @@ use std::fs;
 use std::path::Path;
 
 use crate::error::io;
+use crate::refusal::{Holds, Refusal, Writes};
 use crate::{Error, Result};
 
 /// What an export does when its destination already holds a world, region files or a file.
@@ -48,16 +49,6 @@ pub enum Overwrite {
     /// write (a Bedrock world keeps its packs and icon; its `level.dat` is the exported
     /// world's when it kept one). Not for a schematic, which is one file.
     Merge,
-}
-
-/// The choices [`Error::WouldOverwrite`] names: `merge` when merging applies.
-pub(crate) fn choices(merge: &bool) -> &'static str {
-    if *merge {
-        "replace it (`--force`: the result is exactly this world) or merge into it \
-         (`--merge`: this world's regions over the same ones, the others kept)"
-    } else {
-        "replace it (`--force`)"
-    }
 }
 
 /// What a destination holds, as far as an export is concerned.
@@ -104,13 +95,17 @@ pub(crate) fn inspect(path: &Path) -> Result<Found> {
     })
 }
 
-/// The error of a destination that is a file where an export writes a folder.
-pub(crate) fn not_a_folder(path: &Path, what: &str) -> Error {
-    Error::Refused(format!(
-        "{} is a file, not a folder: the export writes {what} there; give a folder's path \
-         (created when missing)",
-        path.display()
-    ))
+/// The refusal of a destination at `path` that holds `found` where `writes` goes.
+pub(crate) fn refused(path: &Path, found: Found, writes: Writes) -> Error {
+    let holds = match found {
+        Found::File => Holds::File,
+        Found::TerraneWorld => Holds::TerraneWorld,
+        Found::JavaWorld => Holds::JavaWorld,
+        Found::BedrockWorld => Holds::BedrockWorld,
+        Found::RegionFiles => Holds::RegionFiles,
+        Found::Nothing | Found::Other => Holds::OtherFiles,
+    };
+    Refusal::Destination { path: path.into(), holds, writes }.into()
 }
 
 /// Writes `path` under a temporary name beside it, syncs it, and renames it into place: the

@@ -5,6 +5,7 @@
 use terrane_section::{ColumnPos, morton};
 use terrane_store::{KeyRange, tables};
 
+use crate::refusal::{ChunksFrom, ImportedFrom, Refusal};
 use crate::{Error, Result, World};
 
 /// The key of a column's record under `prefix`: then, for dimensions other than 0, the
@@ -48,24 +49,18 @@ pub(crate) fn i32_property(world: &World, key: &[u8], what: &str) -> Result<Opti
 }
 
 /// The world imports whose column records tell where a world's chunks came from: the
-/// records' key prefix, and what the refusal says of such chunks.
-const IMPORTS: [(&[u8], &str); 2] = [
-    (crate::java::RECORD_PREFIX, "imported from a Java world (`terrane import anvil`)"),
-    (crate::bedrock::RECORD_PREFIX, "imported from a Bedrock world (`terrane import bedrock`)"),
+/// records' key prefix, and the import.
+const IMPORTS: [(&[u8], ImportedFrom); 2] = [
+    (crate::java::RECORD_PREFIX, ImportedFrom::Java),
+    (crate::bedrock::RECORD_PREFIX, ImportedFrom::Bedrock),
 ];
 
 /// Refuses an import into a world that holds chunks of its own: the import would write its
 /// columns over them without a word. A world that holds column records under `prefix` (its
-/// chunks came from this kind of import) is a resumed import: allowed. `what` names the
-/// source ("Java world"), `command` the command whose `--merge` writes over them anyway. The
-/// refusal says where the chunks came from: another kind of import ([`IMPORTS`]), or the
-/// world's own saves.
-pub(crate) fn refuse_overwrite(
-    world: &World,
-    prefix: &[u8],
-    what: &str,
-    command: &str,
-) -> Result<()> {
+/// chunks came from this kind of import) is a resumed import: allowed. `import` names the
+/// source. The refusal says where the chunks came from: another kind of import
+/// ([`IMPORTS`]), or the world's own saves.
+pub(crate) fn refuse_overwrite(world: &World, prefix: &[u8], import: ImportedFrom) -> Result<()> {
     let store = world.store();
     let mut has_chunks = false;
     for t in [tables::CHUNK_L0, tables::CHUNK_L1, tables::CHUNK_L2] {
@@ -77,20 +72,12 @@ pub(crate) fn refuse_overwrite(
     if !has_chunks || store.scan_prefix(tables::WORLD_PROPERTIES, prefix)?.next().is_some() {
         return Ok(());
     }
-    let mut from = None;
-    for (p, said) in IMPORTS {
+    let mut chunks = ChunksFrom::Saves;
+    for (p, from) in IMPORTS {
         if p != prefix && store.scan_prefix(tables::WORLD_PROPERTIES, p)?.next().is_some() {
-            from = Some(said);
+            chunks = ChunksFrom::Import(from);
             break;
         }
     }
-    let from = from.unwrap_or(
-        "that did not come from a Java or Bedrock world import (saved by a game or the demo, \
-         or pasted from schematics)",
-    );
-    Err(Error::Refused(format!(
-        "the world already holds chunks {from}: importing would write the {what}'s columns \
-         over them where they meet; import into a new world, or merge explicitly \
-         (`{command} --merge`)"
-    )))
+    Err(Refusal::ImportOverChunks { chunks, import }.into())
 }

@@ -60,7 +60,8 @@ use terrane_section::{ChunkPos, ColumnPos};
 use terrane_store::tables;
 
 use crate::error::io;
-use crate::export::{Found, Overwrite, inspect, not_a_folder, write_whole};
+use crate::export::{Found, Overwrite, inspect, refused, write_whole};
+use crate::refusal::{Refusal, Writes};
 use crate::region_columns::{DimRegions, RegionChunks, world_regions};
 use crate::{Error, Result, TickSave, World};
 
@@ -139,7 +140,7 @@ pub fn has_region_files(dir: &Path) -> bool {
 /// columns over them without a word. A world whose chunks came from an import (it holds
 /// column records) is a resumed import: allowed.
 pub fn refuse_overwrite(world: &World) -> Result<()> {
-    crate::imported::refuse_overwrite(world, RECORD_PREFIX, "Java world", "terrane import anvil")
+    crate::imported::refuse_overwrite(world, RECORD_PREFIX, crate::refusal::ImportedFrom::Java)
 }
 
 /// Imports into a [`World`]: one atomic save per column (chunks, entities, column record).
@@ -273,11 +274,7 @@ pub fn import_java_world(
     let layout = layout_of(java_dir);
     let mut found = find_dimensions(java_dir, layout)?;
     if found.is_empty() {
-        return Err(Error::Refused(format!(
-            "{} holds no region files (a Java world keeps them in region/, DIM-1/region and \
-             DIM1/region, or since 26.1 in dimensions/<namespace>/<name>/region)",
-            java_dir.display()
-        )));
+        return Err(Refusal::NoRegionFiles { folder: java_dir.into(), vanilla_only: false }.into());
     }
     let mut summary = JavaImportSummary { layout: Some(layout), ..Default::default() };
     let mut save = TickSave::new();
@@ -318,13 +315,7 @@ fn refuse_bedrock_states(world: &World) -> Result<()> {
     if crate::bedrock::block_version(world)?.is_none() {
         return Ok(());
     }
-    Err(Error::Refused(
-        "this world's blocks are Bedrock block states (it was imported from a Bedrock world): \
-         Java cannot read them. Convert the Bedrock world folder instead: `terrane convert \
-         BEDROCK_WORLD NEW_FOLDER --to java` translates its blocks and reports what it \
-         approximated"
-            .into(),
-    ))
+    Err(Refusal::BedrockBlocks.into())
 }
 
 /// Exports one dimension of a [`World`] a region at a time (`region_columns`): its columns
@@ -440,17 +431,11 @@ pub fn check_region_dir(
     entities_dir: Option<&Path>,
     overwrite: Overwrite,
 ) -> Result<()> {
-    let refused = |why: &str| Err(Error::Refused(format!("{} {why}", region_dir.display())));
-    match inspect(region_dir)? {
+    let found = inspect(region_dir)?;
+    match found {
         Found::Nothing | Found::Other => {}
-        Found::File => return Err(not_a_folder(region_dir, "region files")),
-        Found::TerraneWorld => return refused("is a terrane world: give another folder"),
-        Found::BedrockWorld => return refused("is a Bedrock world folder: give another folder"),
-        Found::JavaWorld => {
-            return refused(
-                "is a Java world folder, not a region folder: export a whole world with \
-                 --world-folder, or give its region folder",
-            );
+        Found::File | Found::TerraneWorld | Found::BedrockWorld | Found::JavaWorld => {
+            return Err(refused(region_dir, found, Writes::RegionFiles));
         }
         Found::RegionFiles if overwrite == Overwrite::Refuse => {
             return Err(Error::WouldOverwrite {
@@ -463,7 +448,7 @@ pub fn check_region_dir(
     }
     if let Some(e) = entities_dir {
         match inspect(e)? {
-            Found::File => return Err(not_a_folder(e, "entity region files")),
+            Found::File => return Err(refused(e, Found::File, Writes::RegionFiles)),
             Found::RegionFiles if overwrite == Overwrite::Refuse => {
                 return Err(Error::WouldOverwrite {
                     path: e.to_path_buf(),
@@ -575,17 +560,10 @@ impl JavaExportSummary {
 /// world folder, [`export_region_dir`]), a Bedrock or a terrane world are refused whatever
 /// `overwrite` says ([`Error::Refused`]).
 pub fn check_world_folder(java_dir: &Path, overwrite: Overwrite) -> Result<()> {
-    let refused = |why: &str| Err(Error::Refused(format!("{} {why}", java_dir.display())));
     let found = inspect(java_dir)?;
     match found {
-        Found::File => return Err(not_a_folder(java_dir, "a Java world")),
-        Found::TerraneWorld => return refused("is a terrane world: give another folder"),
-        Found::BedrockWorld => return refused("is a Bedrock world folder: give another folder"),
-        Found::RegionFiles => {
-            return refused(
-                "holds region files itself: it is a region folder, not a Java world folder; \
-                 export into it without --world-folder, or give another folder",
-            );
+        Found::File | Found::TerraneWorld | Found::BedrockWorld | Found::RegionFiles => {
+            return Err(refused(java_dir, found, Writes::JavaWorld));
         }
         Found::Nothing | Found::Other | Found::JavaWorld => {}
     }

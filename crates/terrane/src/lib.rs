@@ -151,6 +151,7 @@ mod java_containers;
 mod java_layout;
 mod java_players;
 mod level_dat;
+pub mod refusal;
 mod region_columns;
 mod restore_area;
 pub mod schem;
@@ -165,6 +166,7 @@ mod world_dir;
 pub use backend::{Backend, SIGNATURE, connection_string};
 pub use block_states::{DuplicateState, MergeReport};
 pub use error::{Error, Result};
+pub use refusal::Refusal;
 pub use restore_area::{AreaRestoreReport, BoxRestoreReport};
 pub use trim::{TrimOptions, TrimReport};
 pub use world::{

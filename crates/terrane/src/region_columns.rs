@@ -17,7 +17,7 @@ use terrane_section::ColumnPos;
 use terrane_store::{KeyRange, tables};
 
 use crate::imported::{column_record_key, parse_column_record_key};
-use crate::{Error, Result, World};
+use crate::{Result, World};
 
 /// A region is `2^5` columns on a side.
 const REGION_SHIFT: u32 = 5;
@@ -132,9 +132,7 @@ impl<'w> DimRegions<'w> {
         let dim = self.dim;
         self.world.tiered().tile_chunks(tile, |pos, _, bytes| {
             let (Ok(x), Ok(z)) = (i32::try_from(pos.x), i32::try_from(pos.z)) else {
-                return Err(Error::Refused(format!(
-                    "chunk {pos} of dimension {dim} is beyond Minecraft's coordinates"
-                )));
+                return Err(crate::Refusal::BeyondMinecraft { chunk: pos, dimension: dim }.into());
             };
             f(ColumnPos::new(x, z), pos.y, bytes)
         })

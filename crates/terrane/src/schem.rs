@@ -54,6 +54,7 @@ use terrane_snapshot::{BlockBox, BlockEntity, ChunkWorld};
 use terrane_store::tables;
 
 use crate::export::{Overwrite, write_whole};
+use crate::refusal::{Holds, Refusal, Writes};
 use crate::{Error, Result, TickSave, World};
 
 /// What [`paste`] did.
@@ -183,11 +184,7 @@ pub fn export_box(
 ) -> Result<terrane_snapshot::Schematic> {
     let size = bbox.size();
     if size.iter().any(|&d| d > 65535) || bbox.volume() > i32::MAX as u128 {
-        return Err(Error::Refused(format!(
-            "a box of {} x {} x {} blocks is too big for a schematic (65535 per axis, 2^31 \
-             blocks in all)",
-            size[0], size[1], size[2]
-        )));
+        return Err(Refusal::SchematicTooBig(size).into());
     }
     let data_version = match data_version {
         Some(v) => v,
@@ -235,11 +232,8 @@ fn schem_min(bbox: BlockBox) -> Option<[i32; 3]> {
 /// one file), is refused ([`Error::Refused`]).
 pub fn check_destination(path: &Path, overwrite: Overwrite) -> Result<()> {
     if path.is_dir() {
-        return Err(Error::Refused(format!(
-            "{} is a folder: give the schematic's file name (e.g. {}/box.schem)",
-            path.display(),
-            path.display()
-        )));
+        let (holds, writes) = (Holds::Folder, Writes::Schematic);
+        return Err(Refusal::Destination { path: path.into(), holds, writes }.into());
     }
     if !path.exists() {
         return Ok(());
@@ -251,10 +245,7 @@ pub fn check_destination(path: &Path, overwrite: Overwrite) -> Result<()> {
             holds: "a file".into(),
             merge: false,
         }),
-        Overwrite::Merge => Err(Error::Refused(format!(
-            "{}: a schematic is one file: it can be replaced, not merged into",
-            path.display()
-        ))),
+        Overwrite::Merge => Err(Refusal::SchematicMerge(path.into()).into()),
     }
 }
 
@@ -527,7 +518,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let world = World::builder().backend(Backend::Memory).create(dir.path()).unwrap();
         let wide = BlockBox::new(BlockPos::new(0, 0, 0), BlockPos::new(65_535, 0, 0));
-        assert!(matches!(export_box(&world, wide, None), Err(Error::Refused(_))));
+        assert!(matches!(
+            export_box(&world, wide, None),
+            Err(Error::Refused(Refusal::SchematicTooBig(_)))
+        ));
     }
 
     fn chest(pos: [i32; 3]) -> BlockEntity {

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use terrane::anvil::ExportOptions;
 use terrane::export::Overwrite;
+use terrane::refusal::{Holds, Refusal};
 use terrane::{Backend, BlockBox, BlockPos, Chunk, ChunkPos, Error, Schematic, TickSave, World};
 use terrane::{bedrock, java, schem};
 
@@ -82,7 +83,8 @@ fn a_region_folder_export_never_writes_over_region_files_unless_told() {
         matches!(&e, Error::WouldOverwrite { path, merge: true, .. } if path == &java.join("region")),
         "{e}"
     );
-    assert!(e.to_string().contains("--force") && e.to_string().contains("--merge"), "{e}");
+    let says = e.to_string();
+    assert!(says.contains("Overwrite::Replace") && says.contains("Overwrite::Merge"), "{e}");
     assert_eq!(tree(&java), before, "nothing written");
     // The entities folder alone holding region files is refused too.
     let only_entities = dir.path().join("only-entities");
@@ -125,11 +127,17 @@ fn a_destination_of_the_wrong_kind_is_refused_whatever_the_caller_says() {
         let region = |d: &Path| java::export_region_dir(&w, 0, d, &opts, overwrite, &mut |_| {});
         let e = region(&file).unwrap_err();
         assert!(
-            matches!(&e, Error::Refused(m) if m.contains("is a file") && m.contains("folder")),
+            matches!(&e, Error::Refused(Refusal::Destination { holds: Holds::File, .. })),
             "{e}"
         );
         let e = region(&java_world).unwrap_err();
-        assert!(e.to_string().contains("--world-folder"), "{e}");
+        let refusal = Refusal::Destination {
+            path: java_world.clone(),
+            holds: Holds::JavaWorld,
+            writes: terrane::refusal::Writes::RegionFiles,
+        };
+        assert_eq!(e.to_string(), refusal.to_string());
+        assert!(e.to_string().contains("export the whole world as a world folder"), "{e}");
         let e = region(&terrane_world).unwrap_err();
         assert!(e.to_string().contains("is a terrane world"), "{e}");
         let e = java::export_java_world(&w, &file, overwrite, &mut |_, _| {}).unwrap_err();
@@ -239,14 +247,15 @@ fn a_schematic_is_written_over_a_file_only_when_told() {
     std::fs::write(&path, b"a player's schematic").unwrap();
     let e = schem::write_schematic(&s, &path, Overwrite::Refuse).unwrap_err();
     assert!(matches!(&e, Error::WouldOverwrite { merge: false, .. }), "{e}");
-    assert!(e.to_string().contains("--force") && !e.to_string().contains("--merge"), "{e}");
+    let says = e.to_string();
+    assert!(says.contains("Overwrite::Replace") && !says.contains("Overwrite::Merge"), "{e}");
     assert!(matches!(schem::write_schematic(&s, &path, Overwrite::Merge), Err(Error::Refused(_))));
     assert_eq!(std::fs::read(&path).unwrap(), b"a player's schematic");
     let n = schem::write_schematic(&s, &path, Overwrite::Replace).unwrap();
     assert_eq!(std::fs::read(&path).unwrap().len() as u64, n);
     assert_eq!(Schematic::read_file(&path).unwrap().width(), 2);
     let e = schem::write_schematic(&s, dir.path(), Overwrite::Replace).unwrap_err();
-    assert!(matches!(&e, Error::Refused(m) if m.contains("is a folder")), "{e}");
+    assert!(matches!(&e, Error::Refused(Refusal::Destination { holds: Holds::Folder, .. })), "{e}");
 }
 
 /// The box a schematic was pasted into exports with the schematic's own paste anchor
@@ -298,7 +307,7 @@ fn an_import_refusal_says_where_the_chunks_came_from() {
     let e = java::refuse_overwrite(&w).unwrap_err().to_string();
     assert!(e.contains("imported from a Bedrock world"), "{e}");
     assert!(!e.contains("did not come from"), "{e}");
-    assert!(e.contains("terrane import anvil --merge"), "{e}");
+    assert!(e.contains("or merge explicitly"), "{e}");
 
     let own = world_with(&dir.path().join("own"), &[(0, 0)]);
     let e = java::refuse_overwrite(&own).unwrap_err().to_string();
@@ -307,7 +316,8 @@ fn an_import_refusal_says_where_the_chunks_came_from() {
 
 /// No silent cross-edition export: a Java world exported to Bedrock has its block states
 /// translated (and says what it approximated and left behind); a Bedrock world exported to
-/// Java is refused, naming `terrane convert`, with nothing written.
+/// Java is refused ([`Refusal::BedrockBlocks`]: convert the Bedrock world instead), with
+/// nothing written.
 #[test]
 fn exports_to_the_other_edition_translate_or_are_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -347,7 +357,7 @@ fn exports_to_the_other_edition_translate_or_are_refused() {
     let to = dir.path().join("java-out");
     let e = terrane::java::export_java_world(&back, &to, Overwrite::Refuse, &mut |_, _| {})
         .unwrap_err();
-    assert!(matches!(&e, Error::Refused(m) if m.contains("terrane convert")), "{e}");
+    assert!(matches!(&e, Error::Refused(Refusal::BedrockBlocks)), "{e}");
     assert!(!to.exists(), "nothing written");
 }
 

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use terrane::backup::{BackupContents, Repo};
 use terrane::section::AreaId;
 use terrane::worldgen::flat::{HEIGHT, MIN_Y};
-use terrane::{AreaRestoreReport, BlockBox, BlockPos, BoxRestoreReport, game};
+use terrane::{AreaRestoreReport, BlockBox, BlockPos, BoxRestoreReport, Refusal, game};
 use valence::inventory::OpenInventory;
 use valence::prelude::*;
 
@@ -74,21 +74,19 @@ impl RestoreRequest {
 
     /// Why the server refuses the request before touching anything: a box beyond the
     /// served height (y −64..319) or of more than [`MAX_BOX_CHUNKS`] chunks.
-    fn refusal(&self) -> Option<String> {
+    fn refusal(&self) -> Option<Refusal> {
         let RestoreRequest::Box { from, to, .. } = self else { return None };
         let b = bbox(*from, *to);
         let (lo, hi) = (i64::from(MIN_Y), i64::from(MIN_Y) + i64::from(HEIGHT) - 1);
         if b.min().y < lo || b.max().y > hi {
-            return Some(format!("the box reaches beyond the served height ({lo}..{hi})"));
+            return Some(Refusal::BeyondHeight { lo, hi });
         }
         let (c0, c1) = (b.min().chunk(), b.max().chunk());
         let span = |lo: i64, hi: i64| i128::from(hi) - i128::from(lo) + 1;
         let chunks = span(c0.x, c1.x) * span(c0.y, c1.y) * span(c0.z, c1.z);
-        (chunks > i128::from(MAX_BOX_CHUNKS)).then(|| {
-            format!(
-                "the box touches {chunks} chunks; a served world restores at most \
-                 {MAX_BOX_CHUNKS} at a time: split it, or restore whole areas"
-            )
+        (chunks > i128::from(MAX_BOX_CHUNKS)).then(|| Refusal::BoxTooBig {
+            chunks: u64::try_from(chunks).unwrap_or(u64::MAX),
+            max: MAX_BOX_CHUNKS,
         })
     }
 
@@ -184,7 +182,7 @@ impl TerraneWorld {
     /// does). `Err` only when the world failed (a save, a load): the server must stop.
     pub fn restore(&mut self, tick: u64, request: &RestoreRequest) -> Result<Restored> {
         if let Some(why) = request.refusal() {
-            let outcome = Err(terrane::Error::Refused(why));
+            let outcome = Err(why.into());
             return Ok(Restored { outcome, saved: false, columns: Vec::new() });
         }
         let saved = self.save_parts(tick, SaveParts::All)?;
@@ -217,10 +215,7 @@ fn restore_world(
     let id = match request.at() {
         Some(id) => id,
         None => repo.latest()?.ok_or_else(|| {
-            terrane::Error::Refused(format!(
-                "{}: the repository holds no backup yet",
-                request.repo().display()
-            ))
+            terrane::Error::from(Refusal::NoBackupYet(request.repo().to_path_buf()))
         })?,
     };
     let contents = repo.contents(id)?;

@@ -1,0 +1,65 @@
+//! A refusal's message as the command says it: the library's words for its options become
+//! the command's flags, and the flag that does what the message advises is named.
+
+use terrane::refusal::{Holds, ImportedFrom, Refusal, Writes};
+
+/// The library's names of options in its messages, and the command's flag for each.
+const FLAGS: [(&str, &str); 2] =
+    [("`Overwrite::Replace`", "`--force`"), ("`Overwrite::Merge`", "`--merge`")];
+
+/// `e`'s message with the command's flags ([`FLAGS`], and the hint of [`hint`]).
+pub fn with_flags(e: &terrane::Error) -> String {
+    let mut message = e.to_string();
+    for (option, flag) in FLAGS {
+        message = message.replace(option, flag);
+    }
+    match e {
+        terrane::Error::Refused(r) => match hint(r) {
+            Some(h) => format!("{message}\n({h})"),
+            None => message,
+        },
+        _ => message,
+    }
+}
+
+/// The command that does what `r` advises, where one does.
+fn hint(r: &Refusal) -> Option<&'static str> {
+    Some(match r {
+        Refusal::ImportOverChunks { import: ImportedFrom::Java, .. } => {
+            "`terrane import anvil --merge` writes over them"
+        }
+        Refusal::ImportOverChunks { import: ImportedFrom::Bedrock, .. } => {
+            "`terrane import bedrock --merge` writes over them"
+        }
+        Refusal::BedrockBlocks => "`terrane convert BEDROCK_WORLD NEW_FOLDER --to java` does that",
+        Refusal::Destination { holds: Holds::JavaWorld, writes: Writes::RegionFiles, .. } => {
+            "`--world-folder` exports the whole world"
+        }
+        Refusal::Destination { holds: Holds::RegionFiles, writes: Writes::JavaWorld, .. } => {
+            "without `--world-folder`, the export writes region files"
+        }
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each library name [`FLAGS`] replaces is in the library's message: a rename there
+    /// fails here rather than leaving the option's name in the command's words.
+    #[test]
+    fn every_option_replaced_is_in_the_library_message() {
+        let e = terrane::Error::WouldOverwrite {
+            path: "out".into(),
+            holds: "region files".into(),
+            merge: true,
+        };
+        let library = e.to_string();
+        for (option, flag) in FLAGS {
+            assert!(library.contains(option), "{option} not in {library}");
+            assert!(with_flags(&e).contains(flag));
+        }
+        assert!(!with_flags(&e).contains("Overwrite::"));
+    }
+}
