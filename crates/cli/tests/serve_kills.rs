@@ -1,7 +1,8 @@
 //! The crash test with real clients: four mineflayer players in survival
 //! (`crates/valence/tests/bots/play.js`) dig, place planks from their inventories and move
-//! planks, diamonds and emeralds between chests and inventories on `terrane serve`, which
-//! is SIGKILLed at random moments and started again; the players reconnect.
+//! planks, diamonds, emeralds, named swords and full shulker boxes between chests and
+//! inventories on `terrane serve`, which is SIGKILLed at random moments and started again;
+//! the players reconnect.
 //!
 //! After every kill, from the world read through terrane (not from the server's memory):
 //! - the world's tick is at least the last `saved N` the server printed;
@@ -9,7 +10,9 @@
 //!   tick holds that edit's state, and nothing from a later tick: the world is the state of
 //!   exactly one save;
 //! - the number of each item across all chests and inventories (plus the planks placed as
-//!   blocks) equals the start: nothing duplicated, nothing lost;
+//!   blocks) equals the start, an item's data (a named, enchanted, worn sword; a shulker box
+//!   holding gold and a named book) part of what it is: nothing duplicated, nothing lost,
+//!   nothing changed;
 //! - each player rejoins where the world's record of them says, with its items.
 //!
 //! Kills: `TERRANE_GAME_KILLS` (default 30; `cargo xtask crash` runs 300).
@@ -175,7 +178,9 @@ fn kill_rounds(
     // Every applied edit still part of the world's history: (tick, position, state).
     let mut history: Vec<(u64, [i64; 3], String)> = Vec::new();
     let mut players: BTreeMap<u128, game::PlayerRecord> = BTreeMap::new();
-    let (mut durable_edits, mut spawns_checked, mut moves) = (0usize, 0usize, 0usize);
+    let (mut durable_edits, mut spawns_checked) = (0usize, 0usize);
+    // Item moves between chests and inventories, by item.
+    let mut moves: BTreeMap<String, usize> = BTreeMap::new();
 
     let mut ever_edited: std::collections::BTreeSet<[i64; 3]> = Default::default();
     for round in 0..kills {
@@ -279,6 +284,10 @@ fn kill_rounds(
         );
     }
     bots_child.kill().ok();
+    let with_data = |name: &str| moves.get(name).copied().unwrap_or(0);
+    let (swords, boxes) = (with_data("diamond_sword"), with_data("shulker_box"));
+    let moves: usize = moves.values().sum();
+    eprintln!("item moves: {swords} of named, enchanted swords, {boxes} of full shulker boxes");
     eprintln!(
         "{kills} kills: {durable_edits} edits durable, {spawns_checked} rejoins checked, {moves} item moves, \
          {duplicated} items duplicated, {lost} lost"
@@ -293,6 +302,9 @@ fn kill_rounds(
     }
     assert!(spawns_checked >= kills as usize, "too few rejoins were checked: {spawns_checked}");
     assert!(moves > 0, "no item moved between a chest and an inventory");
+    if kills >= 10 {
+        assert!(swords > 0 && boxes > 0, "no item with data moved: {swords} swords, {boxes} boxes");
+    }
     Report { durable_edits, moves, duplicated, lost }
 }
 
@@ -305,7 +317,7 @@ fn check_bot_lines(
     seen: &mut std::collections::HashSet<u128>,
     round: u32,
     spawns_checked: &mut usize,
-    moves: &mut usize,
+    moves: &mut BTreeMap<String, usize>,
 ) -> usize {
     let mut joined = 0;
     while let Ok(v) = bot_lines.try_recv() {
@@ -354,7 +366,7 @@ fn check_bot_lines(
             }
             Some("action") => {
                 if matches!(v["what"].as_str(), Some("withdraw" | "deposit")) {
-                    *moves += 1;
+                    *moves.entry(v["item"].as_str().unwrap_or("?").to_string()).or_default() += 1;
                 }
             }
             Some("kicked") => panic!("round {round}: a player was kicked: {v}"),

@@ -10,6 +10,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 
 use terrane::game::{self, ContainerRecord, ItemSlot};
+use terrane::nbt::{Compound, Tag};
 use terrane::worldgen::flat;
 use terrane::{Backend, ChunkPos, ColumnPos, TickSave, World};
 use terrane_section::testdata::ChildGuard;
@@ -18,6 +19,59 @@ pub const LANE: i32 = 40;
 pub const PLANKS: &str = "minecraft:oak_planks";
 pub const CHEST: &str = "minecraft:chest[facing=south,type=single,waterlogged=false]";
 pub const GRASS: &str = "minecraft:grass_block[snowy=false]";
+pub const SWORD: &str = "minecraft:diamond_sword";
+pub const SHULKER_BOX: &str = "minecraft:shulker_box";
+
+fn compound(pairs: Vec<(&str, Tag)>) -> Compound {
+    let mut c = Compound::new();
+    for (k, v) in pairs {
+        c.insert(k, v);
+    }
+    c
+}
+
+fn text(v: &str) -> Tag {
+    Tag::String(v.to_string())
+}
+
+/// Item data as a record keeps it: the `tag` compound's binary NBT.
+fn data(tag: Compound) -> Vec<u8> {
+    terrane::nbt::to_bytes("", &Tag::Compound(tag)).unwrap()
+}
+
+/// Chest `i`'s sword: named "Blade i", with sharpness V and some wear.
+pub fn sword_data(i: i32) -> Vec<u8> {
+    let sharpness = compound(vec![("id", text("minecraft:sharpness")), ("lvl", Tag::Short(5))]);
+    data(compound(vec![
+        (
+            "display",
+            Tag::Compound(compound(vec![("Name", text(&format!(r#"{{"text":"Blade {i}"}}"#)))])),
+        ),
+        ("Enchantments", Tag::compound_list([sharpness])),
+        ("Damage", Tag::Int(7 + i)),
+    ]))
+}
+
+/// Chest `i`'s shulker box: `i + 3` gold ingots and a named book inside.
+pub fn shulker_data(i: i32) -> Vec<u8> {
+    let gold = compound(vec![
+        ("Slot", Tag::Byte(0)),
+        ("id", text("minecraft:gold_ingot")),
+        ("Count", Tag::Byte(i as i8 + 3)),
+    ]);
+    let book_tag = compound(vec![(
+        "display",
+        Tag::Compound(compound(vec![("Name", text(r#"{"text":"Ledger"}"#))])),
+    )]);
+    let book = compound(vec![
+        ("Slot", Tag::Byte(13)),
+        ("id", text("minecraft:book")),
+        ("Count", Tag::Byte(1)),
+        ("tag", Tag::Compound(book_tag)),
+    ]);
+    let items = compound(vec![("Items", Tag::compound_list([gold, book]))]);
+    data(compound(vec![("BlockEntityTag", Tag::Compound(items))]))
+}
 
 pub fn lane_z(i: i32) -> i32 {
     i * 8
@@ -28,7 +82,8 @@ pub fn chest_at(i: i32) -> [i64; 3] {
 }
 
 /// The start: flat ground over the lanes, a chest beside each lane's start holding 64 oak
-/// planks, 64 diamonds and 32 emeralds.
+/// planks, 64 diamonds, 32 emeralds, a named, enchanted and worn sword and a shulker box
+/// holding gold and a named book ([`sword_data`], [`shulker_data`]).
 pub fn make_world(location: &Path, backend: Backend, bots: i32) -> BTreeMap<String, u64> {
     let mut schema = terrane::default_schema();
     for name in flat::BLOCKS.iter().copied().chain([CHEST, PLANKS]) {
@@ -57,6 +112,8 @@ pub fn make_world(location: &Path, backend: Backend, bots: i32) -> BTreeMap<Stri
                 ItemSlot::new(0, PLANKS, 64),
                 ItemSlot::new(1, "minecraft:diamond", 64),
                 ItemSlot::new(2, "minecraft:emerald", 32),
+                ItemSlot::new(3, SWORD, 1).with_data(sword_data(i)),
+                ItemSlot::new(4, SHULKER_BOX, 1).with_data(shulker_data(i)),
             ],
         };
         game::put_container(&mut save, 0, chest_at(i), &record);
@@ -73,9 +130,41 @@ pub fn make_world(location: &Path, backend: Backend, bots: i32) -> BTreeMap<Stri
     totals
 }
 
-/// Items in chests and inventories, with the planks placed as blocks counted as planks.
+/// An item's key in [`totals`]: its name, and its data in a canonical text (compounds' keys
+/// sorted) when it has some, so that a change to an item's data is a different item.
+pub fn item_key(slot: &ItemSlot) -> String {
+    fn canonical(t: &Tag) -> String {
+        match t {
+            Tag::Compound(c) => {
+                let mut entries: Vec<String> =
+                    c.iter().map(|(k, v)| format!("{k:?}:{}", canonical(v))).collect();
+                entries.sort();
+                format!("{{{}}}", entries.join(","))
+            }
+            Tag::List(_, items) => {
+                format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(","))
+            }
+            other => format!("{other:?}"),
+        }
+    }
+    if slot.data.is_empty() {
+        return slot.item.clone();
+    }
+    let (_, tag) = terrane::nbt::from_bytes(&slot.data).expect("item data reads");
+    format!("{}{}", slot.item, canonical(&tag))
+}
+
+/// Items in chests and inventories by [`item_key`], with the planks placed as blocks counted
+/// as planks.
 pub fn totals(world: &World, bots: i32) -> BTreeMap<String, u64> {
-    let mut t = game::item_totals(world).unwrap();
+    let mut t = BTreeMap::new();
+    let mut add = |s: &ItemSlot| *t.entry(item_key(s)).or_insert(0) += u64::from(s.count);
+    for p in game::players(world).unwrap().values() {
+        p.items.iter().chain(&p.ender_items).chain(&p.cursor).for_each(&mut add);
+    }
+    for c in game::containers(world).unwrap().values() {
+        c.items.iter().for_each(&mut add);
+    }
     let planks = world.schema().blocks().find(PLANKS).unwrap();
     let mut placed = 0;
     for cx in -1..=(LANE / 16 + 1) {

@@ -1,7 +1,8 @@
 // Survival players for crash tests: several mineflayer 1.20.1 clients (offline mode) in one
 // process. Each walks its lane, digs a grass block beside it and fills the hole with an oak
 // plank from its inventory, and now and then walks back to its chest to take planks and
-// move diamonds and emeralds between the chest and its inventory. When the server goes away
+// move diamonds, emeralds, a named and enchanted sword and a shulker box full of items
+// between the chest and its inventory. When the server goes away
 // (it is killed), each reconnects every half second, forever: the test ends this process.
 //
 // Usage: node play.js '{"host":"127.0.0.1","port":25565,"seed":1,
@@ -141,6 +142,12 @@ async function chestTrip (bot, cfg, random, alive) {
       const n = 1 + Math.floor(random() * 7)
       if (random() < 0.5 && inChest(name) >= n) moves.push(['withdraw', name, n])
       else if (held(bot, name) >= n) moves.push(['deposit', name, n])
+    }
+    // Items with data (a named, enchanted sword; a shulker box full of items): one at a time.
+    for (const name of ['diamond_sword', 'shulker_box']) {
+      if (random() < 0.5) continue
+      if (inChest(name) > 0) moves.push(['withdraw', name, 1])
+      else if (held(bot, name) > 0) moves.push(['deposit', name, 1])
     }
     for (const [how, name, n] of moves) {
       if (!alive()) return
