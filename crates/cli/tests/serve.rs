@@ -621,6 +621,55 @@ fn a_sign_a_player_writes_survives_sigkill() {
     assert_eq!(lines[0], terrane::nbt::Tag::String(r#"{"text":"terrane was here"}"#.into()));
 }
 
+/// A shulker box a player places holds what its item held, saved with the block (in the
+/// world after a SIGKILL), and opens as a shulker box; a hopper opens its five slots.
+#[test]
+fn a_placed_shulker_box_keeps_its_items_and_a_hopper_opens_its_five_slots() {
+    let modules = node_modules();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("world");
+    make_world(&dir);
+    let port = free_port();
+    let log = tmp.path().join("serve.log");
+    let (mut server, lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
+    let byte = |v: i64| serde_json::json!({ "type": "byte", "value": v });
+    let string = |v: &str| serde_json::json!({ "type": "string", "value": v });
+    let gold = serde_json::json!({ "Slot": byte(3), "id": string("minecraft:gold_ingot"), "Count": byte(5) });
+    let items =
+        serde_json::json!({ "type": "list", "value": { "type": "compound", "value": [gold] } });
+    let nbt = serde_json::json!({ "type": "compound", "name": "", "value": {
+        "BlockEntityTag": { "type": "compound", "value": { "Items": items } },
+    } });
+    let steps = serde_json::json!([
+        { "place": { "against": [5, 64, 5], "item": "shulker_box", "nbt": nbt } },
+        { "look": [5, 65, 5] },
+        { "place": { "against": [10, 64, 5], "item": "hopper" } },
+        { "look": [10, 65, 5], "empty": true },
+    ]);
+    let said = run_steps(port, "placer", steps, &modules, &log);
+    let looked: Vec<serde_json::Value> = said
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v.get("look").is_some())
+        .collect();
+    assert_eq!(looked.len(), 2, "{said}");
+    assert_eq!(looked[0]["slots"], 27, "{said}");
+    let shown = &looked[0]["items"][0];
+    assert_eq!(
+        (&shown["slot"], &shown["name"], &shown["count"]),
+        (&3.into(), &"gold_ingot".into(), &5.into())
+    );
+    assert_eq!(looked[1]["slots"], 5, "{said}");
+    assert!(last_saved(&lines, Duration::from_secs(2)).is_some());
+    server.kill().unwrap();
+    server.wait().unwrap();
+
+    let world = World::open(&dir).unwrap();
+    assert!(block_name(&world, [5, 65, 5]).starts_with("minecraft:shulker_box"));
+    let record = game::container(&world, 0, [5, 65, 5]).unwrap().expect("saved with the block");
+    assert_eq!(record.items, vec![ItemSlot::new(3, "minecraft:gold_ingot", 5)]);
+}
+
 /// A player of an imported Java world joins the served world where their Java file says,
 /// with its items: the file of their offline id (`playerdata/<uuid>.dat`, gzip NBT); one in
 /// the Nether joins at the spawn, with theirs.

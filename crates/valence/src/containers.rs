@@ -33,10 +33,31 @@ impl Containers {
     }
 }
 
-/// Whether `state` is a container block the plugin opens: chest, trapped chest, barrel
-/// (27 slots each; a double chest opens as its half).
+/// The window a container block opens, and its title: chests, trapped chests and barrels
+/// (27 slots; a double chest opens as its half), shulker boxes of every colour (27, holding
+/// no shulker box), dispensers and droppers (9), hoppers (5). Valence runs none of their
+/// logic: a hopper moves nothing, a dispenser dispenses nothing; they keep items.
+pub fn container_window(state: BlockState) -> Option<(InventoryKind, &'static str)> {
+    let kind = state.to_kind();
+    Some(match kind {
+        BlockKind::Chest | BlockKind::TrappedChest => (InventoryKind::Generic9x3, "Chest"),
+        BlockKind::Barrel => (InventoryKind::Generic9x3, "Barrel"),
+        BlockKind::Dispenser => (InventoryKind::Generic3x3, "Dispenser"),
+        BlockKind::Dropper => (InventoryKind::Generic3x3, "Dropper"),
+        BlockKind::Hopper => (InventoryKind::Hopper, "Hopper"),
+        _ if is_shulker_box(kind) => (InventoryKind::ShulkerBox, "Shulker Box"),
+        _ => return None,
+    })
+}
+
+/// Whether `kind` is a shulker box (of any colour).
+pub fn is_shulker_box(kind: BlockKind) -> bool {
+    kind.to_str().ends_with("shulker_box")
+}
+
+/// Whether `state` is a container block the plugin opens ([`container_window`]).
 pub fn is_container(state: BlockState) -> bool {
-    matches!(state.to_kind(), BlockKind::Chest | BlockKind::TrappedChest | BlockKind::Barrel)
+    container_window(state).is_some()
 }
 
 /// A player uses a container block: its inventory opens for them.
@@ -59,7 +80,8 @@ pub(crate) fn open(
             commands.entity(e.client).insert(OpenInventory::new(ender.0));
             continue;
         }
-        if e.hand != Hand::Main || !state.is_some_and(is_container) {
+        let Some((kind, title)) = state.and_then(container_window) else { continue };
+        if e.hand != Hand::Main {
             continue;
         }
         let entity = match containers.entity_at(e.position) {
@@ -73,7 +95,7 @@ pub(crate) fn open(
                         continue;
                     }
                 };
-                let mut inventory = Inventory::with_title(InventoryKind::Generic9x3, "Chest");
+                let mut inventory = Inventory::with_title(kind, title);
                 if record.is_none()
                     && let Some(be) =
                         tw.imported_block_entity(e.position.x, e.position.y, e.position.z)
@@ -110,6 +132,27 @@ pub(crate) fn open(
         };
         commands.entity(e.client).insert(OpenInventory::new(entity));
     }
+}
+
+/// A container block `kind` placed at `pos` holding `items` (a shulker box and what its item
+/// held): its inventory, staged by [`stage`] with the tick's save like an opened one's.
+pub(crate) fn placed(
+    commands: &mut Commands,
+    containers: &mut Containers,
+    pos: BlockPos,
+    kind: BlockKind,
+    items: Vec<(u16, ItemStack)>,
+) {
+    let Some((window, title)) = container_window(kind.to_state()) else { return };
+    let mut inventory = Inventory::with_title(window, title);
+    for (slot, stack) in items {
+        if slot < inventory.slot_count() {
+            inventory.set_slot(slot, stack);
+        }
+    }
+    let entity = commands.spawn(inventory).id();
+    containers.by_position.insert(pos, entity);
+    containers.by_entity.insert(entity, pos);
 }
 
 /// Stages the record of every opened container whose contents differ from the world's.
@@ -159,5 +202,27 @@ pub(crate) fn forget(
             }
         }
         commands.entity(entity).despawn();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_container_block_opens_its_own_window() {
+        let window = |k: BlockKind| container_window(k.to_state()).map(|(w, _)| w);
+        assert_eq!(window(BlockKind::Chest), Some(InventoryKind::Generic9x3));
+        assert_eq!(window(BlockKind::Barrel), Some(InventoryKind::Generic9x3));
+        assert_eq!(window(BlockKind::Dispenser), Some(InventoryKind::Generic3x3));
+        assert_eq!(window(BlockKind::Dropper), Some(InventoryKind::Generic3x3));
+        assert_eq!(window(BlockKind::Hopper), Some(InventoryKind::Hopper));
+        for box_ in [BlockKind::ShulkerBox, BlockKind::RedShulkerBox, BlockKind::BlackShulkerBox] {
+            assert_eq!(window(box_), Some(InventoryKind::ShulkerBox), "{box_:?}");
+        }
+        // A furnace keeps items too, but Valence runs no smelting: it does not open.
+        for not in [BlockKind::Furnace, BlockKind::EnderChest, BlockKind::Stone] {
+            assert_eq!(window(not), None, "{not:?}");
+        }
     }
 }

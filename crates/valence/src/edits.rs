@@ -39,13 +39,17 @@ pub(crate) fn dig(
 }
 
 /// A player places the block of the item in hand against the face it clicked (the
-/// block's default state; survival players use up the item).
+/// block's default state; survival players use up the item). A shulker box placed holds the
+/// items its item held (`BlockEntityTag.Items`), saved with the block in the same tick
+/// save; it is placed only where nothing stands (air or a replaceable block).
 pub(crate) fn place(
     mut clients: Query<(&mut Inventory, &GameMode, &SelectedSlot)>,
     mut uses: EventReader<InteractBlockEvent>,
     layers: Query<&ChunkLayer, With<TerraneLayer>>,
     mut out: EventWriter<SetBlock>,
     mut signs: EventWriter<crate::signs::SignPlaced>,
+    mut commands: Commands,
+    mut containers: ResMut<crate::containers::Containers>,
 ) {
     let Ok(layer) = layers.get_single() else { return };
     for e in uses.iter() {
@@ -58,6 +62,18 @@ pub(crate) fn place(
         let slot = held.inventory_slot();
         let Some(stack) = inventory.slot(slot) else { continue };
         let Some(kind) = BlockKind::from_item_kind(stack.item) else { continue };
+        let position = e.position.get_in_direction(e.face);
+        if crate::containers::is_shulker_box(kind) {
+            let free = layer.block(position).is_some_and(|b| b.state.is_replaceable());
+            if !free || containers.entity_at(position).is_some() {
+                continue;
+            }
+            let items = match stack.nbt.as_ref().and_then(|n| n.get("BlockEntityTag")) {
+                Some(valence::nbt::Value::Compound(be)) => crate::block_entities::items(be, 27).0,
+                _ => Vec::new(),
+            };
+            crate::containers::placed(&mut commands, &mut containers, position, kind, items);
+        }
         if *mode == GameMode::Survival {
             let count = stack.count();
             if count > 1 {
@@ -66,7 +82,6 @@ pub(crate) fn place(
                 inventory.set_slot(slot, None);
             }
         }
-        let position = e.position.get_in_direction(e.face);
         out.send(SetBlock { position, state: kind.to_state() });
         if kind.to_str().ends_with("sign") {
             signs.send(crate::signs::SignPlaced { client: e.client, position });

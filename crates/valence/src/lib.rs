@@ -94,12 +94,16 @@
 //!
 //! # What it does not guarantee
 //!
-//! - Saved: blocks, players (position, look, game mode, inventory, cursor stack) and
-//!   container blocks' contents (chests, trapped chests, barrels), as
+//! - Saved: blocks, players (position, look, game mode, inventory, ender chest, cursor
+//!   stack) and container blocks' contents (chests, trapped chests, barrels, shulker boxes,
+//!   dispensers, droppers, hoppers: [`container_window`]), as
 //!   [`terrane::game`] records, every item with its data (names, enchantments, damage,
-//!   books, a shulker box's items), and signs players write (both sides), with their
-//!   blocks. Not saved: entities and the other block entities (furnaces, brewing stands,
-//!   banners placed in game: Valence 0.2 runs none of their game logic) and lighting.
+//!   books, a shulker box's items; a shulker box placed holds what its item held), and signs
+//!   players write (both sides), with their blocks. Not saved: entities and the other block
+//!   entities (furnaces, smokers, blast furnaces, brewing stands: Valence 0.2 runs none of
+//!   their logic, so their windows do not open; banners and heads placed in game: Valence's
+//!   placing keeps no item data on a block) and lighting. Hoppers, dispensers and droppers
+//!   keep items and do nothing else.
 //! - Breaking a container deletes its contents (Valence has no dropped items).
 //! - One dimension (the Overworld, terrane dimension 0); the Nether and the End are not
 //!   served.
@@ -145,7 +149,7 @@ mod signs;
 mod world;
 
 pub use clicks::ServerClicks;
-pub use containers::{Containers, is_container};
+pub use containers::{Containers, container_window, is_container, is_shulker_box};
 pub use edits::SetBlock;
 pub use error::{Error, Result};
 pub use hotbar::{HotbarSlots, SelectedSlot};

@@ -9,10 +9,12 @@
 //            {"place":{"against":[7,64,7],"item":"diamond_block"}}]}'
 // Steps: `see` waits until the block at `pos` is `name` (its chunk loaded first), `dig`
 // digs a block and waits to see air there, `place` places an item on top of a block and
-// waits to see it, `chest` ({"chest":[x,y,z],"item":"diamond","expect":5,"take":5}) opens
-// a chest, waits to see `expect` of `item` in it, takes `take` of them and closes it,
-// `look` ({"look":[x,y,z]}) opens a chest, barrel or ender chest and reports what it holds (each stack's name,
-// count, custom name and enchantments), `sign` ({"sign":[x,y,z],"text":"hello"}) waits
+// waits to see it (`nbt`: the item's data, in prismarine-nbt's form), `chest`
+// ({"chest":[x,y,z],"item":"diamond","expect":5,"take":5}) opens a chest, waits to see
+// `expect` of `item` in it, takes `take` of them and closes it, `look` ({"look":[x,y,z]},
+// `"empty":true` for one that holds nothing) opens a container (chest, barrel, ender chest,
+// shulker box, hopper, dispenser, dropper) and reports its slots and what it holds (each
+// stack's name, count, custom name and enchantments), `sign` ({"sign":[x,y,z],"text":"hello"}) waits
 // until the sign there reads `text` on its front and reports its two sides, `write`
 // ({"write":{"against":[x,y,z],"text":"hello"}}) places an oak sign on top of a block,
 // writes `text` on its front and waits until the server shows it back. It
@@ -44,13 +46,14 @@ async function until (what, test, ms = 20000) {
   throw new Error(`timed out waiting for ${what}`)
 }
 
-// Puts one `name` in the first hotbar slot (creative) and holds it.
-async function hold (name, wait) {
+// Puts one `name` (with item data `nbt`, prismarine-nbt's form, when given) in the first
+// hotbar slot (creative) and holds it.
+async function hold (name, wait, nbt) {
   const Item = require('prismarine-item')(bot.registry)
   const item = bot.registry.itemsByName[name]
   if (!item) fail(`no item ${name}`)
   try {
-    await bot.creative.setInventorySlot(36, new Item(item.id, 1))
+    await bot.creative.setInventorySlot(36, new Item(item.id, 1, nbt || null))
   } catch (e) {
     // mineflayer gives the server 5 s to confirm the slot; a slow tick on a busy machine
     // can take longer: the wait below (the step's own) decides.
@@ -92,8 +95,8 @@ bot.once('spawn', async () => {
         await until(`air at ${step.dig}`, () => name(step.dig) === 'air', wait)
         say({ event: 'step', index, dug: step.dig, was })
       } else if (step.place) {
-        const { against, item: want } = step.place
-        await hold(want, wait)
+        const { against, item: want, nbt } = step.place
+        await hold(want, wait, nbt)
         await until(`the chunk of ${against}`, () => name(against) !== null, wait)
         try {
           await bot.placeBlock(bot.blockAt(at(against)), new Vec3(0, 1, 0))
@@ -130,9 +133,10 @@ bot.once('spawn', async () => {
         say({ event: 'step', index, wrote: placed, text: text() })
       } else if (step.look) {
         const pos = step.look
-        await until(`the chunk of ${pos}`, () => ['chest', 'ender_chest', 'barrel'].includes(name(pos)), wait)
+        const containers = ['chest', 'ender_chest', 'barrel', 'shulker_box', 'hopper', 'dispenser', 'dropper']
+        await until(`the chunk of ${pos}`, () => containers.includes(name(pos)), wait)
         const window = await bot.openContainer(bot.blockAt(at(pos)))
-        await until(`the items of the chest at ${pos}`, () => window.containerItems().length > 0, wait)
+        if (!step.empty) await until(`the items of the container at ${pos}`, () => window.containerItems().length > 0, wait)
         const items = window.containerItems().map((i) => ({
           slot: i.slot,
           name: i.name,
@@ -140,8 +144,9 @@ bot.once('spawn', async () => {
           customName: i.customName || null,
           enchants: (i.enchants || []).map((e) => [e.name, e.lvl])
         }))
+        const slots = window.inventoryStart
         window.close()
-        say({ event: 'step', index, look: pos, items })
+        say({ event: 'step', index, look: pos, slots, items })
       } else if (step.sign) {
         const pos = step.sign
         const text = () => { const b = bot.blockAt(at(pos)); return b && b.getSignText ? b.getSignText() : null }
