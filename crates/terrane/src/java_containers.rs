@@ -6,8 +6,9 @@
 //! 3837) `Count` (a byte) and the item's data as its `tag`; from 1.20.5 `count` (an int),
 //! the data as it was (`components`) when the block entity held the same item in the same
 //! slot, else none: a game record keeps data in 1.20.1's `tag` form, which those releases no
-//! longer read. A record of a cell without an imported block entity (a chest placed by the
-//! game) is not written: there is no block entity to carry it.
+//! longer read. A record of a cell without an imported block entity (a chest placed in the
+//! game) gets a new block entity when the cell holds a container block ([`container_id`]);
+//! a record of a cell that holds none (the container was broken) is not written.
 
 use std::collections::HashMap;
 
@@ -62,8 +63,19 @@ impl ContainerRecords {
             };
             let mut chunk = Chunk::decode(bytes, schema).map_err(|e| e.to_string())?;
             let cell = cell_index((p[0] & 15) as u32, (p[1] & 15) as u32, (p[2] & 15) as u32);
-            let Some(old) = chunk.component(cell, 0, be) else { continue };
-            let mut nbt = Compound::from_bytes(old).map_err(|e| e.to_string())?;
+            let mut nbt = match chunk.component(cell, 0, be) {
+                Some(old) => Compound::from_bytes(old).map_err(|e| e.to_string())?,
+                None => {
+                    let block =
+                        chunk.get((p[0] & 15) as u32, (p[1] & 15) as u32, (p[2] & 15) as u32);
+                    let Some(id) = schema.blocks().get(block.0).and_then(container_id) else {
+                        continue;
+                    };
+                    let mut placed = Compound::new();
+                    placed.insert("id", Tag::String(id.into()));
+                    placed
+                }
+            };
             let before = match nbt.get("Items") {
                 Some(Tag::List(_, items)) => items.clone(),
                 _ => Vec::new(),
@@ -80,6 +92,23 @@ impl ContainerRecords {
         }
         Ok(())
     }
+}
+
+/// The block entity id of a container block's state (`minecraft:red_shulker_box[...]` →
+/// `minecraft:shulker_box`), `None` for a block that holds no items.
+pub(crate) fn container_id(state: &str) -> Option<&'static str> {
+    let block = state.split('[').next().unwrap_or(state);
+    let name = block.strip_prefix("minecraft:")?;
+    Some(match name {
+        "chest" => "minecraft:chest",
+        "trapped_chest" => "minecraft:trapped_chest",
+        "barrel" => "minecraft:barrel",
+        "hopper" => "minecraft:hopper",
+        "dispenser" => "minecraft:dispenser",
+        "dropper" => "minecraft:dropper",
+        _ if name.ends_with("shulker_box") => "minecraft:shulker_box",
+        _ => return None,
+    })
 }
 
 /// Whether items of `DataVersion` `v` carry `count` and `components` (1.20.5 and later).

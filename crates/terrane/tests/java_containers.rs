@@ -1,7 +1,8 @@
 //! What a game changed in a Java world's containers goes back out with `export anvil`: a
-//! container record replaces the `Items` of the block entity the import kept, in the item
-//! format of the column's release (`Count` and `tag` before 1.20.5, `count` and the
-//! imported `components` after), the block entity's other fields kept.
+//! container record replaces the `Items` of the block entity the import kept (or becomes a
+//! new one, for a container placed in the game), in the item format of the column's release
+//! (`Count` and `tag` before 1.20.5, `count` and the imported `components` after), the block
+//! entity's other fields kept.
 
 use std::path::Path;
 
@@ -149,4 +150,51 @@ fn a_changed_chest_of_a_new_world_keeps_the_components_it_came_with() {
     assert_eq!(got[0].get("components"), Some(&Tag::Compound(components)), "kept");
     assert_eq!(got[1].get("count"), Some(&Tag::Int(9)));
     assert!(got.iter().all(|i| i.get("Count").is_none() && i.get("tag").is_none()));
+}
+
+/// A container placed in the game has no imported block entity: its record goes out as a
+/// new one of the block's kind (every shulker box colour is `minecraft:shulker_box`), in the
+/// column's item format; a record whose cell holds no container (it was broken) does not.
+#[test]
+fn a_container_placed_in_the_game_goes_out_as_a_new_block_entity() {
+    use terrane::anvil::convert::block_entity_component;
+    use terrane::{Chunk, ChunkPos, ColumnPos, Schema};
+    let tmp = tempfile::tempdir().unwrap();
+    let mut schema = Schema::new();
+    let be = block_entity_component(&mut schema).unwrap();
+    let air = schema.add_block("minecraft:air", &[]).unwrap();
+    let stone = schema.add_block("minecraft:stone", &[]).unwrap();
+    let shulker = schema.add_block("minecraft:red_shulker_box[facing=up]", &[be]).unwrap();
+    let mut world = World::builder()
+        .backend(Backend::Memory)
+        .schema(schema)
+        .create(tmp.path().join("w"))
+        .unwrap();
+    let mut chunk = Chunk::new(air);
+    chunk.set(2, 3, 4, shulker);
+    chunk.set(5, 3, 4, stone);
+    world.mark_generated(ColumnPos::new(0, 0)).unwrap();
+    let mut save = TickSave::new();
+    save.put_chunk(0, ChunkPos::new(0, 4, 0), chunk.encode(world.schema()));
+    let record = ContainerRecord { items: vec![ItemSlot::new(3, "minecraft:gold_ingot", 5)] };
+    game::put_container(&mut save, 0, [2, 67, 4], &record);
+    game::put_container(&mut save, 0, [5, 67, 4], &record);
+    world.save_tick(1, save).unwrap();
+
+    let out = tmp.path().join("out");
+    terrane::java::export_java_world(
+        &world,
+        &out,
+        terrane::export::Overwrite::Refuse,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let all = block_entities(&out);
+    let placed = all.iter().find(|b| at(b) == [2, 67, 4]).expect("a new block entity");
+    assert_eq!(placed.get("id"), Some(&Tag::String("minecraft:shulker_box".into())));
+    let got = items(placed);
+    assert_eq!(got.len(), 1, "{placed:?}");
+    assert_eq!(got[0].get("id"), Some(&Tag::String("minecraft:gold_ingot".into())));
+    assert_eq!(got[0].get("count"), Some(&Tag::Int(5)), "the 1.21 column's item format");
+    assert!(all.iter().all(|b| at(b) != [5, 67, 4]), "stone holds no items: {all:?}");
 }
