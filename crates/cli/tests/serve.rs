@@ -670,6 +670,57 @@ fn a_placed_shulker_box_keeps_its_items_and_a_hopper_opens_its_five_slots() {
     assert_eq!(record.items, vec![ItemSlot::new(3, "minecraft:gold_ingot", 5)]);
 }
 
+/// A banner a player places keeps its item's patterns and a head its owner: their block
+/// entities are saved with the blocks (in the world after a SIGKILL).
+#[test]
+fn a_placed_banner_keeps_its_patterns_and_a_head_its_owner() {
+    let modules = node_modules();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("world");
+    make_world(&dir);
+    let port = free_port();
+    let log = tmp.path().join("serve.log");
+    let (mut server, lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
+    let v = |t: &str, v: serde_json::Value| serde_json::json!({ "type": t, "value": v });
+    let pattern =
+        serde_json::json!({ "Pattern": v("string", "bs".into()), "Color": v("int", 14.into()) });
+    let patterns = v("list", serde_json::json!({ "type": "compound", "value": [pattern] }));
+    let banner = serde_json::json!({ "type": "compound", "name": "", "value": {
+        "BlockEntityTag": v("compound", serde_json::json!({ "Patterns": patterns })),
+    } });
+    let head = serde_json::json!({ "type": "compound", "name": "", "value": {
+        "SkullOwner": v("string", "Notch".into()),
+    } });
+    let steps = serde_json::json!([
+        { "place": { "against": [3, 64, 12], "item": "white_banner", "nbt": banner } },
+        { "place": { "against": [12, 64, 12], "item": "player_head", "nbt": head } },
+    ]);
+    let said = run_steps(port, "decorator", steps, &modules, &log);
+    assert!(said.contains("\"placed\":[12,65,12]"), "{said}");
+    assert!(last_saved(&lines, Duration::from_secs(2)).is_some());
+    server.kill().unwrap();
+    server.wait().unwrap();
+
+    let world = World::open(&dir).unwrap();
+    let be = world
+        .schema()
+        .components()
+        .find(terrane::anvil::convert::BLOCK_ENTITY_COMPONENT)
+        .map(terrane::chunk::ComponentId::variable)
+        .expect("the block-entity component");
+    let chunk = world.get_chunk(ChunkPos::new(0, 4, 0)).unwrap().unwrap();
+    let at = |x, z| {
+        let bytes = chunk.component(terrane::section::cell_index(x, 1, z), 0, be).expect("saved");
+        terrane::nbt::Compound::from_bytes(bytes).unwrap()
+    };
+    let banner = at(3, 12);
+    let Some(terrane::nbt::Tag::List(_, patterns)) = banner.get("Patterns") else {
+        panic!("{banner:?}")
+    };
+    assert_eq!(patterns.len(), 1, "{banner:?}");
+    assert_eq!(at(12, 12).get("SkullOwner"), Some(&terrane::nbt::Tag::String("Notch".into())));
+}
+
 /// A player of an imported Java world joins the served world where their Java file says,
 /// with its items: the file of their offline id (`playerdata/<uuid>.dat`, gzip NBT); one in
 /// the Nether joins at the spawn, with theirs.

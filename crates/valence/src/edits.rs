@@ -19,6 +19,62 @@ pub struct SetBlock {
     pub state: BlockState,
 }
 
+/// A block placed from an item whose data its block entity keeps (a banner's patterns, a
+/// head's owner): applied by [`keep_placed_block_entities`] once the block is.
+#[derive(Event, Clone, Debug)]
+pub(crate) struct BlockEntityPlaced {
+    position: BlockPos,
+    kind: BlockKind,
+    nbt: valence::nbt::Compound,
+}
+
+/// The block entity a block `kind` placed from an item with data `item` keeps, as the game
+/// makes it: a banner's `BlockEntityTag` (its patterns) and custom name, a head's
+/// `SkullOwner`. `None` for other blocks, and for items without such data.
+fn placed_block_entity(
+    kind: BlockKind,
+    item: &valence::nbt::Compound,
+) -> Option<valence::nbt::Compound> {
+    use valence::nbt::Value;
+    let name = kind.to_str();
+    let mut be = valence::nbt::Compound::new();
+    if name.ends_with("banner") {
+        if let Some(Value::Compound(tag)) = item.get("BlockEntityTag") {
+            be = tag.clone();
+        }
+        if let Some(Value::Compound(display)) = item.get("display")
+            && let Some(custom) = display.get("Name")
+        {
+            be.insert("CustomName", custom.clone());
+        }
+    } else if (name.ends_with("_head") || name.ends_with("_skull"))
+        && let Some(owner) = item.get("SkullOwner")
+    {
+        be.insert("SkullOwner", owner.clone());
+    }
+    (!be.is_empty()).then_some(be)
+}
+
+/// Keeps the block entities of [`BlockEntityPlaced`] blocks, once placed: saved with the
+/// block, and shown to every client.
+pub(crate) fn keep_placed_block_entities(
+    mut placed: EventReader<BlockEntityPlaced>,
+    mut layers: Query<&mut ChunkLayer, With<TerraneLayer>>,
+    mut tw: ResMut<crate::TerraneWorld>,
+) {
+    let Ok(mut layer) = layers.get_single_mut() else { return };
+    for e in placed.iter() {
+        let Some(state) = layer.block(e.position).map(|b| b.state) else { continue };
+        if state.to_kind() != e.kind {
+            continue; // not placed after all (a column not loaded), or replaced since
+        }
+        let p = e.position;
+        if tw.set_block_entity(p.x, p.y, p.z, &e.nbt) {
+            layer.set_block(p, Block { state, nbt: Some(e.nbt.clone()) });
+        }
+    }
+}
+
 /// A player breaks a block: at once in creative mode, when digging finishes otherwise.
 pub(crate) fn dig(
     clients: Query<&GameMode>,
@@ -41,13 +97,17 @@ pub(crate) fn dig(
 /// A player places the block of the item in hand against the face it clicked (the
 /// block's default state; survival players use up the item). A shulker box placed holds the
 /// items its item held (`BlockEntityTag.Items`), saved with the block in the same tick
-/// save; it is placed only where nothing stands (air or a replaceable block).
+/// save; it is placed only where nothing stands (air or a replaceable block). A banner or a
+/// head placed keeps its item's patterns or owner ([`BlockEntityPlaced`]).
 pub(crate) fn place(
     mut clients: Query<(&mut Inventory, &GameMode, &SelectedSlot)>,
     mut uses: EventReader<InteractBlockEvent>,
     layers: Query<&ChunkLayer, With<TerraneLayer>>,
-    mut out: EventWriter<SetBlock>,
-    mut signs: EventWriter<crate::signs::SignPlaced>,
+    (mut out, mut signs, mut drawn): (
+        EventWriter<SetBlock>,
+        EventWriter<crate::signs::SignPlaced>,
+        EventWriter<BlockEntityPlaced>,
+    ),
     mut commands: Commands,
     mut containers: ResMut<crate::containers::Containers>,
 ) {
@@ -74,6 +134,7 @@ pub(crate) fn place(
             };
             crate::containers::placed(&mut commands, &mut containers, position, kind, items);
         }
+        let mut kept = stack.nbt.as_ref().and_then(|n| placed_block_entity(kind, n));
         if *mode == GameMode::Survival {
             let count = stack.count();
             if count > 1 {
@@ -83,8 +144,37 @@ pub(crate) fn place(
             }
         }
         out.send(SetBlock { position, state: kind.to_state() });
+        if let Some(nbt) = kept.take() {
+            drawn.send(BlockEntityPlaced { position, kind, nbt });
+        }
         if kind.to_str().ends_with("sign") {
             signs.send(crate::signs::SignPlaced { client: e.client, position });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use valence::nbt::{Value, compound};
+
+    #[test]
+    fn a_placed_banner_keeps_its_patterns_and_name_and_a_head_its_owner() {
+        let patterns = Value::List(valence::nbt::List::Compound(vec![
+            compound! { "Pattern" => "bs", "Color" => 14 },
+        ]));
+        let banner = compound! {
+            "BlockEntityTag" => compound! { "Patterns" => patterns.clone() },
+            "display" => compound! { "Name" => r#"{"text":"Flag"}"# },
+        };
+        let be = placed_block_entity(BlockKind::RedBanner, &banner).expect("kept");
+        assert_eq!(be.get("Patterns"), Some(&patterns));
+        assert_eq!(be.get("CustomName"), Some(&Value::String(r#"{"text":"Flag"}"#.into())));
+        let head = compound! { "SkullOwner" => "Notch" };
+        let be = placed_block_entity(BlockKind::PlayerHead, &head).expect("kept");
+        assert_eq!(be.get("SkullOwner"), Some(&Value::String("Notch".into())));
+        // Data no block entity keeps: nothing to keep.
+        assert_eq!(placed_block_entity(BlockKind::Stone, &banner), None);
+        assert_eq!(placed_block_entity(BlockKind::WhiteBanner, &head), None);
     }
 }

@@ -98,12 +98,12 @@
 //!   stack) and container blocks' contents (chests, trapped chests, barrels, shulker boxes,
 //!   dispensers, droppers, hoppers: [`container_window`]), as
 //!   [`terrane::game`] records, every item with its data (names, enchantments, damage,
-//!   books, a shulker box's items; a shulker box placed holds what its item held), and signs
-//!   players write (both sides), with their blocks. Not saved: entities and the other block
-//!   entities (furnaces, smokers, blast furnaces, brewing stands: Valence 0.2 runs none of
-//!   their logic, so their windows do not open; banners and heads placed in game: Valence's
-//!   placing keeps no item data on a block) and lighting. Hoppers, dispensers and droppers
-//!   keep items and do nothing else.
+//!   books, a shulker box's items; a shulker box placed holds what its item held), the signs
+//!   players write (both sides), and the patterns of banners and the owners of heads players
+//!   place, with their blocks. Not saved: entities and the other block entities (furnaces,
+//!   smokers, blast furnaces, brewing stands: Valence 0.2 runs none of their logic, so their
+//!   windows do not open) and lighting. Hoppers, dispensers and droppers keep items and do
+//!   nothing else.
 //! - Breaking a container deletes its contents (Valence has no dropped items).
 //! - One dimension (the Overworld, terrane dimension 0); the Nether and the End are not
 //!   served.

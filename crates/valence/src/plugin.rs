@@ -133,6 +133,7 @@ impl Plugin for TerranePlugin {
             .add_plugins((crate::ServerClicks, crate::HotbarSlots))
             .add_event::<SetBlock>()
             .add_event::<crate::signs::SignPlaced>()
+            .add_event::<edits::BlockEntityPlaced>()
             .add_event::<Saved>()
             .add_systems(Startup, spawn_layer)
             .add_systems(
@@ -147,6 +148,7 @@ impl Plugin for TerranePlugin {
                     edits::dig.run_if(move || edits_on),
                     edits::place.run_if(move || edits_on),
                     apply_edits,
+                    edits::keep_placed_block_entities,
                     crate::signs::open_editors,
                     crate::signs::update,
                     players::stage,
