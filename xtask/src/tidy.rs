@@ -489,4 +489,85 @@ mod tests {
             ["terrane-chunk", "terrane", "terrane-rocksdb"]
         );
     }
+
+    /// The modules of the facade (`crates/terrane/src`: a file or a folder's name) that each
+    /// module's code names through `crate::` (outside comments and its `#[cfg(test)]` part).
+    fn facade_imports() -> BTreeMap<String, std::collections::BTreeSet<String>> {
+        let src = root().join("crates/terrane/src");
+        let mut files: Vec<(String, PathBuf)> = Vec::new();
+        let mut stack = vec![src.clone()];
+        while let Some(dir) = stack.pop() {
+            for e in fs::read_dir(&dir).expect("crates/terrane/src") {
+                let path = e.expect("an entry").path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|x| x == "rs") {
+                    let rel = path.strip_prefix(&src).expect("under src");
+                    let first = rel.components().next().expect("a name");
+                    let module =
+                        first.as_os_str().to_string_lossy().trim_end_matches(".rs").to_string();
+                    if module != "lib" && !path.ends_with("tests.rs") {
+                        files.push((module, path));
+                    }
+                }
+            }
+        }
+        let modules: std::collections::BTreeSet<String> =
+            files.iter().map(|(m, _)| m.clone()).collect();
+        let mut out: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+        for (module, path) in &files {
+            let text = fs::read_to_string(path).expect("a source file");
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            let named = out.entry(module.clone()).or_default();
+            for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+                for (i, _) in line.match_indices("crate::") {
+                    let rest = &line[i + "crate::".len()..];
+                    let name: String =
+                        rest.chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
+                    if name != *module && modules.contains(&name) {
+                        named.insert(name);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The facade's modules form layers, as its crates do: no module names one that names it
+    /// back, however far round (an import circle makes every module of it one idea).
+    #[test]
+    fn the_facades_modules_import_one_another_without_a_circle() {
+        let imports = facade_imports();
+        assert!(imports.len() > 20, "the facade's modules: {:?}", imports.keys());
+        // Depth-first from each module; a module met again on the current path is a circle.
+        fn visit<'a>(
+            m: &'a str,
+            imports: &'a BTreeMap<String, std::collections::BTreeSet<String>>,
+            path: &mut Vec<&'a str>,
+            done: &mut std::collections::BTreeSet<&'a str>,
+        ) -> Option<Vec<String>> {
+            if let Some(at) = path.iter().position(|p| *p == m) {
+                let mut circle: Vec<String> = path[at..].iter().map(|s| s.to_string()).collect();
+                circle.push(m.to_string());
+                return Some(circle);
+            }
+            if !done.insert(m) {
+                return None;
+            }
+            path.push(m);
+            for next in imports.get(m).into_iter().flatten() {
+                if let Some(c) = visit(next, imports, path, done) {
+                    return Some(c);
+                }
+            }
+            path.pop();
+            None
+        }
+        let mut done = std::collections::BTreeSet::new();
+        for m in imports.keys() {
+            if let Some(circle) = visit(m, &imports, &mut Vec::new(), &mut done) {
+                panic!("an import circle in crates/terrane/src: {}", circle.join(" -> "));
+            }
+        }
+    }
 }

@@ -56,7 +56,7 @@ use crate::region_columns::{DimRegions, world_regions};
 use crate::{Error, Result, TickSave, World};
 
 /// The `worldProperties` key prefix of imported column records.
-pub const RECORD_PREFIX: &[u8] = b"bedrock:column:";
+pub const RECORD_PREFIX: &[u8] = crate::imported::BEDROCK_RECORD_PREFIX;
 /// The `worldProperties` key prefix of the database's other records (then the record's key).
 pub const WORLD_RECORD_PREFIX: &[u8] = b"bedrock:record:";
 /// The `worldProperties` key of `level.dat`, kept byte for byte.
@@ -65,7 +65,7 @@ pub const LEVEL_DAT_KEY: &[u8] = b"bedrock:level.dat";
 pub const LEVEL_NAME_KEY: &[u8] = b"bedrock:levelname.txt";
 /// The `worldProperties` key of the world's block version (`i32` big-endian): the version
 /// block-state names leave out.
-pub const BLOCK_VERSION_KEY: &[u8] = b"bedrock:blockVersion";
+pub const BLOCK_VERSION_KEY: &[u8] = crate::imported::BLOCK_VERSION_KEY;
 
 /// The block version of worlds that never came from Bedrock (1.21.0.3).
 pub const NATIVE_BLOCK_VERSION: i32 = 0x0115_0003;
@@ -81,14 +81,11 @@ pub fn parse_record_key(key: &[u8]) -> Option<(u64, ColumnPos)> {
     crate::imported::parse_column_record_key(RECORD_PREFIX, key)
 }
 
-/// Whether `dir` is a Bedrock world folder (`db/CURRENT` is there).
-pub fn is_bedrock_world(dir: &Path) -> bool {
-    dir.join("db").join("CURRENT").is_file()
-}
+pub use crate::export::is_bedrock_world;
 
 /// The world's block version, if an import recorded one.
 pub fn block_version(world: &World) -> Result<Option<i32>> {
-    crate::imported::i32_property(world, BLOCK_VERSION_KEY, "block version")
+    crate::imported::block_version(world)
 }
 
 /// Refuses an import into a world that holds chunks that did not come from a Bedrock import
@@ -301,7 +298,7 @@ pub struct BedrockExportSummary {
 /// The block entities a Java column's record keeps aside, and its DataVersion (none for a
 /// column that did not come from Java).
 fn java_record(world: &World, dim: u64, pos: ColumnPos) -> Result<JavaRecord> {
-    let key = crate::java::record_key(dim, pos);
+    let key = crate::imported::column_record_key(crate::imported::JAVA_RECORD_PREFIX, dim, pos);
     let Some(o) = world.store().get(tables::WORLD_PROPERTIES, &key)? else {
         return Ok(JavaRecord::default());
     };
@@ -460,7 +457,7 @@ fn record_columns(
 ) -> Result<Vec<ColumnPos>> {
     let mut out: Vec<ColumnPos> = regions.records(RECORD_PREFIX, region)?.into_keys().collect();
     if java {
-        for (pos, bytes) in regions.records(crate::java::RECORD_PREFIX, region)? {
+        for (pos, bytes) in regions.records(crate::imported::JAVA_RECORD_PREFIX, region)? {
             if terrane_anvil::convert::ColumnRecord::decode(&bytes)
                 .is_ok_and(|r| !r.orphan_entities.is_empty())
             {
@@ -619,7 +616,7 @@ fn export_into(
     // The world is read a region at a time: its columns are those holding chunks, a Bedrock
     // record, or (a Java world's) a Java record, for a column holding entities and no chunk
     // (a mob over the void).
-    let java_prefix = crate::java::RECORD_PREFIX;
+    let java_prefix = crate::imported::JAVA_RECORD_PREFIX;
     let prefixes: &[&[u8]] =
         if translator.is_some() { &[RECORD_PREFIX, java_prefix] } else { &[RECORD_PREFIX] };
     let mut dims = world_regions(world, prefixes)?;

@@ -249,9 +249,9 @@ pub enum Error {
     /// [`World::merge_duplicate_states`](crate::World::merge_duplicate_states)).
     #[error(
         "{}; World::merge_duplicate_states merges them into one id each",
-        crate::block_states::describe(.0)
+        crate::duplicate_state::describe(.0)
     )]
-    DuplicateStates(Vec<crate::block_states::DuplicateState>),
+    DuplicateStates(Vec<crate::duplicate_state::DuplicateState>),
 }
 
 impl Error {

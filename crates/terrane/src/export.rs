@@ -82,17 +82,35 @@ pub(crate) fn inspect(path: &Path) -> Result<Found> {
     }
     Ok(if path.join(crate::world_dir::MARKER).exists() || crate::world_dir::is_unfinished(path) {
         Found::TerraneWorld
-    } else if crate::bedrock::is_bedrock_world(path) {
+    } else if is_bedrock_world(path) {
         Found::BedrockWorld
-    } else if crate::java::is_java_world(path) {
+    } else if is_java_world(path) {
         Found::JavaWorld
-    } else if crate::java::has_region_files(path) {
+    } else if has_region_files(path) {
         Found::RegionFiles
     } else if fs::read_dir(path).map_err(io(path))?.next().is_none() {
         Found::Nothing
     } else {
         Found::Other
     })
+}
+
+/// Whether `dir` is a Java world folder (it holds `level.dat`, a `region` or a `dimensions`
+/// folder), as opposed to a region folder.
+pub fn is_java_world(dir: &Path) -> bool {
+    dir.join("level.dat").is_file()
+        || dir.join("region").is_dir()
+        || dir.join("dimensions").is_dir()
+}
+
+/// Whether `dir` holds region files (`r.X.Z.mca`).
+pub fn has_region_files(dir: &Path) -> bool {
+    terrane_anvil::region::list_regions(dir).is_ok_and(|r| !r.is_empty())
+}
+
+/// Whether `dir` is a Bedrock world folder (`db/CURRENT` is there).
+pub fn is_bedrock_world(dir: &Path) -> bool {
+    dir.join("db").join("CURRENT").is_file()
 }
 
 /// The refusal of a destination at `path` that holds `found` where `writes` goes.

@@ -48,12 +48,35 @@ pub(crate) fn i32_property(world: &World, key: &[u8], what: &str) -> Result<Opti
     }
 }
 
+/// The `worldProperties` key prefix of Java column records (`terrane::java::RECORD_PREFIX`).
+pub(crate) const JAVA_RECORD_PREFIX: &[u8] = b"anvil:column:";
+
+/// The `worldProperties` key prefix of Bedrock column records
+/// (`terrane::bedrock::RECORD_PREFIX`).
+pub(crate) const BEDROCK_RECORD_PREFIX: &[u8] = b"bedrock:column:";
+
+/// The `worldProperties` key of the newest `DataVersion` imported
+/// (`terrane::java::DATA_VERSION_KEY`).
+pub(crate) const DATA_VERSION_KEY: &[u8] = b"minecraft:dataVersion";
+
+/// The `worldProperties` key of a Bedrock world's block version
+/// (`terrane::bedrock::BLOCK_VERSION_KEY`).
+pub(crate) const BLOCK_VERSION_KEY: &[u8] = b"bedrock:blockVersion";
+
+/// The newest `DataVersion` the world's blocks were imported at, if any import recorded one.
+pub(crate) fn data_version(world: &World) -> Result<Option<i32>> {
+    i32_property(world, DATA_VERSION_KEY, "DataVersion")
+}
+
+/// The block version a Bedrock import recorded, if one did.
+pub(crate) fn block_version(world: &World) -> Result<Option<i32>> {
+    i32_property(world, BLOCK_VERSION_KEY, "block version")
+}
+
 /// The world imports whose column records tell where a world's chunks came from: the
 /// records' key prefix, and the import.
-const IMPORTS: [(&[u8], ImportedFrom); 2] = [
-    (crate::java::RECORD_PREFIX, ImportedFrom::Java),
-    (crate::bedrock::RECORD_PREFIX, ImportedFrom::Bedrock),
-];
+const IMPORTS: [(&[u8], ImportedFrom); 2] =
+    [(JAVA_RECORD_PREFIX, ImportedFrom::Java), (BEDROCK_RECORD_PREFIX, ImportedFrom::Bedrock)];
 
 /// Refuses an import into a world that holds chunks of its own: the import would write its
 /// columns over them without a word. A world that holds column records under `prefix` (its

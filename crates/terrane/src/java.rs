@@ -65,25 +65,27 @@ use crate::refusal::{Refusal, Writes};
 use crate::region_columns::{DimRegions, RegionChunks, world_regions};
 use crate::{Error, Result, TickSave, World};
 
+pub use crate::export::{has_region_files, is_java_world};
 pub use crate::java_layout::{
-    DIMENSION_NAME_PREFIX, DIMENSIONS_DATA_VERSION, Dimension, JavaLayout, PLAYER_FILE_PREFIX,
-    find_dimensions, layout_of, recorded_dimensions, vanilla_dimensions,
+    DIMENSION_NAME_PREFIX, DIMENSIONS_DATA_VERSION, Dimension, JavaLayout, find_dimensions,
+    layout_of, recorded_dimensions, vanilla_dimensions,
 };
+pub use crate::java_players::PLAYER_FILE_PREFIX;
 
 /// The `worldProperties` key prefix of imported column records.
-pub const RECORD_PREFIX: &[u8] = b"anvil:column:";
+pub const RECORD_PREFIX: &[u8] = crate::imported::JAVA_RECORD_PREFIX;
 
 /// The `worldProperties` key of the Java world's `level.dat`, kept byte for byte.
 pub const LEVEL_DAT_KEY: &[u8] = b"anvil:level.dat";
 
 /// The `worldProperties` key of the newest Minecraft `DataVersion` the world's blocks were
 /// imported at (Java columns, schematics): `i32` big-endian. Exports default to it.
-pub const DATA_VERSION_KEY: &[u8] = b"minecraft:dataVersion";
+pub const DATA_VERSION_KEY: &[u8] = crate::imported::DATA_VERSION_KEY;
 
 /// The newest `DataVersion` the world's blocks were imported at ([`DATA_VERSION_KEY`]), if
 /// any import recorded one.
 pub fn data_version(world: &World) -> Result<Option<i32>> {
-    crate::imported::i32_property(world, DATA_VERSION_KEY, "DataVersion")
+    crate::imported::data_version(world)
 }
 
 /// Records that blocks of `DataVersion` `v` were imported: [`data_version`] becomes the
@@ -120,20 +122,6 @@ pub fn record_key(dim: u64, pos: ColumnPos) -> Vec<u8> {
 /// Splits a record key into dimension and column; `None` for another key.
 pub fn parse_record_key(key: &[u8]) -> Option<(u64, ColumnPos)> {
     crate::imported::parse_column_record_key(RECORD_PREFIX, key)
-}
-
-/// Whether `dir` is a Java world folder (it holds `level.dat`, a `region` or a `dimensions`
-/// folder), as
-/// opposed to a region folder.
-pub fn is_java_world(dir: &Path) -> bool {
-    dir.join("level.dat").is_file()
-        || dir.join("region").is_dir()
-        || dir.join("dimensions").is_dir()
-}
-
-/// Whether `dir` holds region files (`r.X.Z.mca`).
-pub fn has_region_files(dir: &Path) -> bool {
-    terrane_anvil::region::list_regions(dir).is_ok_and(|r| !r.is_empty())
 }
 
 /// Refuses an import into a world that holds chunks of its own: the import would write its
@@ -312,7 +300,7 @@ pub fn import_java_world(
 /// Refuses a world whose blocks are Bedrock states (it has a Bedrock block version): Java
 /// cannot read them, and `terrane convert` translates a Bedrock world folder instead.
 fn refuse_bedrock_states(world: &World) -> Result<()> {
-    if crate::bedrock::block_version(world)?.is_none() {
+    if crate::imported::block_version(world)?.is_none() {
         return Ok(());
     }
     Err(Refusal::BedrockBlocks.into())

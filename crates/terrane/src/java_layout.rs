@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use terrane_store::tables;
 
 use crate::error::io;
+use crate::java_players::PLAYER_FILE_PREFIX;
 use crate::{Error, Result, TickSave, World};
 
 /// The first `DataVersion` whose worlds keep every dimension under `dimensions/` (Minecraft
@@ -30,11 +31,6 @@ pub const DIMENSIONS_DATA_VERSION: i32 = 4774;
 /// The `worldProperties` key prefix of a datapack dimension's id: then its name
 /// (`namespace:name`); the value is the terrane dimension, `u64` big-endian.
 pub const DIMENSION_NAME_PREFIX: &[u8] = b"anvil:dimension:";
-
-/// The `worldProperties` key prefix of a kept player file: then `data/`, `stats/` or
-/// `advancements/` and the file's name (`<uuid>.dat`, `<uuid>.json`), as 26.1 names the
-/// folders under `players/`.
-pub const PLAYER_FILE_PREFIX: &[u8] = b"anvil:player:";
 
 /// How a Java world folder is laid out.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -131,7 +127,7 @@ pub fn layout_of(dir: &Path) -> JavaLayout {
 /// where `layout` keeps them, and every `dimensions/<namespace>/<name>/` of another name
 /// (their `id` is 0 here: the import assigns theirs). Sorted: vanilla ones first.
 pub fn find_dimensions(dir: &Path, layout: JavaLayout) -> Result<Vec<Dimension>> {
-    let has = |rel: &Path| crate::java::has_region_files(&dir.join(rel));
+    let has = |rel: &Path| crate::export::has_region_files(&dir.join(rel));
     let mut out: Vec<Dimension> =
         vanilla_dimensions(layout).into_iter().filter(|d| has(&d.region)).collect();
     let root = dir.join("dimensions");
@@ -230,7 +226,7 @@ pub(crate) fn import_players(dir: &Path, layout: JavaLayout, save: &mut TickSave
 /// none; returns how many.
 pub(crate) fn export_players(world: &World, dir: &Path, layout: JavaLayout) -> Result<u64> {
     let mut n = 0;
-    let data_version = crate::java::data_version(world)?;
+    let data_version = crate::imported::data_version(world)?;
     let mut records = crate::game::players(world)?;
     let mut write = |kind: &str, name: &str, bytes: &[u8]| -> Result<()> {
         let folder = dir.join(layout.players_dir(kind));

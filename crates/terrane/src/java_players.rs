@@ -22,8 +22,12 @@ use terrane_nbt::{Compound, Tag, Writer};
 use terrane_store::tables;
 
 use crate::game::{ItemSlot, PlayerRecord};
-use crate::java::PLAYER_FILE_PREFIX;
 use crate::{Result, World};
+
+/// The `worldProperties` key prefix of a kept player file: then `data/`, `stats/` or
+/// `advancements/` and the file's name (`<uuid>.dat`, `<uuid>.json`), as 26.1 names the
+/// folders under `players/`.
+pub const PLAYER_FILE_PREFIX: &[u8] = b"anvil:player:";
 
 /// A player of an imported Java world.
 #[derive(Clone, Debug, PartialEq)]

@@ -142,6 +142,7 @@ mod convert_block_entities;
 mod convert_entities;
 mod convert_players;
 pub mod copy;
+mod duplicate_state;
 mod error;
 pub mod export;
 pub mod game;

@@ -367,7 +367,7 @@ impl WorldBuilder {
             store = Arc::clone(&recorder) as Arc<dyn Store>;
             changes = (!self.read_only).then_some(recorder);
         }
-        if store.get(tables::WORLD_META, crate::world_backup::RESTORING_KEY)?.is_some() {
+        if store.get(tables::WORLD_META, crate::world_dir::RESTORING_KEY)?.is_some() {
             let at = dir.clone().unwrap_or_else(|| PathBuf::from("the PostgreSQL world"));
             return Err(Error::RestoreUnfinished(at));
         }

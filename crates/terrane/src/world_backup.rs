@@ -18,10 +18,7 @@ use crate::error::{Error, Result, io};
 use crate::world::World;
 use crate::world_dir;
 
-/// The `worldMeta` key a world holds while it is being restored from a backup: a world
-/// holding it does not open ([`Error::RestoreUnfinished`]). The restore's last batch removes
-/// it (`docs/format/world-dir.md`).
-pub const RESTORING_KEY: &[u8] = b"terrane:restoring";
+pub use crate::world_dir::RESTORING_KEY;
 
 /// What a backup needs of a world, apart from the `World`: its store, shared. Move it to a
 /// thread and back the world up there while the world goes on saving ticks.

@@ -12,6 +12,11 @@ use terrane_store::lock::{LockMode, lock_path};
 use crate::backend::{Backend, SIGNATURE};
 use crate::error::{Error, Result, io};
 
+/// The `worldMeta` key a world holds while it is being restored from a backup: a world
+/// holding it does not open ([`Error::RestoreUnfinished`]). The restore's last batch removes
+/// it (`docs/format/world-dir.md`).
+pub const RESTORING_KEY: &[u8] = b"terrane:restoring";
+
 /// The marker file naming the backend: a directory holding it is a world.
 pub(crate) const MARKER: &str = "terrane-world";
 
