@@ -15,7 +15,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The folder is not a backup repository (no `terrane-backup-repo` file in it).
-    #[error("{} is not a terrane backup repository (create one with `terrane backup WORLD {}`)", .0.display(), .0.display())]
+    #[error("{} is not a terrane backup repository (a first backup into it creates one: `Repo::open_or_create`)", .0.display())]
     NotARepository(PathBuf),
     /// The folder exists and holds something else: a repository is created only in a new or
     /// empty folder.
@@ -31,8 +31,8 @@ pub enum Error {
         /// The format this build reads.
         supported: u32,
     },
-    /// No backup has this id (see `terrane backup list`).
-    #[error("no backup {0} in the repository (`terrane backup list REPO` shows them)")]
+    /// No backup has this id (see [`Repo::list`](crate::Repo::list)).
+    #[error("no backup {0} in the repository (`Repo::list` shows them)")]
     NoSuchBackup(u64),
     /// The repository holds no backup yet.
     #[error("the repository holds no backup yet")]

@@ -80,6 +80,10 @@ impl From<terrane::Error> for Fail {
             terrane::Error::WouldOverwrite { .. } | terrane::Error::Refused(_) => {
                 Fail::usage(refusal::with_flags(&e))
             }
+            terrane::Error::CreationNotStarted(_) => Fail::usage(format!(
+                "{e}\n(`terrane create PATH` creates a world; `terrane demo --force` replaces a \
+                 demo world)"
+            )),
             terrane::Error::AlreadyExists(_)
             | terrane::Error::UnknownBackend { .. }
             | terrane::Error::BackendNotBuilt { .. }
@@ -88,7 +92,6 @@ impl From<terrane::Error> for Fail {
             | terrane::Error::CreateReadOnly
             | terrane::Error::OpenInMemory(_)
             | terrane::Error::BackupInMemory
-            | terrane::Error::CreationNotStarted(_)
             | terrane::Error::CreationUnfinished(_)
             | terrane::Error::NoServerId
             | terrane::Error::InvalidServerId(_)
@@ -113,11 +116,13 @@ impl From<terrane::backup::Error> for Fail {
         use terrane::backup::Error as E;
         match e {
             E::Store(e) => Fail::from(terrane::Error::Store(e)),
-            E::NotARepository(_)
-            | E::NotEmpty(_)
-            | E::NoSuchBackup(_)
-            | E::Empty
-            | E::UnsupportedFormat { .. } => Fail::usage(e.to_string()),
+            E::NotARepository(ref path) => {
+                Fail::usage(format!("{e}\n(`terrane backup WORLD {}` creates one)", path.display()))
+            }
+            E::NoSuchBackup(_) => {
+                Fail::usage(format!("{e}\n(`terrane backup list REPO` shows them)"))
+            }
+            E::NotEmpty(_) | E::Empty | E::UnsupportedFormat { .. } => Fail::usage(e.to_string()),
             e => Fail::other(e.to_string()),
         }
     }

@@ -129,7 +129,7 @@ pub enum Error {
     /// started.
     #[error(
         "{}: a terrane world creation was cut off before it started; create the world again \
-         (terrane demo --force, World::builder().create)",
+         (`World::builder().create`)",
         .0.display()
     )]
     CreationNotStarted(PathBuf),
