@@ -494,7 +494,7 @@ impl ImportSink for BedrockSink<'_> {
     }
     fn put_column(&mut self, c: ImportedColumn) -> Result<(), SinkError> {
         self.put(c).map_err(|e| {
-            let s = SinkError(e.to_string());
+            let s = SinkError::Said(e.to_string());
             self.error = Some(e);
             s
         })

@@ -139,22 +139,54 @@ struct WorldSink<'a> {
     error: Option<Error>,
 }
 
-/// A sink or source failure, as text for terrane-anvil's error (the facade's error itself is
-/// kept beside, to be returned instead).
+/// A sink or source failure handed to terrane-anvil: the facade's own error, which comes back
+/// out of terrane-anvil's `Error::Sink` typed ([`world_error`]), or its text where a sink
+/// keeps the error itself beside (to return it instead).
 #[derive(Debug)]
-pub(crate) struct SinkError(pub(crate) String);
+pub(crate) enum SinkError {
+    /// The facade's error.
+    World(Box<Error>),
+    /// Its text; the sink kept the error.
+    Said(String),
+}
+
+impl From<Error> for SinkError {
+    fn from(e: Error) -> Self {
+        SinkError::World(Box::new(e))
+    }
+}
 
 impl std::fmt::Display for SinkError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            SinkError::World(e) => e.fmt(f),
+            SinkError::Said(s) => f.write_str(s),
+        }
     }
 }
 
 impl std::error::Error for SinkError {}
 
+/// terrane-anvil's error as the facade's: a failure of the facade's own source or sink comes
+/// back as the error it was.
+pub(crate) fn world_error(e: terrane_anvil::Error) -> Error {
+    match e {
+        terrane_anvil::Error::Sink(b) => match b.downcast::<SinkError>() {
+            Ok(s) => match *s {
+                SinkError::World(e) => *e,
+                said @ SinkError::Said(_) => {
+                    Error::Anvil(terrane_anvil::Error::Sink(Box::new(said)))
+                }
+            },
+            Err(b) => Error::Anvil(terrane_anvil::Error::Sink(b)),
+        },
+        e => Error::Anvil(e),
+    }
+}
+
 impl WorldSink<'_> {
     fn fail(&mut self, e: Error) -> SinkError {
-        let s = SinkError(e.to_string());
+        let s = SinkError::Said(e.to_string());
         self.error = Some(e);
         s
     }
@@ -330,11 +362,6 @@ impl<'a> WorldSource<'a> {
     }
 }
 
-/// A facade error as the exporter's source error.
-fn source_err(e: Error) -> SinkError {
-    SinkError(e.to_string())
-}
-
 impl ExportSource for WorldSource<'_> {
     type Error = SinkError;
     fn schema(&self) -> &Schema {
@@ -343,8 +370,10 @@ impl ExportSource for WorldSource<'_> {
     fn columns(&self) -> Result<Vec<ColumnPos>, SinkError> {
         let mut all = Vec::new();
         for r in self.regions.regions() {
-            let mut cols = self.regions.chunk_columns(r).map_err(source_err)?;
-            cols.extend(self.regions.records(RECORD_PREFIX, r).map_err(source_err)?.into_keys());
+            let mut cols = self.regions.chunk_columns(r).map_err(SinkError::from)?;
+            cols.extend(
+                self.regions.records(RECORD_PREFIX, r).map_err(SinkError::from)?.into_keys(),
+            );
             all.extend(cols);
         }
         all.sort();
@@ -356,8 +385,8 @@ impl ExportSource for WorldSource<'_> {
         if cached.as_ref().is_none_or(|(r, _, _)| *r != region) {
             // The last region's chunks go before the next one's are read.
             *cached = None;
-            let chunks = self.regions.chunks(region).map_err(source_err)?;
-            let records = self.regions.records(RECORD_PREFIX, region).map_err(source_err)?;
+            let chunks = self.regions.chunks(region).map_err(SinkError::from)?;
+            let records = self.regions.records(RECORD_PREFIX, region).map_err(SinkError::from)?;
             *cached = Some((region, chunks, records));
         }
         let Some((_, columns, records)) = cached.as_ref() else { return Ok(None) };
@@ -368,8 +397,8 @@ impl ExportSource for WorldSource<'_> {
                 // A native column: its entities are the game's own records, not Minecraft
                 // NBT, so they stay behind; the chunks go without their references.
                 for (_, bytes) in &mut chunks {
-                    let mut c =
-                        Chunk::decode(bytes, self.schema).map_err(|e| SinkError(e.to_string()))?;
+                    let mut c = Chunk::decode(bytes, self.schema)
+                        .map_err(|e| SinkError::from(Error::from(e)))?;
                     if !c.entities().is_empty() {
                         for u in c.entities().to_vec() {
                             c.remove_entity(&u);
@@ -381,12 +410,12 @@ impl ExportSource for WorldSource<'_> {
                 // that has no status over whatever blocks it holds.
                 ColumnRecord::fresh(NATIVE_DATA_VERSION)
                     .encode()
-                    .map_err(|e| SinkError(e.to_string()))?
+                    .map_err(|e| SinkError::from(Error::Anvil(e.into())))?
             }
         };
         let decoded = ColumnRecord::decode(&record).ok();
         let data_version = decoded.as_ref().and_then(|r| r.data_version);
-        self.containers.apply(self.schema, pos, data_version, &mut chunks).map_err(SinkError)?;
+        self.containers.apply(self.schema, pos, data_version, &mut chunks)?;
         let mut uuids: Vec<[u8; 16]> = Vec::new();
         for (_, bytes) in &chunks {
             if let Ok(v) = ChunkView::parse(bytes) {
@@ -398,8 +427,11 @@ impl ExportSource for WorldSource<'_> {
         }
         let mut entities = Vec::with_capacity(uuids.len());
         for u in uuids {
-            let found =
-                self.world.store().get(tables::ENTITY, &u).map_err(|e| SinkError(e.to_string()))?;
+            let found = self
+                .world
+                .store()
+                .get(tables::ENTITY, &u)
+                .map_err(|e| SinkError::from(Error::from(e)))?;
             if let Some(o) = found {
                 entities.push((u, o.data));
             }
@@ -470,7 +502,8 @@ pub fn export_region_dir(
     check_region_dir(region_dir, options.entities(), overwrite)?;
     refuse_bedrock_states(world)?;
     let source = WorldSource::new(world, DimRegions::of(world, dim, &[RECORD_PREFIX])?)?;
-    let s = terrane_anvil::export_region_dir_with(&source, region_dir, options, progress)?;
+    let s = terrane_anvil::export_region_dir_with(&source, region_dir, options, progress)
+        .map_err(world_error)?;
     let dirs: Vec<&Path> = [Some(region_dir), options.entities()].into_iter().flatten().collect();
     remove_stale(&dirs, &s.files, overwrite)?;
     Ok(s)
@@ -629,7 +662,8 @@ pub fn export_java_world_in(
             &java_dir.join(&d.region),
             &options,
             &mut |p| progress(d, p),
-        )?;
+        )
+        .map_err(world_error)?;
         summary.dimensions.push((d.clone(), s));
     }
     for d in &known {

@@ -50,7 +50,7 @@ impl ContainerRecords {
         pos: ColumnPos,
         data_version: Option<i32>,
         chunks: &mut [(i64, Vec<u8>)],
-    ) -> std::result::Result<(), String> {
+    ) -> Result<()> {
         let Some(records) = self.by_column.get(&pos) else { return Ok(()) };
         let Some(be) = schema.components().find(BLOCK_ENTITY_COMPONENT).map(ComponentId::variable)
         else {
@@ -61,10 +61,10 @@ impl ContainerRecords {
             let Some((_, bytes)) = chunks.iter_mut().find(|(y, _)| *y == p[1] >> 4) else {
                 continue;
             };
-            let mut chunk = Chunk::decode(bytes, schema).map_err(|e| e.to_string())?;
+            let mut chunk = Chunk::decode(bytes, schema)?;
             let cell = cell_index((p[0] & 15) as u32, (p[1] & 15) as u32, (p[2] & 15) as u32);
             let mut nbt = match chunk.component(cell, 0, be) {
-                Some(old) => Compound::from_bytes(old).map_err(|e| e.to_string())?,
+                Some(old) => Compound::from_bytes(old)?,
                 None => {
                     let block =
                         chunk.get((p[0] & 15) as u32, (p[1] & 15) as u32, (p[2] & 15) as u32);
@@ -86,8 +86,8 @@ impl ContainerRecords {
                 .map(|s| item_tag(s, s.slot as i8, components, &before))
                 .collect();
             nbt.insert("Items", Tag::compound_list(items));
-            let new = terrane_anvil::nbt::write_root(&nbt).map_err(|e| e.to_string())?;
-            chunk.set_component(schema, cell, 0, be, &new).map_err(|e| e.to_string())?;
+            let new = terrane_anvil::nbt::write_root(&nbt).map_err(terrane_anvil::Error::from)?;
+            chunk.set_component(schema, cell, 0, be, &new)?;
             *bytes = chunk.encode(schema);
         }
         Ok(())

@@ -387,3 +387,21 @@ fn a_java_worlds_mobs_are_translated_by_a_bedrock_export() {
     let imported = bedrock::import_bedrock_world(&mut back, &out, &mut |_| {}).unwrap();
     assert_eq!(imported.entities, 31);
 }
+
+/// A chunk beyond the coordinates Minecraft's formats hold stops a Java export with the
+/// typed refusal, out of terrane-anvil's exporter as the facade's own error.
+#[test]
+fn a_chunk_beyond_minecrafts_coordinates_is_refused_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = World::builder().backend(Backend::Memory).create(dir.path().join("w")).unwrap();
+    let far = 1_i64 << 33;
+    let mut save = TickSave::new();
+    save.put_chunk(0, ChunkPos::new(far, 4, 0), Chunk::new(w.air()).encode(w.schema()));
+    w.save_tick(1, save).unwrap();
+    let out = dir.path().join("out");
+    let e = java::export_java_world(&w, &out, Overwrite::Refuse, &mut |_, _| {}).unwrap_err();
+    assert!(
+        matches!(&e, Error::Refused(Refusal::BeyondMinecraft { chunk, dimension: 0 }) if chunk.x == far),
+        "{e:?}"
+    );
+}
