@@ -124,7 +124,17 @@ fn an_import_into_a_world_with_its_own_chunks_is_refused() {
     );
     w.save_tick(1, save).unwrap();
     let e = bedrock::refuse_overwrite(&w).unwrap_err();
-    assert!(e.to_string().contains("--merge"), "{e}");
+    assert!(
+        matches!(
+            e,
+            terrane::Error::Refused(terrane::Refusal::ImportOverChunks {
+                chunks: terrane::refusal::ChunksFrom::Saves,
+                import: terrane::refusal::ImportedFrom::Bedrock,
+            })
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("merge explicitly"), "{e}");
     // A folder that is not a Bedrock world is refused before anything is written.
     let e = bedrock::import_bedrock_world(&mut w, dir.path(), &mut |_| {}).unwrap_err();
     assert!(e.to_string().contains("not a Bedrock world folder"), "{e}");
