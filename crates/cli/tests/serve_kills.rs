@@ -187,10 +187,14 @@ fn kill_rounds(
         let (mut server, lines) = serve(dir, port, &server_log, &extra);
         let mut log = ServerLog::default();
         let mut seen = std::collections::HashSet::new();
-        // Kill at a random moment once the players are back (or after 30 s).
+        // Kill at a random moment once the players are back: after a random number of the
+        // server's ticks (6 to 126, 0.3 s to 6.3 s at full speed) have been saved, so that a
+        // busy machine, on which the server ticks slowly, still sees the players play. Bounds
+        // for a round that stalls: 120 s for the joins, 120 s of play.
         let started = Instant::now();
         let mut joined = 0;
-        let mut play_until = None;
+        // (ticks to play, since when, the first tick saved since the joins)
+        let mut play: Option<(u64, Instant, Option<u64>)> = None;
         loop {
             drain(&lines, &mut log);
             joined += check_bot_lines(
@@ -202,10 +206,17 @@ fn kill_rounds(
                 &mut moves,
             );
             let now = Instant::now();
-            if joined >= BOTS as usize && play_until.is_none() {
-                play_until = Some(now + Duration::from_millis(300 + rng.below(6000)));
+            if joined >= BOTS as usize && play.is_none() {
+                play = Some((6 + rng.below(121), now, log.saved));
             }
-            if play_until.is_some_and(|t| now >= t) || now - started > Duration::from_secs(30) {
+            if let Some((_, _, base @ None)) = &mut play {
+                *base = log.saved;
+            }
+            let played = play.is_some_and(|(ticks, since, base)| {
+                base.zip(log.saved).is_some_and(|(b, t)| t >= b + ticks)
+                    || now - since > Duration::from_secs(120)
+            });
+            if played || (play.is_none() && now - started > Duration::from_secs(120)) {
                 break;
             }
             std::thread::sleep(Duration::from_millis(20));
