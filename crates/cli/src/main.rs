@@ -423,6 +423,26 @@ mod tests {
     use super::Fail;
     use std::io;
 
+    /// Where a library message names a library call, the command names its own command.
+    #[test]
+    fn library_errors_get_the_command_that_does_what_they_ask() {
+        let cases = [
+            (Fail::from(terrane::backup::Error::NoSuchBackup(3)), "`terrane backup list REPO`"),
+            (
+                Fail::from(terrane::backup::Error::NotARepository("r".into())),
+                "`terrane backup WORLD r` creates one",
+            ),
+            (
+                Fail::from(terrane::Error::CreationNotStarted("w".into())),
+                "`terrane create PATH` creates a world",
+            ),
+        ];
+        for (fail, says) in cases {
+            assert_eq!(fail.status, 2, "{fail}");
+            assert!(fail.message.contains(says), "{fail}");
+        }
+    }
+
     #[test]
     fn a_full_disk_says_so_and_what_to_do() {
         let full = io::Error::new(io::ErrorKind::StorageFull, "No space left on device");

@@ -62,4 +62,24 @@ mod tests {
         }
         assert!(!with_flags(&e).contains("Overwrite::"));
     }
+
+    /// A refusal whose advice a command does gets that command; others keep their words.
+    #[test]
+    fn refusals_name_the_command_that_does_what_they_advise() {
+        let destination = |holds, writes| Refusal::Destination { path: "d".into(), holds, writes };
+        let cases = [
+            (Refusal::BedrockBlocks, Some("`terrane convert BEDROCK_WORLD NEW_FOLDER --to java`")),
+            (destination(Holds::JavaWorld, Writes::RegionFiles), Some("`--world-folder` exports")),
+            (destination(Holds::RegionFiles, Writes::JavaWorld), Some("without `--world-folder`")),
+            (destination(Holds::File, Writes::JavaWorld), None),
+        ];
+        for (r, hinted) in cases {
+            let said = with_flags(&terrane::Error::Refused(r.clone()));
+            assert!(said.starts_with(&r.to_string()), "{said}");
+            match hinted {
+                Some(h) => assert!(said.contains(h), "{said}"),
+                None => assert_eq!(said, r.to_string()),
+            }
+        }
+    }
 }

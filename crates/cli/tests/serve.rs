@@ -584,6 +584,21 @@ fn a_new_player_starts_on_the_worlds_blocks() {
     assert_eq!(spawn["pos"], serde_json::json!([8.5, 91, 8.5]), "{spawn}");
 }
 
+/// The block entity saved at block `p` of `world` (its chunk's block-entity component).
+fn block_entity(world: &World, p: [i64; 3]) -> terrane::nbt::Compound {
+    let be = world
+        .schema()
+        .components()
+        .find(terrane::anvil::convert::BLOCK_ENTITY_COMPONENT)
+        .map(terrane::chunk::ComponentId::variable)
+        .expect("the block-entity component");
+    let pos = ChunkPos::new(p[0].div_euclid(16), p[1].div_euclid(16), p[2].div_euclid(16));
+    let chunk = world.get_chunk(pos).unwrap().expect("the chunk is saved");
+    let [x, y, z] = p.map(|c| c.rem_euclid(16) as u32);
+    let bytes = chunk.component(terrane::section::cell_index(x, y, z), 0, be).expect("saved");
+    terrane::nbt::Compound::from_bytes(bytes).unwrap()
+}
+
 /// A sign a player places and writes keeps its text: every client sees it, and it is in the
 /// world after a SIGKILL (the block entity saved with its block).
 #[test]
@@ -605,15 +620,7 @@ fn a_sign_a_player_writes_survives_sigkill() {
 
     let world = World::open(&dir).unwrap();
     assert!(block_name(&world, [6, 65, 6]).starts_with("minecraft:oak_sign"));
-    let be = world
-        .schema()
-        .components()
-        .find(terrane::anvil::convert::BLOCK_ENTITY_COMPONENT)
-        .map(terrane::chunk::ComponentId::variable)
-        .expect("the block-entity component");
-    let chunk = world.get_chunk(ChunkPos::new(0, 4, 0)).unwrap().unwrap();
-    let bytes = chunk.component(terrane::section::cell_index(6, 1, 6), 0, be).expect("saved");
-    let nbt = terrane::nbt::Compound::from_bytes(bytes).unwrap();
+    let nbt = block_entity(&world, [6, 65, 6]);
     let Some(terrane::nbt::Tag::Compound(front)) = nbt.get("front_text") else { panic!("{nbt:?}") };
     let Some(terrane::nbt::Tag::List(_, lines)) = front.get("messages") else {
         panic!("{front:?}")
@@ -702,23 +709,15 @@ fn a_placed_banner_keeps_its_patterns_and_a_head_its_owner() {
     server.wait().unwrap();
 
     let world = World::open(&dir).unwrap();
-    let be = world
-        .schema()
-        .components()
-        .find(terrane::anvil::convert::BLOCK_ENTITY_COMPONENT)
-        .map(terrane::chunk::ComponentId::variable)
-        .expect("the block-entity component");
-    let chunk = world.get_chunk(ChunkPos::new(0, 4, 0)).unwrap().unwrap();
-    let at = |x, z| {
-        let bytes = chunk.component(terrane::section::cell_index(x, 1, z), 0, be).expect("saved");
-        terrane::nbt::Compound::from_bytes(bytes).unwrap()
-    };
-    let banner = at(3, 12);
+    let banner = block_entity(&world, [3, 65, 12]);
     let Some(terrane::nbt::Tag::List(_, patterns)) = banner.get("Patterns") else {
         panic!("{banner:?}")
     };
     assert_eq!(patterns.len(), 1, "{banner:?}");
-    assert_eq!(at(12, 12).get("SkullOwner"), Some(&terrane::nbt::Tag::String("Notch".into())));
+    assert_eq!(
+        block_entity(&world, [12, 65, 12]).get("SkullOwner"),
+        Some(&terrane::nbt::Tag::String("Notch".into()))
+    );
 }
 
 /// A player of an imported Java world joins the served world where their Java file says,

@@ -23,8 +23,8 @@ fn block_entities(java: &Path) -> Vec<Compound> {
     out
 }
 
-/// The block entity at `pos` of `world` exported as a Java world folder under `dir`.
-fn exported_block_entity(world: &World, dir: &Path, pos: [i64; 3]) -> Compound {
+/// Every block entity of `world` exported as a Java world folder under `dir`.
+fn exported_block_entities(world: &World, dir: &Path) -> Vec<Compound> {
     let out = dir.join("out");
     terrane::java::export_java_world(
         world,
@@ -33,7 +33,13 @@ fn exported_block_entity(world: &World, dir: &Path, pos: [i64; 3]) -> Compound {
         &mut |_, _| {},
     )
     .unwrap();
-    block_entities(&out).into_iter().find(|b| at(b) == pos).expect("the block entity")
+    block_entities(&out)
+}
+
+/// The block entity at `pos` of `world` exported as a Java world folder under `dir`.
+fn exported_block_entity(world: &World, dir: &Path, pos: [i64; 3]) -> Compound {
+    let all = exported_block_entities(world, dir);
+    all.into_iter().find(|b| at(b) == pos).expect("the block entity")
 }
 
 fn at(be: &Compound) -> [i64; 3] {
@@ -181,15 +187,7 @@ fn a_container_placed_in_the_game_goes_out_as_a_new_block_entity() {
     game::put_container(&mut save, 0, [5, 67, 4], &record);
     world.save_tick(1, save).unwrap();
 
-    let out = tmp.path().join("out");
-    terrane::java::export_java_world(
-        &world,
-        &out,
-        terrane::export::Overwrite::Refuse,
-        &mut |_, _| {},
-    )
-    .unwrap();
-    let all = block_entities(&out);
+    let all = exported_block_entities(&world, tmp.path());
     let placed = all.iter().find(|b| at(b) == [2, 67, 4]).expect("a new block entity");
     assert_eq!(placed.get("id"), Some(&Tag::String("minecraft:shulker_box".into())));
     let got = items(placed);

@@ -27,6 +27,14 @@ impl Containers {
         self.by_entity.get(&entity).copied()
     }
 
+    /// Spawns `inventory` as the inventory of the container at `pos`.
+    fn spawn(&mut self, commands: &mut Commands, pos: BlockPos, inventory: Inventory) -> Entity {
+        let entity = commands.spawn(inventory).id();
+        self.by_position.insert(pos, entity);
+        self.by_entity.insert(entity, pos);
+        entity
+    }
+
     /// The inventory entity of the container at `pos`, once a player opened it.
     pub fn entity_at(&self, pos: BlockPos) -> Option<Entity> {
         self.by_position.get(&pos).copied()
@@ -124,10 +132,7 @@ pub(crate) fn open(
                         }
                     }
                 }
-                let entity = commands.spawn(inventory).id();
-                containers.by_position.insert(e.position, entity);
-                containers.by_entity.insert(entity, e.position);
-                entity
+                containers.spawn(&mut commands, e.position, inventory)
             }
         };
         commands.entity(e.client).insert(OpenInventory::new(entity));
@@ -150,9 +155,7 @@ pub(crate) fn placed(
             inventory.set_slot(slot, stack);
         }
     }
-    let entity = commands.spawn(inventory).id();
-    containers.by_position.insert(pos, entity);
-    containers.by_entity.insert(entity, pos);
+    containers.spawn(commands, pos, inventory);
 }
 
 /// Stages the record of every opened container whose contents differ from the world's.
