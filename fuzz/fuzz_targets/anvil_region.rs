@@ -1,13 +1,13 @@
 //! Reads arbitrary bytes as an Anvil region file and pushes every chunk through the whole
 //! pipeline (decompress, NBT, column decode, pre-1.18 biomes, cubic conversion, export back
 //! to NBT): typed errors only, never a panic; and the import's path
-//! (`convert::chunk_to_terrane`, no tree for the column record) gives what the tree path
+//! (`mapping::chunk_to_terrane`, no tree for the column record) gives what the tree path
 //! gives, or fails where it fails.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use terrane_anvil::region::{Compression, RegionFile, RegionWriter};
-use terrane_anvil::{Column, convert};
+use terrane_anvil::{Column, mapping};
 
 fn pipeline(bytes: Vec<u8>) {
     let Ok(region) = RegionFile::new(bytes) else { return };
@@ -18,7 +18,7 @@ fn pipeline(bytes: Vec<u8>) {
     for e in region.entries() {
         let Ok(raw) = region.read(&e) else { continue };
         let pos = (e.local_x() as i32, e.local_z() as i32);
-        let copied = convert::chunk_to_terrane(&raw.nbt, pos, e.timestamp, &mut schema_copy);
+        let copied = mapping::chunk_to_terrane(&raw.nbt, pos, e.timestamp, &mut schema_copy);
         let Ok(col) = Column::from_nbt(&raw.nbt, pos) else {
             assert!(copied.is_err(), "the import took a chunk the tree path refuses");
             continue;
@@ -34,14 +34,14 @@ fn pipeline(bytes: Vec<u8>) {
         if with_entities.add_entity_chunk(&raw.nbt).is_ok() {
             let _ = with_entities.entity_chunk_nbt();
         }
-        let tree = convert::column_to_terrane(&col, e.timestamp, &mut schema);
+        let tree = mapping::column_to_terrane(&col, e.timestamp, &mut schema);
         match (&tree, &copied) {
             (Ok(a), Ok(b)) => assert!(a.0 == b.0, "the import differs from the tree path"),
             (Err(_), Err(_)) => {}
             _ => panic!("tree path ok: {}, import ok: {}", tree.is_ok(), copied.is_ok()),
         }
         if let Ok((imp, _)) = tree {
-            if let Ok((back, _)) = convert::terrane_to_column(&imp, &schema) {
+            if let Ok((back, _)) = mapping::terrane_to_column(&imp, &schema) {
                 let _ = back.to_nbt();
             }
         }

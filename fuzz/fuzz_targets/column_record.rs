@@ -9,7 +9,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use terrane_anvil::biomes::SectionBiomes;
-use terrane_anvil::convert::ColumnRecord;
+use terrane_anvil::mapping::ColumnRecord;
 use terrane_nbt::{Compound, Tag};
 
 /// `bytes` as a zlib stream of stored (uncompressed) blocks: no compressor to set up per

@@ -17,9 +17,9 @@
 //!   before DataVersion 2527, padded from it), 1.18+ (`sections`, `block_states`); block
 //!   entities, entities and the rest of the NBT kept verbatim. [`Column::to_nbt`] writes it
 //!   back (refusing legacy blocks).
-//! - [`convert`]: a column ↔ cubic terrane chunks ([`ImportedColumn`]): block states into the
+//! - [`mapping`]: a column ↔ cubic terrane chunks ([`ImportedColumn`]): block states into the
 //!   world's block registry, block entities as the component
-//!   [`convert::BLOCK_ENTITY_COMPONENT`], entities as entity records referenced by their
+//!   [`mapping::BLOCK_ENTITY_COMPONENT`], entities as entity records referenced by their
 //!   chunk, everything else (biomes included) in the [`ColumnRecord`] side-table entry.
 //! - [`biomes`]: a 1.18+ section's biomes (palette and packed 4 × 4 × 4 indices), read and
 //!   written for conversions between the editions.
@@ -102,10 +102,16 @@ pub mod biomes;
 pub mod column;
 mod column_read;
 mod column_rest;
-pub mod convert;
 mod error;
 pub mod legacy_biomes;
 pub mod linear;
+pub mod mapping;
+/// The former name of [`mapping`], kept so code written against it still builds: in terrane,
+/// *convert* means Java ⇄ Bedrock conversion (`terrane::convert`), not one column's mapping.
+#[deprecated(since = "0.1.1", note = "renamed `mapping`")]
+pub mod convert {
+    pub use crate::mapping::*;
+}
 pub mod nbt;
 pub mod region;
 #[cfg(feature = "testdata")]
@@ -113,8 +119,8 @@ pub mod testdata;
 mod world;
 
 pub use column::{Column, Layout, Section};
-pub use convert::{ColumnRecord, ImportedColumn};
 pub use error::{ChunkError, Error, Result};
+pub use mapping::{ColumnRecord, ImportedColumn};
 pub use world::{
     DamagedChunk, ExportOptions, ExportSource, ExportSummary, ImportOptions, ImportSink,
     ImportSummary, MemColumns, MissingEntity, Progress, RegionFormat, StoredColumn,

@@ -8,9 +8,9 @@ use terrane_chunk::{Schema, Uuid};
 use terrane_section::ColumnPos;
 
 use crate::column::{Column, Layout};
-use crate::convert::{ImportedColumn, column_to_terrane_sorted, terrane_to_column};
 use crate::error::{ChunkError, Error, Result};
 use crate::linear::{self, LinearChunk, LinearLayout};
+use crate::mapping::{ImportedColumn, column_to_terrane_sorted, terrane_to_column};
 use crate::region::{self, Compression, RegionFile, RegionWriter};
 
 /// Where an import writes: any store (an in-memory one is [`MemColumns`]).
@@ -115,7 +115,7 @@ impl ExportSource for MemColumns {
                 uuids.extend_from_slice(v.entities());
             }
         }
-        if let Ok(r) = crate::convert::ColumnRecord::decode(record) {
+        if let Ok(r) = crate::mapping::ColumnRecord::decode(record) {
             uuids.extend(r.orphan_entities);
         }
         let mut entities = Vec::with_capacity(uuids.len());

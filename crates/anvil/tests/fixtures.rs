@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
-use terrane_anvil::convert::terrane_to_column;
+use terrane_anvil::mapping::terrane_to_column;
 use terrane_anvil::{Column, Error, ImportSummary, Layout, MemColumns, Progress};
 
 type Counts = HashMap<String, u64>;
@@ -260,7 +260,7 @@ fn chunk_nbt_fixtures_decode_count_and_roundtrip() {
             Column::from_nbt(&bytes, (0, 0)).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
         assert_eq!(col.block_counts(), common::oracle_counts(&bytes), "{}", p.display());
         let mut schema = terrane_chunk::Schema::new();
-        let (imp, _) = terrane_anvil::convert::column_to_terrane(&col, 0, &mut schema).unwrap();
+        let (imp, _) = terrane_anvil::mapping::column_to_terrane(&col, 0, &mut schema).unwrap();
         let (back, _) = terrane_to_column(&imp, &schema).unwrap();
         assert_eq!(name_cells(&back), name_cells(&col), "{}", p.display());
         if col.layout == Layout::Legacy {
@@ -304,7 +304,7 @@ fn chunk_nbt_fixtures_decode_count_and_roundtrip() {
 #[test]
 fn a_failed_export_leaves_nothing_behind() {
     use terrane_anvil::ExportSource;
-    use terrane_anvil::convert::ImportedColumn;
+    use terrane_anvil::mapping::ImportedColumn;
     use terrane_section::ColumnPos;
     /// A fixture's first region repeated three times along x, failing at `fail_at`.
     struct Repeated<'a> {
@@ -372,7 +372,7 @@ fn a_failed_export_leaves_nothing_behind() {
 /// damaged copies of them, the same result or an error from both.
 #[test]
 fn the_import_without_a_tree_is_the_tree_path_byte_for_byte() {
-    use terrane_anvil::convert::{chunk_to_terrane, column_to_terrane};
+    use terrane_anvil::mapping::{chunk_to_terrane, column_to_terrane};
     let run = |nbt: &[u8], what: &str| -> bool {
         let mut schema = terrane_chunk::Schema::new();
         let tree = Column::from_nbt(nbt, (1, -2))

@@ -7,7 +7,7 @@ use terrane_anvil::linear::LinearLayout;
 use terrane_anvil::nbt::{Compound, Tag};
 use terrane_anvil::region::{Compression, RegionFile, RegionWriter, SECTOR, lz4_block_encode};
 use terrane_anvil::{
-    ChunkError, Column, ExportOptions, ExportSource, MemColumns, RegionFormat, convert,
+    ChunkError, Column, ExportOptions, ExportSource, MemColumns, RegionFormat, mapping,
 };
 
 fn be32(b: &[u8], at: usize) -> u32 {
@@ -177,7 +177,7 @@ fn every_compression_and_oversize_side_files_roundtrip() {
         let want = Column::from_nbt(&raw.nbt, (0, 0)).unwrap().block_counts();
         let p = terrane_section::ColumnPos::new((raw.index % 32) as i32, (raw.index / 32) as i32);
         let imp = world.column(p).unwrap().unwrap();
-        let (got, ts) = convert::terrane_to_column(&imp, &world.schema).unwrap();
+        let (got, ts) = mapping::terrane_to_column(&imp, &world.schema).unwrap();
         assert_eq!(got.block_counts(), want);
         assert_eq!(ts, raw.timestamp);
     }
@@ -191,9 +191,9 @@ fn every_compression_and_oversize_side_files_roundtrip() {
     assert_eq!((s2.columns, s2.blocks), (s.columns, s.blocks));
     let big = terrane_section::ColumnPos::new(8, 31);
     let a =
-        convert::terrane_to_column(&world.column(big).unwrap().unwrap(), &world.schema).unwrap();
+        mapping::terrane_to_column(&world.column(big).unwrap().unwrap(), &world.schema).unwrap();
     let b =
-        convert::terrane_to_column(&again.column(big).unwrap().unwrap(), &again.schema).unwrap();
+        mapping::terrane_to_column(&again.column(big).unwrap().unwrap(), &again.schema).unwrap();
     assert_eq!(a.0.rest, b.0.rest);
     assert_eq!(a.1, 123);
 }
@@ -205,7 +205,7 @@ fn counts(world: &MemColumns) -> Vec<(terrane_section::ColumnPos, Vec<(String, u
         .into_iter()
         .map(|p| {
             let imp = world.column(p).unwrap().unwrap();
-            let (col, _) = convert::terrane_to_column(&imp, &world.schema).unwrap();
+            let (col, _) = mapping::terrane_to_column(&imp, &world.schema).unwrap();
             let mut c: Vec<(String, u64)> = col.block_counts().into_iter().collect();
             c.sort();
             (p, c)
@@ -266,9 +266,9 @@ fn block_entities_become_components() {
     let col = Column::from_nbt(&bytes, (0, 0)).unwrap();
     assert_eq!(col.block_entities.len(), 4);
     let mut schema = terrane_chunk::Schema::new();
-    let (imp, stats) = convert::column_to_terrane(&col, 5, &mut schema).unwrap();
+    let (imp, stats) = mapping::column_to_terrane(&col, 5, &mut schema).unwrap();
     assert_eq!(stats.block_entities, 4);
-    let be = schema.components().find(convert::BLOCK_ENTITY_COMPONENT).unwrap();
+    let be = schema.components().find(mapping::BLOCK_ENTITY_COMPONENT).unwrap();
     let be = terrane_chunk::ComponentId::variable(be);
     let mut as_components = 0;
     for (_, c) in &imp.chunks {
@@ -281,7 +281,7 @@ fn block_entities_become_components() {
     assert!(record.extra_block_entities.is_empty());
     assert!(as_components > 0, "vanilla block entities are stored as components");
     // Back: the same block entities (as a set), the emoji name intact.
-    let (back, ts) = convert::terrane_to_column(&imp, &schema).unwrap();
+    let (back, ts) = mapping::terrane_to_column(&imp, &schema).unwrap();
     assert_eq!(ts, 5);
     assert_eq!(back.block_entities.len(), 4);
     for m in &col.block_entities {
@@ -304,7 +304,7 @@ fn entities_become_entity_records() {
         let col = Column::from_nbt(&r.read(&e).unwrap().nbt, (0, 0)).unwrap();
         let pos = terrane_section::ColumnPos::new(e.local_x() as i32, -32 + e.local_z() as i32);
         let imp = w.column(pos).unwrap().unwrap();
-        let (back, _) = convert::terrane_to_column(&imp, &w.schema).unwrap();
+        let (back, _) = mapping::terrane_to_column(&imp, &w.schema).unwrap();
         assert_eq!(back.entities.len(), col.entities.len());
         for ent in &col.entities {
             assert!(back.entities.contains(ent));
@@ -365,7 +365,7 @@ fn entities_folder_of_modern_worlds_roundtrips() {
     assert!(s.damaged.is_empty(), "{:?}", s.damaged);
     assert_eq!((s.columns, s.entities), (225, 3));
     assert_eq!(w.entities.len(), 3);
-    let c0 = convert::terrane_to_column(
+    let c0 = mapping::terrane_to_column(
         &w.column(terrane_section::ColumnPos::new(0, 0)).unwrap().unwrap(),
         &w.schema,
     )
@@ -405,12 +405,12 @@ fn entities_folder_of_modern_worlds_roundtrips() {
 
 #[test]
 fn columns_built_in_terrane_export_with_a_fresh_record() {
-    use terrane_anvil::{ColumnRecord, ImportedColumn, convert::DATA_VERSION_1_21_1};
+    use terrane_anvil::{ColumnRecord, ImportedColumn, mapping::DATA_VERSION_1_21_1};
     let mut w = MemColumns::new();
-    let be = convert::block_entity_component(&mut w.schema).unwrap();
-    let air = convert::block_id(&mut w.schema, be, "minecraft:air").unwrap();
-    let stone = convert::block_id(&mut w.schema, be, "minecraft:stone").unwrap();
-    let chest = convert::block_id(
+    let be = mapping::block_entity_component(&mut w.schema).unwrap();
+    let air = mapping::block_id(&mut w.schema, be, "minecraft:air").unwrap();
+    let stone = mapping::block_id(&mut w.schema, be, "minecraft:stone").unwrap();
+    let chest = mapping::block_id(
         &mut w.schema,
         be,
         "minecraft:chest[facing=west,type=single,waterlogged=false]",
@@ -499,6 +499,6 @@ fn a_section_without_4096_cells_is_an_error() {
     let s = col.sections.iter_mut().find(|s| s.palette.len() > 1).unwrap();
     s.blocks.truncate(10);
     let y = s.y;
-    let err = convert::column_to_terrane(&col, 0, &mut w.schema).unwrap_err().to_string();
+    let err = mapping::column_to_terrane(&col, 0, &mut w.schema).unwrap_err().to_string();
     assert!(err.contains(&format!("section y {y} has 10 cells")), "{err}");
 }

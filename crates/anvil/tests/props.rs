@@ -2,7 +2,7 @@
 //! NBT export → import and terrane conversion → back, cell for cell.
 
 use proptest::prelude::*;
-use terrane_anvil::{Column, Layout, Section, convert};
+use terrane_anvil::{Column, Layout, Section, mapping};
 
 fn state(i: usize) -> String {
     match i % 3 {
@@ -72,9 +72,9 @@ proptest! {
         prop_assert_eq!(cells(&back), cells(&col));
         prop_assert_eq!(back.layout, layout);
         let mut schema = terrane_chunk::Schema::new();
-        let (imp, stats) = convert::column_to_terrane(&back, 1, &mut schema).unwrap();
+        let (imp, stats) = mapping::column_to_terrane(&back, 1, &mut schema).unwrap();
         prop_assert_eq!(stats.chunks as usize, col.sections.len());
-        let (again, ts) = convert::terrane_to_column(&imp, &schema).unwrap();
+        let (again, ts) = mapping::terrane_to_column(&imp, &schema).unwrap();
         prop_assert_eq!(ts, 1);
         prop_assert_eq!(cells(&again), cells(&col));
         prop_assert_eq!(again.to_nbt().unwrap(), back.to_nbt().unwrap());

@@ -3,7 +3,7 @@
 //!
 //! An export re-encodes every sub-chunk, so the hashes an imported world held no longer match
 //! what is written: [`rebuild`] makes the record again from the records an export writes, and
-//! [`convert::terrane_to_column`](crate::convert::terrane_to_column) puts it in place of the
+//! [`mapping::terrane_to_column`](crate::mapping::terrane_to_column) puts it in place of the
 //! stored one. [`Checksums::decode`] reads a stored record (untrusted bytes: every length is
 //! checked, nothing panics).
 

@@ -14,7 +14,7 @@
 //!   (`minecraft:stone_slab[minecraft:vertical_half="top"]`), and back.
 //! - [`read::read_db`]: a database read column by column, the three dimensions of one `x`,
 //!   `z` together, with the entities each column lists.
-//! - [`convert`]: a column ↔ terrane chunks, entity records and a [`BedrockRecord`] that keeps
+//! - [`mapping`]: a column ↔ terrane chunks, entity records and a [`BedrockRecord`] that keeps
 //!   everything else as stored.
 //! - [`checksums`]: the `Checksums` column record (xxHash64 of sub-chunks and other
 //!   records), rebuilt by an export from the bytes it writes.
@@ -83,7 +83,6 @@
 
 pub mod block_entity;
 pub mod checksums;
-pub mod convert;
 pub mod data3d;
 pub mod db;
 pub mod entity;
@@ -92,6 +91,13 @@ pub mod key;
 pub mod legacy;
 mod level_dat;
 pub mod log_check;
+pub mod mapping;
+/// The former name of [`mapping`], kept so code written against it still builds: in terrane,
+/// *convert* means Java ⇄ Bedrock conversion (`terrane::convert`), not one column's mapping.
+#[deprecated(since = "0.1.1", note = "renamed `mapping`")]
+pub mod convert {
+    pub use crate::mapping::*;
+}
 pub mod names;
 pub mod player;
 pub mod read;
@@ -100,7 +106,7 @@ pub mod table_check;
 pub mod translate;
 pub mod upgrade;
 
-pub use convert::{BedrockRecord, ConvertedColumn};
 pub use error::{Error, Result};
 pub use level_dat::LevelDat;
+pub use mapping::{BedrockRecord, ConvertedColumn};
 pub use subchunk::SubChunk;

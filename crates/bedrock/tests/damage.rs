@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use terrane_bedrock::convert::column_to_terrane;
 use terrane_bedrock::db::ReadDb;
+use terrane_bedrock::mapping::column_to_terrane;
 use terrane_bedrock::read::read_db;
 use terrane_chunk::Schema;
 

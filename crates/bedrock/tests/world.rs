@@ -5,9 +5,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use terrane_bedrock::checksums::{self, Checksums, xxhash64};
-use terrane_bedrock::convert::{column_to_terrane, first_block_version, terrane_to_column};
 use terrane_bedrock::db::{ReadDb, WriteDb};
 use terrane_bedrock::key::{BedrockColumnPos, DbKey, tag};
+use terrane_bedrock::mapping::{column_to_terrane, first_block_version, terrane_to_column};
 use terrane_bedrock::read::{RawColumn, db_dir, read_db};
 use terrane_bedrock::subchunk::{SubChunk, bedrock_index};
 use terrane_bedrock::{BedrockRecord, LevelDat};

@@ -9,7 +9,7 @@ use serde_json::json;
 use terrane::backup::{BackupContents, Repo};
 use terrane::section::AreaId;
 use terrane::{Backend, BlockBox, BlockPos, World};
-use terrane_valence::{RestoreReport, RestoreRequest};
+use terrane_valence::{LiveRestoreReport, LiveRestoreRequest};
 
 use crate::anvil::mib;
 use crate::{Fail, backend_arg};
@@ -110,7 +110,7 @@ pub fn run(a: &RestoreArgs) -> Result<(), Fail> {
 }
 
 /// A JSON row: the report's fields and `place`'s.
-fn row(r: &RestoreReport, place: serde_json::Value) -> Result<serde_json::Value, Fail> {
+fn row(r: &LiveRestoreReport, place: serde_json::Value) -> Result<serde_json::Value, Fail> {
     let mut v = serde_json::to_value(r)?;
     if let (Some(v), serde_json::Value::Object(place)) = (v.as_object_mut(), place) {
         v.extend(place);
@@ -177,14 +177,15 @@ impl Target {
         a: &RestoreArgs,
         contents: &BackupContents<'_>,
         area: AreaId,
-    ) -> Result<RestoreReport, Fail> {
+    ) -> Result<LiveRestoreReport, Fail> {
         match self {
-            Target::Open(world) => {
-                Ok(RestoreReport::of_area(contents, &world.restore_area(contents, a.dim, area)?))
-            }
+            Target::Open(world) => Ok(LiveRestoreReport::of_area(
+                contents,
+                &world.restore_area(contents, a.dim, area)?,
+            )),
             Target::Served(socket) => ask(
                 socket,
-                &RestoreRequest::Area {
+                &LiveRestoreRequest::Area {
                     repo: absolute(&a.repo)?,
                     at: Some(contents.id()),
                     dim: a.dim,
@@ -201,15 +202,15 @@ impl Target {
         contents: &BackupContents<'_>,
         from: BlockPos,
         to: BlockPos,
-    ) -> Result<RestoreReport, Fail> {
+    ) -> Result<LiveRestoreReport, Fail> {
         match self {
-            Target::Open(world) => Ok(RestoreReport::of_box(
+            Target::Open(world) => Ok(LiveRestoreReport::of_box(
                 contents,
                 &world.restore_box(contents, BlockBox::new(from, to))?,
             )),
             Target::Served(socket) => ask(
                 socket,
-                &RestoreRequest::Box {
+                &LiveRestoreRequest::Box {
                     repo: absolute(&a.repo)?,
                     at: Some(contents.id()),
                     from: [from.x, from.y, from.z],
@@ -224,7 +225,7 @@ fn absolute(path: &std::path::Path) -> Result<PathBuf, Fail> {
     std::fs::canonicalize(path).map_err(|e| Fail::io(path, e))
 }
 
-fn ask(socket: &std::path::Path, request: &RestoreRequest) -> Result<RestoreReport, Fail> {
+fn ask(socket: &std::path::Path, request: &LiveRestoreRequest) -> Result<LiveRestoreReport, Fail> {
     terrane_valence::control::request_restore(socket, request).map_err(|e| match e {
         terrane_valence::Error::RestoreRefused(_) => Fail::other(e.to_string()),
         e => Fail::other(format!("{e} (is `terrane serve` running on this world?)")),
@@ -232,9 +233,9 @@ fn ask(socket: &std::path::Path, request: &RestoreRequest) -> Result<RestoreRepo
 }
 
 /// The line after "area X,Z (dimension D)" or "box".
-fn said(r: &RestoreReport, target: &Target) -> String {
+fn said(r: &LiveRestoreReport, target: &Target) -> String {
     let (line, resent) = match r {
-        RestoreReport::Area {
+        LiveRestoreReport::Area {
             backup,
             backup_tick,
             objects_before,
@@ -257,7 +258,7 @@ fn said(r: &RestoreReport, target: &Target) -> String {
             ),
             *columns_resent,
         ),
-        RestoreReport::Box {
+        LiveRestoreReport::Box {
             backup,
             backup_tick,
             chunks,

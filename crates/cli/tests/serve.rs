@@ -444,11 +444,11 @@ fn a_player_kept_under_valences_old_id_comes_back_and_moves_to_the_games() {
 }
 
 /// A world whose chest and sign hold block entities where an import of a Java world keeps
-/// them (the block-entity component of their cells, `terrane::anvil::convert`): a chest
+/// them (the block-entity component of their cells, `terrane::anvil::mapping`): a chest
 /// of a 1.20.4 world (`Count` and `tag`: a named, enchanted sword and 7 emeralds) and a sign
 /// of 1.20 and later (`front_text`).
 fn world_with_block_entities(dir: &Path) {
-    use terrane::anvil::convert::block_entity_component;
+    use terrane::anvil::mapping::block_entity_component;
     use terrane::nbt::{Compound, Tag};
     let mut schema = Schema::new();
     let be = block_entity_component(&mut schema).unwrap();
@@ -589,7 +589,7 @@ fn block_entity(world: &World, p: [i64; 3]) -> terrane::nbt::Compound {
     let be = world
         .schema()
         .components()
-        .find(terrane::anvil::convert::BLOCK_ENTITY_COMPONENT)
+        .find(terrane::anvil::mapping::BLOCK_ENTITY_COMPONENT)
         .map(terrane::chunk::ComponentId::variable)
         .expect("the block-entity component");
     let pos = ChunkPos::new(p[0].div_euclid(16), p[1].div_euclid(16), p[2].div_euclid(16));

@@ -13,7 +13,7 @@
 //! - a [`Batch`] is one `WriteBatch` across column families (atomic), synced batches set
 //!   `WriteOptions::sync`;
 //! - snapshots are RocksDB snapshots, scans are RocksDB iterators (an implicit snapshot);
-//! - [`RocksStore::backup`] makes an online, consistent copy through a checkpoint (hard links
+//! - [`RocksStore::checkpoint`] makes an online, consistent copy through a checkpoint (hard links
 //!   where possible);
 //! - [`RocksOptions`] is the typed options builder, with documented defaults;
 //! - one writer at a time: the store's directory carries terrane's advisory lock
@@ -44,7 +44,7 @@
 //!     .put(tables::ENTITY, vec![2; 16], 1, b"zombie".to_vec());
 //! db.write(&save.synced())?;
 //! assert_eq!(db.get(tables::ENTITY, &[2; 16])?.unwrap().data, b"zombie");
-//! db.backup(dir.path().join("backup"))?;
+//! db.checkpoint(dir.path().join("copy"))?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -75,7 +75,7 @@
 //!   write-ahead log (a crash while it was written, never acknowledged as synced) is dropped,
 //!   and damage before the tail is an error at open.
 //! - Readers do not run beside a writer: a live backup of a world in use is made by the
-//!   process that has it open ([`RocksStore::backup`]).
+//!   process that has it open ([`RocksStore::checkpoint`]).
 //! - Values over 1 GiB are refused ([`Error::ValueTooLarge`]).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -144,12 +144,19 @@ impl RocksStore {
     /// A read-only store is copied file by file instead (a checkpoint of RocksDB's read-only
     /// mode would miss what only its write-ahead log holds): the shared lock keeps writers
     /// away, so the files do not change while they are copied.
-    pub fn backup(&self, dir: impl AsRef<Path>) -> Result<()> {
+    pub fn checkpoint(&self, dir: impl AsRef<Path>) -> Result<()> {
         if self.read_only {
             return backup::copy_files(&self.path, dir.as_ref());
         }
         let cp = Checkpoint::new(&self.db).map_err(rocks_err)?;
         cp.create_checkpoint(dir.as_ref()).map_err(rocks_err)
+    }
+
+    /// The former name of [`checkpoint`](Self::checkpoint) (a backup in terrane is a
+    /// `terrane-backup` repository's).
+    #[deprecated(since = "0.1.1", note = "renamed `checkpoint`")]
+    pub fn backup(&self, dir: impl AsRef<Path>) -> Result<()> {
+        self.checkpoint(dir)
     }
 
     /// The directory of the store.

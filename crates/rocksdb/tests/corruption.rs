@@ -262,14 +262,14 @@ fn backup_is_a_consistent_openable_copy() {
         RocksStore::open_with(tmp.path().join("db"), &StoreConfig::new("b"), &options()).unwrap();
     s.put(tables::CHUNK_L0, b"a", 1, &[1; 5000]).unwrap();
     s.put(tables::CHUNK_L2, b"big", 1, &vec![7; 2 << 20]).unwrap();
-    s.backup(tmp.path().join("backup")).unwrap();
+    s.checkpoint(tmp.path().join("backup")).unwrap();
     s.put(tables::CHUNK_L0, b"a", 2, b"after the backup").unwrap();
     let b =
         RocksStore::open(tmp.path().join("backup"), &StoreConfig::new("b").mode(OpenMode::Open))
             .unwrap();
     assert_eq!(b.get(tables::CHUNK_L0, b"a").unwrap(), Some(Object::new(1, vec![1; 5000])));
     assert_eq!(b.get(tables::CHUNK_L2, b"big").unwrap().unwrap().data.len(), 2 << 20);
-    assert!(s.backup(tmp.path().join("backup")).is_err(), "backup over an existing directory");
+    assert!(s.checkpoint(tmp.path().join("backup")).is_err(), "backup over an existing directory");
     s.compact().unwrap();
     assert_eq!(s.get(tables::CHUNK_L0, b"a").unwrap().unwrap().version, 2);
 }

@@ -1,6 +1,6 @@
 //! Incremental backups of a world of 50,000 chunks while it saves a tick every 50 ms: the
 //! bytes and time of the first and of an incremental backup (1 % of the chunks changed)
-//! beside a full copy (`World::backup`) and `tar` + `zstd` of the world folder; tick-save
+//! beside a full copy (`World::checkpoint`) and `tar` + `zstd` of the world folder; tick-save
 //! latency with and without a backup running, in the same run; and a restored world checked
 //! object for object against a reference copy taken at the same tick.
 //!
@@ -110,7 +110,7 @@ fn run(backend: Backend, target: usize) {
     let first = world.backup_incremental(&repo).unwrap();
     let first_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    world.backup(tmp.path().join("copy")).unwrap();
+    world.checkpoint(tmp.path().join("copy")).unwrap();
     let copy_s = t.elapsed().as_secs_f64();
     let copy_bytes = du(&tmp.path().join("copy"));
     let tar = |name: &str| {
@@ -216,7 +216,7 @@ fn run(backend: Backend, target: usize) {
         mib(first.written_bytes()),
         first.objects
     );
-    println!("| full copy (`World::backup`) | {:.1} MiB | {copy_s:.2} s | |", mib(copy_bytes));
+    println!("| full copy (`World::checkpoint`) | {:.1} MiB | {copy_s:.2} s | |", mib(copy_bytes));
     println!(
         "| tar + zstd -3 of the folder | {:.1} MiB | {tar_s:.2} s | no save running |",
         mib(tar_bytes)

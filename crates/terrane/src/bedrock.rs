@@ -40,9 +40,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 pub use terrane_bedrock as format;
-use terrane_bedrock::convert::{column_to_terrane, first_block_version, terrane_to_column};
 use terrane_bedrock::db::{ReadDb, WriteDb};
 use terrane_bedrock::key::{BedrockColumnPos, DbKey};
+use terrane_bedrock::mapping::{column_to_terrane, first_block_version, terrane_to_column};
 use terrane_bedrock::read::{db_dir, read_db};
 use terrane_bedrock::{BedrockRecord, LevelDat};
 use terrane_chunk::{ChunkView, Uuid};
@@ -302,7 +302,7 @@ fn java_record(world: &World, dim: u64, pos: ColumnPos) -> Result<JavaRecord> {
     let Some(o) = world.store().get(tables::WORLD_PROPERTIES, &key)? else {
         return Ok(JavaRecord::default());
     };
-    Ok(match terrane_anvil::convert::ColumnRecord::decode(&o.data) {
+    Ok(match terrane_anvil::mapping::ColumnRecord::decode(&o.data) {
         Ok(r) => JavaRecord {
             aside: r.extra_block_entities,
             data_version: r.data_version,
@@ -458,7 +458,7 @@ fn record_columns(
     let mut out: Vec<ColumnPos> = regions.records(RECORD_PREFIX, region)?.into_keys().collect();
     if java {
         for (pos, bytes) in regions.records(crate::imported::JAVA_RECORD_PREFIX, region)? {
-            if terrane_anvil::convert::ColumnRecord::decode(&bytes)
+            if terrane_anvil::mapping::ColumnRecord::decode(&bytes)
                 .is_ok_and(|r| !r.orphan_entities.is_empty())
             {
                 out.push(pos);
@@ -546,7 +546,7 @@ impl ColumnWriter<'_> {
         let mut entities = HashMap::new();
         if let (Some(r), false) = (record, translating) {
             for &id in &r.actors {
-                let u = terrane_bedrock::convert::entity_uuid(id);
+                let u = terrane_bedrock::mapping::entity_uuid(id);
                 if let Some(o) = self.world.store().get(tables::ENTITY, &u)? {
                     entities.insert(u, o.data);
                 }
@@ -559,7 +559,7 @@ impl ColumnWriter<'_> {
                     self.written_keys.insert(k.clone());
                 }
                 DbKey::Chunk { tag: terrane_bedrock::key::tag::ENTITY, .. } => {
-                    self.summary.entities += terrane_bedrock::convert::count_compounds(&v).0;
+                    self.summary.entities += terrane_bedrock::mapping::count_compounds(&v).0;
                 }
                 DbKey::Chunk { y: Some(_), .. } => self.summary.sub_chunks += 1,
                 _ => {}

@@ -9,7 +9,7 @@
 //!   each translated column is appended to a spill file of its region beside the
 //!   destination; then each region's spill is written as a region file by terrane-anvil's
 //!   exporter, which reads the spill back one column at a time and writes the region file
-//!   as it goes.
+//!   as it goes. The spill files' format and crash argument: `docs/format/convert-spill.md`.
 //!
 //! Memory therefore does not grow with the number of columns (`docs/BENCHMARKS.md`, "Whole
 //! worlds"). The destination must be missing or an empty folder; the world is written under
@@ -61,14 +61,14 @@ use std::fs;
 use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
-use terrane_anvil::convert::ColumnRecord;
+use terrane_anvil::mapping::ColumnRecord;
 use terrane_anvil::{ExportOptions, ImportOptions, ImportSink, ImportedColumn};
 use terrane_bedrock::block_entity::BlockEntityReport;
-use terrane_bedrock::convert::{column_to_terrane, first_block_version, terrane_to_column};
 use terrane_bedrock::data3d::Data3D;
 use terrane_bedrock::db::{ReadDb, WriteDb};
 use terrane_bedrock::entity::EntityReport;
 use terrane_bedrock::key::BedrockColumnPos;
+use terrane_bedrock::mapping::{column_to_terrane, first_block_version, terrane_to_column};
 use terrane_bedrock::player::LOCAL_PLAYER_KEY;
 
 use crate::convert_players::PLAYER_SERVER_PREFIX;
@@ -155,7 +155,7 @@ fn check_new(dst: &Path) -> Result<()> {
 }
 
 /// The file in a conversion's temporary folder that says which conversion it holds: the
-/// direction, then the source folder (canonical path), one per line.
+/// direction, the source folder (canonical path) and the terrane version, one per line.
 const RESUME_MARKER: &str = ".terrane-convert";
 
 /// Writes through `write` into a temporary folder beside `dst`, then renames it into place;
@@ -172,7 +172,8 @@ fn into_place<T>(
     let name = dst.file_name().ok_or_else(|| Refusal::NoFolderName(dst.into()))?;
     let tmp = dst.with_file_name(format!(".{}.terrane-convert", name.to_string_lossy()));
     let source = fs::canonicalize(src).map_err(io(src))?;
-    let marker = format!("{direction}\n{}\n", source.display());
+    let marker =
+        format!("{direction}\n{}\nterrane {}\n", source.display(), env!("CARGO_PKG_VERSION"));
     let resumed = fs::read_to_string(tmp.join(RESUME_MARKER)).is_ok_and(|m| m == marker);
     if !resumed {
         let _ = fs::remove_dir_all(&tmp);
@@ -604,9 +605,7 @@ pub fn bedrock_to_java_with(
                         })
                         .unwrap_or_default();
                     let path = spill_dir.join(format!("{}.{}.{}", key.0, key.1, key.2));
-                    let mut buf = Vec::new();
-                    buf.extend_from_slice(&raw.pos.x.to_le_bytes());
-                    buf.extend_from_slice(&raw.pos.z.to_le_bytes());
+                    let mut buf = spill_frame_start(raw.pos.x, raw.pos.z);
                     buf.extend_from_slice(&(c.chunks.len() as u32).to_le_bytes());
                     for (y, bytes) in &c.chunks {
                         let mut t = translator.chunk(bytes, &from)?;
@@ -667,6 +666,7 @@ pub fn bedrock_to_java_with(
                         buf.extend_from_slice(&(nbt.len() as u32).to_le_bytes());
                         buf.extend_from_slice(nbt);
                     }
+                    spill_frame_end(&mut buf)?;
                     if translator.schema().blocks().len() != names_written {
                         let names: Vec<&str> = translator.schema().blocks().names().collect();
                         write_whole(&schema_file, (names.join("\n") + "\n").as_bytes())?;
@@ -763,7 +763,9 @@ fn spill_files(spill_dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for e in fs::read_dir(spill_dir).map_err(io(spill_dir))? {
         let p = e.map_err(io(spill_dir))?.path();
-        if p.file_name().is_some_and(|n| n != SPILL_SCHEMA) {
+        // `schema.txt`, and what a kill inside its rewrite left (`write_whole`'s temporary
+        // file), are not spill files.
+        if spill_key(&p).is_some() {
             out.push(p);
         }
     }
@@ -786,7 +788,7 @@ impl Resumed {
             let Some(key) = spill_key(&path) else { continue };
             spilled.insert(key);
             // A crash may have cut the last column short: the file keeps the whole ones.
-            let (columns, whole) = spill_index(&path)?;
+            let (columns, whole) = spill_index(&path, Check::Frames)?;
             let f = fs::OpenOptions::new().write(true).open(&path).map_err(io(&path))?;
             f.set_len(whole).map_err(io(&path))?;
             r.columns.extend(columns.into_iter().map(|(p, _)| (key.0, p.x, p.z)));
@@ -811,123 +813,128 @@ fn spill_key(path: &Path) -> Option<(u64, i32, i32)> {
     it.next().is_none().then_some(key)
 }
 
+/// The bytes in front of a spilled column's body (`docs/format/convert-spill.md`): its
+/// length and CRC-32C, filled in by [`spill_frame_end`], then the column's position.
+const SPILL_FRAME_HEAD: usize = 16;
+
+/// A spilled column's frame, its position written and its length and checksum to come.
+fn spill_frame_start(x: i32, z: i32) -> Vec<u8> {
+    let mut buf = vec![0u8; 8];
+    buf.extend_from_slice(&x.to_le_bytes());
+    buf.extend_from_slice(&z.to_le_bytes());
+    buf
+}
+
+/// Fills in the length and CRC-32C (of everything after them) of the frame in `buf`.
+fn spill_frame_end(buf: &mut [u8]) -> Result<()> {
+    let len = u32::try_from(buf.len() - 8)
+        .map_err(|_| Error::Inconsistent("a spilled column of 4 GiB or more".into()))?;
+    let crc = crc32c::crc32c(&buf[8..]);
+    buf[..4].copy_from_slice(&len.to_le_bytes());
+    buf[4..8].copy_from_slice(&crc.to_le_bytes());
+    Ok(())
+}
+
+/// How much of a spill file [`spill_index`] checks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Check {
+    /// Each frame's length against the file's, reading its head only (the file this run
+    /// wrote; each column's checksum is checked when it is read).
+    Lengths,
+    /// Each frame read whole: its checksum, and its position in the file's region (a file
+    /// an earlier run left, where a crash may have left anything after the last whole frame).
+    Frames,
+}
+
 /// The whole columns of a spill file, each with where it starts, and the length of that
-/// whole part (a crash may have cut the last column short). Reads the headers only.
-fn spill_index(path: &Path) -> Result<(Vec<(ColumnPos, u64)>, u64)> {
+/// whole part: it ends at the first frame that runs past the end of the file or, with
+/// [`Check::Frames`], whose checksum or position is wrong.
+fn spill_index(path: &Path, check: Check) -> Result<(Vec<(ColumnPos, u64)>, u64)> {
+    let region = spill_key(path).map(|(_, rx, rz)| (rx, rz));
     let f = fs::File::open(path).map_err(io(path))?;
     let len = f.metadata().map_err(io(path))?.len();
     let mut r = BufReader::new(f);
-    let (mut at, mut out) = (0u64, Vec::new());
-    loop {
-        let start = at;
-        match next_spilled(&mut r, len, &mut at).map_err(io(path))? {
-            Some(p) => out.push((p, start)),
-            None => return Ok((out, start)),
+    let (mut at, mut out, mut body) = (0u64, Vec::new(), Vec::new());
+    while len - at >= SPILL_FRAME_HEAD as u64 {
+        let mut head = [0u8; SPILL_FRAME_HEAD];
+        r.read_exact(&mut head).map_err(io(path))?;
+        let word = |i: usize| [head[i], head[i + 1], head[i + 2], head[i + 3]];
+        let (size, crc) = (u32::from_le_bytes(word(0)), u32::from_le_bytes(word(4)));
+        let pos = ColumnPos::new(i32::from_le_bytes(word(8)), i32::from_le_bytes(word(12)));
+        // The position, and at least the three counts of a column without chunks.
+        if size < 8 + 12 || at + 8 + u64::from(size) > len {
+            break;
         }
-        if at == len {
-            return Ok((out, at));
+        let rest = u64::from(size) - 8;
+        if check == Check::Frames {
+            body.resize(rest as usize, 0);
+            r.read_exact(&mut body).map_err(io(path))?;
+            let mut c = crc32c::crc32c(&head[8..]);
+            c = crc32c::crc32c_append(c, &body);
+            if c != crc || region != Some((pos.x >> 5, pos.z >> 5)) {
+                break;
+            }
+        } else {
+            r.seek_relative(rest as i64).map_err(io(path))?;
         }
+        out.push((pos, at));
+        at += 8 + u64::from(size);
     }
+    Ok((out, at))
 }
 
-/// The position of the spilled column at `*at` in `r` (a file of `len` bytes), moving past
-/// it; `None` when it is not whole.
-fn next_spilled(
-    r: &mut BufReader<fs::File>,
-    len: u64,
-    at: &mut u64,
-) -> std::io::Result<Option<ColumnPos>> {
-    // Reads `N` bytes, or says the file ends first.
-    fn take<const N: usize>(
-        r: &mut BufReader<fs::File>,
-        len: u64,
-        at: &mut u64,
-    ) -> std::io::Result<Option<[u8; N]>> {
-        if *at + N as u64 > len {
-            return Ok(None);
-        }
-        let mut b = [0u8; N];
-        r.read_exact(&mut b)?;
-        *at += N as u64;
-        Ok(Some(b))
-    }
-    // Moves past `n` bytes, or says the file ends first.
-    fn skip(r: &mut BufReader<fs::File>, len: u64, at: &mut u64, n: u64) -> std::io::Result<bool> {
-        if *at + n > len {
-            return Ok(false);
-        }
-        r.seek_relative(n as i64)?;
-        *at += n;
-        Ok(true)
-    }
-    let Some(head) = take::<12>(r, len, at)? else { return Ok(None) };
-    let x = i32::from_le_bytes([head[0], head[1], head[2], head[3]]);
-    let z = i32::from_le_bytes([head[4], head[5], head[6], head[7]]);
-    let n = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);
-    for _ in 0..n {
-        let Some(chunk) = take::<12>(r, len, at)? else { return Ok(None) };
-        let bytes = u32::from_le_bytes([chunk[8], chunk[9], chunk[10], chunk[11]]);
-        if !skip(r, len, at, u64::from(bytes))? {
-            return Ok(None);
-        }
-    }
-    let Some(record) = take::<4>(r, len, at)? else { return Ok(None) };
-    if !skip(r, len, at, u64::from(u32::from_le_bytes(record)))? {
-        return Ok(None);
-    }
-    let Some(n) = take::<4>(r, len, at)? else { return Ok(None) };
-    for _ in 0..u32::from_le_bytes(n) {
-        let Some(entity) = take::<20>(r, len, at)? else { return Ok(None) };
-        let bytes = u32::from_le_bytes([entity[16], entity[17], entity[18], entity[19]]);
-        if !skip(r, len, at, u64::from(bytes))? {
-            return Ok(None);
-        }
-    }
-    Ok(Some(ColumnPos::new(x, z)))
-}
-
-/// Reads one spilled column from `r`: `x`, `z` (`i32` LE), the chunk count (`u32` LE), then
-/// each chunk's `y` (`i64` LE), length (`u32` LE) and bytes, then the column record's length
-/// (`u32` LE) and bytes, then the entity count (`u32` LE) and each entity's UUID (16 bytes),
-/// length (`u32` LE) and NBT. `None` at the end of the file.
-fn read_spilled_column(r: &mut impl Read, path: &Path) -> Result<Option<ImportedColumn>> {
-    let mut n4 = [0u8; 4];
-    match r.read_exact(&mut n4) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(io(path)(e)),
-    }
-    let x = i32::from_le_bytes(n4);
-    let read4 = |r: &mut dyn Read| -> Result<[u8; 4]> {
-        let mut b = [0u8; 4];
-        r.read_exact(&mut b).map_err(io(path))?;
-        Ok(b)
+/// Reads the spilled column at the reader's position (`docs/format/convert-spill.md`),
+/// checking its checksum: its position, the chunk count (`u32` LE), then each chunk's `y`
+/// (`i64` LE), length (`u32` LE) and bytes, then the column record's length (`u32` LE) and
+/// bytes, then the entity count (`u32` LE) and each entity's UUID (16 bytes), length
+/// (`u32` LE) and NBT.
+fn read_spilled_column(r: &mut impl Read, path: &Path) -> Result<ImportedColumn> {
+    let damaged = |what: &str| {
+        Error::Inconsistent(format!(
+            "{}: a spilled column {what}; run the conversion again",
+            path.display()
+        ))
     };
-    let z = i32::from_le_bytes(read4(r)?);
-    let n = u32::from_le_bytes(read4(r)?);
+    let mut head = [0u8; 8];
+    r.read_exact(&mut head).map_err(io(path))?;
+    let size = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
+    let crc = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+    let mut frame = vec![0u8; size];
+    r.read_exact(&mut frame).map_err(io(path))?;
+    if crc32c::crc32c(&frame) != crc {
+        return Err(damaged("does not match its checksum"));
+    }
+    let mut b: &[u8] = &frame;
+    let mut take = |n: usize| -> Result<&[u8]> {
+        if b.len() < n {
+            return Err(damaged("ends early"));
+        }
+        let (h, t) = b.split_at(n);
+        b = t;
+        Ok(h)
+    };
+    fn word(b: &[u8]) -> u32 {
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+    let x = word(take(4)?) as i32;
+    let z = word(take(4)?) as i32;
+    let n = word(take(4)?);
     let mut chunks = Vec::with_capacity(n.min(64) as usize);
     for _ in 0..n {
-        let mut y = [0u8; 8];
-        r.read_exact(&mut y).map_err(io(path))?;
-        let len = u32::from_le_bytes(read4(r)?) as usize;
-        let mut bytes = vec![0u8; len];
-        r.read_exact(&mut bytes).map_err(io(path))?;
-        chunks.push((i64::from_le_bytes(y), bytes));
+        let y = i64::from_le_bytes(take(8)?.try_into().unwrap_or_default());
+        let len = word(take(4)?) as usize;
+        chunks.push((y, take(len)?.to_vec()));
     }
-    let len = u32::from_le_bytes(read4(r)?) as usize;
-    let mut record = vec![0u8; len];
-    r.read_exact(&mut record).map_err(io(path))?;
-    let n = u32::from_le_bytes(read4(r)?);
+    let len = word(take(4)?) as usize;
+    let record = take(len)?.to_vec();
+    let n = word(take(4)?);
     let mut entities = Vec::with_capacity(n.min(256) as usize);
     for _ in 0..n {
-        let mut uuid = [0u8; 16];
-        r.read_exact(&mut uuid).map_err(io(path))?;
-        let len = u32::from_le_bytes(read4(r)?) as usize;
-        let mut bytes = vec![0u8; len];
-        r.read_exact(&mut bytes).map_err(io(path))?;
-        entities.push((uuid, bytes));
+        let uuid: [u8; 16] = take(16)?.try_into().unwrap_or_default();
+        let len = word(take(4)?) as usize;
+        entities.push((uuid, take(len)?.to_vec()));
     }
-    Ok(Some(ImportedColumn { pos: ColumnPos::new(x, z), chunks, entities, record }))
+    Ok(ImportedColumn { pos: ColumnPos::new(x, z), chunks, entities, record })
 }
 
 /// One region's spill file as terrane-anvil's export source: each column read from the file
@@ -943,7 +950,7 @@ struct SpillSource {
 impl SpillSource {
     fn open(path: &Path, schema: Schema) -> Result<SpillSource> {
         let file = fs::File::open(path).map_err(io(path))?;
-        let offsets = spill_index(path)?.0.into_iter().collect();
+        let offsets = spill_index(path, Check::Lengths)?.0.into_iter().collect();
         Ok(SpillSource { path: path.to_path_buf(), file, schema, offsets })
     }
 }
@@ -961,6 +968,75 @@ impl terrane_anvil::ExportSource for SpillSource {
         let Some(&at) = self.offsets.get(&pos) else { return Ok(None) };
         let mut f = &self.file;
         f.seek(SeekFrom::Start(at)).map_err(io(&self.path))?;
-        read_spilled_column(&mut BufReader::new(f), &self.path)
+        read_spilled_column(&mut BufReader::new(f), &self.path).map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spilled column's frame at (`x`, `z`) without chunks or entities.
+    fn frame(x: i32, z: i32, record: &[u8]) -> Vec<u8> {
+        let mut buf = spill_frame_start(x, z);
+        buf.extend_from_slice(&0u32.to_le_bytes());
+        buf.extend_from_slice(&(record.len() as u32).to_le_bytes());
+        buf.extend_from_slice(record);
+        buf.extend_from_slice(&0u32.to_le_bytes());
+        spill_frame_end(&mut buf).unwrap();
+        buf
+    }
+
+    /// A spill file of region (1, -1) holding `frames`, indexed both ways.
+    fn index(frames: &[&[u8]]) -> [(Vec<i32>, u64); 2] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("0.1.-1");
+        fs::write(&path, frames.concat()).unwrap();
+        [Check::Lengths, Check::Frames].map(|c| {
+            let (cols, whole) = spill_index(&path, c).unwrap();
+            (cols.iter().map(|(p, _)| p.x).collect(), whole)
+        })
+    }
+
+    #[test]
+    fn a_spill_file_is_whole_up_to_the_first_frame_that_is_cut_damaged_or_astray() {
+        let a = frame(32, -1, b"one");
+        let b = frame(33, -2, b"two");
+        let ab = (a.len() + b.len()) as u64;
+        // Whole frames.
+        assert_eq!(index(&[&a, &b]), [(vec![32, 33], ab), (vec![32, 33], ab)]);
+        // A frame cut short (a kill inside the append).
+        let cut = &b[..b.len() - 1];
+        assert_eq!(index(&[&a, cut]), [(vec![32], a.len() as u64), (vec![32], a.len() as u64)]);
+        // A damaged byte: only the checked index sees it (and reading the column refuses it).
+        let mut bad = b.clone();
+        *bad.last_mut().unwrap() ^= 1;
+        assert_eq!(index(&[&a, &bad])[1], (vec![32], a.len() as u64));
+        let err = read_spilled_column(&mut &bad[..], Path::new("0.1.-1")).unwrap_err();
+        assert!(err.to_string().contains("checksum"), "{err}");
+        // A column of another region (x 64 is region 2).
+        let stray = frame(64, -1, b"three");
+        assert_eq!(index(&[&a, &stray, &b])[1], (vec![32], a.len() as u64));
+        // Zeros where a power loss left a length and nothing written.
+        let zeros = [0u8; 64];
+        assert_eq!(index(&[&a, &zeros]), [(vec![32], a.len() as u64), (vec![32], a.len() as u64)]);
+        // What is read is what was framed.
+        let col = read_spilled_column(&mut &b[..], Path::new("0.1.-1")).unwrap();
+        assert_eq!((col.pos, col.record), (ColumnPos::new(33, -2), b"two".to_vec()));
+    }
+
+    #[test]
+    fn only_names_of_a_region_are_spill_files() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in ["0.1.-1", "2.-3.4", SPILL_SCHEMA, "schema.txt.terrane-tmp", "0.1"] {
+            fs::write(dir.path().join(n), b"").unwrap();
+        }
+        let mut names: Vec<String> = spill_files(dir.path())
+            .unwrap()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["0.1.-1", "2.-3.4"]);
     }
 }

@@ -4,7 +4,7 @@
 //! `BlockEntity` record into Java compounds for the column record. Used by `convert` and by
 //! a Bedrock export of a Java-state world.
 
-use terrane_anvil::convert::BLOCK_ENTITY_COMPONENT;
+use terrane_anvil::mapping::BLOCK_ENTITY_COMPONENT;
 use terrane_bedrock::block_entity::{self, BlockEntityReport};
 use terrane_bedrock::translate::table;
 use terrane_chunk::{Chunk, ChunkView, Schema};

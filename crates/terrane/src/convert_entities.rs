@@ -4,7 +4,7 @@
 //! Java compounds for the column's entity chunk. Used by `convert` and by a Bedrock export
 //! of a Java-state world.
 
-use terrane_anvil::convert::ints_uuid;
+use terrane_anvil::mapping::ints_uuid;
 use terrane_bedrock::entity::{self, EntityReport};
 use terrane_bedrock::key::{BedrockColumnPos, actor_key};
 use terrane_nbt::{Reader, Tag, Writer};

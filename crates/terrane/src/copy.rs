@@ -99,7 +99,7 @@ impl World {
     /// An online, consistent copy of the world into `dest` (which must not exist or be
     /// empty), openable with [`World::open`]: a RocksDB checkpoint (hard links where
     /// possible), or for the block file a copy of a store snapshot into a new file.
-    pub fn backup(&self, dest: impl AsRef<Path>) -> Result<()> {
+    pub fn checkpoint(&self, dest: impl AsRef<Path>) -> Result<()> {
         let dest = dest.as_ref();
         if self.backend == Backend::Memory {
             return Err(Error::BackupInMemory);
@@ -114,7 +114,7 @@ impl World {
             fs::create_dir_all(dest).map_err(io(dest))?;
             match &self.handle {
                 #[cfg(feature = "rocksdb")]
-                Handle::Rocks(r) => r.backup(dest.join("db"))?,
+                Handle::Rocks(r) => r.checkpoint(dest.join("db"))?,
                 #[cfg(feature = "blockfile")]
                 Handle::Block(_) => {
                     let target = terrane_blockfile::BlockFile::open(
@@ -137,6 +137,13 @@ impl World {
             world_dir::discard(dest, existed);
         }
         result
+    }
+
+    /// The former name of [`checkpoint`](Self::checkpoint) (a backup in terrane is a
+    /// `terrane-backup` repository's: [`World::backup_incremental`]).
+    #[deprecated(since = "0.1.1", note = "renamed `checkpoint`")]
+    pub fn backup(&self, dest: impl AsRef<Path>) -> Result<()> {
+        self.checkpoint(dest)
     }
 }
 

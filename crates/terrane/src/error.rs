@@ -119,7 +119,7 @@ pub enum Error {
         .0.display()
     )]
     OpenInMemory(PathBuf),
-    /// [`World::backup`](crate::World::backup) of an in-memory world.
+    /// [`World::checkpoint`](crate::World::checkpoint) of an in-memory world.
     #[error(
         "an in-memory world has nothing on disk to back up: copy it into a world on disk \
          instead (terrane::copy::copy_world)"

@@ -49,7 +49,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use terrane_anvil::convert::ColumnRecord;
+use terrane_anvil::mapping::ColumnRecord;
 use terrane_anvil::region::Compression;
 use terrane_anvil::{
     ExportOptions, ExportSource, ExportSummary, ImportOptions, ImportSink, ImportSummary,
@@ -110,7 +110,7 @@ pub(crate) fn put_data_version(world: &World, v: i32, save: &mut TickSave) -> Re
 }
 
 /// DataVersion written for columns that never came from Minecraft (1.21.1).
-pub const NATIVE_DATA_VERSION: i32 = terrane_anvil::convert::DATA_VERSION_1_21_1;
+pub const NATIVE_DATA_VERSION: i32 = terrane_anvil::mapping::DATA_VERSION_1_21_1;
 
 /// The key of a column's record: [`RECORD_PREFIX`], then for dimensions other than 0 the
 /// dimension (`u64` big-endian), then the 2D Morton key of the column (16 bytes, keys.md).

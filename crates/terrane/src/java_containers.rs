@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use terrane_anvil::convert::BLOCK_ENTITY_COMPONENT;
+use terrane_anvil::mapping::BLOCK_ENTITY_COMPONENT;
 use terrane_chunk::{Chunk, ComponentId, Schema};
 use terrane_nbt::{Compound, Tag};
 use terrane_section::{ColumnPos, cell_index};

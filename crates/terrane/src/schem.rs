@@ -1,11 +1,11 @@
 //! Sponge schematic block entities in and out of terrane chunks.
 //!
 //! terrane keeps a Minecraft block entity the way terrane-anvil's importer does (see
-//! [`anvil::convert`](terrane_anvil::convert)): as the value of the variable-size component
+//! [`anvil::mapping`](terrane_anvil::mapping)): as the value of the variable-size component
 //! [`BLOCK_ENTITY_COMPONENT`] at the block entity's cell (layer 0), holding the block entity's
 //! NBT compound (`id` and its data) without `x`/`y`/`z`. A cell can hold that value only when
 //! its block carries the component, which block states get when they are first registered
-//! ([`is_block_entity_block`](terrane_anvil::convert::is_block_entity_block) names). The
+//! ([`is_block_entity_block`](terrane_anvil::mapping::is_block_entity_block) names). The
 //! registries only grow: a state registered earlier without the component never gets it, and
 //! a block entity at such a cell cannot be stored (it is reported, see [`Skipped`]).
 //!
@@ -45,7 +45,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use terrane_anvil::convert::{BLOCK_ENTITY_COMPONENT, block_entity_component, block_id};
+use terrane_anvil::mapping::{BLOCK_ENTITY_COMPONENT, block_entity_component, block_id};
 use terrane_chunk::{ComponentId, Schema};
 use terrane_section::{BlockPos, cell_coords};
 use terrane_snapshot::nbt::{self, Compound, Tag};
@@ -267,7 +267,7 @@ pub fn write_schematic(
 /// ([`block_id`]): by their canonical form
 /// ([`block_state::canonical`](terrane_chunk::block_state::canonical)), so that two spellings
 /// of one state are one entry; the [`BLOCK_ENTITY_COMPONENT`] is registered when missing, and
-/// new states of [`is_block_entity_block`](terrane_anvil::convert::is_block_entity_block)
+/// new states of [`is_block_entity_block`](terrane_anvil::mapping::is_block_entity_block)
 /// names carry it. Known states are left as they are (registries only grow). Returns the
 /// component's id.
 pub fn register_states<'a>(

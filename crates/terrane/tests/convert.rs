@@ -201,7 +201,7 @@ fn damaged_regions_are_named_and_the_rest_converted() {
 /// biome names.
 fn java_biomes(dir: &Path, java: &Path) -> BTreeMap<(u64, terrane::ColumnPos, i64), Vec<String>> {
     use terrane::anvil::biomes::SectionBiomes;
-    use terrane::anvil::convert::ColumnRecord;
+    use terrane::anvil::mapping::ColumnRecord;
     use terrane::nbt::Tag;
     let mut w = World::builder().backend(Backend::Memory).create(dir).unwrap();
     terrane::java::import_java_world(&mut w, java, &mut |_, _| {}).unwrap();
@@ -836,7 +836,7 @@ fn biomes_of_worlds_before_1_18_are_read_by_number() {
 /// Bedrock export: its column is written for them.
 #[test]
 fn a_java_column_with_entities_and_no_chunk_keeps_them_in_bedrock() {
-    use terrane::anvil::convert::ColumnRecord;
+    use terrane::anvil::mapping::ColumnRecord;
     use terrane::nbt::{Compound, Tag};
     let dir = tempfile::tempdir().unwrap();
     let mut w = World::builder().backend(Backend::Memory).create(dir.path().join("w")).unwrap();
@@ -1198,4 +1198,57 @@ fn every_player_goes_to_bedrock_and_back_under_the_same_id() {
     let again = dir.path().join("again");
     convert::java_to_bedrock(&back_dir, &again, &mut |_| {}).unwrap();
     assert_eq!(server_players(&again).keys().collect::<Vec<_>>(), [alex, "xbox:2535416"]);
+}
+
+/// The blocks of a Java world folder, imported.
+fn import_java(dir: &Path, java: &Path) -> Named {
+    let mut w = World::builder().backend(Backend::Memory).create(dir).unwrap();
+    terrane::java::import_java_world(&mut w, java, &mut |_, _| {}).unwrap();
+    named(&w)
+}
+
+/// A Bedrock → Java run stopped half-way (a panic stands for the kill: nothing is cleaned up)
+/// leaves spill files; what a crash can leave besides is added to them (the temporary file of
+/// a `schema.txt` rewrite, a column with a damaged byte, a tail of zeros); the next run keeps
+/// the whole columns, redoes the rest and ends with the world of a run never stopped
+/// (`docs/format/convert-spill.md`).
+#[test]
+fn a_stopped_conversion_to_java_resumes_past_what_a_crash_leaves_in_its_spill_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole");
+    convert::bedrock_to_java(&bedrock_world(), &whole, &mut |_| {}).unwrap();
+
+    let java = dir.path().join("java");
+    let stopped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        convert::bedrock_to_java(&bedrock_world(), &java, &mut |p| {
+            assert!(p.columns_done < 20, "stopped");
+        })
+    }));
+    assert!(stopped.is_err());
+    let spill = dir.path().join(".java.terrane-convert/.spill");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&spill)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap() != "schema.txt")
+        .collect();
+    files.sort_by_key(|p| std::cmp::Reverse(std::fs::metadata(p).unwrap().len()));
+    assert!(!files.is_empty(), "{spill:?} holds spill files");
+    std::fs::write(spill.join("schema.txt.terrane-tmp"), b"minecraft:air\nminecraft:st").unwrap();
+    // The largest spill file: its last column's last byte flipped, then a tail of zeros (a
+    // power loss can leave one where the length said more was written).
+    let f = &files[0];
+    let mut bytes = std::fs::read(f).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    bytes.extend_from_slice(&[0u8; 4096]);
+    std::fs::write(f, &bytes).unwrap();
+
+    let s = convert::bedrock_to_java(&bedrock_world(), &java, &mut |_| {}).unwrap();
+    assert!(s.columns_resumed > 0, "the whole spilled columns are kept");
+    assert!(s.columns > 0, "the damaged column and the rest are converted again");
+    assert!(!dir.path().join(".java.terrane-convert").exists());
+    let a = import_java(&dir.path().join("a"), &whole);
+    let b = import_java(&dir.path().join("b"), &java);
+    assert_eq!(a.len(), b.len());
+    assert!(a == b, "the resumed world's blocks are the uninterrupted world's");
 }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use terrane::anvil::convert::{BLOCK_ENTITY_COMPONENT, block_entity_component};
+use terrane::anvil::mapping::{BLOCK_ENTITY_COMPONENT, block_entity_component};
 use terrane::chunk::ComponentId;
 use terrane::chunk::block_state::canonical;
 use terrane::{

@@ -108,7 +108,7 @@ fn a_changed_chest_of_an_old_world_goes_out_with_count_and_tag() {
 /// `count`, and an item the chest held in the same slot keeps its imported components.
 #[test]
 fn a_changed_chest_of_a_new_world_keeps_the_components_it_came_with() {
-    use terrane::anvil::convert::block_entity_component;
+    use terrane::anvil::mapping::block_entity_component;
     use terrane::{Chunk, ChunkPos, ColumnPos, Schema};
     let tmp = tempfile::tempdir().unwrap();
     let mut schema = Schema::new();
@@ -163,7 +163,7 @@ fn a_changed_chest_of_a_new_world_keeps_the_components_it_came_with() {
 /// column's item format; a record whose cell holds no container (it was broken) does not.
 #[test]
 fn a_container_placed_in_the_game_goes_out_as_a_new_block_entity() {
-    use terrane::anvil::convert::block_entity_component;
+    use terrane::anvil::mapping::block_entity_component;
     use terrane::{Chunk, ChunkPos, ColumnPos, Schema};
     let tmp = tempfile::tempdir().unwrap();
     let mut schema = Schema::new();

@@ -59,7 +59,7 @@ fn read_only_opens_write_nothing_and_share_the_world() {
             a.verify().unwrap();
             assert!(a.get_chunk(ChunkPos::new(3, 0, -3)).unwrap().is_some());
             let backup = tmp.path().join("backup");
-            a.backup(&backup).unwrap();
+            a.checkpoint(&backup).unwrap();
             let copy = World::open_read_only(&backup).unwrap();
             copy.verify().unwrap();
             assert_eq!(copy.info().unwrap().levels, a.info().unwrap().levels, "{backend}");

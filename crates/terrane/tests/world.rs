@@ -62,14 +62,14 @@ fn backup_opens_as_a_world() {
         let mut save = TickSave::new();
         save.put_chunk(0, ChunkPos::new(5, -1, 2), c.encode(w.schema()));
         w.save_tick(3, save).unwrap();
-        w.backup(dir.path().join("b")).unwrap();
+        w.checkpoint(dir.path().join("b")).unwrap();
         // The source keeps going; the backup is the state at the time.
         w.save_tick(4, TickSave::new()).unwrap();
         let b = World::open(dir.path().join("b")).unwrap();
         assert_eq!(b.tick(), 3);
         assert_eq!(b.get_chunk(ChunkPos::new(5, -1, 2)).unwrap(), Some(c));
         // A backup into a non-empty directory is refused.
-        assert!(matches!(w.backup(dir.path().join("b")), Err(Error::AlreadyExists(_))));
+        assert!(matches!(w.checkpoint(dir.path().join("b")), Err(Error::AlreadyExists(_))));
     }
 }
 

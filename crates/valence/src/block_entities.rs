@@ -1,4 +1,4 @@
-//! Block entities a Java world's import kept on their cells (`terrane::anvil::convert`'s
+//! Block entities a Java world's import kept on their cells (`terrane::anvil::mapping`'s
 //! block-entity component), as the served game uses them: a container's `Items` fill its
 //! inventory the first time it opens (until the game keeps a record of its own), and the
 //! data a client draws (sign text, banner patterns, heads' owners) goes out with the column.

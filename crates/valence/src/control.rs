@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::restores::{RestoreHandle, RestoreReport, RestoreRequest};
+use crate::restores::{LiveRestoreHandle, LiveRestoreReport, LiveRestoreRequest};
 use crate::{Error, Result};
 
 /// The control socket's file in a world's folder.
@@ -26,8 +26,8 @@ pub const SOCKET_NAME: &str = "serve.sock";
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum Answer {
-    /// Restored.
-    Ok(RestoreReport),
+    /// LiveRestored.
+    Ok(LiveRestoreReport),
     /// Refused: the world is unchanged.
     Error(String),
     /// The server failed during the restore and stops.
@@ -53,7 +53,7 @@ const POLL: Duration = Duration::from_millis(50);
 /// five minutes), [`Error::RestoreRefused`] when it restored nothing (the message says why),
 /// [`Error::ServerFailed`] when it failed during the restore, [`Error::ServerGone`] when it
 /// stopped first.
-pub fn request_restore(socket: &Path, request: &RestoreRequest) -> Result<RestoreReport> {
+pub fn request_restore(socket: &Path, request: &LiveRestoreRequest) -> Result<LiveRestoreReport> {
     let io = |source| Error::Control { path: socket.to_path_buf(), source };
     let protocol = |why: String| Error::Protocol { path: socket.to_path_buf(), why };
     let mut stream = UnixStream::connect(socket).map_err(io)?;
@@ -85,7 +85,7 @@ pub(crate) struct Listener {
 impl Listener {
     /// Listens on `path` (a socket file left by a server that was killed is replaced; any
     /// other file there is refused), handing each request to `handle`.
-    pub(crate) fn bind(path: &Path, handle: RestoreHandle) -> Result<Listener> {
+    pub(crate) fn bind(path: &Path, handle: LiveRestoreHandle) -> Result<Listener> {
         let io = |source| Error::Control { path: path.to_path_buf(), source };
         match std::fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_socket() => {
@@ -130,7 +130,7 @@ impl Listener {
     }
 }
 
-fn accept(listener: &UnixListener, handle: &RestoreHandle, stop: &AtomicBool) {
+fn accept(listener: &UnixListener, handle: &LiveRestoreHandle, stop: &AtomicBool) {
     while !stop.load(Ordering::Relaxed) {
         match listener.accept() {
             Ok((stream, _)) => {
@@ -179,14 +179,14 @@ fn read_request(mut stream: &UnixStream) -> std::io::Result<Vec<u8>> {
 
 /// Decodes a request line (untrusted bytes from another process): the request, or why it is
 /// not one.
-fn decode_request(line: &[u8]) -> std::result::Result<RestoreRequest, String> {
+fn decode_request(line: &[u8]) -> std::result::Result<LiveRestoreRequest, String> {
     serde_json::from_slice(line)
         .map_err(|e| format!("not a request of this server's protocol (control-socket.md): {e}"))
 }
 
 /// Reads one request from `stream`, has the server carry it out, writes the answer (none
 /// when the server stopped first: the connection closes).
-fn answer(stream: UnixStream, handle: &RestoreHandle) -> std::io::Result<()> {
+fn answer(stream: UnixStream, handle: &LiveRestoreHandle) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
     let line = read_request(&stream)?;
     let answer = match decode_request(&line) {
@@ -249,8 +249,13 @@ mod tests {
     /// request or an error, never a panic; the request itself round-trips.
     #[test]
     fn requests_decode_or_are_refused() {
-        let request =
-            RestoreRequest::Area { repo: "/srv/backups".into(), at: Some(12), dim: 0, x: 0, z: -1 };
+        let request = LiveRestoreRequest::Area {
+            repo: "/srv/backups".into(),
+            at: Some(12),
+            dim: 0,
+            x: 0,
+            z: -1,
+        };
         let line = serde_json::to_vec(&request).unwrap();
         assert_eq!(decode_request(&line).unwrap(), request);
         assert_eq!(
@@ -258,7 +263,7 @@ mod tests {
                 br#"{"restore":"box","repo":"/r","at":null,"from":[0,1,2],"to":[3,4,5]}"#
             )
             .unwrap(),
-            RestoreRequest::Box { repo: "/r".into(), at: None, from: [0, 1, 2], to: [3, 4, 5] }
+            LiveRestoreRequest::Box { repo: "/r".into(), at: None, from: [0, 1, 2], to: [3, 4, 5] }
         );
         for i in 0..line.len() {
             let _ = decode_request(&line[..i]);

@@ -53,7 +53,7 @@
 //!   world opened with `saves_in_flight`, once the save landed while later ticks ran:
 //!   [`TerraneWorld::take_landed`]): an item moved between a chest and a player is in
 //!   exactly one of them after any crash;
-//! - restores an area or a box from a backup ([`RestoreRequest`], through
+//! - restores an area or a box from a backup ([`LiveRestoreRequest`], through
 //!   [`TerranePlugin::restore_handle`] or the [`control`] socket) between two ticks: it saves
 //!   first, unloads the loaded columns of the areas written, has the world restore them
 //!   ([`TerraneWorld::restore`]) and sends them again to the players viewing them;
@@ -154,7 +154,23 @@ pub use edits::SetBlock;
 pub use error::{Error, Result};
 pub use hotbar::{HotbarSlots, SelectedSlot};
 pub use plugin::{Saved, Settings, TerraneLayer, TerranePlugin, TerraneSet};
-pub use restores::{MAX_BOX_CHUNKS, RestoreHandle, RestoreReport, RestoreRequest, Restored};
+pub use restores::{
+    LiveRestoreHandle, LiveRestoreReport, LiveRestoreRequest, LiveRestored, MAX_BOX_CHUNKS,
+};
+
+/// The former name of [`LiveRestoreRequest`] (`terrane_backup::RestoreReport` is a whole
+/// store's restore; these restore part of a world a server is playing).
+#[deprecated(since = "0.1.1", note = "renamed `LiveRestoreRequest`")]
+pub type RestoreRequest = LiveRestoreRequest;
+/// The former name of [`LiveRestoreReport`].
+#[deprecated(since = "0.1.1", note = "renamed `LiveRestoreReport`")]
+pub type RestoreReport = LiveRestoreReport;
+/// The former name of [`LiveRestoreHandle`].
+#[deprecated(since = "0.1.1", note = "renamed `LiveRestoreHandle`")]
+pub type RestoreHandle = LiveRestoreHandle;
+/// The former name of [`LiveRestored`].
+#[deprecated(since = "0.1.1", note = "renamed `LiveRestored`")]
+pub type Restored = LiveRestored;
 pub use server::{ServerBuilder, ServerEvent, Status};
 pub use world::{Applied, SaveParts, TerraneWorld};
 

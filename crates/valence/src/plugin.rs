@@ -9,7 +9,7 @@ use valence::prelude::*;
 use crate::containers::{self, Containers};
 use crate::edits::{self, SetBlock};
 use crate::players;
-use crate::restores::{self, RestoreHandle, RestoreQueue};
+use crate::restores::{self, LiveRestoreHandle, LiveRestoreJobs};
 use crate::world::{SaveParts, TerraneWorld};
 
 /// The plugin's settings, with their defaults.
@@ -91,8 +91,8 @@ pub struct TerraneSet;
 /// [`Saved`].
 pub struct TerranePlugin {
     world: Mutex<Option<TerraneWorld>>,
-    restores: Mutex<Option<RestoreQueue>>,
-    handle: RestoreHandle,
+    restores: Mutex<Option<LiveRestoreJobs>>,
+    handle: LiveRestoreHandle,
     settings: Settings,
 }
 
@@ -104,9 +104,9 @@ impl TerranePlugin {
     }
 
     /// A handle that asks the running server to restore an area or a box from a backup
-    /// ([`RestoreHandle::restore`]); it does so between two ticks, after the tick's save,
+    /// ([`LiveRestoreHandle::restore`]); it does so between two ticks, after the tick's save,
     /// and sends the restored columns again to the players viewing them.
-    pub fn restore_handle(&self) -> RestoreHandle {
+    pub fn restore_handle(&self) -> LiveRestoreHandle {
         self.handle.clone()
     }
 }

@@ -2,7 +2,7 @@
 //! a backup between two ticks, and the players viewing it are sent its columns again.
 //!
 //! A running server holds its world's only writer, so a restore into a served world is the
-//! server's own work: a [`RestoreRequest`] reaches it through a [`RestoreHandle`] (or the
+//! server's own work: a [`LiveRestoreRequest`] reaches it through a [`LiveRestoreHandle`] (or the
 //! control socket, [`crate::control`]), and [`TerraneWorld::restore`] carries it out between
 //! two ticks.
 
@@ -28,7 +28,7 @@ use crate::{Error, Result};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "restore", rename_all = "snake_case")]
 #[non_exhaustive]
-pub enum RestoreRequest {
+pub enum LiveRestoreRequest {
     /// One area (256 × 256 blocks, every height) of dimension `dim`, as
     /// [`World::restore_area`](terrane::World::restore_area) restores it: its chunks,
     /// entities and containers' records, in one atomic batch.
@@ -59,23 +59,23 @@ pub enum RestoreRequest {
     },
 }
 
-impl RestoreRequest {
+impl LiveRestoreRequest {
     fn repo(&self) -> &PathBuf {
         match self {
-            RestoreRequest::Area { repo, .. } | RestoreRequest::Box { repo, .. } => repo,
+            LiveRestoreRequest::Area { repo, .. } | LiveRestoreRequest::Box { repo, .. } => repo,
         }
     }
 
     fn at(&self) -> Option<u64> {
         match self {
-            RestoreRequest::Area { at, .. } | RestoreRequest::Box { at, .. } => *at,
+            LiveRestoreRequest::Area { at, .. } | LiveRestoreRequest::Box { at, .. } => *at,
         }
     }
 
     /// Why the server refuses the request before touching anything: a box beyond the
     /// served height (y −64..319) or of more than [`MAX_BOX_CHUNKS`] chunks.
     fn refusal(&self) -> Option<Refusal> {
-        let RestoreRequest::Box { from, to, .. } = self else { return None };
+        let LiveRestoreRequest::Box { from, to, .. } = self else { return None };
         let b = bbox(*from, *to);
         let (lo, hi) = (i64::from(MIN_Y), i64::from(MIN_Y) + i64::from(HEIGHT) - 1);
         if b.min().y < lo || b.max().y > hi {
@@ -93,9 +93,9 @@ impl RestoreRequest {
     /// The Overworld areas the restore writes into (none for another dimension).
     fn areas(&self) -> BTreeSet<AreaId> {
         match self {
-            RestoreRequest::Area { dim: 0, x, z, .. } => BTreeSet::from([AreaId::new(*x, *z)]),
-            RestoreRequest::Area { .. } => BTreeSet::new(),
-            RestoreRequest::Box { from, to, .. } => {
+            LiveRestoreRequest::Area { dim: 0, x, z, .. } => BTreeSet::from([AreaId::new(*x, *z)]),
+            LiveRestoreRequest::Area { .. } => BTreeSet::new(),
+            LiveRestoreRequest::Box { from, to, .. } => {
                 bbox(*from, *to).sub_regions().map(|r| AreaId::of_chunk(r.chunk)).collect()
             }
         }
@@ -114,7 +114,7 @@ fn bbox(from: [i64; 3], to: [i64; 3]) -> BlockBox {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "restored", rename_all = "snake_case")]
 #[non_exhaustive]
-pub enum RestoreReport {
+pub enum LiveRestoreReport {
     /// An area ([`terrane::AreaRestoreReport`]).
     Area {
         /// The backup restored.
@@ -155,10 +155,10 @@ pub enum RestoreReport {
 
 /// A restore carried out by [`TerraneWorld::restore`].
 #[derive(Debug)]
-pub struct Restored {
+pub struct LiveRestored {
     /// What the restore wrote, or why it wrote nothing (the backup is missing or damaged,
     /// the area is leased elsewhere): the world is as before and the server plays on.
-    pub outcome: std::result::Result<RestoreReport, terrane::Error>,
+    pub outcome: std::result::Result<LiveRestoreReport, terrane::Error>,
     /// Whether the changes made before it were saved first, as the tick given (durable once
     /// [`TerraneWorld::take_landed`] reports it: send [`Saved`] then).
     pub saved: bool,
@@ -180,10 +180,10 @@ impl TerraneWorld {
     /// An area restore brings its containers' records back too: close their open
     /// inventories first, or their contents are staged over the restored ones (the plugin
     /// does). `Err` only when the world failed (a save, a load): the server must stop.
-    pub fn restore(&mut self, tick: u64, request: &RestoreRequest) -> Result<Restored> {
+    pub fn restore(&mut self, tick: u64, request: &LiveRestoreRequest) -> Result<LiveRestored> {
         if let Some(why) = request.refusal() {
             let outcome = Err(why.into());
-            return Ok(Restored { outcome, saved: false, columns: Vec::new() });
+            return Ok(LiveRestored { outcome, saved: false, columns: Vec::new() });
         }
         let saved = self.save_parts(tick, SaveParts::All)?;
         let areas = request.areas();
@@ -191,7 +191,7 @@ impl TerraneWorld {
         for &(x, z) in &columns {
             self.unload_column(x, z)?;
         }
-        if let RestoreRequest::Area { dim, x, z, .. } = *request {
+        if let LiveRestoreRequest::Area { dim, x, z, .. } = *request {
             self.forget_records(|key| game::container_in_area(key, dim, AreaId::new(x, z)));
         }
         let outcome = restore_world(self.world_mut(), request);
@@ -202,15 +202,15 @@ impl TerraneWorld {
             shown.push((ChunkPos::new(x, z), self.load_column(x, z)?));
         }
         let outcome = outcome.map(|r| r.resent(shown.len() as u64));
-        Ok(Restored { outcome, saved, columns: shown })
+        Ok(LiveRestored { outcome, saved, columns: shown })
     }
 }
 
 /// The world's part of a restore: open the backup, restore into `world`.
 fn restore_world(
     world: &mut terrane::World,
-    request: &RestoreRequest,
-) -> terrane::Result<RestoreReport> {
+    request: &LiveRestoreRequest,
+) -> terrane::Result<LiveRestoreReport> {
     let repo = Repo::open(request.repo())?;
     let id = match request.at() {
         Some(id) => id,
@@ -220,21 +220,21 @@ fn restore_world(
     };
     let contents = repo.contents(id)?;
     Ok(match *request {
-        RestoreRequest::Area { dim, x, z, .. } => RestoreReport::of_area(
+        LiveRestoreRequest::Area { dim, x, z, .. } => LiveRestoreReport::of_area(
             &contents,
             &world.restore_area(&contents, dim, AreaId::new(x, z))?,
         ),
-        RestoreRequest::Box { from, to, .. } => {
-            RestoreReport::of_box(&contents, &world.restore_box(&contents, bbox(from, to))?)
+        LiveRestoreRequest::Box { from, to, .. } => {
+            LiveRestoreReport::of_box(&contents, &world.restore_box(&contents, bbox(from, to))?)
         }
     })
 }
 
-impl RestoreReport {
+impl LiveRestoreReport {
     /// The report of [`World::restore_area`](terrane::World::restore_area) restoring
     /// `backup` (no column sent again).
     pub fn of_area(backup: &BackupContents<'_>, r: &AreaRestoreReport) -> Self {
-        RestoreReport::Area {
+        LiveRestoreReport::Area {
             backup: backup.id(),
             backup_tick: backup.tick(),
             objects_before: r.objects_before,
@@ -250,7 +250,7 @@ impl RestoreReport {
     /// The report of [`World::restore_box`](terrane::World::restore_box) restoring `backup`
     /// (no column sent again).
     pub fn of_box(backup: &BackupContents<'_>, r: &BoxRestoreReport) -> Self {
-        RestoreReport::Box {
+        LiveRestoreReport::Box {
             backup: backup.id(),
             backup_tick: backup.tick(),
             chunks: r.chunks,
@@ -262,30 +262,30 @@ impl RestoreReport {
 
     fn resent(mut self, n: u64) -> Self {
         match &mut self {
-            RestoreReport::Area { columns_resent, .. }
-            | RestoreReport::Box { columns_resent, .. } => *columns_resent = n,
+            LiveRestoreReport::Area { columns_resent, .. }
+            | LiveRestoreReport::Box { columns_resent, .. } => *columns_resent = n,
         }
         self
     }
 }
 
 /// A restore waiting for the server, and where its answer goes.
-type Job = (RestoreRequest, Sender<Result<RestoreReport>>);
+type Job = (LiveRestoreRequest, Sender<Result<LiveRestoreReport>>);
 
-/// Hands [`RestoreRequest`]s to a running server ([`TerranePlugin::restore_handle`]); it
+/// Hands [`LiveRestoreRequest`]s to a running server ([`TerranePlugin::restore_handle`]); it
 /// carries each out between two ticks.
 ///
 /// [`TerranePlugin::restore_handle`]: crate::TerranePlugin::restore_handle
 #[derive(Clone, Debug)]
-pub struct RestoreHandle {
+pub struct LiveRestoreHandle {
     jobs: Sender<Job>,
 }
 
-impl RestoreHandle {
+impl LiveRestoreHandle {
     /// Asks the server to restore `request`; blocks until it did ([`Error::RestoreRefused`]
     /// when it changed nothing, [`Error::ServerFailed`] when it failed meanwhile), or until
     /// it stopped without doing it ([`Error::ServerGone`]).
-    pub fn restore(&self, request: RestoreRequest) -> Result<RestoreReport> {
+    pub fn restore(&self, request: LiveRestoreRequest) -> Result<LiveRestoreReport> {
         let (tx, rx) = channel();
         self.jobs.send((request, tx)).map_err(|_| Error::ServerGone)?;
         rx.recv().map_err(|_| Error::ServerGone)?
@@ -294,21 +294,21 @@ impl RestoreHandle {
 
 /// The restores waiting for the server: the plugin's resource.
 #[derive(Resource)]
-pub(crate) struct RestoreQueue {
+pub(crate) struct LiveRestoreJobs {
     jobs: Mutex<Receiver<Job>>,
 }
 
 /// A queue and the handle that fills it.
-pub(crate) fn queue() -> (RestoreHandle, RestoreQueue) {
+pub(crate) fn queue() -> (LiveRestoreHandle, LiveRestoreJobs) {
     let (tx, rx) = channel();
-    (RestoreHandle { jobs: tx }, RestoreQueue { jobs: Mutex::new(rx) })
+    (LiveRestoreHandle { jobs: tx }, LiveRestoreJobs { jobs: Mutex::new(rx) })
 }
 
 /// Carries out the restores asked for since the last tick, after the tick's save.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn serve(
     mut commands: Commands,
-    queue: Res<RestoreQueue>,
+    queue: Res<LiveRestoreJobs>,
     mut layers: Query<&mut ChunkLayer, With<TerraneLayer>>,
     mut tw: ResMut<TerraneWorld>,
     mut open: ResMut<Containers>,
@@ -326,7 +326,7 @@ pub(crate) fn serve(
         Err(_) => return,
     };
     for (request, answer) in jobs {
-        if let RestoreRequest::Area { dim: 0, x, z, .. } = request {
+        if let LiveRestoreRequest::Area { dim: 0, x, z, .. } = request {
             // Their records come back from the backup: the open inventories close, so their
             // contents are read again from the world at the next use.
             containers::forget(&mut commands, &mut open, &viewers, |p| {

@@ -429,7 +429,7 @@ impl TerraneWorld {
 
     /// The component an import keeps block entities in, when the world's schema has it.
     fn block_entity_component(&self) -> Option<terrane::chunk::ComponentId> {
-        let name = terrane::anvil::convert::BLOCK_ENTITY_COMPONENT;
+        let name = terrane::anvil::mapping::BLOCK_ENTITY_COMPONENT;
         self.world.schema().components().find(name).map(terrane::chunk::ComponentId::variable)
     }
 
@@ -520,7 +520,7 @@ impl TerraneWorld {
     /// while nothing is loaded, so the loaded chunks are unloaded from terrane and loaded
     /// again around it (their contents stay here; ids never change).
     pub fn register(&mut self, states: impl IntoIterator<Item = BlockState>) -> Result<()> {
-        use terrane::anvil::convert::{block_entity_component, is_block_entity_block};
+        use terrane::anvil::mapping::{block_entity_component, is_block_entity_block};
         let mut schema = self.world.schema().clone();
         let mut added = false;
         for s in states {

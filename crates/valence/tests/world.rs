@@ -199,7 +199,7 @@ fn a_column_loaded_twice_keeps_its_unsaved_changes() {
 /// usual; a restore the world refuses changes nothing and leaves the column loaded.
 #[test]
 fn an_area_restored_while_served_comes_back_loaded() {
-    use terrane_valence::{RestoreReport, RestoreRequest};
+    use terrane_valence::{LiveRestoreReport, LiveRestoreRequest};
     let dir = tempfile::tempdir().unwrap();
     let repo_dir = dir.path().join("backups");
     let repo = terrane::backup::Repo::open_or_create(&repo_dir).unwrap();
@@ -209,17 +209,21 @@ fn an_area_restored_while_served_comes_back_loaded() {
     let mut tw = TerraneWorld::new(w, BlockState::BEDROCK, Terrain::Flat).unwrap();
     tw.load_column(0, 0).unwrap();
     assert!(tw.set_block(3, 65, 3, BlockState::AIR), "the grief");
-    let area = |at| RestoreRequest::Area { repo: repo_dir.clone(), at, dim: 0, x: 0, z: 0 };
+    let area = |at| LiveRestoreRequest::Area { repo: repo_dir.clone(), at, dim: 0, x: 0, z: 0 };
 
     // Boxes beyond the served height or too large are refused before anything is done.
-    let huge = RestoreRequest::Box {
+    let huge = LiveRestoreRequest::Box {
         repo: repo_dir.clone(),
         at: None,
         from: [-(1 << 40), 0, -(1 << 40)],
         to: [1 << 40, 10, 1 << 40],
     };
-    let high =
-        RestoreRequest::Box { repo: repo_dir.clone(), at: None, from: [0, 0, 0], to: [1, 400, 1] };
+    let high = LiveRestoreRequest::Box {
+        repo: repo_dir.clone(),
+        at: None,
+        from: [0, 0, 0],
+        to: [1, 400, 1],
+    };
     for r in [huge, high] {
         let refused = tw.restore(19, &r).unwrap();
         assert!(refused.outcome.is_err() && !refused.saved && refused.columns.is_empty());
@@ -238,7 +242,7 @@ fn an_area_restored_while_served_comes_back_loaded() {
     assert!(
         matches!(
             report,
-            RestoreReport::Area { backup: 1, columns_resent: 1, objects_written: 1.., .. }
+            LiveRestoreReport::Area { backup: 1, columns_resent: 1, objects_written: 1.., .. }
         ),
         "{report:?}"
     );
