@@ -49,6 +49,9 @@ pub enum Error {
     /// A terrane chunk could not be read or written.
     #[error(transparent)]
     Chunk(#[from] terrane_chunk::Error),
+    /// The caller's callback (of [`read_db`](crate::read::read_db)) failed: its own error.
+    #[error(transparent)]
+    Callback(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// The crate's result type.

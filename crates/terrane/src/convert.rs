@@ -82,10 +82,10 @@ use terrane_section::ColumnPos;
 use crate::error::io;
 use crate::export::{Found, inspect, write_whole};
 use crate::java::{
-    Dimension, JavaLayout, SinkError, find_dimensions, has_region_files, layout_of,
-    vanilla_dimensions,
+    Dimension, JavaLayout, find_dimensions, has_region_files, layout_of, vanilla_dimensions,
 };
 use crate::refusal::{Refusal, Writes};
+use crate::sink_error::{SinkError, from_anvil, from_bedrock, to_bedrock};
 use crate::{Error, Result};
 
 /// The Minecraft Java `DataVersion` written into converted Java columns: 1.21.11's, the Java
@@ -272,7 +272,6 @@ pub fn java_to_bedrock_with(
             from: crate::world::default_schema(),
             translator: ChunkTranslator::new(Direction::JavaToBedrock, Schema::new()),
             summary: ConvertSummary { table: table().source().to_string(), ..Default::default() },
-            error: None,
         };
         let mut p = ConvertProgress::default();
         let mut done_before = 0;
@@ -293,11 +292,7 @@ pub fn java_to_bedrock_with(
                     progress(&p);
                 },
             );
-            let s = match (r, sink.error.take()) {
-                (_, Some(e)) => return Err(e),
-                (Err(e), None) => return Err(e.into()),
-                (Ok(s), None) => s,
-            };
+            let s = r.map_err(from_anvil)?;
             done_before = p.columns_done;
             sink.summary.damaged.extend(s.damaged.iter().map(|d| d.to_string()));
             sink.summary.columns_resumed += s.columns_skipped;
@@ -408,7 +403,6 @@ struct BedrockSink<'a> {
     from: Schema,
     translator: ChunkTranslator,
     summary: ConvertSummary,
-    error: Option<Error>,
 }
 
 impl BedrockSink<'_> {
@@ -494,11 +488,7 @@ impl ImportSink for BedrockSink<'_> {
         Ok(self.resuming && self.db.contains(&pos.key(terrane_bedrock::key::tag::VERSION)))
     }
     fn put_column(&mut self, c: ImportedColumn) -> Result<(), SinkError> {
-        self.put(c).map_err(|e| {
-            let s = SinkError::Said(e.to_string());
-            self.error = Some(e);
-            s
-        })
+        Ok(self.put(c)?)
     }
 }
 
@@ -550,7 +540,6 @@ pub fn bedrock_to_java_with(
         let mut p = ConvertProgress::default();
         let mut db = ReadDb::open(&db_dir(src)?)?;
         summary.damaged.extend(db.notes().iter().cloned());
-        let mut failure: Option<Error> = None;
         let (mut local_player, mut other_players) = (None, Vec::new());
         let r = read_db(
             &mut db,
@@ -686,11 +675,7 @@ pub fn bedrock_to_java_with(
                     progress(&p);
                     Ok(())
                 };
-                step().map_err(|e| {
-                    let s = terrane_bedrock::Error::SubChunk(e.to_string());
-                    failure = Some(e);
-                    s
-                })
+                step().map_err(to_bedrock)
             },
             |key, value| {
                 if key == LOCAL_PLAYER_KEY {
@@ -701,10 +686,7 @@ pub fn bedrock_to_java_with(
                 Ok(())
             },
         );
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        r?;
+        r.map_err(from_bedrock)?;
         nothing_converted(src, &summary)?;
         summary.blocks = translator.report().clone();
         let schema = translator.schema().clone();

@@ -63,6 +63,7 @@ use crate::error::io;
 use crate::export::{Found, Overwrite, inspect, refused, write_whole};
 use crate::refusal::{Refusal, Writes};
 use crate::region_columns::{DimRegions, RegionChunks, world_regions};
+use crate::sink_error::{SinkError, from_anvil};
 use crate::{Error, Result, TickSave, World};
 
 pub use crate::export::{has_region_files, is_java_world};
@@ -136,60 +137,6 @@ struct WorldSink<'a> {
     world: &'a mut World,
     dim: u64,
     schema: Schema,
-    error: Option<Error>,
-}
-
-/// A sink or source failure handed to terrane-anvil: the facade's own error, which comes back
-/// out of terrane-anvil's `Error::Sink` typed ([`world_error`]), or its text where a sink
-/// keeps the error itself beside (to return it instead).
-#[derive(Debug)]
-pub(crate) enum SinkError {
-    /// The facade's error.
-    World(Box<Error>),
-    /// Its text; the sink kept the error.
-    Said(String),
-}
-
-impl From<Error> for SinkError {
-    fn from(e: Error) -> Self {
-        SinkError::World(Box::new(e))
-    }
-}
-
-impl std::fmt::Display for SinkError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SinkError::World(e) => e.fmt(f),
-            SinkError::Said(s) => f.write_str(s),
-        }
-    }
-}
-
-impl std::error::Error for SinkError {}
-
-/// terrane-anvil's error as the facade's: a failure of the facade's own source or sink comes
-/// back as the error it was.
-pub(crate) fn world_error(e: terrane_anvil::Error) -> Error {
-    match e {
-        terrane_anvil::Error::Sink(b) => match b.downcast::<SinkError>() {
-            Ok(s) => match *s {
-                SinkError::World(e) => *e,
-                said @ SinkError::Said(_) => {
-                    Error::Anvil(terrane_anvil::Error::Sink(Box::new(said)))
-                }
-            },
-            Err(b) => Error::Anvil(terrane_anvil::Error::Sink(b)),
-        },
-        e => Error::Anvil(e),
-    }
-}
-
-impl WorldSink<'_> {
-    fn fail(&mut self, e: Error) -> SinkError {
-        let s = SinkError::Said(e.to_string());
-        self.error = Some(e);
-        s
-    }
 }
 
 impl ImportSink for WorldSink<'_> {
@@ -200,7 +147,7 @@ impl ImportSink for WorldSink<'_> {
     fn has_column(&mut self, pos: ColumnPos) -> Result<bool, SinkError> {
         match self.world.store().get(tables::WORLD_PROPERTIES, &record_key(self.dim, pos)) {
             Ok(o) => Ok(o.is_some()),
-            Err(e) => Err(self.fail(e.into())),
+            Err(e) => Err(Error::from(e).into()),
         }
     }
     fn put_column(&mut self, c: ImportedColumn) -> Result<(), SinkError> {
@@ -208,9 +155,7 @@ impl ImportSink for WorldSink<'_> {
             || self.schema.components().len() != self.world.schema().components().len()
         {
             // New block states: the registries are stored before the first chunk using them.
-            if let Err(e) = self.world.extend_schema(self.schema.clone()) {
-                return Err(self.fail(e));
-            }
+            self.world.extend_schema(self.schema.clone())?;
         }
         let mut save = TickSave::new();
         for (y, bytes) in c.chunks {
@@ -223,15 +168,13 @@ impl ImportSink for WorldSink<'_> {
         save.put_object(tables::WORLD_PROPERTIES, record_key(self.dim, c.pos), c.record);
         if self.dim == 0 {
             // Imported columns are generated columns (saved in this column's batch).
-            if let Err(e) = self.world.mark_generated(c.pos) {
-                return Err(self.fail(e));
-            }
+            self.world.mark_generated(c.pos)?;
         }
         let tick = self.world.tick();
-        self.world.save_tick(tick, save).map_err(|e| self.fail(e))
+        Ok(self.world.save_tick(tick, save)?)
     }
     fn region_done(&mut self, _: i32, _: i32) -> Result<(), SinkError> {
-        self.world.sync().map_err(|e| self.fail(e))
+        Ok(self.world.sync()?)
     }
 }
 
@@ -245,13 +188,9 @@ pub fn import_region_dir(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<ImportSummary> {
     let schema = world.schema().clone();
-    let mut sink = WorldSink { world, dim, schema, error: None };
-    let summary = terrane_anvil::import_region_dir_with(region_dir, &mut sink, options, progress);
-    let summary = match (summary, sink.error) {
-        (Ok(s), _) => s,
-        (Err(_), Some(e)) => return Err(e),
-        (Err(e), None) => return Err(e.into()),
-    };
+    let mut sink = WorldSink { world, dim, schema };
+    let summary = terrane_anvil::import_region_dir_with(region_dir, &mut sink, options, progress)
+        .map_err(from_anvil)?;
     if let Some(v) = summary.data_version {
         note_data_version(world, v)?;
     }
@@ -503,7 +442,7 @@ pub fn export_region_dir(
     refuse_bedrock_states(world)?;
     let source = WorldSource::new(world, DimRegions::of(world, dim, &[RECORD_PREFIX])?)?;
     let s = terrane_anvil::export_region_dir_with(&source, region_dir, options, progress)
-        .map_err(world_error)?;
+        .map_err(from_anvil)?;
     let dirs: Vec<&Path> = [Some(region_dir), options.entities()].into_iter().flatten().collect();
     remove_stale(&dirs, &s.files, overwrite)?;
     Ok(s)
@@ -663,7 +602,7 @@ pub fn export_java_world_in(
             &options,
             &mut |p| progress(d, p),
         )
-        .map_err(world_error)?;
+        .map_err(from_anvil)?;
         summary.dimensions.push((d.clone(), s));
     }
     for d in &known {

@@ -157,6 +157,7 @@ mod region_columns;
 mod restore_area;
 pub mod schem;
 pub mod shared;
+mod sink_error;
 pub mod stats;
 mod trim;
 pub mod window;
