@@ -5,13 +5,13 @@
 
 use std::fs;
 use std::path::Path;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use terrane::cluster::TieredStoreBuilder;
 use terrane::worldgen::hills::{self as terrain, Palette};
-use terrane::{Backend, RegionizerConfig, SchedulerConfig, World};
+use terrane::{Backend, LoadedColumns, RegionizerConfig, SchedulerConfig, World};
 
 use crate::demo_loop;
 use crate::region_tick::{Shared, region_tick};
@@ -190,9 +190,11 @@ pub fn run(
     prepare_location(location, config.replace)?;
     let schema = terrain::schema();
     let palette = Palette::of(&schema).expect("the demo schema registers its blocks");
+    let seed = config.seed;
     let shared = Arc::new(Shared {
-        loaded: RwLock::new(Default::default()),
-        dirty: Mutex::new(Default::default()),
+        loaded: RwLock::new(LoadedColumns::with_heights(move |c| {
+            0..terrain::top_layer(seed, c) + 1
+        })),
         players: RwLock::new(Vec::new()),
         edits: Default::default(),
         sampled: Default::default(),

@@ -2,20 +2,18 @@
 //! ticks around the players it holds, a builder's edits, and busy work standing in for
 //! entities and redstone), and the state region ticks share with the main loop.
 
-use std::collections::{HashMap, HashSet};
+use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use terrane::worldgen::hills::{self as terrain, Palette};
-use terrane::{BlockPos, Chunk, ChunkPos, TickContext};
+use terrane::{BlockPos, ChunkPos, LoadedColumns, TickContext};
 
 /// The state the region ticks share with the main loop.
 pub(crate) struct Shared {
-    /// Loaded chunks, by position.
-    pub(crate) loaded: RwLock<HashMap<ChunkPos, Mutex<Chunk>>>,
-    /// Chunks changed since the last save.
-    pub(crate) dirty: Mutex<HashSet<ChunkPos>>,
+    /// The loaded columns: region ticks read and change their chunks (each chunk locked on
+    /// its own), the main loop loads, unloads and saves them.
+    pub(crate) loaded: RwLock<LoadedColumns>,
     /// Player block positions.
     pub(crate) players: RwLock<Vec<BlockPos>>,
     /// Blocks changed by region ticks.
@@ -64,8 +62,9 @@ fn region_work(shared: &Shared, ctx: &TickContext<'_, ChunkPos, ()>) {
         for (dx, dz) in
             [(-1, -1), (0, -1), (1, -1), (-1, 0), (0, 0), (1, 0), (-1, 1), (0, 1), (1, 1)]
         {
-            let Some(cell) = loaded.get(&ChunkPos::new(c.x + dx, c.y, c.z + dz)) else { continue };
-            let chunk = cell.lock().expect("chunk lock");
+            let Some(chunk) = loaded.chunk(ChunkPos::new(c.x + dx, c.y, c.z + dz)) else {
+                continue;
+            };
             let mut r = h;
             for _ in 0..64 {
                 r = mix(r, dx, dz);
@@ -81,8 +80,7 @@ fn region_work(shared: &Shared, ctx: &TickContext<'_, ChunkPos, ()>) {
         let (x, z) = (p.x + dx, p.z + dz);
         let y = terrain::height(shared.seed, x, z) + 1;
         let pos = BlockPos::new(x, y, z);
-        let Some(cell) = loaded.get(&pos.chunk()) else { continue };
-        let mut c = cell.lock().expect("chunk lock");
+        let Some(mut c) = loaded.chunk(pos.chunk()) else { continue };
         let (lx, ly, lz) = pos.local();
         let next = if c.get(lx, ly, lz) == shared.palette.cobble {
             shared.palette.air
@@ -94,7 +92,7 @@ fn region_work(shared: &Shared, ctx: &TickContext<'_, ChunkPos, ()>) {
         c.set(lx, ly, lz, next);
         drop(c);
         shared.edits.fetch_add(1, Ordering::Relaxed);
-        shared.dirty.lock().expect("dirty lock").insert(pos.chunk());
+        loaded.mark_changed(pos.chunk());
     }
 }
 

@@ -28,9 +28,11 @@ use terrane::lease::{AreaId, Lease};
 use terrane::shared::{AreaEntities, SaveError, SharedWorld, Survey};
 use terrane::stats::percentile;
 use terrane::worldgen::hills::{self as terrain, Palette};
-use terrane::{Backend, Batch, Chunk, ChunkPos, TickSave, Uuid, World, tables};
+use terrane::{
+    Backend, Batch, ChangesPut, ChunkPos, ColumnPos, LoadedColumns, TickSave, Uuid, World, tables,
+};
 
-use crate::walker::Walker;
+use crate::walker::{WALK_Y, Walker};
 use crate::{Error, Event, Result, ServerStatus};
 
 /// The `worldProperties` key whose absence lets the first server create the walkers.
@@ -157,7 +159,7 @@ struct Built {
     save: TickSave,
     out: Vec<Uuid>,
     kept: Vec<Uuid>,
-    chunks: Vec<ChunkPos>,
+    chunks: ChangesPut,
 }
 
 /// A save accepted and not yet acknowledged: its sequence number, when it started, how many
@@ -178,8 +180,8 @@ struct Server<'a> {
     servers: usize,
     width: f64,
     walkers: BTreeMap<Uuid, Walker>,
-    chunks: HashMap<ChunkPos, Chunk>,
-    dirty: HashSet<ChunkPos>,
+    /// The columns around the walkers: one chunk each, at the walkers' height.
+    loaded: LoadedColumns,
     log: Log,
     audit: bool,
     run: u64,
@@ -256,17 +258,8 @@ impl Server<'_> {
     /// Forgets what this server held of `areas` (lost or handed over).
     fn drop_areas(&mut self, areas: &[AreaId]) -> Result<()> {
         self.walkers.retain(|_, w| !areas.contains(&w.stored_in));
-        let gone: Vec<ChunkPos> = self
-            .chunks
-            .keys()
-            .filter(|p| areas.contains(&AreaId::of_chunk(**p)))
-            .copied()
-            .collect();
-        for p in gone {
-            self.chunks.remove(&p);
-            self.dirty.remove(&p);
-            self.shared.world_mut().unload_chunk(p)?;
-        }
+        let world = self.shared.world_mut();
+        self.loaded.forget(world, |c| areas.contains(&area_of(c)))?;
         Ok(())
     }
 
@@ -283,12 +276,7 @@ impl Server<'_> {
     /// not acknowledged are lost or, for the failed one, unknown; the server's state was
     /// ahead of the store). The chunks are loaded again by the next tick.
     fn read_back(&mut self) -> Result<()> {
-        let loaded: Vec<ChunkPos> = self.chunks.keys().copied().collect();
-        for p in loaded {
-            self.shared.world_mut().unload_chunk(p)?;
-        }
-        self.chunks.clear();
-        self.dirty.clear();
+        self.loaded.forget(self.shared.world_mut(), |_| true)?;
         self.read_ahead.clear();
         self.resync()
     }
@@ -320,7 +308,7 @@ impl Server<'_> {
         self.read_ahead.retain(|p, _| near.contains(p));
         let mut ask: Vec<ChunkPos> = near
             .iter()
-            .filter(|p| !self.chunks.contains_key(p) && !self.read_ahead.contains_key(p))
+            .filter(|p| !self.loaded.is_loaded(column_of(**p)) && !self.read_ahead.contains_key(p))
             .copied()
             .collect();
         ask.sort_unstable();
@@ -333,28 +321,20 @@ impl Server<'_> {
         // The tick's new chunks that are read (all of them in one read without reads ahead:
         // a few round trips, however many); a walker waits for its chunk.
         let world = self.shared.world();
-        let mut new: Vec<ChunkPos> = needed
+        let mut new: Vec<ColumnPos> = needed
             .iter()
-            .filter(|p| !self.chunks.contains_key(p))
+            .filter(|p| !self.loaded.is_loaded(column_of(**p)))
             .filter(|p| self.read_ahead.get(p).is_none_or(|t| world.is_read_ahead(*t)))
-            .copied()
+            .map(|p| column_of(*p))
             .collect();
         new.sort_unstable();
-        if !new.is_empty() {
-            let loaded = self.shared.world_mut().load_chunks(&new)?;
-            for (p, chunk) in new.into_iter().zip(loaded) {
-                self.chunks.insert(p, chunk.unwrap_or_else(|| Chunk::new(self.palette.air)));
-            }
-        }
-        let idle: Vec<ChunkPos> = self
-            .chunks
-            .keys()
-            .filter(|p| !needed.contains(p) && !self.dirty.contains(p))
-            .copied()
-            .collect();
-        for p in idle {
-            self.chunks.remove(&p);
-            self.shared.world_mut().unload_chunk(p)?;
+        // Nothing is generated here: a chunk the world does not hold is air.
+        self.loaded.load(self.shared.world_mut(), &new, &mut |_| None)?;
+        // Columns no walker needs go (their changes wait for the next save).
+        let needed: HashSet<ColumnPos> = needed.iter().map(|p| column_of(*p)).collect();
+        let idle: Vec<ColumnPos> = self.loaded.columns().filter(|c| !needed.contains(c)).collect();
+        for c in idle {
+            self.loaded.unload(self.shared.world_mut(), c)?;
         }
         Ok(())
     }
@@ -370,7 +350,7 @@ impl Server<'_> {
             }
             w.step(speed, self.width);
             let b = w.block();
-            if let Some(c) = self.chunks.get_mut(&b.chunk()) {
+            if let Some(c) = self.loaded.chunk_or_air(b.chunk(), self.palette.air) {
                 let (lx, ly, lz) = b.local();
                 let next = if c.get(lx, ly, lz) == self.palette.gravel {
                     self.palette.cobble
@@ -378,7 +358,7 @@ impl Server<'_> {
                     self.palette.gravel
                 };
                 c.set(lx, ly, lz, next);
-                self.dirty.insert(b.chunk());
+                self.loaded.mark_changed(b.chunk());
             }
         }
     }
@@ -396,11 +376,9 @@ impl Server<'_> {
     fn build_save(&mut self, seq: u64, areas: Option<&[AreaId]>) -> Result<Built> {
         let mut save = TickSave::new();
         let in_scope = |a: AreaId| areas.is_none_or(|s| s.contains(&a));
-        let chunks: Vec<ChunkPos> =
-            self.dirty.iter().filter(|p| in_scope(AreaId::of_chunk(**p))).copied().collect();
-        for p in &chunks {
-            save.put_chunk(0, *p, self.chunks[p].encode(self.shared.world().schema()));
-        }
+        let chunks = self.loaded.put_changes(&mut save, self.shared.world().schema(), |p| {
+            in_scope(AreaId::of_chunk(p))
+        });
         let server = self.shared.server().to_string();
         let epoch_of: HashMap<AreaId, i64> =
             self.shared.held().map(|l| (l.area, l.epoch)).collect();
@@ -475,9 +453,7 @@ impl Server<'_> {
                         w.stored_in = w.area();
                     }
                 }
-                for p in &chunks {
-                    self.dirty.remove(p);
-                }
+                self.loaded.saved(&chunks);
                 self.pending.push_back(Pending { seq, started, out: out.len(), hand_over });
                 self.drain()
             }
@@ -678,8 +654,7 @@ pub fn run(
         servers,
         width,
         walkers: BTreeMap::new(),
-        chunks: HashMap::new(),
-        dirty: HashSet::new(),
+        loaded: LoadedColumns::new(WALK_Y >> 4..(WALK_Y >> 4) + 1),
         log,
         audit: config.log.is_some(),
         run: now_us() / 1000,
@@ -777,7 +752,7 @@ pub fn run(
                 areas: srv.shared.held().map(|l| (l.area, l.epoch)).collect(),
                 walkers: srv.walkers.len(),
                 regions: srv.shared.world().regionizer().region_count(),
-                chunks: srv.chunks.len(),
+                chunks: srv.loaded.len(),
                 saves_last_second: srv.s.saves_acknowledged - last_saves,
                 hand_offs_out: srv.s.hand_offs_out,
                 arrivals: srv.s.arrivals,
@@ -814,4 +789,14 @@ pub fn run(
     s.tick_p99_ms = percentile(&mut tick_ms, 0.99).unwrap_or(0.0);
     s.walkers_at_end = srv.walkers.len();
     Ok(s)
+}
+
+/// The column chunk `p` is in.
+fn column_of(p: ChunkPos) -> ColumnPos {
+    ColumnPos::new(p.x as i32, p.z as i32)
+}
+
+/// The area column `c` is in.
+fn area_of(c: ColumnPos) -> AreaId {
+    AreaId::of_chunk(ChunkPos::new(c.x.into(), 0, c.z.into()))
 }

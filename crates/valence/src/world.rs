@@ -1,10 +1,10 @@
 //! [`TerraneWorld`]: the terrane world a Valence server plays on, and what it has changed.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use terrane::{BlockId, Chunk, ChunkPos, ColumnPos, TickSave, World, tables};
+use terrane::{BlockId, Chunk, ChunkPos, ColumnPos, LoadedColumns, TickSave, World, tables};
 use valence::prelude::{BlockState, Chunk as _, Resource, UnloadedChunk, bevy_ecs};
 
 use crate::blocks::{BlockMap, state_name};
@@ -22,9 +22,8 @@ pub struct TerraneWorld {
     terrain: Terrain,
     /// The terrain's blocks' ids in the world's schema.
     terrain_ids: Vec<BlockId>,
-    /// Every loaded cubic chunk that holds something (absent ones are air).
-    chunks: HashMap<ChunkPos, Chunk>,
-    columns: HashSet<(i32, i32)>,
+    /// The loaded columns, their chunks and what changed in them.
+    loaded: LoadedColumns,
     /// Columns being read ahead ([`read_ahead_columns`](Self::read_ahead_columns)), with the
     /// world's ticket of each.
     ahead: HashMap<(i32, i32), u64>,
@@ -33,10 +32,6 @@ pub struct TerraneWorld {
     generated: Arc<Mutex<GeneratedColumns>>,
     /// Columns loaded from `generated` (generated off the tick).
     generated_ahead: u64,
-    dirty: BTreeSet<ChunkPos>,
-    /// Changed chunks of columns unloaded since the last save, for the next save (and for
-    /// the column's next load before it: the world does not hold them yet).
-    pending: BTreeMap<ChunkPos, Chunk>,
     /// Player and container records changed since the last save (`None`: delete).
     records: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     /// The bytes each record key holds in the world, as last read or saved.
@@ -57,8 +52,7 @@ impl std::fmt::Debug for TerraneWorld {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TerraneWorld")
             .field("world", &self.world)
-            .field("columns", &self.columns.len())
-            .field("dirty", &self.dirty.len())
+            .field("loaded", &self.loaded)
             .field("durable_tick", &self.durable_tick)
             .finish_non_exhaustive()
     }
@@ -106,13 +100,10 @@ impl TerraneWorld {
             blocks: BlockMap::new(stand_in),
             terrain,
             terrain_ids,
-            chunks: HashMap::new(),
-            columns: HashSet::new(),
+            loaded: LoadedColumns::new(MIN_CHUNK_Y..END_CHUNK_Y),
             ahead: HashMap::new(),
             generated: Arc::new(Mutex::new(HashMap::new())),
             generated_ahead: 0,
-            dirty: BTreeSet::new(),
-            pending: BTreeMap::new(),
             records: BTreeMap::new(),
             written: HashMap::new(),
             applied: None,
@@ -144,16 +135,17 @@ impl TerraneWorld {
         let air = self.world.air();
         for cy in (MIN_CHUNK_Y..END_CHUNK_Y).rev() {
             let pos = ChunkPos::new(cx, cy, cz);
-            let read;
-            let chunk = match self.chunks.get(&pos).or_else(|| self.pending.get(&pos)) {
-                Some(c) => c,
-                None => match self.world.get_chunk(pos)? {
-                    Some(c) => {
-                        read = c;
-                        &read
-                    }
-                    None => continue,
-                },
+            let (loaded, read);
+            let chunk: &Chunk = if let Some(c) = self.loaded.chunk(pos) {
+                loaded = c;
+                &loaded
+            } else if let Some(c) = self.loaded.unloaded_chunk(pos) {
+                c
+            } else if let Some(c) = self.world.get_chunk(pos)? {
+                read = c;
+                &read
+            } else {
+                continue;
             };
             if let Some(ly) = (0..16u32).rev().find(|&ly| chunk.get(lx, ly, lz) != air) {
                 return Ok(Some((cy * 16) as i32 + ly as i32 + 1));
@@ -175,17 +167,17 @@ impl TerraneWorld {
 
     /// Columns loaded.
     pub fn loaded_columns(&self) -> usize {
-        self.columns.len()
+        self.loaded.len()
     }
 
     /// Whether column (`x`, `z`) is loaded.
     pub fn is_loaded(&self, x: i32, z: i32) -> bool {
-        self.columns.contains(&(x, z))
+        self.loaded.is_loaded(ColumnPos::new(x, z))
     }
 
     /// Changed chunks not saved yet.
     pub fn unsaved_chunks(&self) -> usize {
-        self.dirty.len() + self.pending.len()
+        self.loaded.unsaved()
     }
 
     /// Changed player and container records not saved yet.
@@ -287,7 +279,9 @@ impl TerraneWorld {
             .iter()
             .copied()
             .filter(|c| {
-                !self.columns.contains(c) && !self.ahead.contains_key(c) && asked.insert(*c)
+                !self.loaded.is_loaded(ColumnPos::new(c.0, c.1))
+                    && !self.ahead.contains_key(c)
+                    && asked.insert(*c)
             })
             .collect();
         if new.is_empty() {
@@ -333,49 +327,36 @@ impl TerraneWorld {
         }
     }
 
-    /// Loads the columns of `columns` not loaded yet into `chunks`, in one read of the world.
+    /// Loads the columns of `columns` not loaded yet, in one read of the world
+    /// ([`LoadedColumns::load`]); a column the world never held comes from the thread that
+    /// read ahead when it was generated there, else from the terrain now.
     fn load_from_world(&mut self, columns: &[(i32, i32)]) -> Result<()> {
-        let mut new: Vec<(i32, i32)> = Vec::with_capacity(columns.len());
+        let mut new: Vec<ColumnPos> = Vec::with_capacity(columns.len());
         for &(x, z) in columns {
-            if self.columns.contains(&(x, z)) {
+            let col = ColumnPos::new(x, z);
+            if self.loaded.is_loaded(col) {
                 // Loaded already: what it holds here (unsaved changes included) is the truth;
                 // the world's copy may be older.
                 tracing::warn!("column ({x}, {z}) loaded twice; its loaded chunks are kept");
-            } else if !new.contains(&(x, z)) {
-                new.push((x, z));
+            } else {
+                new.push(col);
             }
         }
-        let per_column = (END_CHUNK_Y - MIN_CHUNK_Y) as usize;
-        let positions = column_chunks(&new);
-        let mut stored = self.world.load_chunks(&positions)?.into_iter();
-        for (&(x, z), positions) in new.iter().zip(positions.chunks(per_column)) {
-            let mut found = false;
-            for (&pos, stored) in positions.iter().zip(stored.by_ref().take(per_column)) {
-                if let Some(c) = self.pending.remove(&pos) {
-                    self.chunks.insert(pos, c);
-                    self.dirty.insert(pos);
-                    found = true;
-                } else if let Some(c) = stored {
-                    self.chunks.insert(pos, c);
-                    found = true;
-                }
+        let (terrain, ids, generated) = (self.terrain, &self.terrain_ids, &self.generated);
+        let mut ahead = 0;
+        let mut generate = |col: ColumnPos| match lock(generated).remove(&(col.x, col.z)) {
+            Some(chunks) => {
+                ahead += 1;
+                Some(chunks)
             }
-            self.columns.insert((x, z));
-            self.ahead.remove(&(x, z));
-            let col = ColumnPos::new(x, z);
-            let ahead = lock(&self.generated).remove(&(x, z));
-            if !found && !self.world.distance().contains(col) {
-                if ahead.is_some() {
-                    self.generated_ahead += 1;
-                }
-                let chunks = ahead.unwrap_or_else(|| self.terrain.column(col, &self.terrain_ids));
-                for (cy, c) in chunks {
-                    let pos = ChunkPos::new(x.into(), cy, z.into());
-                    self.dirty.insert(pos);
-                    self.chunks.insert(pos, c);
-                }
-                self.world.mark_generated(col)?;
-            }
+            None => Some(terrain.column(col, ids)),
+        };
+        self.loaded.load(&mut self.world, &new, &mut generate)?;
+        self.generated_ahead += ahead;
+        let mut generated = lock(&self.generated);
+        for c in new {
+            self.ahead.remove(&(c.x, c.z));
+            generated.remove(&(c.x, c.z));
         }
         Ok(())
     }
@@ -388,7 +369,7 @@ impl TerraneWorld {
         let air = self.world.air();
         let be = self.block_entity_component();
         for cy in MIN_CHUNK_Y..END_CHUNK_Y {
-            let Some(c) = self.chunks.get(&ChunkPos::new(x.into(), cy, z.into())) else {
+            let Some(c) = self.loaded.chunk(ChunkPos::new(x.into(), cy, z.into())) else {
                 continue;
             };
             let base = u32::try_from((cy - MIN_CHUNK_Y) * 16).unwrap_or(0);
@@ -450,11 +431,11 @@ impl TerraneWorld {
             return false;
         }
         let schema = self.world.schema();
-        let Some(chunk) = self.chunks.get_mut(&pos) else { return false };
+        let Some(chunk) = self.loaded.chunk_mut(pos) else { return false };
         if chunk.set_component(schema, cell, 0, be, &bytes).is_err() {
             return false;
         }
-        self.dirty.insert(pos);
+        self.loaded.mark_changed(pos);
         true
     }
 
@@ -468,7 +449,8 @@ impl TerraneWorld {
     ) -> Option<valence::nbt::Compound> {
         let be = self.block_entity_component()?;
         let (pos, cell) = chunk_and_cell(x, y, z);
-        self.chunks.get(&pos)?.component(cell, 0, be).and_then(crate::block_entities::parse)
+        let chunk = self.loaded.chunk(pos)?;
+        chunk.component(cell, 0, be).and_then(crate::block_entities::parse)
     }
 
     /// The loaded columns of the Overworld areas `areas`.
@@ -477,10 +459,10 @@ impl TerraneWorld {
         areas: &std::collections::BTreeSet<terrane::section::AreaId>,
     ) -> Vec<(i32, i32)> {
         let mut v: Vec<(i32, i32)> = self
-            .columns
-            .iter()
-            .filter(|&&(x, z)| areas.contains(&terrane::section::AreaId::new(x >> 4, z >> 4)))
-            .copied()
+            .loaded
+            .columns()
+            .filter(|c| areas.contains(&terrane::section::AreaId::new(c.x >> 4, c.z >> 4)))
+            .map(|c| (c.x, c.z))
             .collect();
         v.sort_unstable();
         v
@@ -500,19 +482,7 @@ impl TerraneWorld {
     /// Column (`x`, `z`) left every player's view: its changed chunks go to the next save,
     /// its chunks are unloaded from terrane.
     pub fn unload_column(&mut self, x: i32, z: i32) -> Result<()> {
-        if !self.columns.remove(&(x, z)) {
-            return Ok(());
-        }
-        for cy in MIN_CHUNK_Y..END_CHUNK_Y {
-            let pos = ChunkPos::new(x.into(), cy, z.into());
-            let chunk = self.chunks.remove(&pos);
-            if self.dirty.remove(&pos)
-                && let Some(c) = chunk
-            {
-                self.pending.insert(pos, c);
-            }
-            self.world.unload_chunk(pos)?;
-        }
+        self.loaded.unload(&mut self.world, ColumnPos::new(x, z))?;
         Ok(())
     }
 
@@ -540,13 +510,7 @@ impl TerraneWorld {
         if !added {
             return Ok(());
         }
-        let loaded: Vec<ChunkPos> = self
-            .columns
-            .iter()
-            .flat_map(|&(x, z)| {
-                (MIN_CHUNK_Y..END_CHUNK_Y).map(move |cy| ChunkPos::new(x.into(), cy, z.into()))
-            })
-            .collect();
+        let loaded = self.loaded.chunk_positions();
         for p in &loaded {
             self.world.unload_chunk(*p)?;
         }
@@ -568,17 +532,17 @@ impl TerraneWorld {
     /// ignored (returns `false`).
     pub fn set_block(&mut self, x: i32, y: i32, z: i32, state: BlockState) -> bool {
         let (cx, cz) = (x.div_euclid(16), z.div_euclid(16));
-        if !self.columns.contains(&(cx, cz)) || y < MIN_Y || y >= MIN_Y + HEIGHT as i32 {
+        let pos = ChunkPos::new(cx.into(), i64::from(y.div_euclid(16)), cz.into());
+        // Outside the loaded columns and their height: nothing to set.
+        if self.loaded.chunk_or_air(pos, self.world.air()).is_none() {
             return false;
         }
         let Some(id) = self.block_id(state) else { return false };
-        let pos = ChunkPos::new(cx.into(), i64::from(y.div_euclid(16)), cz.into());
-        let air = self.world.air();
-        let chunk = self.chunks.entry(pos).or_insert_with(|| Chunk::new(air));
+        let Some(chunk) = self.loaded.chunk_mut(pos) else { return false };
         let (lx, ly, lz) =
             (x.rem_euclid(16) as u32, y.rem_euclid(16) as u32, z.rem_euclid(16) as u32);
         if chunk.set(lx, ly, lz, id) != id {
-            self.dirty.insert(pos);
+            self.loaded.mark_changed(pos);
         }
         true
     }
@@ -608,9 +572,7 @@ impl TerraneWorld {
         };
         let with_chunks = parts != SaveParts::Players;
         let records: Vec<Vec<u8>> = self.records.keys().filter(|k| wanted(k)).cloned().collect();
-        if records.is_empty()
-            && (!with_chunks || (self.dirty.is_empty() && self.pending.is_empty()))
-        {
+        if records.is_empty() && (!with_chunks || self.loaded.unsaved() == 0) {
             return Ok(false);
         }
         let started = Instant::now();
@@ -621,21 +583,12 @@ impl TerraneWorld {
                 None => save.delete_object(tables::WORLD_PROPERTIES, key.clone()),
             };
         }
-        if with_chunks {
-            for (pos, c) in &self.pending {
-                save.put_chunk(0, *pos, c.encode(self.world.schema()));
-            }
-            for pos in &self.dirty {
-                if let Some(c) = self.chunks.get(pos) {
-                    save.put_chunk(0, *pos, c.encode(self.world.schema()));
-                }
-            }
-        }
+        let chunks = match with_chunks {
+            true => self.loaded.put_changes(&mut save, self.world.schema(), |_| true),
+            false => Default::default(),
+        };
         self.world.save_tick(tick, save)?;
-        if with_chunks {
-            self.dirty.clear();
-            self.pending.clear();
-        }
+        self.loaded.saved(&chunks);
         for key in records {
             match self.records.remove(&key).flatten() {
                 Some(b) => self.written.insert(key, b),
