@@ -443,10 +443,11 @@ fn a_player_kept_under_valences_old_id_comes_back_and_moves_to_the_games() {
     assert!((moved.position[0] - 3.5).abs() < 1e-6 && (moved.position[2] - 7.5).abs() < 1e-6);
 }
 
-/// A world whose chest and sign hold block entities where an import of a Java world keeps
+/// A world whose chest and signs hold block entities where an import of a Java world keeps
 /// them (the block-entity component of their cells, `terrane::anvil::mapping`): a chest
-/// of a 1.20.4 world (`Count` and `tag`: a named, enchanted sword and 7 emeralds) and a sign
-/// of 1.20 and later (`front_text`).
+/// of a 1.20.4 world (`Count` and `tag`: a named, enchanted sword and 7 emeralds) and two
+/// signs of 1.20 and later (`front_text`), at (6, 65, 9) near the spawn (8.5, 65, 8.5) and
+/// at (0, 65, 15), 10.6 blocks from it (beyond a player's reach of 8).
 fn world_with_block_entities(dir: &Path) {
     use terrane::anvil::mapping::block_entity_component;
     use terrane::nbt::{Compound, Tag};
@@ -466,6 +467,7 @@ fn world_with_block_entities(dir: &Path) {
     }
     chunk.set(9, 1, 9, chest);
     chunk.set(6, 1, 9, sign);
+    chunk.set(0, 1, 15, sign);
     let c = |pairs: Vec<(&str, Tag)>| {
         let mut c = Compound::new();
         for (k, v) in pairs {
@@ -505,10 +507,10 @@ fn world_with_block_entities(dir: &Path) {
         ("back_text", text("")),
         ("is_waxed", Tag::Byte(0)),
     ]);
-    for (x, nbt) in [(9, chest_be), (6, sign_be)] {
+    for ((x, z), nbt) in [((9, 9), chest_be), ((6, 9), sign_be.clone()), ((0, 15), sign_be)] {
         let bytes = terrane::anvil::nbt::write_root(&nbt).unwrap();
         chunk
-            .set_component(world.schema(), terrane::section::cell_index(x, 1, 9), 0, be, &bytes)
+            .set_component(world.schema(), terrane::section::cell_index(x, 1, z), 0, be, &bytes)
             .unwrap();
     }
     world.mark_generated(ColumnPos::new(0, 0)).unwrap();
@@ -599,6 +601,47 @@ fn block_entity(world: &World, p: [i64; 3]) -> terrane::nbt::Compound {
     terrane::nbt::Compound::from_bytes(bytes).unwrap()
 }
 
+/// The first line of the front of the sign saved at block `p` of `world`.
+fn sign_front(world: &World, p: [i64; 3]) -> terrane::nbt::Tag {
+    let nbt = block_entity(world, p);
+    let Some(terrane::nbt::Tag::Compound(front)) = nbt.get("front_text") else { panic!("{nbt:?}") };
+    let Some(terrane::nbt::Tag::List(_, lines)) = front.get("messages") else {
+        panic!("{front:?}")
+    };
+    lines[0].clone()
+}
+
+/// A client may write a sign within 8 blocks of where it stands, and only there: new text
+/// sent for a sign 10.6 blocks away changes nothing (not shown, not saved), while the same
+/// packet for the sign beside it is applied.
+#[test]
+fn a_sign_beyond_a_players_reach_keeps_its_text() {
+    let modules = node_modules();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("world");
+    world_with_block_entities(&dir);
+    let port = free_port();
+    let log = tmp.path().join("serve.log");
+    let (mut server, lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
+    let steps = serde_json::json!([
+        { "see": { "pos": [0, 65, 15], "name": "oak_sign" } },
+        { "forgeSign": [0, 65, 15], "text": "from afar" },
+        { "forgeSign": [6, 65, 9], "text": "from near" },
+        // Applied in order: once the near sign shows its text, the far one was decided.
+        { "sign": [6, 65, 9], "text": "from near" },
+        { "sign": [0, 65, 15], "text": "kept by terrane" },
+    ]);
+    let said = run_steps(port, "forger", steps, &modules, &log);
+    assert!(said.contains(r#""spawn""#), "{said}");
+    assert!(last_saved(&lines, Duration::from_secs(2)).is_some());
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let world = World::open(&dir).unwrap();
+    let text = |t: &str| terrane::nbt::Tag::String(format!(r#"{{"text":"{t}"}}"#));
+    assert_eq!(sign_front(&world, [6, 65, 9]), text("from near"));
+    assert_eq!(sign_front(&world, [0, 65, 15]), text("kept by terrane"));
+}
+
 /// A sign a player places and writes keeps its text: every client sees it, and it is in the
 /// world after a SIGKILL (the block entity saved with its block).
 #[test]
@@ -620,12 +663,8 @@ fn a_sign_a_player_writes_survives_sigkill() {
 
     let world = World::open(&dir).unwrap();
     assert!(block_name(&world, [6, 65, 6]).starts_with("minecraft:oak_sign"));
-    let nbt = block_entity(&world, [6, 65, 6]);
-    let Some(terrane::nbt::Tag::Compound(front)) = nbt.get("front_text") else { panic!("{nbt:?}") };
-    let Some(terrane::nbt::Tag::List(_, lines)) = front.get("messages") else {
-        panic!("{front:?}")
-    };
-    assert_eq!(lines[0], terrane::nbt::Tag::String(r#"{"text":"terrane was here"}"#.into()));
+    let front = sign_front(&world, [6, 65, 6]);
+    assert_eq!(front, terrane::nbt::Tag::String(r#"{"text":"terrane was here"}"#.into()));
 }
 
 /// A shulker box a player places holds what its item held, saved with the block (in the

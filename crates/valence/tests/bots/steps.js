@@ -17,7 +17,9 @@
 // stack's name, count, custom name and enchantments), `sign` ({"sign":[x,y,z],"text":"hello"}) waits
 // until the sign there reads `text` on its front and reports its two sides, `write`
 // ({"write":{"against":[x,y,z],"text":"hello"}}) places an oak sign on top of a block,
-// writes `text` on its front and waits until the server shows it back. It
+// writes `text` on its front and waits until the server shows it back, `forgeSign`
+// ({"forgeSign":[x,y,z],"text":"hello"}) sends the sign there new front text without
+// looking or walking (a modified client's packet) and waits for nothing. It
 // reports {"event":"spawn","pos":[x,y,z]} on joining (where the player is as `spawn`
 // fires), then {"event":"step","index":i,...} for each step. After the last step it
 // waits for the server's `saved N` in the tab list footer and reports it
@@ -147,6 +149,19 @@ bot.once('spawn', async () => {
         const slots = window.inventoryStart
         window.close()
         say({ event: 'step', index, look: pos, slots, items })
+      } else if (step.forgeSign) {
+        // What a modified client can send: new text for the sign at `forgeSign`, wherever
+        // the player stands (the server decides whether it is within reach).
+        const p = step.forgeSign
+        bot._client.write('update_sign', {
+          location: { x: p[0], y: p[1], z: p[2] },
+          isFrontText: true,
+          text1: step.text,
+          text2: '',
+          text3: '',
+          text4: ''
+        })
+        say({ event: 'step', index, forgeSign: p })
       } else if (step.sign) {
         const pos = step.sign
         const text = () => { const b = bot.blockAt(at(pos)); return b && b.getSignText ? b.getSignText() : null }
