@@ -103,6 +103,7 @@ pub mod column;
 mod column_read;
 mod column_rest;
 mod error;
+pub mod item_data;
 pub mod legacy_biomes;
 pub mod linear;
 pub mod mapping;

@@ -3,15 +3,17 @@
 //! import kept at that cell, in the item format of the column's `DataVersion`.
 //!
 //! Items are written as the column's release reads them: before 1.20.5 (`DataVersion`
-//! 3837) `Count` (a byte) and the item's data as its `tag`; from 1.20.5 `count` (an int),
-//! the data as it was (`components`) when the block entity held the same item in the same
-//! slot, else none: a game record keeps data in 1.20.1's `tag` form, which those releases no
-//! longer read. A record of a cell without an imported block entity (a chest placed in the
+//! 3837) `Count` (a byte) and the item's data as its `tag`; from 1.20.5 `count` (an int) and
+//! `components`, translated from the record's `tag` form
+//! (`terrane_anvil::item_data::item_to_components_form`). An item whose data did not change
+//! (the same item in the same slot, its data as imported) keeps its imported entry, the
+//! components with no 1.20.1 form included. A record of a cell without an imported block entity (a chest placed in the
 //! game) gets a new block entity when the cell holds a container block ([`container_id`]);
 //! a record of a cell that holds none (the container was broken) is not written.
 
 use std::collections::HashMap;
 
+use terrane_anvil::item_data;
 use terrane_anvil::mapping::BLOCK_ENTITY_COMPONENT;
 use terrane_chunk::{Chunk, ComponentId, Schema};
 use terrane_nbt::{Compound, Tag};
@@ -19,9 +21,6 @@ use terrane_section::{ColumnPos, cell_index};
 
 use crate::game::{self, ContainerRecord, ItemSlot};
 use crate::{Result, World};
-
-/// The first `DataVersion` whose items carry `count` and `components` (1.20.5).
-const COMPONENTS_DATA_VERSION: i32 = 3837;
 
 /// The container records of one dimension, by column.
 pub(crate) struct ContainerRecords {
@@ -56,7 +55,6 @@ impl ContainerRecords {
         else {
             return Ok(());
         };
-        let components = has_components(data_version);
         for (p, record) in records {
             let Some((_, bytes)) = chunks.iter_mut().find(|(y, _)| *y == p[1] >> 4) else {
                 continue;
@@ -83,7 +81,7 @@ impl ContainerRecords {
             let items: Vec<Compound> = record
                 .items
                 .iter()
-                .map(|s| item_tag(s, s.slot as i8, components, &before))
+                .map(|s| item_tag(s, s.slot as i8, data_version, &before))
                 .collect();
             nbt.insert("Items", Tag::compound_list(items));
             let new = terrane_anvil::nbt::write_root(&nbt).map_err(terrane_anvil::Error::from)?;
@@ -111,38 +109,38 @@ pub(crate) fn container_id(state: &str) -> Option<&'static str> {
     })
 }
 
-/// Whether items of `DataVersion` `v` carry `count` and `components` (1.20.5 and later).
-pub(crate) fn has_components(v: Option<i32>) -> bool {
-    v.is_some_and(|v| v >= COMPONENTS_DATA_VERSION)
-}
-
-/// One stack as a Java item compound in Java slot `slot` (an `Items` or `Inventory` entry);
-/// `before`, the entries it replaces, whose `components` the same item in the same slot
-/// keeps.
-pub(crate) fn item_tag(s: &ItemSlot, slot: i8, components: bool, before: &[Tag]) -> Compound {
+/// One stack as a Java item compound in Java slot `slot` (an `Items` or `Inventory` entry)
+/// in the item format of `data_version`; `before`, the entries it replaces: the same item
+/// in the same slot with the same data keeps its entry (its count the record's).
+pub(crate) fn item_tag(
+    s: &ItemSlot,
+    slot: i8,
+    data_version: Option<i32>,
+    before: &[Tag],
+) -> Compound {
     let mut c = Compound::new();
     c.insert("Slot", Tag::Byte(slot));
     c.insert("id", Tag::String(s.item.clone()));
-    if components {
-        c.insert("count", Tag::Int(i32::from(s.count)));
-        // The same item in the same slot keeps the data it was imported with.
-        let same = before.iter().find_map(|t| match t {
-            Tag::Compound(o)
-                if o.get("Slot") == Some(&Tag::Byte(slot))
-                    && o.get("id") == Some(&Tag::String(s.item.clone())) =>
-            {
-                o.get("components").cloned()
-            }
-            _ => None,
-        });
-        if let Some(data) = same {
-            c.insert("components", data);
-        }
-    } else {
-        c.insert("Count", Tag::Byte(s.count as i8));
-        if let Ok(tag) = Compound::from_bytes(&s.data) {
-            c.insert("tag", Tag::Compound(tag));
-        }
+    c.insert("Count", Tag::Byte(s.count as i8));
+    if let Ok(tag) = Compound::from_bytes(&s.data) {
+        c.insert("tag", Tag::Compound(tag));
     }
-    c
+    let Some(v) = data_version.filter(|v| item_data::has_components(*v)) else { return c };
+    let unchanged = before.iter().find_map(|t| match t {
+        Tag::Compound(o)
+            if o.get("Slot") == Some(&Tag::Byte(slot))
+                && o.get("id") == Some(&Tag::String(s.item.clone()))
+                && item_data::item_to_tag_form(o).item.get("tag") == c.get("tag") =>
+        {
+            Some(o.clone())
+        }
+        _ => None,
+    });
+    match unchanged {
+        Some(mut o) => {
+            o.insert("count", Tag::Int(i32::from(s.count)));
+            o
+        }
+        None => item_data::item_to_components_form(&c, v).item,
+    }
 }

@@ -6,9 +6,10 @@
 //!
 //! Read: `Pos`, `Rotation`, `playerGameType`, `Dimension`, and the inventory: `Inventory`
 //! (hotbar 0–8, main 9–35; before 1.21.5 armour 100–103 and the off hand −106 too) and,
-//! from 1.21.5, `equipment`; the ender chest (`EnderItems`). An item keeps its data when it
-//! has a `tag` (before 1.20.5); item components (1.20.5 and later) are not kept. Not read:
-//! health, experience, effects.
+//! from 1.21.5, `equipment`; the ender chest (`EnderItems`). An item keeps its data: its
+//! `tag` (before 1.20.5), or its components (1.20.5 and later) in that form
+//! (`terrane_anvil::item_data`), those with no such form left out. Not read: health,
+//! experience, effects.
 //!
 //! Written back on a Java export ([`with_record`]): a player the game saved gets those
 //! fields from their record, the rest of their file kept (a player without a file gets one
@@ -128,8 +129,9 @@ fn player_of(c: &Compound) -> Option<JavaPlayer> {
 }
 
 /// One Java item compound as a stack in `slot`: `id`, `Count` (a byte) or `count` (an int),
-/// and its `tag` as data.
+/// and its `tag` as data (its components in that form).
 fn stack(item: &Compound, slot: u16) -> Option<ItemSlot> {
+    let item = &terrane_anvil::item_data::item_to_tag_form(item).item;
     let Some(Tag::String(id)) = item.get("id") else { return None };
     let count = match (item.get("Count"), item.get("count")) {
         (Some(t), _) | (None, Some(t)) => t.as_int()?,
@@ -187,7 +189,6 @@ pub(crate) fn with_record(
         );
     }
     player.insert("playerGameType", Tag::Int(i32::from(record.game_mode)));
-    let components = crate::java_containers::has_components(data_version);
     let equipment = data_version.is_some_and(|v| v >= EQUIPMENT_DATA_VERSION);
     let before = match player.get("Inventory") {
         Some(Tag::List(_, items)) => items.clone(),
@@ -205,7 +206,7 @@ pub(crate) fn with_record(
             45 => (-106, Some("offhand")),
             _ => continue,
         };
-        let mut item = crate::java_containers::item_tag(s, slot, components, &before);
+        let mut item = crate::java_containers::item_tag(s, slot, data_version, &before);
         match wear {
             Some(name) if equipment => {
                 item.remove("Slot");
@@ -221,7 +222,7 @@ pub(crate) fn with_record(
     };
     let ender = record.ender_items.iter().filter(|s| s.slot < 27);
     let ender =
-        ender.map(|s| crate::java_containers::item_tag(s, s.slot as i8, components, &before));
+        ender.map(|s| crate::java_containers::item_tag(s, s.slot as i8, data_version, &before));
     player.insert("EnderItems", Tag::compound_list(ender.collect::<Vec<_>>()));
     if equipment {
         player.insert("equipment", Tag::Compound(worn));

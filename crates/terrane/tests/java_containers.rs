@@ -105,9 +105,11 @@ fn a_changed_chest_of_an_old_world_goes_out_with_count_and_tag() {
 }
 
 /// A column of 1.20.5 or later (`count`, `components`): the record's items go out with
-/// `count`, and an item the chest held in the same slot keeps its imported components.
+/// `count` and their data as components; an item the chest held in the same slot with the
+/// same data keeps its imported components, those with no 1.20.1 form included (a trim),
+/// while a sword renamed in the game goes out with its new name and without them.
 #[test]
-fn a_changed_chest_of_a_new_world_keeps_the_components_it_came_with() {
+fn a_changed_chest_of_a_new_world_goes_out_with_its_items_data_as_components() {
     use terrane::anvil::mapping::block_entity_component;
     use terrane::{Chunk, ChunkPos, ColumnPos, Schema};
     let tmp = tempfile::tempdir().unwrap();
@@ -126,14 +128,20 @@ fn a_changed_chest_of_a_new_world_keeps_the_components_it_came_with() {
     chunk.set(2, 3, 4, chest);
     let mut components = Compound::new();
     components.insert("minecraft:damage", Tag::Int(4));
-    let mut sword = Compound::new();
-    sword.insert("Slot", Tag::Byte(0));
-    sword.insert("id", Tag::String("minecraft:diamond_sword".into()));
-    sword.insert("count", Tag::Int(1));
-    sword.insert("components", Tag::Compound(components.clone()));
+    let mut trim = Compound::new();
+    trim.insert("pattern", Tag::String("minecraft:coast".into()));
+    components.insert("minecraft:trim", Tag::Compound(trim));
+    let sword = |slot: i8| {
+        let mut sword = Compound::new();
+        sword.insert("Slot", Tag::Byte(slot));
+        sword.insert("id", Tag::String("minecraft:diamond_sword".into()));
+        sword.insert("count", Tag::Int(1));
+        sword.insert("components", Tag::Compound(components.clone()));
+        sword
+    };
     let mut imported = Compound::new();
     imported.insert("id", Tag::String("minecraft:chest".into()));
-    imported.insert("Items", Tag::compound_list([sword]));
+    imported.insert("Items", Tag::compound_list([sword(0), sword(1)]));
     let bytes = terrane::anvil::nbt::write_root(&imported).unwrap();
     chunk
         .set_component(world.schema(), terrane::section::cell_index(2, 3, 4), 0, be, &bytes)
@@ -141,9 +149,19 @@ fn a_changed_chest_of_a_new_world_keeps_the_components_it_came_with() {
     world.mark_generated(ColumnPos::new(0, 0)).unwrap();
     let mut save = TickSave::new();
     save.put_chunk(0, ChunkPos::new(0, 4, 0), chunk.encode(world.schema()));
+    // The game holds the data in 1.20.1's form: the first sword as imported (its damage),
+    // the second renamed.
+    let data = |tag: Compound| terrane::anvil::nbt::write_root(&tag).unwrap();
+    let mut worn = Compound::new();
+    worn.insert("Damage", Tag::Int(4));
+    let mut renamed = worn.clone();
+    let mut display = Compound::new();
+    display.insert("Name", Tag::String(r#"{"text":"Renamed"}"#.into()));
+    renamed.insert("display", Tag::Compound(display));
     let record = ContainerRecord {
         items: vec![
-            ItemSlot::new(0, "minecraft:diamond_sword", 1),
+            ItemSlot::new(0, "minecraft:diamond_sword", 1).with_data(data(worn)),
+            ItemSlot::new(1, "minecraft:diamond_sword", 1).with_data(data(renamed)),
             ItemSlot::new(2, "minecraft:emerald", 9),
         ],
     };
@@ -152,9 +170,12 @@ fn a_changed_chest_of_a_new_world_keeps_the_components_it_came_with() {
 
     let exported = exported_block_entity(&world, tmp.path(), [2, 67, 4]);
     let got = items(&exported);
-    assert_eq!(got.len(), 2, "{exported:?}");
+    assert_eq!(got.len(), 3, "{exported:?}");
     assert_eq!(got[0].get("components"), Some(&Tag::Compound(components)), "kept");
-    assert_eq!(got[1].get("count"), Some(&Tag::Int(9)));
+    let Some(Tag::Compound(new)) = got[1].get("components") else { panic!("{:?}", got[1]) };
+    assert_eq!(new.get("minecraft:damage"), Some(&Tag::Int(4)));
+    assert!(new.get("minecraft:custom_name").is_some() && new.get("minecraft:trim").is_none());
+    assert_eq!(got[2].get("count"), Some(&Tag::Int(9)));
     assert!(got.iter().all(|i| i.get("Count").is_none() && i.get("tag").is_none()));
 }
 

@@ -73,8 +73,30 @@ fn an_imported_players_file_reads_as_their_game_record() {
             ("Dimension", Tag::String("minecraft:the_nether".into())),
         ]),
     );
+    // A player of 1.20.5 and later: the sword's components read as its 1.20.1 data.
+    let components = c(vec![
+        ("minecraft:damage", Tag::Int(9)),
+        ("minecraft:custom_name", Tag::String(r#"{"text":"Cleo's"}"#.into())),
+    ]);
+    let sword = c(vec![
+        ("Slot", Tag::Byte(0)),
+        ("id", Tag::String("minecraft:diamond_sword".into())),
+        ("count", Tag::Int(1)),
+        ("components", Tag::Compound(components)),
+    ]);
+    let cleo =
+        c(vec![("Pos", doubles(&[0.5, 70.0, 0.5])), ("Inventory", Tag::compound_list([sword]))]);
+    write_player(&java, "Cleo", cleo);
     let mut world = World::builder().backend(Backend::Memory).create(tmp.path().join("w")).unwrap();
     terrane::java::import_java_world(&mut world, &java, &mut |_, _| {}).unwrap();
+
+    let cleo = terrane::java::imported_player(&world, game::offline_player_id("Cleo"))
+        .unwrap()
+        .expect("Cleo");
+    let display = c(vec![("Name", Tag::String(r#"{"text":"Cleo's"}"#.into()))]);
+    let tag = c(vec![("Damage", Tag::Int(9)), ("display", Tag::Compound(display))]);
+    let data = Compound::from_bytes(&cleo.record.items[0].data).unwrap();
+    assert_eq!(data, tag);
 
     let alex = terrane::java::imported_player(&world, game::offline_player_id("Alex"))
         .unwrap()

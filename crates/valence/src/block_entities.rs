@@ -4,8 +4,10 @@
 //! data a client draws (sign text, banner patterns, heads' owners) goes out with the column.
 //!
 //! Items of worlds from before 1.20.5 (`Count` and `tag`) keep their data; those of later
-//! worlds (`count` and `components`, a format Minecraft 1.20.1 does not read) keep their kind
-//! and count, their data left out (reported once per container).
+//! worlds (`count` and `components`, a format Minecraft 1.20.1 does not read) are read in
+//! 1.20.1's form (`terrane::anvil::item_data`): names, lore, enchantments, damage, books,
+//! colours, potions and the items of shulker boxes keep their data; components with no
+//! 1.20.1 form are left out (reported once per container).
 
 use valence::nbt::{Compound, List, Value};
 use valence::prelude::{ItemKind, ItemStack};
@@ -55,14 +57,40 @@ pub(crate) fn for_client(mut be: Compound) -> Compound {
     be
 }
 
-/// A container's `Items` as stacks by slot, and how many stacks lost their data (items of
-/// 1.20.5 and later) or were left out (an item 1.20.1 does not have, a slot past `slots`).
+/// `item` of a world of 1.20.5 or later (`count`, `components`) in 1.20.1's form (`Count`,
+/// `tag`), and whether part of its data has no such form; an item of an older world as it is.
+fn in_tag_form(item: &Compound) -> (Compound, bool) {
+    if !item.contains_key("components") {
+        return (item.clone(), false);
+    }
+    let mut bytes = Vec::new();
+    let theirs = match item.to_binary(&mut bytes, "") {
+        Ok(()) => terrane::nbt::Compound::from_bytes(&bytes).ok(),
+        Err(_) => None,
+    };
+    let Some(theirs) = theirs else { return (item.clone(), true) };
+    let t = terrane::anvil::item_data::item_to_tag_form(&theirs);
+    let ours = terrane::anvil::nbt::write_root(&t.item).ok().and_then(|b| parse(&b));
+    match ours {
+        Some(c) => (c, !t.left.is_empty()),
+        None => (item.clone(), true),
+    }
+}
+
+/// A container's `Items` as stacks by slot, and how many stacks lost part of their data (a
+/// component of 1.20.5 and later with no 1.20.1 form) or were left out (an item 1.20.1 does
+/// not have, a slot past `slots`).
 pub(crate) fn items(be: &Compound, slots: u16) -> (Vec<(u16, ItemStack)>, usize, usize) {
     let (mut out, mut data_lost, mut left_out) = (Vec::new(), 0, 0);
     let Some(Value::List(List::Compound(items))) = be.get("Items") else {
         return (out, 0, 0);
     };
     for it in items {
+        let (it, lost) = in_tag_form(it);
+        let it = &it;
+        if lost {
+            data_lost += 1;
+        }
         let slot = match it.get("Slot") {
             Some(Value::Byte(s)) => u16::try_from(*s).ok(),
             _ => None,
@@ -88,9 +116,6 @@ pub(crate) fn items(be: &Compound, slots: u16) -> (Vec<(u16, ItemStack)>, usize,
             Some(Value::Compound(t)) => Some(t.clone()),
             _ => None,
         };
-        if it.contains_key("components") {
-            data_lost += 1;
-        }
         out.push((slot, ItemStack::new(kind, count.min(kind.max_stack()), tag)));
     }
     (out, data_lost, left_out)
@@ -123,11 +148,20 @@ mod tests {
         let new = compound! {
             "Items" => List::Compound(vec![compound! {
                 "Slot" => Value::Byte(1), "id" => "minecraft:iron_sword", "count" => Value::Int(1),
-                "components" => compound! { "minecraft:damage" => 3 },
+                "components" => compound! {
+                    "minecraft:damage" => 3,
+                    "minecraft:custom_name" => compound! { "text" => "Old Iron" },
+                    "minecraft:trim" => compound! { "pattern" => "minecraft:coast" },
+                },
             }]),
         };
+        // Its damage and name in 1.20.1's form; the trim has none (counted).
         let (got, lost, _) = items(&new, 27);
-        assert_eq!(got, vec![(1, ItemStack::new(ItemKind::IronSword, 1, None))]);
+        let tag = compound! {
+            "Damage" => 3,
+            "display" => compound! { "Name" => r#"{"text":"Old Iron"}"# },
+        };
+        assert_eq!(got, vec![(1, ItemStack::new(ItemKind::IronSword, 1, Some(tag)))]);
         assert_eq!(lost, 1);
     }
 

@@ -33,8 +33,9 @@
 //!   ([`terrane::java::imported_player`]);
 //! - opens container blocks (chests, barrels) players use, with the contents the world
 //!   holds ([`Containers`]): the game's record, or, for a chest the game never opened, the
-//!   items a Java world's import kept in its block entity (data included for worlds before
-//!   1.20.5; later worlds' item components are a format 1.20.1 does not read);
+//!   items a Java world's import kept in its block entity, with their data (the components
+//!   of 1.20.5 and later in 1.20.1's form, those with none left out:
+//!   `terrane::anvil::item_data`);
 //! - gives each player their own ender chest, which every ender chest block opens, saved
 //!   with their record;
 //! - sends with each column what clients draw of imported block entities: sign text (the
