@@ -445,10 +445,11 @@ fn a_player_kept_under_valences_old_id_comes_back_and_moves_to_the_games() {
 
 /// A world whose chest and signs hold block entities where an import of a Java world keeps
 /// them (the block-entity component of their cells, `terrane::anvil::mapping`): a chest
-/// of a 1.20.4 world (`Count` and `tag`: a named, enchanted sword and 7 emeralds) and two
+/// holding a named, enchanted sword and 7 emeralds, as a 1.20.4 world holds them (`Count`
+/// and `tag`) or, with `components`, as a 1.21.1 world does (`count` and `components`), and two
 /// signs of 1.20 and later (`front_text`), at (6, 65, 9) near the spawn (8.5, 65, 8.5) and
 /// at (0, 65, 15), 10.6 blocks from it (beyond a player's reach of 8).
-fn world_with_block_entities(dir: &Path) {
+fn world_with_block_entities(dir: &Path, components: bool) {
     use terrane::anvil::mapping::block_entity_component;
     use terrane::nbt::{Compound, Tag};
     let mut schema = Schema::new();
@@ -481,14 +482,19 @@ fn world_with_block_entities(dir: &Path) {
         ("display", Tag::Compound(c(vec![("Name", s(r#"{"text":"Excalibur"}"#))]))),
         ("Enchantments", Tag::compound_list([enchant])),
     ]);
-    let sword = c(vec![
+    let mut sword = c(vec![
         ("Slot", Tag::Byte(0)),
         ("id", s("minecraft:diamond_sword")),
         ("Count", Tag::Byte(1)),
         ("tag", Tag::Compound(tag)),
     ]);
-    let emeralds =
+    let mut emeralds =
         c(vec![("Slot", Tag::Byte(4)), ("id", s("minecraft:emerald")), ("Count", Tag::Byte(7))]);
+    if components {
+        sword = terrane::anvil::item_data::item_to_components_form(&sword, 3955).item;
+        emeralds = terrane::anvil::item_data::item_to_components_form(&emeralds, 3955).item;
+        assert!(sword.contains_key("components"));
+    }
     let chest_be =
         c(vec![("id", s("minecraft:chest")), ("Items", Tag::compound_list([sword, emeralds]))]);
     let text = |line: &str| {
@@ -525,13 +531,29 @@ fn world_with_block_entities(dir: &Path) {
 /// as the game's record.
 #[test]
 fn imported_chests_and_signs_show_their_items_and_text() {
-    let modules = node_modules();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("world");
-    world_with_block_entities(&dir);
+    world_with_block_entities(&dir, false);
+    shows_the_chest_and_sign(tmp.path(), &dir);
+}
+
+/// A chest of a 1.21.1 world (`count`, `components`) shows a real client its items with
+/// their data, in the form the served 1.20.1 game reads (`terrane::anvil::item_data`).
+#[test]
+fn a_chest_of_a_newer_world_shows_its_items_with_their_data() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("world");
+    world_with_block_entities(&dir, true);
+    shows_the_chest_and_sign(tmp.path(), &dir);
+}
+
+/// Serves `dir` (a [`world_with_block_entities`]): a client sees the sign's text and the
+/// chest's named, enchanted sword and emeralds; once opened the chest is the game's record.
+fn shows_the_chest_and_sign(tmp: &Path, dir: &Path) {
+    let modules = node_modules();
     let port = free_port();
-    let log = tmp.path().join("serve.log");
-    let (mut server, lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
+    let log = tmp.join("serve.log");
+    let (mut server, lines) = serve(dir, port, &log, &["--terrain", "flat"]);
     let steps = serde_json::json!([ { "sign": [6, 65, 9], "text": "kept by terrane" }, { "look": [9, 65, 9] } ]);
     let said = run_steps(port, "reader", steps, &modules, &log);
     let looked: serde_json::Value = said
@@ -550,7 +572,7 @@ fn imported_chests_and_signs_show_their_items_and_text() {
     assert!(last_saved(&lines, Duration::from_secs(2)).is_some());
     server.kill().unwrap();
     server.wait().unwrap();
-    let world = World::open(&dir).unwrap();
+    let world = World::open(dir).unwrap();
     let record = game::container(&world, 0, [9, 65, 9]).unwrap().expect("a record");
     assert_eq!(record.items.len(), 2);
     assert!(!record.items[0].data.is_empty(), "the sword's data: {:?}", record.items[0]);
@@ -619,7 +641,7 @@ fn a_sign_beyond_a_players_reach_keeps_its_text() {
     let modules = node_modules();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("world");
-    world_with_block_entities(&dir);
+    world_with_block_entities(&dir, false);
     let port = free_port();
     let log = tmp.path().join("serve.log");
     let (mut server, lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
