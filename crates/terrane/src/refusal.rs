@@ -1,4 +1,4 @@
-//! What an import, export, conversion or world operation refuses before it writes anything:
+//! What an import, export or world operation refuses before it writes anything:
 //! [`Refusal`], carried by [`Error::Refused`](crate::Error::Refused). Each says what was
 //! found and what to do, in the library's terms; a command adds its own flags
 //! (`terrane`'s CLI does, through [`Refusal`]'s variants).
@@ -54,8 +54,6 @@ pub enum Writes {
     BedrockWorld,
     /// One schematic file.
     Schematic,
-    /// A new world of the other edition (a conversion).
-    Conversion,
 }
 
 impl fmt::Display for Writes {
@@ -65,7 +63,6 @@ impl fmt::Display for Writes {
             Writes::JavaWorld => "a Java world",
             Writes::BedrockWorld => "a Bedrock world",
             Writes::Schematic => "a schematic",
-            Writes::Conversion => "a new world",
         })
     }
 }
@@ -217,10 +214,6 @@ fn destination_advice(holds: Holds, writes: Writes, path: &std::path::Path) -> S
         (Holds::Folder, _) => format!(
             "is a folder: give the schematic's file name (e.g. {}/box.schem)",
             path.display()
-        ),
-        (_, Writes::Conversion) => format!(
-            "already holds {holds}; nothing was written: a conversion writes a new world, so \
-             give a folder that does not exist yet (or an empty one)"
         ),
         (Holds::JavaWorld, Writes::RegionFiles) => "is a Java world folder, not a region \
              folder: export the whole world as a world folder, or give its region folder"

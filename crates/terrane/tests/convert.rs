@@ -138,7 +138,7 @@ fn a_destination_that_holds_anything_is_refused_and_kept() {
     std::fs::create_dir_all(&dst).unwrap();
     std::fs::write(dst.join("notes.txt"), b"mine").unwrap();
     let e = convert::java_to_bedrock(&java, &dst, &mut |_| {}).unwrap_err();
-    assert!(matches!(e, terrane::Error::Refused(_)), "{e}");
+    assert!(matches!(e, convert::Error::Destination { .. }), "{e}");
     assert_eq!(std::fs::read(dst.join("notes.txt")).unwrap(), b"mine");
     let e = convert::bedrock_to_java(&bedrock_world(), &java, &mut |_| {}).unwrap_err();
     assert!(e.to_string().contains("already holds a Java world"), "{e}");
@@ -165,7 +165,7 @@ fn damaged_regions_are_named_and_the_rest_converted() {
     std::fs::write(java.join("level.dat"), b"\x1f\x8b not a level.dat").unwrap();
     let refused = dir.path().join("refused");
     match convert::java_to_bedrock(&java, &refused, &mut |_| {}) {
-        Err(terrane::Error::DamagedLevelDat(p)) => assert_eq!(p, java.join("level.dat")),
+        Err(convert::Error::DamagedLevelDat(p)) => assert_eq!(p, java.join("level.dat")),
         other => panic!("{other:?}"),
     }
     assert!(!refused.exists());
@@ -189,7 +189,7 @@ fn damaged_regions_are_named_and_the_rest_converted() {
     std::fs::write(&r, &bytes).unwrap();
     let out = dir.path().join("out2");
     match convert::java_to_bedrock_with(&java, &out, &rebuild, &mut |_| {}) {
-        Err(terrane::Error::NothingConverted { src, damaged }) => {
+        Err(convert::Error::NothingConverted { src, damaged }) => {
             assert_eq!((src, damaged.len()), (java.clone(), 225));
         }
         other => panic!("{other:?}"),
