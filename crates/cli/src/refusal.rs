@@ -79,6 +79,12 @@ mod tests {
             (destination(Holds::RegionFiles, Writes::JavaWorld), Some("without `--world-folder`")),
             (destination(Holds::File, Writes::JavaWorld), None),
         ];
+        // A conversion's refusals keep their words: each already says what to do.
+        let converted = terrane::Error::from(terrane::convert::Error::Destination {
+            path: "d".into(),
+            holds: terrane::convert::Found::BedrockWorld,
+        });
+        assert_eq!(with_flags(&converted), converted.to_string());
         for (r, hinted) in cases {
             let said = with_flags(&terrane::Error::Refused(r.clone()));
             assert!(said.starts_with(&r.to_string()), "{said}");

@@ -233,7 +233,7 @@ pub fn import_java_world(
     let layout = layout_of(java_dir);
     let mut found = find_dimensions(java_dir, layout)?;
     if found.is_empty() {
-        return Err(Refusal::NoRegionFiles { folder: java_dir.into(), vanilla_only: false }.into());
+        return Err(Refusal::NoRegionFiles { folder: java_dir.into() }.into());
     }
     let mut summary = JavaImportSummary { layout: Some(layout), ..Default::default() };
     let mut save = TickSave::new();

@@ -119,18 +119,15 @@ pub enum Refusal {
         /// The import refused.
         import: ImportedFrom,
     },
-    /// A Java world folder holds no region files (of the dimensions the operation reads).
+    /// A Java world folder holds no region files.
     #[error(
-        "{} holds no region files{}: a Java world keeps them in region/, DIM-1/region and \
+        "{} holds no region files: a Java world keeps them in region/, DIM-1/region and \
          DIM1/region, or since 26.1 in dimensions/<namespace>/<name>/region",
-        folder.display(),
-        if *.vanilla_only { " of the Overworld, the Nether or the End" } else { "" }
+        folder.display()
     )]
     NoRegionFiles {
         /// The folder.
         folder: PathBuf,
-        /// Only the game's own three dimensions were looked for (a conversion).
-        vanilla_only: bool,
     },
     /// The folder is not a Bedrock world (no `db/CURRENT`).
     #[error("{} is not a Bedrock world folder (no db/CURRENT)", .0.display())]
