@@ -96,7 +96,7 @@ pub mod level_dat;
 pub mod log_check;
 pub mod mapping;
 /// The former name of [`mapping`], kept so code written against it still builds: in terrane,
-/// *convert* means Java ⇄ Bedrock conversion (`terrane::convert`), not one column's mapping.
+/// *convert* means Java ⇄ Bedrock conversion (terrane-convert), not one column's mapping.
 #[deprecated(since = "0.1.1", note = "renamed `mapping`")]
 pub mod convert {
     pub use crate::mapping::*;
