@@ -26,6 +26,11 @@
 //! - [`import_region_dir`] / [`export_region_dir`]: whole region folders, with a progress
 //!   callback, resumption (columns the [`ImportSink`] already has are skipped) and an
 //!   [`ImportSummary`] / [`ExportSummary`]; [`MemColumns`] is an in-memory sink and source.
+//! - [`folder`]: a Java world folder: where each layout keeps its dimensions and players
+//!   ([`folder::JavaLayout`], [`folder::find_dimensions`]) and how player files are named.
+//! - [`level_dat`]: a Java `level.dat`: the settings both editions keep
+//!   ([`LevelSettings`](terrane_chunk::level_settings::LevelSettings)) read and written, and
+//!   the single-player world's player.
 //!
 //! The file layouts and the mapping are specified in `docs/format/anvil.md`.
 //!
@@ -103,12 +108,14 @@ pub mod column;
 mod column_read;
 mod column_rest;
 mod error;
+pub mod folder;
 pub mod item_data;
 pub mod legacy_biomes;
+pub mod level_dat;
 pub mod linear;
 pub mod mapping;
 /// The former name of [`mapping`], kept so code written against it still builds: in terrane,
-/// *convert* means Java ⇄ Bedrock conversion (`terrane::convert`), not one column's mapping.
+/// *convert* means Java ⇄ Bedrock conversion (terrane-convert), not one column's mapping.
 #[deprecated(since = "0.1.1", note = "renamed `mapping`")]
 pub mod convert {
     pub use crate::mapping::*;

@@ -18,7 +18,10 @@
 //!   everything else as stored.
 //! - [`checksums`]: the `Checksums` column record (xxHash64 of sub-chunks and other
 //!   records), rebuilt by an export from the bytes it writes.
-//! - [`LevelDat`]: `level.dat`'s header and settings.
+//! - [`level_dat`]: `level.dat`'s header and settings ([`LevelDat`]), and the settings both
+//!   editions keep read and written for conversions.
+//! - [`is_bedrock_world`]: whether a folder is a Bedrock world folder; [`NATIVE_BLOCK_VERSION`]
+//!   the block version of states that never came from Bedrock.
 //! - [`data3d`]: the `Data3D` record (height map and 3D biomes), decoded and encoded.
 //! - [`translate`]: block states between Java and Bedrock through the table in
 //!   `data/java-bedrock.tsv.gz` (generated from minecraft-data by `cargo xtask tables`;
@@ -89,11 +92,11 @@ pub mod entity;
 mod error;
 pub mod key;
 pub mod legacy;
-mod level_dat;
+pub mod level_dat;
 pub mod log_check;
 pub mod mapping;
 /// The former name of [`mapping`], kept so code written against it still builds: in terrane,
-/// *convert* means Java ⇄ Bedrock conversion (`terrane::convert`), not one column's mapping.
+/// *convert* means Java ⇄ Bedrock conversion (terrane-convert), not one column's mapping.
 #[deprecated(since = "0.1.1", note = "renamed `mapping`")]
 pub mod convert {
     pub use crate::mapping::*;
@@ -110,3 +113,11 @@ pub use error::{Error, Result};
 pub use level_dat::LevelDat;
 pub use mapping::{BedrockRecord, ConvertedColumn};
 pub use subchunk::SubChunk;
+
+/// The block version of worlds that never came from Bedrock (1.21.0.3).
+pub const NATIVE_BLOCK_VERSION: i32 = 0x0115_0003;
+
+/// Whether `dir` is a Bedrock world folder (`db/CURRENT` is there).
+pub fn is_bedrock_world(dir: &std::path::Path) -> bool {
+    dir.join("db").join("CURRENT").is_file()
+}

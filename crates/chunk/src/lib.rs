@@ -77,6 +77,7 @@ mod bits_avx2;
 pub mod block_state;
 mod chunk;
 mod error;
+pub mod level_settings;
 mod schema;
 mod view;
 

@@ -239,6 +239,14 @@ impl Schema {
         }
     }
 
+    /// A schema holding only `minecraft:air` (block id 0): the schema of a world created
+    /// without one, and where a conversion's block states start.
+    pub fn air_only() -> Self {
+        let mut s = Self::new();
+        s.add_block("minecraft:air", &[]).expect("a fresh schema accepts air");
+        s
+    }
+
     /// Registers a component and returns its chunk id (MSB set for variable size).
     pub fn add_component(&mut self, name: &str, kind: ComponentKind) -> Result<ComponentId> {
         let i = self.components.push(name)?;

@@ -1,5 +1,5 @@
-//! `terrane convert`: a Java world folder to a Bedrock world folder, or back. The work is the
-//! facade's (`terrane::convert`); this file shows progress and prints the report.
+//! `terrane convert`: a Java world folder to a Bedrock world folder, or back. The work is
+//! terrane-convert's (`terrane::convert`); this file shows progress and prints the report.
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -77,8 +77,16 @@ impl From<terrane::Error> for Fail {
             }
             terrane::Error::Backup(e) => Fail::from(e),
             terrane::Error::NotAWorld(ref path) => not_a_world(path),
-            terrane::Error::WouldOverwrite { .. } | terrane::Error::Refused(_) => {
-                Fail::usage(refusal::with_flags(&e))
+            terrane::Error::WouldOverwrite { .. }
+            | terrane::Error::Refused(_)
+            | terrane::Error::Convert(
+                terrane::convert::Error::Destination { .. }
+                | terrane::convert::Error::NoFolderName(_)
+                | terrane::convert::Error::NoRegionFiles(_)
+                | terrane::convert::Error::NotABedrockWorld(_),
+            ) => Fail::usage(refusal::with_flags(&e)),
+            terrane::Error::Convert(terrane::convert::Error::DamagedLevelDat(_)) => {
+                Fail::other(refusal::with_flags(&e))
             }
             terrane::Error::CreationNotStarted(_) => Fail::usage(format!(
                 "{e}\n(`terrane create PATH` creates a world; `terrane demo --force` replaces a \
@@ -171,8 +179,15 @@ macro_rules! fail_from {
         }
     )*};
 }
+impl From<terrane::convert::Error> for Fail {
+    fn from(e: terrane::convert::Error) -> Self {
+        Fail::from(terrane::Error::from(e))
+    }
+}
+
 fail_from!(
     terrane::store::Error,
+    terrane::anvil::Error,
     terrane::cluster::Error,
     terrane::chunk::Error,
     terrane::distance::Error,

@@ -4,8 +4,11 @@
 use terrane::refusal::{Holds, ImportedFrom, Refusal, Writes};
 
 /// The library's names of options in its messages, and the command's flag for each.
-const FLAGS: [(&str, &str); 2] =
-    [("`Overwrite::Replace`", "`--force`"), ("`Overwrite::Merge`", "`--merge`")];
+const FLAGS: [(&str, &str); 3] = [
+    ("`Overwrite::Replace`", "`--force`"),
+    ("`Overwrite::Merge`", "`--merge`"),
+    ("`ConvertOptions::rebuild_level_dat`", "`--force`"),
+];
 
 /// `e`'s message with the command's flags ([`FLAGS`], and the hint of [`hint`]).
 pub fn with_flags(e: &terrane::Error) -> String {
@@ -55,12 +58,15 @@ mod tests {
             holds: "region files".into(),
             merge: true,
         };
-        let library = e.to_string();
+        let damaged =
+            terrane::Error::from(terrane::convert::Error::DamagedLevelDat("w/level.dat".into()));
+        let library = [e.to_string(), damaged.to_string()].join("\n");
         for (option, flag) in FLAGS {
             assert!(library.contains(option), "{option} not in {library}");
-            assert!(with_flags(&e).contains(flag));
+            assert!(with_flags(&e).contains(flag) || with_flags(&damaged).contains(flag));
         }
         assert!(!with_flags(&e).contains("Overwrite::"));
+        assert!(!with_flags(&damaged).contains("ConvertOptions::"), "{}", with_flags(&damaged));
     }
 
     /// A refusal whose advice a command does gets that command; others keep their words.
@@ -73,6 +79,12 @@ mod tests {
             (destination(Holds::RegionFiles, Writes::JavaWorld), Some("without `--world-folder`")),
             (destination(Holds::File, Writes::JavaWorld), None),
         ];
+        // A conversion's refusals keep their words: each already says what to do.
+        let converted = terrane::Error::from(terrane::convert::Error::Destination {
+            path: "d".into(),
+            holds: terrane::convert::Found::BedrockWorld,
+        });
+        assert_eq!(with_flags(&converted), converted.to_string());
         for (r, hinted) in cases {
             let said = with_flags(&terrane::Error::Refused(r.clone()));
             assert!(said.starts_with(&r.to_string()), "{said}");

@@ -88,6 +88,7 @@
 mod batch;
 mod error;
 mod faulty;
+pub mod file;
 pub mod lock;
 mod mem;
 mod pipeline;

@@ -67,8 +67,7 @@ pub const LEVEL_NAME_KEY: &[u8] = b"bedrock:levelname.txt";
 /// block-state names leave out.
 pub const BLOCK_VERSION_KEY: &[u8] = crate::imported::BLOCK_VERSION_KEY;
 
-/// The block version of worlds that never came from Bedrock (1.21.0.3).
-pub const NATIVE_BLOCK_VERSION: i32 = 0x0115_0003;
+pub use terrane_bedrock::NATIVE_BLOCK_VERSION;
 
 /// The key of a column's record: [`RECORD_PREFIX`], the dimension (`u64` big-endian) unless
 /// 0, and the column's 2D Morton key, as `terrane::java`'s record keys.
@@ -81,7 +80,7 @@ pub fn parse_record_key(key: &[u8]) -> Option<(u64, ColumnPos)> {
     crate::imported::parse_column_record_key(RECORD_PREFIX, key)
 }
 
-pub use crate::export::is_bedrock_world;
+pub use terrane_bedrock::is_bedrock_world;
 
 /// The world's block version, if an import recorded one.
 pub fn block_version(world: &World) -> Result<Option<i32>> {
@@ -330,7 +329,7 @@ fn fresh_level_dat() -> Vec<u8> {
     c.insert("StorageVersion", Tag::Int(10));
     c.insert("Generator", Tag::Int(2));
     c.insert("lastOpenedWithVersion", Tag::List(3, [1, 21, 0, 3, 0].map(Tag::Int).to_vec()));
-    crate::level_dat::encode_bedrock(c)
+    terrane_bedrock::level_dat::encode(c)
 }
 
 /// Checks a Bedrock export's destination before anything is written: `bedrock_dir` may be
@@ -511,7 +510,7 @@ impl ColumnWriter<'_> {
         let schema = match self.translator.as_mut() {
             Some(t) => {
                 let java = java_record(self.world, dim, pos)?;
-                java_block_entities = crate::convert_block_entities::java_to_bedrock_record(
+                java_block_entities = terrane_convert::block_entities::java_to_bedrock_record(
                     pos,
                     &chunks,
                     self.world.schema(),
@@ -532,7 +531,7 @@ impl ColumnWriter<'_> {
                         java_entities.push((*u, o.data));
                     }
                 }
-                entity_records = crate::convert_entities::java_to_bedrock_records(
+                entity_records = terrane_convert::entities::java_to_bedrock_records(
                     bpos,
                     java_entities.iter().map(|(u, b)| (u, b.as_slice())),
                     java.data_version,

@@ -219,27 +219,10 @@ pub enum Error {
         /// not to a schematic.
         merge: bool,
     },
-    /// A conversion's source has a `level.dat` that does not read: nothing was written.
-    #[error(
-        "{}: damaged (it does not read); nothing was written: convert with --force to write a \
-         new level.dat from defaults (name from the folder, spawn at 0,0, no seed)",
-        .0.display()
-    )]
-    DamagedLevelDat(PathBuf),
-    /// A conversion found columns but every one it read was damaged: no world was written.
-    #[error(
-        "nothing was converted from {}: every column read was damaged ({} damaged records; \
-         the first: {}); no world was written",
-        src.display(),
-        damaged.len(),
-        damaged.first().map_or("", String::as_str)
-    )]
-    NothingConverted {
-        /// The source world folder.
-        src: PathBuf,
-        /// The damaged records, one line each.
-        damaged: Vec<String>,
-    },
+    /// A conversion between the editions was refused or failed
+    /// ([`convert`](crate::convert)).
+    #[error(transparent)]
+    Convert(#[from] terrane_convert::Error),
     /// The world's files contradict each other (found by [`World::verify`](crate::World::verify)).
     #[error("inconsistent world: {0}")]
     Inconsistent(String),

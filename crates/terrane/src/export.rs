@@ -24,7 +24,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::fs;
 use std::path::Path;
 
 use crate::error::io;
@@ -51,66 +50,13 @@ pub enum Overwrite {
     Merge,
 }
 
-/// What a destination holds, as far as an export is concerned.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Found {
-    /// Nothing: the path does not exist, or is an empty folder.
-    Nothing,
-    /// A file (or anything that is not a folder).
-    File,
-    /// A terrane world (its `terrane-world` marker, or one being created).
-    TerraneWorld,
-    /// A Bedrock world folder (`db/CURRENT`).
-    BedrockWorld,
-    /// A Java world folder (`level.dat` or `region/`).
-    JavaWorld,
-    /// Region files (`r.X.Z.mca`) right in the folder: a region folder.
-    RegionFiles,
-    /// A folder holding other things.
-    Other,
-}
+pub(crate) use terrane_convert::place::Found;
 
-/// What `path` holds ([`Found`]).
+/// What `path` holds ([`Found`]): a terrane world by its marker files (or one being created).
 pub(crate) fn inspect(path: &Path) -> Result<Found> {
-    let meta = match fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Nothing),
-        Err(e) => return Err(io(path)(e)),
-    };
-    if !meta.is_dir() {
-        return Ok(Found::File);
-    }
-    Ok(if path.join(crate::world_dir::MARKER).exists() || crate::world_dir::is_unfinished(path) {
-        Found::TerraneWorld
-    } else if is_bedrock_world(path) {
-        Found::BedrockWorld
-    } else if is_java_world(path) {
-        Found::JavaWorld
-    } else if has_region_files(path) {
-        Found::RegionFiles
-    } else if fs::read_dir(path).map_err(io(path))?.next().is_none() {
-        Found::Nothing
-    } else {
-        Found::Other
-    })
-}
-
-/// Whether `dir` is a Java world folder (it holds `level.dat`, a `region` or a `dimensions`
-/// folder), as opposed to a region folder.
-pub fn is_java_world(dir: &Path) -> bool {
-    dir.join("level.dat").is_file()
-        || dir.join("region").is_dir()
-        || dir.join("dimensions").is_dir()
-}
-
-/// Whether `dir` holds region files (`r.X.Z.mca`).
-pub fn has_region_files(dir: &Path) -> bool {
-    terrane_anvil::region::list_regions(dir).is_ok_and(|r| !r.is_empty())
-}
-
-/// Whether `dir` is a Bedrock world folder (`db/CURRENT` is there).
-pub fn is_bedrock_world(dir: &Path) -> bool {
-    dir.join("db").join("CURRENT").is_file()
+    let terrane_world =
+        |p: &Path| p.join(crate::world_dir::MARKER).exists() || crate::world_dir::is_unfinished(p);
+    Ok(terrane_convert::place::inspect(path, terrane_world)?)
 }
 
 /// The refusal of a destination at `path` that holds `found` where `writes` goes.
@@ -127,13 +73,14 @@ pub(crate) fn refused(path: &Path, found: Found, writes: Writes) -> Error {
 }
 
 /// Writes `path` under a temporary name beside it, syncs it, and renames it into place: the
-/// file is either the old one or the new one whole, never half-written. What every file an
-/// export writes goes through (the `terrane` command's chunk and map files too).
+/// file is either the old one or the new one whole, never half-written
+/// ([`terrane_store::file::write_whole`]). What every file an export writes goes through (the
+/// `terrane` command's chunk and map files too).
 ///
 /// # Errors
 /// [`Error::Io`] naming `path`; the temporary file is removed.
 pub fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_whole_with(path, |f| f.write_all(bytes))
+    terrane_store::file::write_whole(path, bytes).map_err(io(path))
 }
 
 /// [`write_whole`] of what `write` writes to the temporary file (buffered), for a file too
@@ -146,19 +93,5 @@ pub fn write_whole_with(
     path: &Path,
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<()> {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".terrane-tmp");
-    let tmp = path.with_file_name(name);
-    let write = || -> std::io::Result<()> {
-        use std::io::Write as _;
-        let mut f = std::io::BufWriter::new(fs::File::create(&tmp)?);
-        write(&mut f)?;
-        f.flush()?;
-        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        fs::rename(&tmp, path)
-    };
-    write().map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        io(path)(e)
-    })
+    terrane_store::file::write_whole_with(path, write).map_err(io(path))
 }

@@ -109,12 +109,7 @@ pub fn offline_player_id(name: &str) -> u128 {
     u128::from_be_bytes(h)
 }
 
-/// The text form of UUID `id` (`8-4-4-4-12` lower-case hex digits), as a Java world names a
-/// player's files.
-pub fn uuid_text(id: u128) -> String {
-    let h = format!("{id:032x}");
-    format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
-}
+pub use terrane_anvil::folder::uuid_text;
 
 /// The key of player `id` (a UUID as a big-endian `u128`).
 pub fn player_key(id: u128) -> Vec<u8> {

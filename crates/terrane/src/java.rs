@@ -66,12 +66,12 @@ use crate::region_columns::{DimRegions, RegionChunks, world_regions};
 use crate::sink_error::{SinkError, from_anvil};
 use crate::{Error, Result, TickSave, World};
 
-pub use crate::export::{has_region_files, is_java_world};
 pub use crate::java_layout::{
     DIMENSION_NAME_PREFIX, DIMENSIONS_DATA_VERSION, Dimension, JavaLayout, find_dimensions,
     layout_of, recorded_dimensions, vanilla_dimensions,
 };
 pub use crate::java_players::PLAYER_FILE_PREFIX;
+pub use terrane_anvil::folder::{has_region_files, is_java_world};
 
 /// The `worldProperties` key prefix of imported column records.
 pub const RECORD_PREFIX: &[u8] = crate::imported::JAVA_RECORD_PREFIX;
@@ -233,7 +233,7 @@ pub fn import_java_world(
     let layout = layout_of(java_dir);
     let mut found = find_dimensions(java_dir, layout)?;
     if found.is_empty() {
-        return Err(Refusal::NoRegionFiles { folder: java_dir.into(), vanilla_only: false }.into());
+        return Err(Refusal::NoRegionFiles { folder: java_dir.into() }.into());
     }
     let mut summary = JavaImportSummary { layout: Some(layout), ..Default::default() };
     let mut save = TickSave::new();

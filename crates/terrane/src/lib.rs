@@ -21,6 +21,7 @@
 //! | [`bedrock::format`] | terrane-bedrock | Minecraft Bedrock Edition LevelDB worlds in and out |
 //! | [`worldgen`] | terrane-worldgen | terrain as cubic chunks: flat ground, hills from a seed |
 //! | [`backup`] | terrane-backup | incremental backups of a store into a repository folder |
+//! | [`convert`] | terrane-convert | a Java world folder to a Bedrock one and back |
 //!
 //! On top of them, [`World`] composes one world directory: the object store (embedded
 //! RocksDB by default), the [tiered chunk store](cluster::TieredStore), a
@@ -38,9 +39,10 @@
 //! finds one block state stored under several ids (spellings from before the importers
 //! canonicalised state strings), which [`World::verify`] reports and
 //! [`World::merge_duplicate_states`] merges.
-//! [`convert`] turns a Java world folder into a new Bedrock one and back, block states
-//! translated through terrane-bedrock's table
-//! ([`bedrock::format::translate`]), column by column in bounded memory.
+//! [`convert`] (terrane-convert) turns a Java world folder into a new Bedrock one and back,
+//! block states translated through terrane-bedrock's table
+//! ([`bedrock::format::translate`]), column by column in bounded memory; it opens no
+//! [`World`], and its errors reach the facade's as [`Error::Convert`].
 //! [`game`] keeps what a game server saves beside its chunks in the same tick save: players
 //! (position, inventory, the item on the cursor) and containers (a chest's items);
 //! [`window`] decides a player's clicks in an open window as the game does, from the
@@ -136,11 +138,6 @@ mod backend;
 pub mod backup_changes;
 pub mod bedrock;
 pub mod block_states;
-pub mod convert;
-mod convert_biomes;
-mod convert_block_entities;
-mod convert_entities;
-mod convert_players;
 pub mod copy;
 mod duplicate_state;
 mod error;
@@ -151,7 +148,6 @@ pub mod java;
 mod java_containers;
 mod java_layout;
 mod java_players;
-mod level_dat;
 mod loaded_columns;
 pub mod refusal;
 mod region_columns;
@@ -192,6 +188,8 @@ pub use terrane_blockfile as blockfile;
 pub use terrane_chunk as chunk;
 /// terrane-cluster: the cluster container and the tiered chunk store.
 pub use terrane_cluster as cluster;
+/// terrane-convert: a Java world folder to a Bedrock world folder and back.
+pub use terrane_convert as convert;
 /// terrane-distance: the distance graph for nearest-first generation.
 pub use terrane_distance as distance;
 /// terrane-lease: leased areas of a world shared by several servers.

@@ -1,4 +1,4 @@
-//! What an import, export, conversion or world operation refuses before it writes anything:
+//! What an import, export or world operation refuses before it writes anything:
 //! [`Refusal`], carried by [`Error::Refused`](crate::Error::Refused). Each says what was
 //! found and what to do, in the library's terms; a command adds its own flags
 //! (`terrane`'s CLI does, through [`Refusal`]'s variants).
@@ -54,8 +54,6 @@ pub enum Writes {
     BedrockWorld,
     /// One schematic file.
     Schematic,
-    /// A new world of the other edition (a conversion).
-    Conversion,
 }
 
 impl fmt::Display for Writes {
@@ -65,7 +63,6 @@ impl fmt::Display for Writes {
             Writes::JavaWorld => "a Java world",
             Writes::BedrockWorld => "a Bedrock world",
             Writes::Schematic => "a schematic",
-            Writes::Conversion => "a new world",
         })
     }
 }
@@ -122,18 +119,15 @@ pub enum Refusal {
         /// The import refused.
         import: ImportedFrom,
     },
-    /// A Java world folder holds no region files (of the dimensions the operation reads).
+    /// A Java world folder holds no region files.
     #[error(
-        "{} holds no region files{}: a Java world keeps them in region/, DIM-1/region and \
+        "{} holds no region files: a Java world keeps them in region/, DIM-1/region and \
          DIM1/region, or since 26.1 in dimensions/<namespace>/<name>/region",
-        folder.display(),
-        if *.vanilla_only { " of the Overworld, the Nether or the End" } else { "" }
+        folder.display()
     )]
     NoRegionFiles {
         /// The folder.
         folder: PathBuf,
-        /// Only the game's own three dimensions were looked for (a conversion).
-        vanilla_only: bool,
     },
     /// The folder is not a Bedrock world (no `db/CURRENT`).
     #[error("{} is not a Bedrock world folder (no db/CURRENT)", .0.display())]
@@ -217,10 +211,6 @@ fn destination_advice(holds: Holds, writes: Writes, path: &std::path::Path) -> S
         (Holds::Folder, _) => format!(
             "is a folder: give the schematic's file name (e.g. {}/box.schem)",
             path.display()
-        ),
-        (_, Writes::Conversion) => format!(
-            "already holds {holds}; nothing was written: a conversion writes a new world, so \
-             give a folder that does not exist yet (or an empty one)"
         ),
         (Holds::JavaWorld, Writes::RegionFiles) => "is a Java world folder, not a region \
              folder: export the whole world as a world folder, or give its region folder"

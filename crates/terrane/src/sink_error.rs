@@ -1,11 +1,10 @@
-//! The facade's own error, passed through terrane-anvil's import sinks and export sources
-//! and terrane-bedrock's callbacks, and recovered typed when it comes back out.
+//! The facade's own error, passed through terrane-anvil's import sinks and export sources,
+//! and recovered typed when it comes back out.
 
 use crate::Error;
 
-/// A failure of one of the facade's sinks, sources or callbacks, as terrane-anvil's
-/// `Error::Sink` and terrane-bedrock's `Error::Callback` carry it: the facade's error, which
-/// [`from_anvil`] and [`from_bedrock`] take back out.
+/// A failure of one of the facade's sinks or sources, as terrane-anvil's `Error::Sink`
+/// carries it: the facade's error, which [`from_anvil`] takes back out.
 #[derive(Debug)]
 pub(crate) struct SinkError(Box<Error>);
 
@@ -39,23 +38,6 @@ pub(crate) fn from_anvil(e: terrane_anvil::Error) -> Error {
     }
 }
 
-/// terrane-bedrock's error as the facade's: a failure of the facade's own callback comes
-/// back as the error it was.
-pub(crate) fn from_bedrock(e: terrane_bedrock::Error) -> Error {
-    match e {
-        terrane_bedrock::Error::Callback(b) => match b.downcast::<SinkError>() {
-            Ok(s) => *s.0,
-            Err(b) => Error::Bedrock(terrane_bedrock::Error::Callback(b)),
-        },
-        e => Error::Bedrock(e),
-    }
-}
-
-/// The facade's error as terrane-bedrock's, for a callback to return.
-pub(crate) fn to_bedrock(e: Error) -> terrane_bedrock::Error {
-    terrane_bedrock::Error::Callback(Box::new(SinkError::from(e)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,11 +48,7 @@ mod tests {
         let refused = || Error::Refused(Refusal::ReadOnly("imported"));
         let anvil = terrane_anvil::Error::Sink(Box::new(SinkError::from(refused())));
         assert!(matches!(from_anvil(anvil), Error::Refused(Refusal::ReadOnly(_))));
-        assert!(matches!(
-            from_bedrock(to_bedrock(refused())),
-            Error::Refused(Refusal::ReadOnly(_))
-        ));
-        let other = terrane_bedrock::Error::LevelDat("short".into());
-        assert!(matches!(from_bedrock(other), Error::Bedrock(terrane_bedrock::Error::LevelDat(_))));
+        let other = terrane_anvil::Error::Convert("x".into());
+        assert!(matches!(from_anvil(other), Error::Anvil(terrane_anvil::Error::Convert(_))));
     }
 }

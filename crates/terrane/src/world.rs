@@ -472,9 +472,7 @@ pub fn world_distance(store: &dyn Store) -> Result<DistanceGraph> {
 /// [`schem::register_states`](crate::schem::register_states)) and passes it to
 /// [`WorldBuilder::schema`].
 pub fn default_schema() -> Schema {
-    let mut s = Schema::new();
-    s.add_block("minecraft:air", &[]).expect("a fresh schema accepts air");
-    s
+    Schema::air_only()
 }
 
 /// A summary of a world, from [`World::info`].
@@ -1112,26 +1110,6 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// The apparent size of `dir`, what a copy of it takes: the lengths of its files and folders
-/// (`dir` included), as `du -sb` counts them (a file with several names counts once per
-/// name here). On a closed RocksDB world that is its tables and an empty write-ahead log
-/// (`docs/format/rocksdb-v1.md`, "Closing").
-pub(crate) fn dir_bytes(dir: &Path) -> u64 {
-    let Ok(top) = fs::metadata(dir) else { return 0 };
-    let mut total = top.len();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = fs::read_dir(&d) else { continue };
-        for e in rd.flatten() {
-            match e.metadata() {
-                Ok(m) if m.is_dir() => {
-                    total += m.len();
-                    stack.push(e.path());
-                }
-                Ok(m) => total += m.len(),
-                Err(_) => {}
-            }
-        }
-    }
-    total
-}
+// On a closed RocksDB world, `dir_bytes` is its tables and an empty write-ahead log
+// (`docs/format/rocksdb-v1.md`, "Closing").
+pub(crate) use terrane_store::file::dir_bytes;

@@ -1,6 +1,6 @@
 //! `terrane::convert`: Java → Bedrock → Java and Bedrock → Java → Bedrock over the test
 //! worlds give the same blocks wherever the table maps a state one to one, the report counts
-//! exactly the cells it approximated, and a destination that holds anything is refused.
+//! exactly the cells it approximated (the refusals: `crates/convert/tests/refusals.rs`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -128,73 +128,6 @@ fn bedrock_to_java_and_back_keeps_every_block_with_its_water_layer() {
         }
     }
     assert!(compared > 100_000, "{compared} cells compared");
-}
-
-#[test]
-fn a_destination_that_holds_anything_is_refused_and_kept() {
-    let dir = tempfile::tempdir().unwrap();
-    let java = java_world(dir.path());
-    let dst = dir.path().join("taken");
-    std::fs::create_dir_all(&dst).unwrap();
-    std::fs::write(dst.join("notes.txt"), b"mine").unwrap();
-    let e = convert::java_to_bedrock(&java, &dst, &mut |_| {}).unwrap_err();
-    assert!(matches!(e, terrane::Error::Refused(_)), "{e}");
-    assert_eq!(std::fs::read(dst.join("notes.txt")).unwrap(), b"mine");
-    let e = convert::bedrock_to_java(&bedrock_world(), &java, &mut |_| {}).unwrap_err();
-    assert!(e.to_string().contains("already holds a Java world"), "{e}");
-    // Nothing half-written beside them.
-    let left: Vec<_> =
-        std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
-    assert_eq!(left.len(), 2, "{left:?}");
-}
-
-#[test]
-fn damaged_regions_are_named_and_the_rest_converted() {
-    let dir = tempfile::tempdir().unwrap();
-    let java = java_world(dir.path());
-    let r = java.join("region/r.0.0.mca");
-    let mut bytes = std::fs::read(&r).unwrap();
-    // Garble the first column's compressed data (its sector starts after the 8 KiB header).
-    let off = 4096 * u32::from_be_bytes([0, bytes[0], bytes[1], bytes[2]]) as usize;
-    for b in &mut bytes[off + 8..off + 64] {
-        *b ^= 0x5a;
-    }
-    std::fs::write(&r, &bytes).unwrap();
-    // And a level.dat that does not read: refused, nothing written; told to rebuild it, the
-    // conversion says so, never replacing it silently.
-    std::fs::write(java.join("level.dat"), b"\x1f\x8b not a level.dat").unwrap();
-    let refused = dir.path().join("refused");
-    match convert::java_to_bedrock(&java, &refused, &mut |_| {}) {
-        Err(terrane::Error::DamagedLevelDat(p)) => assert_eq!(p, java.join("level.dat")),
-        other => panic!("{other:?}"),
-    }
-    assert!(!refused.exists());
-    let rebuild = convert::ConvertOptions::new().rebuild_level_dat(true);
-    let s = convert::java_to_bedrock_with(&java, &dir.path().join("out"), &rebuild, &mut |_| {})
-        .unwrap();
-    assert_eq!(s.damaged.len(), 2, "{:?}", s.damaged);
-    assert!(s.damaged[0].starts_with("level.dat: damaged"), "{:?}", s.damaged);
-    assert!(s.damaged[1].contains("r.0.0.mca"), "{:?}", s.damaged);
-    assert_eq!(s.columns, 224);
-
-    // Every column damaged: an error naming the source, and no world written.
-    let file = terrane::anvil::region::RegionFile::new(bytes.clone()).unwrap();
-    // (the first column's is garbled already)
-    for e in file.entries().filter(|e| e.index != 0) {
-        let off = 4096 * e.sector as usize;
-        for b in &mut bytes[off + 8..off + 64] {
-            *b ^= 0x5a;
-        }
-    }
-    std::fs::write(&r, &bytes).unwrap();
-    let out = dir.path().join("out2");
-    match convert::java_to_bedrock_with(&java, &out, &rebuild, &mut |_| {}) {
-        Err(terrane::Error::NothingConverted { src, damaged }) => {
-            assert_eq!((src, damaged.len()), (java.clone(), 225));
-        }
-        other => panic!("{other:?}"),
-    }
-    assert!(!out.exists(), "no world is left behind");
 }
 
 /// Every section's biomes of a Java world folder: (dimension, column, section y) → the 64

@@ -1,8 +1,8 @@
 //! A column's block entities from one edition's form to the other's, through
 //! [`terrane_bedrock::block_entity`]: Java's (the block-entity components of its chunks, and
 //! those its record keeps aside) into a Bedrock `BlockEntity` record, and a Bedrock
-//! `BlockEntity` record into Java compounds for the column record. Used by `convert` and by
-//! a Bedrock export of a Java-state world.
+//! `BlockEntity` record into Java compounds for the column record. Used by the conversions and
+//! by the `terrane` facade's Bedrock export of a world of Java states.
 
 use terrane_anvil::mapping::BLOCK_ENTITY_COMPONENT;
 use terrane_bedrock::block_entity::{self, BlockEntityReport};
@@ -11,7 +11,7 @@ use terrane_chunk::{Chunk, ChunkView, Schema};
 use terrane_nbt::{Compound, Reader, Tag, Writer};
 use terrane_section::ColumnPos;
 
-use crate::Result;
+use crate::error::Result;
 
 /// World coordinates of cell `i` (`x << 8 | y << 4 | z`) of chunk `cy` of column `pos`.
 fn cell_world(pos: ColumnPos, cy: i64, i: u16) -> (i32, i32, i32) {
@@ -36,7 +36,7 @@ fn state_at<'s>(
 /// `BlockEntity` record (little-endian compounds back to back); `None` when none translates.
 /// `chunks` are the column's Java chunks (`from`'s states); `aside` the block entities its
 /// record keeps (with `x`, `y`, `z`); `data_version` the column's.
-pub(crate) fn java_to_bedrock_record(
+pub fn java_to_bedrock_record(
     pos: ColumnPos,
     chunks: &[(i64, Vec<u8>)],
     from: &Schema,

@@ -20,7 +20,7 @@ use terrane_bedrock::db::WriteDb;
 use terrane_bedrock::entity::EntityReport;
 use terrane_nbt::{Reader, Tag, Writer};
 
-use crate::Result;
+use crate::error::Result;
 use crate::error::io;
 
 /// The prefix of a Bedrock server's player records.
@@ -58,7 +58,7 @@ pub fn bedrock_player_uuid(id: &str) -> String {
         Sha256::digest(format!("terrane:bedrock-player:{id}"))[..16].try_into().expect("16 bytes");
     b[6] = (b[6] & 0x0f) | 0x80; // version 8
     b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
-    crate::game::uuid_text(u128::from_be_bytes(b))
+    terrane_anvil::folder::uuid_text(u128::from_be_bytes(b))
 }
 
 /// The Java world's player files, by UUID (`playerdata/`, or 26.1's `players/data/`).

@@ -1,21 +1,21 @@
 //! A column's entities from one edition's form to the other's, through
 //! [`terrane_bedrock::entity`]: Java entity compounds into Bedrock's entity records (one
 //! `actorprefix` record each and the column's `digp` list), and Bedrock entity records into
-//! Java compounds for the column's entity chunk. Used by `convert` and by a Bedrock export
-//! of a Java-state world.
+//! Java compounds for the column's entity chunk. Used by the conversions and by the
+//! `terrane` facade's Bedrock export of a world of Java states.
 
 use terrane_anvil::mapping::ints_uuid;
 use terrane_bedrock::entity::{self, EntityReport};
 use terrane_bedrock::key::{BedrockColumnPos, actor_key};
 use terrane_nbt::{Reader, Tag, Writer};
 
-use crate::Result;
+use crate::error::Result;
 
 /// The records of a column's Java entities (`java`: the UUID terrane-anvil's importer gave
 /// each, and its big-endian NBT) in Bedrock's form: each translated entity under its
 /// `actorprefix` key, and the column's `digp` list naming them; none when none translates.
 /// `data_version` is the column's.
-pub(crate) fn java_to_bedrock_records<'a>(
+pub fn java_to_bedrock_records<'a>(
     pos: BedrockColumnPos,
     java: impl IntoIterator<Item = (&'a [u8; 16], &'a [u8])>,
     data_version: Option<i32>,
