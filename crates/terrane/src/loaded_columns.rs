@@ -442,6 +442,15 @@ mod tests {
         let put = cols.put_changes(&mut s, w.schema(), |p| p.x == 0);
         cols.saved(&put);
         assert_eq!(cols.unsaved(), 1);
+        // A server that generates nothing: the column loads as air, not marked generated; a
+        // generator's chunks beyond the column's ys are not kept.
+        let (c, d) = (ColumnPos::new(5, 5), ColumnPos::new(6, 5));
+        assert!(cols.load(&mut w, &[c], &mut |_| None).unwrap().is_empty());
+        assert!(!w.distance().contains(c) && cols.is_loaded(c));
+        let mut above = stone(&mut w);
+        let mut high = LoadedColumns::new(1..2);
+        assert_eq!(high.load(&mut w, &[d], &mut above).unwrap(), [d]);
+        assert!(high.chunk(ChunkPos::new(6, 0, 5)).is_none() && high.unsaved() == 0);
         // Column b's change is forgotten with it; the world never saw it.
         cols.forget(&mut w, |c| c == b).unwrap();
         assert!(!cols.is_loaded(b) && cols.unsaved() == 0);

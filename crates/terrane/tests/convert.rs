@@ -1158,6 +1158,9 @@ fn a_stopped_conversion_to_java_resumes_past_what_a_crash_leaves_in_its_spill_fi
         })
     }));
     assert!(stopped.is_err());
+    // The marker names the direction, the source and the terrane version.
+    let marker = std::fs::read_to_string(dir.path().join(".java.terrane-convert/.terrane-convert"));
+    assert!(marker.unwrap().ends_with(&format!("\nterrane {}\n", env!("CARGO_PKG_VERSION"))));
     let spill = dir.path().join(".java.terrane-convert/.spill");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&spill)
         .unwrap()

@@ -531,14 +531,11 @@ impl TerraneWorld {
     /// outside the loaded columns or the column's height, and states not registered, are
     /// ignored (returns `false`).
     pub fn set_block(&mut self, x: i32, y: i32, z: i32, state: BlockState) -> bool {
+        let Some(id) = self.block_id(state) else { return false };
         let (cx, cz) = (x.div_euclid(16), z.div_euclid(16));
         let pos = ChunkPos::new(cx.into(), i64::from(y.div_euclid(16)), cz.into());
         // Outside the loaded columns and their height: nothing to set.
-        if self.loaded.chunk_or_air(pos, self.world.air()).is_none() {
-            return false;
-        }
-        let Some(id) = self.block_id(state) else { return false };
-        let Some(chunk) = self.loaded.chunk_mut(pos) else { return false };
+        let Some(chunk) = self.loaded.chunk_or_air(pos, self.world.air()) else { return false };
         let (lx, ly, lz) =
             (x.rem_euclid(16) as u32, y.rem_euclid(16) as u32, z.rem_euclid(16) as u32);
         if chunk.set(lx, ly, lz, id) != id {
