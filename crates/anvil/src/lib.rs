@@ -128,7 +128,7 @@ mod world;
 
 pub use column::{Column, Layout, Section};
 pub use error::{ChunkError, Error, Result};
-pub use mapping::{ColumnRecord, ImportedColumn};
+pub use mapping::{ColumnChunks, ColumnRecord, ImportedColumn};
 pub use world::{
     DamagedChunk, ExportOptions, ExportSource, ExportSummary, ImportOptions, ImportSink,
     ImportSummary, MemColumns, MissingEntity, Progress, RegionFormat, StoredColumn,

@@ -99,6 +99,31 @@ pub struct ImportedColumn {
     pub record: Vec<u8>,
 }
 
+/// One column as the importer builds it, its chunks not yet encoded: what
+/// [`ImportSink::put_column_chunks`](crate::ImportSink::put_column_chunks) takes. A sink that
+/// stores terrane chunks lets that method encode them ([`ColumnChunks::encode`]); one that
+/// translates them further (an edition conversion) takes them as they are, so that each chunk
+/// is encoded once, in the format it ends in.
+#[derive(Clone, Debug)]
+pub struct ColumnChunks {
+    /// Column position.
+    pub pos: ColumnPos,
+    /// The chunks (block states of the import's schema) by chunk y, ascending.
+    pub chunks: Vec<(i64, Chunk)>,
+    /// Entity records: UUID and the entity's NBT compound (uncompressed, named root).
+    pub entities: Vec<(Uuid, Vec<u8>)>,
+    /// The encoded [`ColumnRecord`].
+    pub record: Vec<u8>,
+}
+
+impl ColumnChunks {
+    /// The column with its chunks encoded (format v1) with `schema`, the import's.
+    pub fn encode(self, schema: &Schema) -> ImportedColumn {
+        let chunks = self.chunks.into_iter().map(|(y, c)| (y, c.encode(schema))).collect();
+        ImportedColumn { pos: self.pos, chunks, entities: self.entities, record: self.record }
+    }
+}
+
 impl ImportedColumn {
     /// The chunks with their cubic positions (column x, chunk y, column z).
     pub fn chunk_positions(&self) -> impl Iterator<Item = (terrane_section::ChunkPos, &[u8])> + '_ {
@@ -501,7 +526,8 @@ pub fn column_to_terrane(
     timestamp: u32,
     schema: &mut Schema,
 ) -> Result<(ImportedColumn, ColumnStats), Error> {
-    convert(col, RecordRest::Tree(&col.rest), timestamp, schema)
+    let (c, stats) = convert(col, RecordRest::Tree(&col.rest), timestamp, schema)?;
+    Ok((c.encode(schema), stats))
 }
 
 /// Decodes one chunk's NBT and converts it as the import does: the result of
@@ -516,17 +542,18 @@ pub fn chunk_to_terrane(
     schema: &mut Schema,
 ) -> Result<(ImportedColumn, ColumnStats), Error> {
     let (col, rest) = Column::from_nbt_for_import(nbt, pos)?;
-    column_to_terrane_sorted(&col, &rest, timestamp, schema)
+    let (c, stats) = column_to_terrane_sorted(&col, &rest, timestamp, schema)?;
+    Ok((c.encode(schema), stats))
 }
 
 /// [`column_to_terrane`] for a column from [`Column::from_nbt_for_import`], whose rest is the
-/// record's `Rest` payload, written already.
+/// record's `Rest` payload, written already; the chunks not yet encoded.
 pub(crate) fn column_to_terrane_sorted(
     col: &Column,
     rest: &[u8],
     timestamp: u32,
     schema: &mut Schema,
-) -> Result<(ImportedColumn, ColumnStats), Error> {
+) -> Result<(ColumnChunks, ColumnStats), Error> {
     convert(col, RecordRest::Sorted(rest), timestamp, schema)
 }
 
@@ -535,7 +562,7 @@ fn convert(
     rest: RecordRest<'_>,
     timestamp: u32,
     schema: &mut Schema,
-) -> Result<(ImportedColumn, ColumnStats), Error> {
+) -> Result<(ColumnChunks, ColumnStats), Error> {
     let pos = ColumnPos::new(col.x, col.z);
     let be = block_entity_component(schema)?;
     let mut stats = ColumnStats::default();
@@ -622,8 +649,7 @@ fn convert(
         orphan_entities: &orphans,
         entities_data_version: col.external_entities,
     })?;
-    let chunks = chunks.into_iter().map(|(y, c)| (y, c.encode(schema))).collect();
-    Ok((ImportedColumn { pos, chunks, entities, record }, stats))
+    Ok((ColumnChunks { pos, chunks, entities, record }, stats))
 }
 
 /// Rebuilds a decoded column (and its timestamp) from an imported column.

@@ -10,7 +10,7 @@ use terrane_section::ColumnPos;
 use crate::column::{Column, Layout};
 use crate::error::{ChunkError, Error, Result};
 use crate::linear::{self, LinearChunk, LinearLayout};
-use crate::mapping::{ImportedColumn, column_to_terrane_sorted, terrane_to_column};
+use crate::mapping::{ColumnChunks, ImportedColumn, column_to_terrane_sorted, terrane_to_column};
 use crate::region::{self, Compression, RegionFile, RegionWriter};
 
 /// Where an import writes: any store (an in-memory one is [`MemColumns`]).
@@ -29,6 +29,15 @@ pub trait ImportSink {
     fn has_column(&mut self, pos: ColumnPos) -> Result<bool, Self::Error>;
     /// Stores one converted column (chunks, entity records, column record).
     fn put_column(&mut self, column: ImportedColumn) -> Result<(), Self::Error>;
+    /// Stores one converted column whose chunks are not encoded yet, and returns the bytes
+    /// it stored (the import's `bytes_out`). The importer calls this one; the default encodes
+    /// the chunks with [`schema`](Self::schema) and calls [`put_column`](Self::put_column).
+    fn put_column_chunks(&mut self, column: ColumnChunks) -> Result<u64, Self::Error> {
+        let column = column.encode(self.schema());
+        let stored = column.encoded_len() as u64;
+        self.put_column(column)?;
+        Ok(stored)
+    }
     /// Called after each region file; a persistent sink may flush here.
     fn region_done(&mut self, _region_x: i32, _region_z: i32) -> Result<(), Self::Error> {
         Ok(())
@@ -410,8 +419,7 @@ pub fn import_region_dir_with<S: ImportSink>(
                         return Ok(());
                     }
                 };
-            let out = imp.encoded_len() as u64;
-            sink.put_column(imp).map_err(sink_err)?;
+            let out = sink.put_column_chunks(imp).map_err(sink_err)?;
             summary.columns += 1;
             summary.data_version = summary.data_version.max(col.data_version);
             summary.chunks += stats.chunks;

@@ -128,11 +128,13 @@ impl BedrockRecord {
     }
 }
 
-/// One column converted for a store.
+/// One column converted for a store ([`column_to_terrane`]), or for a caller that translates
+/// its chunks further before encoding them once, in the format they end in
+/// (`ConvertedColumn<Chunk>`, [`column_to_chunks`]).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ConvertedColumn {
-    /// Encoded terrane chunks by chunk y, ascending.
-    pub chunks: Vec<(i64, Vec<u8>)>,
+pub struct ConvertedColumn<C = Vec<u8>> {
+    /// The terrane chunks by chunk y, ascending: encoded (format v1), or decoded.
+    pub chunks: Vec<(i64, C)>,
     /// Entity records: UUID ([`entity_uuid`]) and the entity's NBT as stored.
     pub entities: Vec<(Uuid, Vec<u8>)>,
     /// The encoded [`BedrockRecord`].
@@ -258,7 +260,39 @@ pub fn column_to_terrane(
     schema: &mut Schema,
     world_version: i32,
 ) -> Result<ConvertedColumn> {
-    let mut out = ConvertedColumn::default();
+    Ok(column_to_chunks(raw, schema, world_version)?.encode(schema))
+}
+
+impl ConvertedColumn<Chunk> {
+    /// The column with its chunks encoded (format v1) with `schema`, the conversion's.
+    pub fn encode(self, schema: &Schema) -> ConvertedColumn {
+        ConvertedColumn {
+            chunks: self.chunks.into_iter().map(|(y, c)| (y, c.encode(schema))).collect(),
+            entities: self.entities,
+            record: self.record,
+            blocks: self.blocks,
+            block_entities: self.block_entities,
+            legacy_entities: self.legacy_entities,
+            damaged: self.damaged,
+        }
+    }
+}
+
+/// [`column_to_terrane`] with the chunks left decoded.
+pub fn column_to_chunks(
+    raw: &RawColumn,
+    schema: &mut Schema,
+    world_version: i32,
+) -> Result<ConvertedColumn<Chunk>> {
+    let mut out = ConvertedColumn {
+        chunks: Vec::new(),
+        entities: Vec::new(),
+        record: Vec::new(),
+        blocks: 0,
+        block_entities: 0,
+        legacy_entities: 0,
+        damaged: Vec::new(),
+    };
     let mut record = BedrockRecord { digp: raw.digp, ..BedrockRecord::default() };
     let pos = raw.pos;
     let mut chunks: Vec<(i64, Chunk)> = Vec::new();
@@ -313,7 +347,7 @@ pub fn column_to_terrane(
             .push(format!("{} entity {id}: listed in digp, no actorprefix record", describe(pos)));
         record.actors.push(*id);
     }
-    out.chunks = chunks.into_iter().map(|(y, c)| (y, c.encode(schema))).collect();
+    out.chunks = chunks;
     out.record = record.encode();
     Ok(out)
 }
@@ -335,6 +369,69 @@ pub fn terrane_to_column(
     schema: &Schema,
     world_version: i32,
 ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let chunks = chunks.iter().map(|(y, b)| (*y, Source::Encoded(b)));
+    column_records(pos, chunks, record, entities, schema, world_version)
+}
+
+/// [`terrane_to_column`] from decoded chunks (`(y, chunk)`, blocks of `schema`): for a caller
+/// that built them itself (an edition conversion), so that each is encoded once, as a
+/// sub-chunk.
+pub fn chunks_to_column(
+    pos: BedrockColumnPos,
+    chunks: &[(i64, Chunk)],
+    record: Option<&BedrockRecord>,
+    entities: &HashMap<Uuid, Vec<u8>>,
+    schema: &Schema,
+    world_version: i32,
+) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let chunks = chunks.iter().map(|(y, c)| (*y, Source::Decoded(c)));
+    column_records(pos, chunks, record, entities, schema, world_version)
+}
+
+/// A terrane chunk as [`column_records`] takes it.
+enum Source<'a> {
+    /// Encoded (format v1): read in place where it has no extra layers.
+    Encoded(&'a [u8]),
+    Decoded(&'a Chunk),
+}
+
+impl Source<'_> {
+    /// The palette and every cell's index into it, when the chunk has no extra layers.
+    fn paletted(&self) -> Result<Option<(Vec<BlockId>, [u16; CELLS])>> {
+        let mut locals = [0u16; CELLS];
+        Ok(match self {
+            Source::Encoded(bytes) => {
+                let view = ChunkView::parse(bytes)?;
+                (view.layered_block_count() == 0).then(|| {
+                    view.read_locals(&mut locals);
+                    (view.palette_iter().collect(), locals)
+                })
+            }
+            Source::Decoded(c) => (c.layered_block_count() == 0).then(|| {
+                c.read_locals(&mut locals);
+                (c.palette().to_vec(), locals)
+            }),
+        })
+    }
+
+    /// The chunk decoded.
+    fn chunk(&self, schema: &Schema) -> Result<std::borrow::Cow<'_, Chunk>> {
+        Ok(match self {
+            Source::Encoded(bytes) => std::borrow::Cow::Owned(Chunk::decode(bytes, schema)?),
+            Source::Decoded(c) => std::borrow::Cow::Borrowed(*c),
+        })
+    }
+}
+
+/// [`terrane_to_column`] and [`chunks_to_column`].
+fn column_records<'a>(
+    pos: BedrockColumnPos,
+    chunks: impl Iterator<Item = (i64, Source<'a>)>,
+    record: Option<&BedrockRecord>,
+    entities: &HashMap<Uuid, Vec<u8>>,
+    schema: &Schema,
+    world_version: i32,
+) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let mut out = Vec::new();
     let mut palettes: HashMap<BlockId, Compound> = HashMap::new();
     let mut entry = |b: BlockId| -> Result<Compound> {
@@ -351,16 +448,14 @@ pub fn terrane_to_column(
     let air_version = record.and_then(|r| r.layer_air_version).unwrap_or(world_version);
     let air = parse_state_name("minecraft:air", air_version)?;
     let air_id = schema.blocks().find("minecraft:air").map(BlockId);
-    for (y, bytes) in chunks {
-        let y8 = i8::try_from(*y).map_err(|_| {
+    for (y, source) in chunks {
+        let y8 = i8::try_from(y).map_err(|_| {
             Error::SubChunk(format!(
                 "chunk y {y} of column {},{} is beyond Bedrock's -128..=127",
                 pos.x, pos.z
             ))
         })?;
-        let view = ChunkView::parse(bytes)?;
-        if view.layered_block_count() == 0 {
-            let source: Vec<BlockId> = view.palette_iter().collect();
+        if let Some((source, locals)) = source.paletted()? {
             // A column that did not come from Bedrock writes no all-air sub-chunk: Bedrock
             // reads a missing one as air, and most of a real column's are.
             if record.is_none() && source.iter().all(|&b| Some(b) == air_id) {
@@ -370,8 +465,6 @@ pub fn terrane_to_column(
             for &b in &source {
                 palette.push(entry(b)?);
             }
-            let mut locals = [0u16; CELLS];
-            view.read_locals(&mut locals);
             let mut indices = Box::new([0u16; CELLS]);
             for (i, &l) in locals.iter().enumerate() {
                 let (x, yy, z) = ((i >> 8) as u32, ((i >> 4) & 15) as u32, (i & 15) as u32);
@@ -381,7 +474,7 @@ pub fn terrane_to_column(
             out.push((pos.sub_chunk_key(y8), SubChunk::encode(y8, &storages)?));
             continue;
         }
-        let chunk = Chunk::decode(bytes, schema)?;
+        let chunk = source.chunk(schema)?;
         // One storage per layer; past layer 0, cells without that layer hold air (entry 0).
         let layers = 1 + chunk.layered_cells().map(|(_, l)| l.len() as u32).max().unwrap_or(0);
         let mut storages = Vec::with_capacity(layers as usize);

@@ -687,11 +687,17 @@ impl ChunkTranslator {
     /// table (a Bedrock bed's colour, [`block_entity::java_state`](crate::block_entity::java_state)).
     pub fn restate(&mut self, chunk: &[u8], cells: &[(u16, String)]) -> Result<Vec<u8>> {
         let mut c = Chunk::decode(chunk, &self.to)?;
+        self.restate_chunk(&mut c, cells)?;
+        Ok(c.encode(&self.to))
+    }
+
+    /// [`restate`](Self::restate) on a decoded chunk (from [`translate`](Self::translate)).
+    pub fn restate_chunk(&mut self, chunk: &mut Chunk, cells: &[(u16, String)]) -> Result<()> {
         for (i, name) in cells {
             let id = self.target(name)?;
-            c.set_index(*i, id);
+            chunk.set_index(*i, id);
         }
-        Ok(c.encode(&self.to))
+        Ok(())
     }
 
     fn target(&mut self, name: &str) -> Result<BlockId> {
@@ -746,10 +752,32 @@ impl ChunkTranslator {
     /// One chunk (encoded with `from`) re-encoded with the target schema.
     pub fn chunk(&mut self, bytes: &[u8], from: &Schema) -> Result<Vec<u8>> {
         let view = ChunkView::parse(bytes)?;
-        if view.layered_block_count() == 0 {
-            return self.paletted(&view, from);
+        let out = if view.layered_block_count() == 0 {
+            let source: Vec<BlockId> = view.palette_iter().collect();
+            let mut locals = [0u16; CELLS];
+            view.read_locals(&mut locals);
+            self.paletted(&source, &locals, view.bits_per_block(), from)?
+        } else {
+            self.cells(&Chunk::decode(bytes, from)?, from)?
+        };
+        Ok(out.encode(&self.to))
+    }
+
+    /// [`chunk`](Self::chunk) on a decoded chunk: its blocks (`from`'s states) translated into
+    /// a chunk of the target schema ([`schema`](Self::schema)), for a caller that encodes the
+    /// result once in the format it ends in. Only blocks are carried (no components or
+    /// entities), as by `chunk`.
+    pub fn translate(&mut self, chunk: &Chunk, from: &Schema) -> Result<Chunk> {
+        if chunk.layered_block_count() == 0 {
+            let mut locals = [0u16; CELLS];
+            chunk.read_locals(&mut locals);
+            return self.paletted(chunk.palette(), &locals, chunk.bits_per_block(), from);
         }
-        let src = Chunk::decode(bytes, from)?;
+        self.cells(chunk, from)
+    }
+
+    /// The cell-by-cell translation of a chunk with extra layers.
+    fn cells(&mut self, src: &Chunk, from: &Schema) -> Result<Chunk> {
         let mut blocks = [BlockId(0); CELLS];
         // Cells per source block: dry ones by id, wet ones apart (rare).
         let mut dry_counts: Vec<u32> = vec![0; from.blocks().len()];
@@ -816,18 +844,21 @@ impl ChunkTranslator {
             }
         }
         out.compact();
-        Ok(out.encode(&self.to))
+        Ok(out)
     }
 
-    /// [`chunk`](Self::chunk) for a chunk without extra layers (every Java chunk, most
-    /// Bedrock ones): its palette translated once, the cells' local ids carried over as they
-    /// are, no lookup per cell.
-    fn paletted(&mut self, view: &ChunkView<'_>, from: &Schema) -> Result<Vec<u8>> {
-        let source: Vec<BlockId> = view.palette_iter().collect();
-        let mut locals = [0u16; CELLS];
-        view.read_locals(&mut locals);
+    /// The translation of a chunk without extra layers (every Java chunk, most Bedrock ones),
+    /// given as its `source` palette and the cells' `locals`, packed at `bits`: the palette
+    /// translated once, the local ids carried over as they are, no lookup per cell.
+    fn paletted(
+        &mut self,
+        source: &[BlockId],
+        locals: &[u16; CELLS],
+        bits: u32,
+        from: &Schema,
+    ) -> Result<Chunk> {
         // Counted over every value the packing can hold: one outside the palette is damage.
-        let counts = count_indices(&locals, 1 << view.bits_per_block());
+        let counts = count_indices(locals, 1 << bits);
         if counts.iter().skip(source.len()).any(|&n| n > 0) || source.is_empty() {
             // Unreachable for a parsed view (parsing checks every local id), kept as an error.
             return Err(Error::SubChunk(
@@ -846,7 +877,7 @@ impl ChunkTranslator {
             }
         }
         let mut out = Chunk::new(target[0]);
-        out.set_blocks_paletted(&target, &locals);
+        out.set_blocks_paletted(&target, locals);
         if water {
             let w = match self.water {
                 Some(w) => w,
@@ -864,7 +895,7 @@ impl ChunkTranslator {
             }
         }
         out.compact();
-        Ok(out.encode(&self.to))
+        Ok(out)
     }
 }
 
@@ -940,6 +971,37 @@ mod tests {
         let back = t.bedrock_to_java(&grass.name, true);
         assert_eq!(back.name, "minecraft:tall_seagrass[half=upper]");
         assert!(!t.java_to_bedrock("minecraft:stone").water);
+    }
+
+    /// A chunk translated as it is ([`ChunkTranslator::translate`]) and encoded
+    /// ([`ChunkTranslator::chunk`]) comes out the same, with the same report: paletted, with
+    /// water to add, and with extra layers (the cell-by-cell path).
+    #[test]
+    fn a_decoded_chunk_translates_as_its_encoding_does() {
+        let mut from = Schema::new();
+        let mut id = |n: &str| from.add_block(n, &[]).unwrap();
+        let (air, stone) = (id("minecraft:air"), id("minecraft:stone"));
+        let slab = id("minecraft:oak_slab[type=bottom,waterlogged=true]");
+        let wire = id("minecraft:redstone_wire[east=side,north=none,power=3,south=none,west=none]");
+        let machine = id("mymod:machine[on=true]");
+        let mut paletted = Chunk::new(air);
+        for i in 0..300u16 {
+            paletted.set_index(i * 13 % 4096, [stone, slab, wire, machine][usize::from(i % 4)]);
+        }
+        let mut layered = paletted.clone();
+        layered.push_layer(5, stone);
+        layered.push_layer(4000, machine);
+        for direction in [Direction::JavaToBedrock, Direction::BedrockToJava] {
+            for c in [&Chunk::new(air), &paletted, &layered] {
+                let mut encoded = ChunkTranslator::new(direction, Schema::new());
+                let mut decoded = ChunkTranslator::new(direction, Schema::new());
+                let bytes = encoded.chunk(&c.encode(&from), &from).unwrap();
+                let chunk = decoded.translate(c, &from).unwrap();
+                assert_eq!(encoded.schema().blocks(), decoded.schema().blocks());
+                assert_eq!(Chunk::decode(&bytes, encoded.schema()).unwrap(), chunk);
+                assert_eq!(encoded.report(), decoded.report(), "{direction:?}");
+            }
+        }
     }
 
     #[test]

@@ -7,11 +7,13 @@ use std::path::PathBuf;
 use terrane_bedrock::checksums::{self, Checksums, xxhash64};
 use terrane_bedrock::db::{ReadDb, WriteDb};
 use terrane_bedrock::key::{BedrockColumnPos, DbKey, tag};
-use terrane_bedrock::mapping::{column_to_terrane, first_block_version, terrane_to_column};
+use terrane_bedrock::mapping::{
+    chunks_to_column, column_to_terrane, first_block_version, terrane_to_column,
+};
 use terrane_bedrock::read::{RawColumn, db_dir, read_db};
 use terrane_bedrock::subchunk::{SubChunk, bedrock_index};
 use terrane_bedrock::{BedrockRecord, LevelDat};
-use terrane_chunk::Schema;
+use terrane_chunk::{Chunk, Schema};
 
 fn world() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/world")
@@ -121,9 +123,15 @@ fn converted_and_written_back_the_world_reads_the_same() {
         cells += conv.chunks.len() as u64 * 4096;
         let ents: HashMap<_, _> = conv.entities.iter().cloned().collect();
         let record = BedrockRecord::decode(&conv.record).unwrap();
-        out.extend(
-            terrane_to_column(c.pos, &conv.chunks, Some(&record), &ents, &schema, version).unwrap(),
-        );
+        let records =
+            terrane_to_column(c.pos, &conv.chunks, Some(&record), &ents, &schema, version).unwrap();
+        // The same chunks decoded (as a conversion hands them over) write the same records.
+        let decoded: Vec<(i64, Chunk)> =
+            conv.chunks.iter().map(|(y, b)| (*y, Chunk::decode(b, &schema).unwrap())).collect();
+        let again =
+            chunks_to_column(c.pos, &decoded, Some(&record), &ents, &schema, version).unwrap();
+        assert!(records == again, "column {:?}: decoded chunks write other records", c.pos);
+        out.extend(records);
     }
     // Non-air blocks (the ground, glass, fences, chests), not every cell of the sub-chunks
     // (crates/terrane/tests/bedrock.rs checks the count cell by cell).

@@ -416,6 +416,23 @@ impl Chunk {
         self.canonical = true;
     }
 
+    /// Every cell's local id at layer 0 (an index into [`Chunk::palette`]), in cell order:
+    /// the bulk read of a caller that works per palette entry, not per cell (a translation
+    /// between block registries maps the palette once and carries the local ids over).
+    ///
+    /// ```
+    /// use terrane_chunk::{BlockId, Chunk};
+    /// let mut c = Chunk::new(BlockId(0));
+    /// c.set_index(7, BlockId(3));
+    /// let mut locals = [0u16; 4096];
+    /// c.read_locals(&mut locals);
+    /// assert_eq!(c.palette()[usize::from(locals[7])], BlockId(3));
+    /// assert_eq!(c.palette()[usize::from(locals[8])], BlockId(0));
+    /// ```
+    pub fn read_locals(&self, out: &mut [u16; CELLS]) {
+        for_each_packed(self.words.iter().copied(), self.bits, CELLS, |i, v| out[i] = v as u16);
+    }
+
     /// The current local palette (local id → global id). It may hold blocks no longer used
     /// at layer 0 until it fills or the next [`Chunk::compact`]; encoding always writes the
     /// canonical one.

@@ -12,7 +12,7 @@ use terrane_anvil::folder::{JavaLayout, vanilla_dimensions};
 use terrane_anvil::mapping::ColumnRecord;
 use terrane_bedrock::data3d::Data3D;
 use terrane_bedrock::db::ReadDb;
-use terrane_bedrock::mapping::{column_to_terrane, first_block_version};
+use terrane_bedrock::mapping::{column_to_chunks, first_block_version};
 use terrane_bedrock::player::LOCAL_PLAYER_KEY;
 use terrane_bedrock::read::{db_dir, read_db};
 use terrane_bedrock::translate::{ChunkTranslator, Direction, table};
@@ -101,7 +101,7 @@ pub fn bedrock_to_java_with(
                         first_block_version(&raw).unwrap_or(terrane_bedrock::NATIVE_BLOCK_VERSION)
                     });
                     translator.set_bedrock_version(v);
-                    let c = column_to_terrane(&raw, &mut from, v)?;
+                    let c = column_to_chunks(&raw, &mut from, v)?;
                     summary.damaged.extend(
                         c.damaged
                             .iter()
@@ -133,12 +133,14 @@ pub fn bedrock_to_java_with(
                     let path = spill_dir.join(format!("{}.{}.{}", key.0, key.1, key.2));
                     let mut buf = spill_frame_start(raw.pos.x, raw.pos.z);
                     buf.extend_from_slice(&(c.chunks.len() as u32).to_le_bytes());
-                    for (y, bytes) in &c.chunks {
-                        let mut t = translator.chunk(bytes, &from)?;
+                    for (y, chunk) in &c.chunks {
+                        // Translated, then encoded once: as the spill keeps it.
+                        let mut t = translator.translate(chunk, &from)?;
                         let states = block_entities.states_in(*y);
                         if !states.is_empty() {
-                            t = translator.restate(&t, &states)?;
+                            translator.restate_chunk(&mut t, &states)?;
                         }
+                        let t = t.encode(translator.schema());
                         buf.extend_from_slice(&y.to_le_bytes());
                         buf.extend_from_slice(&(t.len() as u32).to_le_bytes());
                         buf.extend_from_slice(&t);

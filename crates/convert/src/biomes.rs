@@ -9,7 +9,7 @@ use terrane_anvil::biomes::{BIOME_CELLS, SectionBiomes};
 use terrane_anvil::legacy_biomes::legacy_sections;
 use terrane_bedrock::data3d::{BiomeStorage, Data3D};
 use terrane_bedrock::translate::{Fidelity, table};
-use terrane_chunk::{BlockId, ChunkView};
+use terrane_chunk::{BlockId, Chunk};
 use terrane_nbt::{Compound, Tag};
 use terrane_section::cell_index;
 
@@ -80,12 +80,12 @@ pub(crate) fn java_sections(
 /// A Bedrock `Data3D` record for a column of dimension `dim`: its biomes from the Java
 /// sections (the nearest section below, else above, for sub-chunks Java has none for; the
 /// dimension's default when it has none at all), its heights from the translated chunks
-/// (`(y, bytes)`, air being `air`). Approximated biomes are counted in `approximated` (Java
+/// (`(y, chunk)`, air being `air`). Approximated biomes are counted in `approximated` (Java
 /// biome cells, by name).
 pub(crate) fn java_to_data3d(
     dim: u64,
     sections: &BTreeMap<i64, SectionBiomes>,
-    chunks: &[(i64, Vec<u8>)],
+    chunks: &[(i64, Chunk)],
     air: Option<BlockId>,
     approximated: &mut BTreeMap<String, u64>,
 ) -> Data3D {
@@ -131,10 +131,12 @@ pub(crate) fn java_to_data3d(
     // Heights: one above the highest block that is not air, from the dimension's bottom.
     let bottom = *range.start() * 16;
     let mut heights = [0i16; 256];
-    let mut sorted: Vec<&(i64, Vec<u8>)> = chunks.iter().collect();
+    let mut sorted: Vec<&(i64, Chunk)> = chunks.iter().collect();
     sorted.sort_by_key(|c| std::cmp::Reverse(c.0));
-    for (cy, bytes) in sorted {
-        let Ok(v) = ChunkView::parse(bytes) else { continue };
+    for (cy, v) in sorted {
+        if v.palette().iter().all(|&b| Some(b) == air) {
+            continue; // all air (most of a real column's chunks)
+        }
         for x in 0..16u32 {
             for z in 0..16u32 {
                 let h = &mut heights[(z * 16 + x) as usize];
@@ -142,7 +144,7 @@ pub(crate) fn java_to_data3d(
                     continue;
                 }
                 for y in (0..16u32).rev() {
-                    if Some(v.block(cell_index(x, y, z))) != air {
+                    if Some(v.get_index(cell_index(x, y, z))) != air {
                         let top = cy * 16 + i64::from(y) + 1 - bottom;
                         *h = top.clamp(0, i64::from(i16::MAX)) as i16;
                         break;

@@ -4,10 +4,12 @@
 //! `BlockEntity` record into Java compounds for the column record. Used by the conversions and
 //! by the `terrane` facade's Bedrock export of a world of Java states.
 
+use std::borrow::Cow;
 use terrane_anvil::mapping::BLOCK_ENTITY_COMPONENT;
 use terrane_bedrock::block_entity::{self, BlockEntityReport};
 use terrane_bedrock::translate::table;
-use terrane_chunk::{Chunk, ChunkView, Schema};
+
+use terrane_chunk::{BlockId, Chunk, ChunkView, Schema};
 use terrane_nbt::{Compound, Reader, Tag, Writer};
 use terrane_section::ColumnPos;
 
@@ -19,26 +21,86 @@ fn cell_world(pos: ColumnPos, cy: i64, i: u16) -> (i32, i32, i32) {
     (pos.x * 16 + x, cy as i32 * 16 + y, pos.z * 16 + z)
 }
 
-/// The state name at world `(x, y, z)` in `chunks` (`(chunk y, bytes)` in `schema`).
-fn state_at<'s>(
-    chunks: &[(i64, Vec<u8>)],
+/// A chunk of a column as the block-entity translation reads it: encoded (format v1, read in
+/// place) or decoded ([`Chunk`], as an import builds it before encoding it).
+pub trait ColumnChunk {
+    /// The layer-0 block of cell `i`; `None` when the chunk does not read.
+    fn block(&self, i: u16) -> Option<BlockId>;
+    /// Every cell whose layer-0 block is one of those `wanted` says yes to, with its block
+    /// (none when the chunk does not read); `wanted` sees each palette entry once.
+    fn cells_of(&self, wanted: impl FnMut(BlockId) -> bool) -> Result<Vec<(u16, BlockId)>>;
+    /// The chunk decoded (with `schema`) when it holds any component, else `None`.
+    fn with_components(&self, schema: &Schema) -> Result<Option<Cow<'_, Chunk>>>;
+}
+
+impl ColumnChunk for Vec<u8> {
+    fn block(&self, i: u16) -> Option<BlockId> {
+        // One cell: read in place, not the whole chunk decoded.
+        Some(ChunkView::parse(self).ok()?.block(i))
+    }
+    fn cells_of(&self, mut wanted: impl FnMut(BlockId) -> bool) -> Result<Vec<(u16, BlockId)>> {
+        let view = ChunkView::parse(self)?;
+        let mut found = Vec::new();
+        if view.palette_iter().any(&mut wanted) {
+            view.for_each_block(|i, b| {
+                if wanted(b) {
+                    found.push((i, b));
+                }
+            });
+        }
+        Ok(found)
+    }
+    fn with_components(&self, schema: &Schema) -> Result<Option<Cow<'_, Chunk>>> {
+        if ChunkView::parse(self)?.component_bytes().is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Cow::Owned(Chunk::decode(self, schema)?)))
+    }
+}
+
+impl ColumnChunk for Chunk {
+    fn block(&self, i: u16) -> Option<BlockId> {
+        Some(self.get_index(i))
+    }
+    fn cells_of(&self, mut wanted: impl FnMut(BlockId) -> bool) -> Result<Vec<(u16, BlockId)>> {
+        let palette = self.palette();
+        let hits: Vec<bool> = palette.iter().map(|&b| wanted(b)).collect();
+        let mut found = Vec::new();
+        if hits.contains(&true) {
+            let mut locals = [0u16; terrane_chunk::CELLS];
+            self.read_locals(&mut locals);
+            for (i, &l) in locals.iter().enumerate() {
+                if hits[usize::from(l)] {
+                    found.push((i as u16, palette[usize::from(l)]));
+                }
+            }
+        }
+        Ok(found)
+    }
+    fn with_components(&self, _: &Schema) -> Result<Option<Cow<'_, Chunk>>> {
+        Ok((self.component_values().next().is_some()).then_some(Cow::Borrowed(self)))
+    }
+}
+
+/// The state name at world `(x, y, z)` in `chunks` (`(chunk y, chunk)` in `schema`).
+fn state_at<'s, C: ColumnChunk>(
+    chunks: &[(i64, C)],
     schema: &'s Schema,
     (x, y, z): (i32, i32, i32),
 ) -> Option<&'s str> {
     let cy = i64::from(y >> 4);
-    let (_, bytes) = chunks.iter().find(|(c, _)| *c == cy)?;
+    let (_, chunk) = chunks.iter().find(|(c, _)| *c == cy)?;
     let i = terrane_section::cell_index((x & 15) as u32, (y & 15) as u32, (z & 15) as u32);
-    // One cell: read in place, not the whole chunk decoded.
-    schema.blocks().get(ChunkView::parse(bytes).ok()?.block(i).0)
+    schema.blocks().get(chunk.block(i)?.0)
 }
 
 /// The Java block entities of a column, in Bedrock's form, as the value of its
 /// `BlockEntity` record (little-endian compounds back to back); `None` when none translates.
 /// `chunks` are the column's Java chunks (`from`'s states); `aside` the block entities its
 /// record keeps (with `x`, `y`, `z`); `data_version` the column's.
-pub fn java_to_bedrock_record(
+pub fn java_to_bedrock_record<C: ColumnChunk>(
     pos: ColumnPos,
-    chunks: &[(i64, Vec<u8>)],
+    chunks: &[(i64, C)],
     from: &Schema,
     aside: &[Compound],
     data_version: Option<i32>,
@@ -47,21 +109,11 @@ pub fn java_to_bedrock_record(
     let mut out = Writer::new().little_endian();
     let mut any = false;
     // Potted plants: Java keeps the plant in the block, Bedrock in a block entity.
-    for (cy, bytes) in chunks {
-        let view = ChunkView::parse(bytes)?;
-        let potted = |b: terrane_chunk::BlockId| {
-            from.blocks().get(b.0).filter(|n| n.starts_with(block_entity::JAVA_POTTED))
-        };
-        if !view.palette_iter().any(|b| potted(b).is_some()) {
-            continue;
-        }
-        let mut found = Vec::new();
-        view.for_each_block(|i, b| {
-            if let Some(name) = potted(b) {
-                found.push((i, name));
-            }
-        });
-        for (i, name) in found {
+    let potted =
+        |b: BlockId| from.blocks().get(b.0).filter(|n| n.starts_with(block_entity::JAVA_POTTED));
+    for (cy, chunk) in chunks {
+        for (i, b) in chunk.cells_of(|b| potted(b).is_some())? {
+            let Some(name) = potted(b) else { continue };
             let at = cell_world(pos, *cy, i);
             if let Some(b) = block_entity::flower_pot_to_bedrock(name, at, report) {
                 out.named("", &Tag::Compound(b))?;
@@ -81,11 +133,11 @@ pub fn java_to_bedrock_record(
         Ok(())
     };
     let be = from.components().find(BLOCK_ENTITY_COMPONENT);
-    for (cy, bytes) in chunks {
-        if be.is_none() || ChunkView::parse(bytes)?.component_bytes().is_empty() {
+    for (cy, chunk) in chunks {
+        if be.is_none() {
             continue;
         }
-        let chunk = Chunk::decode(bytes, from)?;
+        let Some(chunk) = chunk.with_components(from)? else { continue };
         for (cell, layer, _, value) in chunk.component_values() {
             let block = chunk.get_layer(cell, layer).and_then(|b| from.blocks().get(b.0));
             let java = match terrane_nbt::from_bytes(value) {
@@ -134,9 +186,9 @@ impl JavaBlockEntities {
 
 /// A Bedrock `BlockEntity` record in Java's form. `chunks` are the column's Bedrock chunks
 /// (`from`'s states). Damaged bytes end the list (the import of the column reports them).
-pub(crate) fn bedrock_record_to_java(
+pub(crate) fn bedrock_record_to_java<C: ColumnChunk>(
     value: &[u8],
-    chunks: &[(i64, Vec<u8>)],
+    chunks: &[(i64, C)],
     from: &Schema,
     report: &mut BlockEntityReport,
 ) -> JavaBlockEntities {
@@ -174,6 +226,8 @@ mod tests {
         let chest = schema.add_block(state, &[]).unwrap();
         let mut c = Chunk::new(air);
         c.set(1, 2, 3, chest);
+        let pot = schema.add_block("minecraft:potted_fern", &[]).unwrap();
+        c.set(9, 9, 9, pot);
         let chunks = vec![(4i64, c.encode(&schema))];
         let mut aside = Compound::new();
         aside.insert("id", Tag::String("minecraft:chest".into()));
@@ -183,10 +237,21 @@ mod tests {
         let mut report = BlockEntityReport::default();
         let pos = ColumnPos::new(5, -2);
         let record =
-            java_to_bedrock_record(pos, &chunks, &schema, &[aside], None, &mut report).unwrap();
-        let b = Reader::little_endian(&record.unwrap()).root_compound().unwrap();
+            java_to_bedrock_record(pos, &chunks, &schema, &[aside.clone()], None, &mut report)
+                .unwrap()
+                .unwrap();
+        let mut r = Reader::little_endian(&record);
+        let pot = r.root_compound().unwrap();
+        assert_eq!(pot.get("id"), Some(&Tag::String("FlowerPot".into())), "{pot:?}");
+        let b = r.root_compound().unwrap();
         // The `left` half facing north pairs with the chest east of it.
         assert_eq!(b.get("pairx"), Some(&Tag::Int(16 * 5 + 2)));
         assert_eq!(report.converted.get("minecraft:chest"), Some(&1));
+        // The chunk decoded, as the conversion hands it over, makes the same record.
+        let decoded = vec![(4i64, c)];
+        let mut again = BlockEntityReport::default();
+        let same = java_to_bedrock_record(pos, &decoded, &schema, &[aside], None, &mut again);
+        assert_eq!(same.unwrap(), Some(record));
+        assert_eq!(again, report);
     }
 }

@@ -9,13 +9,13 @@ use std::path::Path;
 
 use terrane_anvil::folder::{Dimension, find_dimensions, has_region_files, layout_of, uuid_text};
 use terrane_anvil::mapping::ColumnRecord;
-use terrane_anvil::{ImportOptions, ImportSink, ImportedColumn};
+use terrane_anvil::{ColumnChunks, ImportOptions, ImportSink, ImportedColumn};
 use terrane_bedrock::db::WriteDb;
 use terrane_bedrock::key::BedrockColumnPos;
-use terrane_bedrock::mapping::terrane_to_column;
+use terrane_bedrock::mapping::chunks_to_column;
 use terrane_bedrock::player::LOCAL_PLAYER_KEY;
 use terrane_bedrock::translate::{ChunkTranslator, Direction, table};
-use terrane_chunk::{BlockId, Schema};
+use terrane_chunk::{BlockId, Chunk, Schema};
 use terrane_nbt::{Tag, Writer};
 use terrane_section::ColumnPos;
 
@@ -182,17 +182,20 @@ struct BedrockSink<'a> {
 }
 
 impl BedrockSink<'_> {
-    fn put(&mut self, c: ImportedColumn) -> Result<()> {
+    /// Writes one column's records, each chunk translated and encoded once, as a sub-chunk;
+    /// returns the bytes of the values written.
+    fn put(&mut self, c: ColumnChunks) -> Result<u64> {
         let record = ColumnRecord::decode(&c.record).ok();
         if let Some(r) = record.as_ref().filter(|r| !r.is_finished()) {
             let stage = r.status().unwrap_or("unpopulated").to_string();
             *self.summary.unfinished.entry(stage).or_default() += 1;
-            return Ok(());
+            return Ok(0);
         }
         let mut chunks = Vec::with_capacity(c.chunks.len());
-        for (y, bytes) in &c.chunks {
-            chunks.push((*y, self.translator.chunk(bytes, &self.from)?));
+        for (y, chunk) in &c.chunks {
+            chunks.push((*y, self.translator.translate(chunk, &self.from)?));
         }
+        let mut written = 0;
         let pos = BedrockColumnPos { dim: self.dim as i32, x: c.pos.x, z: c.pos.z };
         let entities = crate::entities::java_to_bedrock_records(
             pos,
@@ -201,6 +204,7 @@ impl BedrockSink<'_> {
             &mut self.summary.entities,
         )?;
         for (k, v) in entities {
+            written += v.len() as u64;
             self.db.put(&k, &v)?;
         }
         let block_entities = crate::block_entities::java_to_bedrock_record(
@@ -212,6 +216,7 @@ impl BedrockSink<'_> {
             &mut self.summary.block_entities,
         )?;
         if let Some(v) = block_entities {
+            written += v.len() as u64;
             self.db.put(&pos.key(terrane_bedrock::key::tag::BLOCK_ENTITY), &v)?;
         }
         let sections = match &record {
@@ -233,8 +238,10 @@ impl BedrockSink<'_> {
             air,
             &mut self.summary.biomes_approximated,
         );
-        self.db.put(&pos.key(terrane_bedrock::key::tag::DATA_3D), &data3d.encode())?;
-        let records = terrane_to_column(
+        let data3d = data3d.encode();
+        written += data3d.len() as u64;
+        self.db.put(&pos.key(terrane_bedrock::key::tag::DATA_3D), &data3d)?;
+        let records = chunks_to_column(
             pos,
             &chunks,
             None,
@@ -243,12 +250,13 @@ impl BedrockSink<'_> {
             table().block_version(),
         )?;
         for (k, v) in records {
+            written += v.len() as u64;
             self.db.put(&k, &v)?;
         }
         self.db.end_group()?;
         self.summary.columns += 1;
         *self.summary.per_dimension.entry(self.dim).or_default() += 1;
-        Ok(())
+        Ok(written)
     }
 }
 
@@ -264,6 +272,15 @@ impl ImportSink for BedrockSink<'_> {
         Ok(self.resuming && self.db.contains(&pos.key(terrane_bedrock::key::tag::VERSION)))
     }
     fn put_column(&mut self, c: ImportedColumn) -> Result<()> {
+        // The importer hands columns over unencoded (below); one given encoded is decoded.
+        let mut chunks = Vec::with_capacity(c.chunks.len());
+        for (y, bytes) in &c.chunks {
+            chunks.push((*y, Chunk::decode(bytes, &self.from)?));
+        }
+        let c = ColumnChunks { pos: c.pos, chunks, entities: c.entities, record: c.record };
+        self.put(c).map(drop)
+    }
+    fn put_column_chunks(&mut self, c: ColumnChunks) -> Result<u64> {
         self.put(c)
     }
 }

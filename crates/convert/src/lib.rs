@@ -5,11 +5,12 @@
 //! # Overview
 //!
 //! - **Java → Bedrock** ([`java_to_bedrock`]): terrane-anvil's importer reads each dimension's
-//!   regions, one column at a time; each column's chunks are translated and written as
-//!   Bedrock records into the new database. Nothing else of the world is held.
+//!   regions, one column at a time, and hands its chunks over decoded; each is translated and
+//!   encoded once, as a Bedrock sub-chunk, into the new database. Nothing else of the world is
+//!   held.
 //! - **Bedrock → Java** ([`bedrock_to_java`]): the Bedrock database is read column by column;
-//!   each translated column is appended to a spill file of its region beside the
-//!   destination; then each region's spill is written as a region file by terrane-anvil's
+//!   each column's chunks are translated as decoded, encoded once and appended to a spill
+//!   file of its region beside the destination; then each region's spill is written as a region file by terrane-anvil's
 //!   exporter, which reads the spill back one column at a time and writes the region file
 //!   as it goes. The spill files' format and crash argument: `docs/format/convert-spill.md`.
 //!
