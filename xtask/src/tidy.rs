@@ -84,13 +84,15 @@ mod tests {
         for name in packages.keys() {
             assert!(layers.contains_key(name), "{name} is missing from ARCHITECTURE.md's layers");
         }
-        // Sideways within a layer only as drawn: the command over the facade, the server and
-        // the simulation; the server and the simulation over the facade; the facade over the
-        // conversion between the editions (which needs both editions' crates, layer 2).
+        // Sideways within a layer only as drawn: the command over the facade, the server, the
+        // simulation and the conversion (its binary without the facade); the server and the
+        // simulation over the facade; the facade over the conversion between the editions
+        // (which needs both editions' crates, layer 2).
         let drawn = [
             ("terrane-cli", "terrane"),
             ("terrane-cli", "terrane-valence"),
             ("terrane-cli", "terrane-sim"),
+            ("terrane-cli", "terrane-convert"),
             ("terrane-valence", "terrane"),
             ("terrane-sim", "terrane"),
             ("terrane", "terrane-convert"),

@@ -11,6 +11,7 @@ use terrane::anvil::{self, ExportSummary, ImportSummary};
 use terrane::java;
 use terrane::{Backend, World};
 
+use crate::out::{LISTED, listed, mib};
 use crate::progress::bar;
 use crate::{Fail, backend_arg};
 
@@ -173,10 +174,6 @@ pub enum ExportCmd {
 fn beside(dir: &Path, name: &str) -> Option<PathBuf> {
     let abs = std::path::absolute(dir).ok()?;
     Some(abs.parent()?.join(name))
-}
-
-pub(crate) fn mib(b: u64) -> f64 {
-    b as f64 / (1024.0 * 1024.0)
 }
 
 /// Opens the import's world, creating it when missing (a directory that does not exist or
@@ -343,18 +340,6 @@ pub fn import(c: ImportCmd) -> Result<(), Fail> {
         outln!("partial import: {damaged} damaged chunks skipped ({})", listed(damaged, false));
     }
     Ok(())
-}
-
-/// How many damaged chunks or records a human summary lists.
-pub(crate) const LISTED: usize = 10;
-
-/// Where the `n` damaged chunks or records of a summary are listed.
-pub(crate) fn listed(n: usize, json: bool) -> String {
-    match (json, n > LISTED) {
-        (true, _) => "listed in the JSON summary's `damaged`".into(),
-        (false, false) => "listed above".into(),
-        (false, true) => format!("the first {LISTED} listed above; --json lists them all"),
-    }
 }
 
 /// What an export does with a destination that holds something, from `--force` / `--merge`.

@@ -9,7 +9,7 @@ use serde_json::json;
 use terrane::backup::{Keep, Repo};
 
 use crate::Fail;
-use crate::anvil::mib;
+use crate::out::mib;
 
 /// Flags of `terrane backup`.
 #[derive(clap::Args, Debug)]

@@ -10,7 +10,8 @@ use terrane::bedrock::{self, BedrockProgress};
 use terrane::{Backend, World};
 
 use crate::Fail;
-use crate::anvil::{LISTED, listed, mib, open_for_import};
+use crate::anvil::open_for_import;
+use crate::out::{LISTED, listed, mib};
 use crate::progress::bar;
 
 pub fn import(

@@ -1,16 +1,17 @@
 //! `terrane convert`: a Java world folder to a Bedrock world folder, or back. The work is
-//! terrane-convert's (`terrane::convert`); this file shows progress and prints the report.
+//! terrane-convert's; this file shows progress and prints the report. It names no crate that
+//! RocksDB comes with, so that `terrane-convert` (`convert_main.rs`) runs it without RocksDB.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use serde_json::json;
-use terrane::bedrock::format::block_entity::BlockEntityReport;
-use terrane::convert::{self, ConvertProgress, ConvertSummary};
+use terrane_bedrock::format::block_entity::BlockEntityReport;
+use terrane_convert::{self as convert, ConvertProgress, ConvertSummary};
 
 use crate::Fail;
-use crate::anvil::mib;
+use crate::out::{LISTED, listed, mib};
 use crate::progress::bar;
 
 /// The edition `terrane convert` writes.
@@ -59,7 +60,7 @@ pub fn run(a: &ConvertArgs) -> Result<(), Fail> {
     let options = convert::ConvertOptions::new().rebuild_level_dat(a.force);
     let s = match a.to {
         Edition::Bedrock => {
-            if !terrane::java::is_java_world(&a.src) {
+            if !terrane_anvil::folder::is_java_world(&a.src) {
                 return Err(Fail::usage(format!(
                     "{} is not a Java world folder (it holds level.dat and region/); --to \
                      bedrock converts one",
@@ -69,7 +70,7 @@ pub fn run(a: &ConvertArgs) -> Result<(), Fail> {
             convert::java_to_bedrock_with(&a.src, &a.dst, &options, &mut progress)?
         }
         Edition::Java => {
-            if !terrane::bedrock::is_bedrock_world(&a.src) {
+            if !terrane_bedrock::is_bedrock_world(&a.src) {
                 return Err(Fail::usage(format!(
                     "{} is not a Bedrock world folder (it holds level.dat and db/); --to java \
                      converts one",
@@ -89,7 +90,7 @@ pub fn run(a: &ConvertArgs) -> Result<(), Fail> {
         if damaged > 0 {
             outln!(
                 "partial conversion: {damaged} damaged records skipped ({})",
-                crate::anvil::listed(damaged, false)
+                listed(damaged, false)
             );
         }
     }
@@ -194,7 +195,7 @@ fn print_human(a: &ConvertArgs, s: &ConvertSummary, secs: f64) {
     }
     if !s.damaged.is_empty() {
         outln!("  {} damaged records skipped:", s.damaged.len());
-        for d in s.damaged.iter().take(crate::anvil::LISTED) {
+        for d in s.damaged.iter().take(LISTED) {
             outln!("    {d}");
         }
     }

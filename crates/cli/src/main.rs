@@ -7,11 +7,8 @@
 //! failure exits with status 1.
 #![forbid(unsafe_code)]
 
-/// `println!` for results on stdout (see [`write_stdout`]).
-macro_rules! outln {
-    () => { $crate::write_stdout(format_args!("\n")) };
-    ($($t:tt)*) => { $crate::write_stdout(format_args!("{}\n", format_args!($($t)*))) };
-}
+#[macro_use]
+mod out;
 
 mod anvil;
 mod backup;
@@ -20,6 +17,9 @@ mod commands;
 mod convert;
 mod demo;
 mod demo_shared;
+mod fail;
+mod logs;
+mod own_binary;
 mod progress;
 mod refusal;
 mod render;
@@ -36,22 +36,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use terrane::Backend;
 
-/// A command failure: a message for the user and the exit status.
-#[derive(Debug)]
-pub struct Fail {
-    message: String,
-    status: u8,
-}
+pub use fail::Fail;
 
 impl Fail {
-    /// Bad input (arguments, files): exit status 2.
-    pub fn usage(message: impl Into<String>) -> Self {
-        Self { message: message.into(), status: 2 }
-    }
-    /// Anything else: exit status 1.
-    pub fn other(message: impl Into<String>) -> Self {
-        Self { message: message.into(), status: 1 }
-    }
     /// The same failure, its message prefixed with `context: `.
     pub fn context(self, context: impl fmt::Display) -> Self {
         Self { message: format!("{context}: {}", self.message), status: self.status }
@@ -59,12 +46,6 @@ impl Fail {
     /// An I/O error on `path`.
     pub fn io(path: &Path, e: std::io::Error) -> Self {
         Self::other(format!("{}: {e}", path.display()))
-    }
-}
-
-impl fmt::Display for Fail {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
     }
 }
 
@@ -77,17 +58,10 @@ impl From<terrane::Error> for Fail {
             }
             terrane::Error::Backup(e) => Fail::from(e),
             terrane::Error::NotAWorld(ref path) => not_a_world(path),
-            terrane::Error::WouldOverwrite { .. }
-            | terrane::Error::Refused(_)
-            | terrane::Error::Convert(
-                terrane::convert::Error::Destination { .. }
-                | terrane::convert::Error::NoFolderName(_)
-                | terrane::convert::Error::NoRegionFiles(_)
-                | terrane::convert::Error::NotABedrockWorld(_),
-            ) => Fail::usage(refusal::with_flags(&e)),
-            terrane::Error::Convert(terrane::convert::Error::DamagedLevelDat(_)) => {
-                Fail::other(refusal::with_flags(&e))
+            terrane::Error::WouldOverwrite { .. } | terrane::Error::Refused(_) => {
+                Fail::usage(refusal::with_flags(&e))
             }
+            terrane::Error::Convert(e) => Fail::from(e),
             terrane::Error::CreationNotStarted(_) => Fail::usage(format!(
                 "{e}\n(`terrane create PATH` creates a world; `terrane demo --force` replaces a \
                  demo world)"
@@ -179,12 +153,6 @@ macro_rules! fail_from {
         }
     )*};
 }
-impl From<terrane::convert::Error> for Fail {
-    fn from(e: terrane::convert::Error) -> Self {
-        Fail::from(terrane::Error::from(e))
-    }
-}
-
 fail_from!(
     terrane::store::Error,
     terrane::anvil::Error,
@@ -192,24 +160,8 @@ fail_from!(
     terrane::chunk::Error,
     terrane::distance::Error,
     terrane::regionizer::Error,
-    terrane::snapshot::Error,
-    serde_json::Error
+    terrane::snapshot::Error
 );
-
-/// Writes results to stdout. A closed pipe (`terrane schem info f.schem | head -2`) ends the
-/// command quietly with status 0, as other Unix tools end; any other write error ends it with
-/// a one-line message and status 1 (never a panic, which `println!` would be).
-pub fn write_stdout(args: fmt::Arguments<'_>) {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
-        }
-        eprintln!("error: writing to standard output: {e}");
-        std::process::exit(1);
-    }
-}
 
 /// A position or size as users type them on the command line: `x,y,z`.
 pub fn xyz<T: fmt::Display>(v: [T; 3]) -> String {
@@ -340,30 +292,6 @@ enum Command {
     Render(render::RenderArgs),
 }
 
-fn init_logs(verbose: u8, quiet: bool) {
-    use tracing_subscriber::EnvFilter;
-    let default = if quiet {
-        "error"
-    } else {
-        match verbose {
-            0 => "warn,terrane=info",
-            1 => "debug",
-            _ => "trace",
-        }
-    };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    // Colour only on a terminal, and never with NO_COLOR set (no-color.org): a log file or a
-    // pipe gets plain text.
-    use std::io::IsTerminal as _;
-    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(colour)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .try_init();
-}
-
 fn run(cli: Cli) -> Result<(), Fail> {
     match cli.command {
         Command::Demo(args) if args.shared.server.is_some() => {
@@ -415,7 +343,7 @@ fn run(cli: Cli) -> Result<(), Fail> {
         Command::Regionizer(c) => commands::regionizer(c),
         Command::Import(c) => anvil::import(c),
         Command::Export(c) => anvil::export(c),
-        Command::Convert(a) => convert::run(&a),
+        Command::Convert(a) => own_binary::convert(&a),
         Command::Serve(a) => serve::run(&a),
         Command::Render(a) => render::run(&a),
     }
@@ -423,7 +351,7 @@ fn run(cli: Cli) -> Result<(), Fail> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logs(cli.verbose, cli.quiet);
+    logs::init(cli.verbose, cli.quiet);
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {

@@ -3,19 +3,9 @@
 
 use terrane::refusal::{Holds, ImportedFrom, Refusal, Writes};
 
-/// The library's names of options in its messages, and the command's flag for each.
-const FLAGS: [(&str, &str); 3] = [
-    ("`Overwrite::Replace`", "`--force`"),
-    ("`Overwrite::Merge`", "`--merge`"),
-    ("`ConvertOptions::rebuild_level_dat`", "`--force`"),
-];
-
-/// `e`'s message with the command's flags ([`FLAGS`], and the hint of [`hint`]).
+/// `e`'s message with the command's flags ([`crate::fail::FLAGS`]), and the hint of [`hint`].
 pub fn with_flags(e: &terrane::Error) -> String {
-    let mut message = e.to_string();
-    for (option, flag) in FLAGS {
-        message = message.replace(option, flag);
-    }
+    let message = crate::fail::with_flags(e.to_string());
     match e {
         terrane::Error::Refused(r) => match hint(r) {
             Some(h) => format!("{message}\n({h})"),
@@ -48,6 +38,7 @@ fn hint(r: &Refusal) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fail::FLAGS;
 
     /// Each library name [`FLAGS`] replaces is in the library's message: a rename there
     /// fails here rather than leaving the option's name in the command's words.

@@ -11,7 +11,7 @@ use terrane::section::AreaId;
 use terrane::{Backend, BlockBox, BlockPos, World};
 use terrane_valence::{LiveRestoreReport, LiveRestoreRequest};
 
-use crate::anvil::mib;
+use crate::out::mib;
 use crate::{Fail, backend_arg};
 
 /// Flags of `terrane restore`.
