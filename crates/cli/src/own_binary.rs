@@ -30,6 +30,7 @@ pub(crate) fn convert(a: &ConvertArgs) -> Result<(), Fail> {
 }
 
 /// `terrane-convert` in the folder of the running `terrane`, when it is there.
+#[cfg_attr(not(unix), allow(dead_code))]
 fn beside() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let bin = exe.with_file_name(format!("{BINARY}{}", std::env::consts::EXE_SUFFIX));
@@ -38,6 +39,7 @@ fn beside() -> Option<PathBuf> {
 
 /// `terrane`'s arguments (without the program's name) as `terrane-convert` takes them: the
 /// first `convert` left out. Only `-v` and `-q` can come before it, and they take no value.
+#[cfg_attr(not(unix), allow(dead_code))]
 fn without_subcommand(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
     let mut out: Vec<OsString> = Vec::new();
     let mut dropped = false;
