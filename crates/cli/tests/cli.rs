@@ -1290,6 +1290,54 @@ fn a_damaged_conversion_fails_or_says_it_is_partial() {
     assert!(out.contains("level.dat: damaged"), "an empty level.dat is said: {out}");
 }
 
+/// `terrane convert` runs `terrane-convert` (the binary without RocksDB) when it sits beside
+/// it, and converts in its own process when it does not; `terrane-convert` takes the same
+/// arguments. The same conversion all three ways.
+#[test]
+fn a_conversion_is_the_same_from_either_binary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let java = t.join("java");
+    std::fs::create_dir_all(java.join("region")).unwrap();
+    std::fs::write(java.join("region/r.0.0.mca"), damaged_region(|i| i % 3 == 0)).unwrap();
+    // `terrane` alone in a folder: nothing to run beside it.
+    let alone = t.join("alone/terrane");
+    std::fs::create_dir_all(alone.parent().unwrap()).unwrap();
+    let terrane = env!("CARGO_BIN_EXE_terrane");
+    if std::fs::hard_link(terrane, &alone).is_err() {
+        std::fs::copy(terrane, &alone).unwrap();
+    }
+    let runs = [
+        (terrane, vec!["-q", "convert"]),
+        (alone.to_str().unwrap(), vec!["convert", "-q"]),
+        (env!("CARGO_BIN_EXE_terrane-convert"), vec!["-q"]),
+    ];
+    let mut reports = Vec::new();
+    for (i, (program, first)) in runs.iter().enumerate() {
+        let out = t.join(format!("bedrock-{i}"));
+        let mut args = first.clone();
+        args.extend([s(&java), s(&out), "--to", "bedrock", "--force", "--json"]);
+        let o = Command::new(program).args(&args).output().unwrap();
+        assert!(o.status.success(), "{program} {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(o.stderr.is_empty(), "-q: {}", String::from_utf8_lossy(&o.stderr));
+        let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        for timing in ["seconds", "columns_per_second"] {
+            v.as_object_mut().unwrap().remove(timing);
+        }
+        assert!(v["columns"].as_u64().unwrap() > 100, "{v}");
+        reports.push(v);
+    }
+    assert_eq!(reports[0], reports[1], "in its own process");
+    assert_eq!(reports[0], reports[2], "terrane-convert by hand");
+    // A refusal is the same: status 2 and its words, from the binary that converts.
+    let o = Command::new(env!("CARGO_BIN_EXE_terrane-convert"))
+        .args([s(&java), s(&t.join("bedrock-0")), "--to", "bedrock"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("already holds"));
+}
+
 /// An import whose every chunk is damaged fails (exit 1, nothing imported); one where some are
 /// says so in its last line. The same for Bedrock, whose damaged records are kept as stored.
 #[test]
