@@ -145,6 +145,10 @@ pub fn find_dimensions(dir: &Path, layout: JavaLayout) -> Result<Vec<Dimension>>
     Ok(out)
 }
 
+/// Where a Java world keeps its region files, as messages that find none say it.
+pub const REGION_FOLDERS: &str = "a Java world keeps them in region/, DIM-1/region and \
+     DIM1/region, or since 26.1 in dimensions/<namespace>/<name>/region";
+
 /// Whether `dir` is a Java world folder (it holds `level.dat`, a `region` or a `dimensions`
 /// folder), as opposed to a region folder.
 pub fn is_java_world(dir: &Path) -> bool {

@@ -226,9 +226,9 @@ pub fn import(c: ImportCmd) -> Result<(), Fail> {
         }
         if java::find_dimensions(&source, java::layout_of(&source))?.is_empty() {
             return Err(Fail::usage(format!(
-                "{} holds no region files (a Java world keeps them in region/, DIM-1/region and \
-                 DIM1/region, or since 26.1 in dimensions/<namespace>/<name>/region)",
-                source.display()
+                "{} holds no region files ({})",
+                source.display(),
+                terrane::anvil::folder::REGION_FOLDERS
             )));
         }
     } else {

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use serde_json::json;
-use terrane_bedrock::format::block_entity::BlockEntityReport;
+use terrane_bedrock::block_entity::BlockEntityReport;
 use terrane_convert::{self as convert, ConvertProgress, ConvertSummary};
 
 use crate::Fail;

@@ -26,10 +26,9 @@ pub enum Error {
     NoFolderName(PathBuf),
     /// The Java world folder holds no region files of the Overworld, the Nether or the End.
     #[error(
-        "{} holds no region files of the Overworld, the Nether or the End: a Java world keeps \
-         them in region/, DIM-1/region and DIM1/region, or since 26.1 in \
-         dimensions/<namespace>/<name>/region",
-        .0.display()
+        "{} holds no region files of the Overworld, the Nether or the End: {}",
+        .0.display(),
+        terrane_anvil::folder::REGION_FOLDERS
     )]
     NoRegionFiles(PathBuf),
     /// The folder is not a Bedrock world (no `db/CURRENT`).

@@ -18,7 +18,8 @@ pub enum Found {
     Nothing,
     /// A file (or anything that is not a folder).
     File,
-    /// A terrane world (as the caller of [`inspect`] recognises one).
+    /// A terrane world, or one being created (its marker files,
+    /// [`holds_terrane_world`](terrane_store::file::holds_terrane_world)).
     TerraneWorld,
     /// A Bedrock world folder (`db/CURRENT`).
     BedrockWorld,
@@ -44,12 +45,11 @@ impl fmt::Display for Found {
     }
 }
 
-/// What `path` holds; `is_terrane_world` says whether a folder is a terrane world (a
-/// conversion, which knows none, passes `|_| false`).
+/// What `path` holds.
 ///
 /// # Errors
 /// [`Error::Io`] when `path` exists and cannot be read.
-pub fn inspect(path: &Path, is_terrane_world: impl Fn(&Path) -> bool) -> Result<Found> {
+pub fn inspect(path: &Path) -> Result<Found> {
     let meta = match fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Nothing),
@@ -58,7 +58,7 @@ pub fn inspect(path: &Path, is_terrane_world: impl Fn(&Path) -> bool) -> Result<
     if !meta.is_dir() {
         return Ok(Found::File);
     }
-    Ok(if is_terrane_world(path) {
+    Ok(if terrane_store::file::holds_terrane_world(path) {
         Found::TerraneWorld
     } else if is_bedrock_world(path) {
         Found::BedrockWorld
@@ -75,7 +75,7 @@ pub fn inspect(path: &Path, is_terrane_world: impl Fn(&Path) -> bool) -> Result<
 
 /// Refuses a destination that holds anything: a conversion writes a new world.
 fn check_new(dst: &Path) -> Result<()> {
-    match inspect(dst, |_| false)? {
+    match inspect(dst)? {
         Found::Nothing => Ok(()),
         holds => Err(Error::Destination { path: dst.into(), holds }),
     }

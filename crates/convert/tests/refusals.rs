@@ -43,6 +43,14 @@ fn a_destination_that_holds_anything_is_refused_and_kept() {
     assert_eq!(std::fs::read(dst.join("notes.txt")).unwrap(), b"mine");
     let e = convert::bedrock_to_java(&bedrock_world(), &java, &mut |_| {}).unwrap_err();
     assert!(e.to_string().contains("already holds a Java world"), "{e}");
+    // A terrane world (or one being created) by its marker files, as terrane itself says.
+    for marker in [terrane_store::file::WORLD_MARKER, terrane_store::file::WORLD_CREATING] {
+        std::fs::remove_dir_all(&dst).unwrap();
+        std::fs::create_dir_all(&dst).unwrap();
+        std::fs::write(dst.join(marker), b"terrane world\nbackend = rocksdb\n").unwrap();
+        let e = convert::java_to_bedrock(&java, &dst, &mut |_| {}).unwrap_err();
+        assert!(e.to_string().contains("already holds a terrane world"), "{e}");
+    }
     // Nothing half-written beside them.
     let left: Vec<_> =
         std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();

@@ -1,9 +1,23 @@
 //! Files written whole, and the bytes a folder holds: what the world folders terrane writes
-//! beside its stores (exports, conversions, the command's files) share.
+//! beside its stores (exports, conversions, the command's files) share; and the marker files
+//! by which any of them recognises a terrane world's directory.
 
 use std::fs;
 use std::io::{self, Write};
 use std::path::Path;
+
+/// The marker file of a terrane world's directory, naming its backend: a directory holding it
+/// is a world (`docs/format/world-dir.md`).
+pub const WORLD_MARKER: &str = "terrane-world";
+
+/// The creation intent of a terrane world's directory: the marker's text, written first at
+/// creation and renamed over [`WORLD_MARKER`] last (`docs/format/world-dir.md`).
+pub const WORLD_CREATING: &str = "terrane-world.creating";
+
+/// Whether `dir` holds a terrane world, or one being created, by its marker files.
+pub fn holds_terrane_world(dir: &Path) -> bool {
+    dir.join(WORLD_MARKER).exists() || dir.join(WORLD_CREATING).exists()
+}
 
 /// Writes `path` under a temporary name beside it (`NAME.terrane-tmp`), syncs it, and renames
 /// it into place: the file is either the old one or the new one whole, never half-written.

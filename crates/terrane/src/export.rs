@@ -52,11 +52,9 @@ pub enum Overwrite {
 
 pub(crate) use terrane_convert::place::Found;
 
-/// What `path` holds ([`Found`]): a terrane world by its marker files (or one being created).
+/// What `path` holds ([`Found`]).
 pub(crate) fn inspect(path: &Path) -> Result<Found> {
-    let terrane_world =
-        |p: &Path| p.join(crate::world_dir::MARKER).exists() || crate::world_dir::is_unfinished(p);
-    Ok(terrane_convert::place::inspect(path, terrane_world)?)
+    Ok(terrane_convert::place::inspect(path)?)
 }
 
 /// The refusal of a destination at `path` that holds `found` where `writes` goes.

@@ -121,9 +121,9 @@ pub enum Refusal {
     },
     /// A Java world folder holds no region files.
     #[error(
-        "{} holds no region files: a Java world keeps them in region/, DIM-1/region and \
-         DIM1/region, or since 26.1 in dimensions/<namespace>/<name>/region",
-        folder.display()
+        "{} holds no region files: {}",
+        folder.display(),
+        terrane_anvil::folder::REGION_FOLDERS
     )]
     NoRegionFiles {
         /// The folder.

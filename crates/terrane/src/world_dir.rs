@@ -18,11 +18,11 @@ use crate::error::{Error, Result, io};
 pub const RESTORING_KEY: &[u8] = b"terrane:restoring";
 
 /// The marker file naming the backend: a directory holding it is a world.
-pub(crate) const MARKER: &str = "terrane-world";
+pub(crate) const MARKER: &str = terrane_store::file::WORLD_MARKER;
 
 /// The creation intent: the marker's text, written first at creation and renamed over
 /// [`MARKER`] last. A directory holding it and no marker is terrane's own unfinished creation.
-pub(crate) const CREATING: &str = "terrane-world.creating";
+pub(crate) const CREATING: &str = terrane_store::file::WORLD_CREATING;
 
 /// What a directory is, judged by its marker files.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
