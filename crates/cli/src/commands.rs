@@ -698,7 +698,7 @@ pub fn regionizer(c: RegionizerCmd) -> Result<(), Fail> {
         RegionizerCmd::Generate { ops, span, shift, seed } => {
             use terrane::regionizer::oplog::{LogMix, mixed_log};
             let log = mixed_log(seed, ops, span, shift, LogMix::default());
-            crate::write_stdout(format_args!("{log}"));
+            crate::out::write_stdout(format_args!("{log}"));
             Ok(())
         }
     }
