@@ -1324,7 +1324,7 @@ fn a_conversion_is_the_same_from_either_binary() {
         for timing in ["seconds", "columns_per_second"] {
             v.as_object_mut().unwrap().remove(timing);
         }
-        assert!(v["columns"].as_u64().unwrap() > 100, "{v}");
+        assert!(v["columns"].as_u64().unwrap() >= 10, "{v}");
         reports.push(v);
     }
     assert_eq!(reports[0], reports[1], "in its own process");
