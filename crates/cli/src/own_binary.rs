@@ -1,7 +1,8 @@
 //! `terrane convert` runs in `terrane-convert` (`convert_main.rs`), the command's binary
 //! without RocksDB: a conversion never opens a terrane world, yet RocksDB's static
-//! initialisers run at every start of a binary that links it and touch 6.5 MiB of its code and
-//! heap, a fifth of a conversion's peak memory (docs/BENCHMARKS.md, "Whole worlds").
+//! initialisers run at every start of a binary that links it and touch code across the
+//! library, a third of a conversion's peak memory with the rest of what `terrane` links
+//! (docs/BENCHMARKS.md, "Whole worlds").
 //!
 //! When `terrane-convert` sits beside `terrane` (as `cargo install terrane-cli` and every
 //! build put it), `terrane convert` replaces its own process with it, same arguments, same
