@@ -1329,6 +1329,24 @@ fn a_conversion_is_the_same_from_either_binary() {
     }
     assert_eq!(reports[0], reports[1], "in its own process");
     assert_eq!(reports[0], reports[2], "terrane-convert by hand");
+    // Beside `terrane`, whatever is named `terrane-convert` is what runs, with the arguments
+    // but the subcommand, and its exit status is the command's.
+    let fake = alone.with_file_name("terrane-convert");
+    std::fs::write(&fake, "#!/bin/sh\necho \"$@\"\nexit 7\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let o = Command::new(&alone)
+            .args(["-q", "convert", s(&java), "elsewhere", "--to", "java"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(7));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            format!("-q {} elsewhere --to java\n", s(&java))
+        );
+    }
     // A refusal is the same: status 2 and its words, from the binary that converts.
     let o = Command::new(env!("CARGO_BIN_EXE_terrane-convert"))
         .args([s(&java), s(&t.join("bedrock-0")), "--to", "bedrock"])
