@@ -267,11 +267,15 @@ impl Repo {
         w.publish()
     }
 
-    /// [`Repo::backup_with`], reading from the store only the objects under `changed`: the
-    /// caller vouches that every object put or removed in `store` since backup `since` was
-    /// taken is among them (a world that records its changes, `terrane::World`, does). The
-    /// newest backup's other objects are taken as they are, unread, from its manifests,
-    /// which are read through. Its cost in reads of the store is what changed.
+    /// [`Repo::backup_with`], reading from the store only the objects `changed` names.
+    /// `changed` is given the snapshot the backup is taken from and returns the keys; the
+    /// caller vouches that every object put or removed in that snapshot since backup
+    /// `since` was taken is among them (a world that records its changes in the same
+    /// batches as its objects, `terrane::World`, reads them from the snapshot). Keys gathered
+    /// before the snapshot would miss the writes that land in between, and the backup would
+    /// then pair the newest backup's old objects with the snapshot's newer ones. The newest
+    /// backup's other objects are taken as they are, unread, from its manifests, which are
+    /// read through. Its cost in reads of the store is what changed.
     ///
     /// # Errors
     /// [`Error::NotNewest`](crate::Error::NotNewest) when `since` is not the repository's
@@ -281,7 +285,7 @@ impl Repo {
         &self,
         store: &dyn Store,
         since: u64,
-        changed: &ChangedKeys,
+        changed: impl FnOnce(&dyn ReadView) -> terrane_store::Result<ChangedKeys>,
         source: &str,
         tick_of: impl FnOnce(&dyn ReadView) -> terrane_store::Result<u64>,
         progress: &mut dyn FnMut(u64, u64),
@@ -295,6 +299,7 @@ impl Repo {
         let tables = all_tables(&store_tables, previous.as_ref());
         let snap = store.snapshot()?;
         let tick = tick_of(&*snap)?;
+        let changed = changed(&*snap)?;
         let mut w = Writing::start(self, store, parent, tables.clone(), tick, source, progress)?;
         let mut old_next = next_of(&mut previous)?;
         let mut changes = changed.iter().peekable();

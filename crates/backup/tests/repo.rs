@@ -112,7 +112,7 @@ proptest! {
             let b = match changes.latest().unwrap() {
                 None => changes.backup(&store, &opts(tick as u64)).unwrap(),
                 Some(since) => changes
-                    .backup_changes(&store, since, &changed, "test", |_| Ok(tick as u64), &mut |_, _| {})
+                    .backup_changes(&store, since, |_| Ok(changed.clone()), "test", |_| Ok(tick as u64), &mut |_, _| {})
                     .unwrap(),
             };
             changed.clear();
@@ -135,8 +135,16 @@ fn a_backup_from_changes_must_follow_the_newest_backup() {
     let store = mem();
     store.write(&save_batch(1)).unwrap();
     let changed = ChangedKeys::new();
-    let from =
-        |since| repo.backup_changes(&store, since, &changed, "test", |_| Ok(0), &mut |_, _| {});
+    let from = |since| {
+        repo.backup_changes(
+            &store,
+            since,
+            |_| Ok(changed.clone()),
+            "test",
+            |_| Ok(0),
+            &mut |_, _| {},
+        )
+    };
     assert!(matches!(from(0), Err(Error::NotNewest { since: 0, newest: 0 })));
     repo.backup(&store, &opts(1)).unwrap();
     repo.backup(&store, &opts(2)).unwrap();

@@ -14,14 +14,15 @@
 //! 1. **Close a generation**: under the recorder's write gate, recording is turned on and
 //!    a new generation begins. Every write that began before has landed; every write after
 //!    is recorded in the new generation.
-//! 2. **Read the closed records**: every record of another generation, from a snapshot
-//!    taken after step 1. Records of closed generations are never written again.
-//! 3. **Back up**: from those keys when the world's *since* mark names the repository's
-//!    newest backup (the records then hold every change since it was taken); else the whole
-//!    world.
-//! 4. **Mark**: one batch removes the records read in step 2 and sets the *since* mark to
-//!    the new backup. A crash before it leaves the old mark, so the next backup walks the
-//!    whole world; nothing is ever backed up from too few keys.
+//! 2. **Back up**: when the world's *since* mark names the repository's newest backup, from
+//!    the keys of every record in the snapshot the backup is taken from, whatever its
+//!    generation (the records then hold every change since that backup, including the
+//!    writes that landed between step 1 and the snapshot); else the whole world.
+//! 3. **Mark**: one batch removes the records of the closed generations (every record
+//!    but the open generation's, which stay for the next backup) and sets the *since* mark
+//!    to the new backup. Records of closed generations are never written again, so every
+//!    one removed was read. A crash before it leaves the old mark, so the next backup walks
+//!    the whole world; nothing is ever backed up from too few keys.
 //!
 //! Recording starts with a world's first backup and goes on while the mark is there (a
 //! world that was never backed up records nothing). A backup into another repository than
@@ -46,14 +47,14 @@ pub const BACKUP_CHANGES_SINCE_KEY: &[u8] = b"since";
 /// The length of a record's key: generation and hash.
 const RECORD_KEY_LEN: usize = 8 + 16;
 
-/// The records of one backup from changes: the objects' keys, and the records to remove
-/// once the backup is published.
+/// The records of one snapshot: the objects' keys, and the records to remove once the
+/// backup is published.
 #[derive(Debug, Default)]
-pub(crate) struct ClosedChanges {
-    /// Every `(table, key)` changed, sorted.
+pub(crate) struct RecordedChanges {
+    /// Every `(table, key)` recorded, of any generation, sorted.
     pub(crate) keys: BTreeSet<(String, Vec<u8>)>,
-    /// The records' own keys.
-    pub(crate) records: Vec<Vec<u8>>,
+    /// The keys of the records of closed generations (every generation but the open one).
+    pub(crate) closed: Vec<Vec<u8>>,
 }
 
 /// A world's store that records which objects each write touches (see the module docs).
@@ -116,17 +117,16 @@ impl ChangeRecorder {
         next
     }
 
-    /// Step 2: the records of every generation but `open` (the one step 1 began).
-    pub(crate) fn closed(&self, open: u64) -> Result<ClosedChanges> {
-        let mut out = ClosedChanges::default();
+    /// Step 2: the records in `view`, a snapshot taken after step 1 began generation `open`.
+    pub(crate) fn recorded(&self, view: &dyn ReadView, open: u64) -> Result<RecordedChanges> {
+        let mut out = RecordedChanges::default();
         if !self.inner.tables().iter().any(|t| t == BACKUP_CHANGES_TABLE) {
             return Ok(out);
         }
-        let snap = self.inner.snapshot()?;
-        for item in snap.scan(BACKUP_CHANGES_TABLE, KeyRange::all())? {
+        for item in view.scan(BACKUP_CHANGES_TABLE, KeyRange::all())? {
             let (record, object) = item?;
-            if record.len() != RECORD_KEY_LEN || record.starts_with(&open.to_be_bytes()) {
-                continue; // the mark, or a record of the open generation
+            if record.len() != RECORD_KEY_LEN {
+                continue; // the mark
             }
             let at = object.data.iter().position(|&b| b == 0);
             let Some((table, key)) = at.map(|at| (&object.data[..at], &object.data[at + 1..]))
@@ -137,12 +137,14 @@ impl ChangeRecorder {
             };
             let table = String::from_utf8_lossy(table).into_owned();
             out.keys.insert((table, key.to_vec()));
-            out.records.push(record);
+            if !record.starts_with(&open.to_be_bytes()) {
+                out.closed.push(record);
+            }
         }
         Ok(out)
     }
 
-    /// Step 4: removes `records` and sets the *since* mark to `mark`, in one synced batch.
+    /// Step 3: removes `records` and sets the *since* mark to `mark`, in one synced batch.
     pub(crate) fn mark(&self, records: &[Vec<u8>], mark: &str) -> Result<()> {
         let mut b = Batch::with_capacity(records.len() + 1).synced();
         for r in records {

@@ -89,28 +89,35 @@ impl BackupSource {
         };
         // 1. Close a generation: every write from here on is recorded in a new one.
         let open = changes.close_generation();
-        // 2. Read the closed records.
-        let closed = changes.closed(open)?;
-        // 3. Back up: from the closed records when the world's mark names the repository's
-        //    newest backup (they then hold every change since it), else the whole world.
+        // 2. Back up: from the records in the backup's own snapshot when the world's mark
+        //    names the repository's newest backup (they then hold every change since it),
+        //    else the whole world.
         let newest = repo.latest()?;
         let since = match (newest, changes.since()?) {
             (Some(id), Some(mark)) if mark == since_mark(repo, id)? => Some(id),
             _ => None,
         };
+        let mut closed = Vec::new();
         let report = match since {
             Some(id) => repo.backup_changes(
                 &*self.store,
                 id,
-                &closed.keys,
+                |view| {
+                    let recorded = changes.recorded(view, open)?;
+                    closed = recorded.closed;
+                    Ok(recorded.keys)
+                },
                 &self.source,
                 tick_of,
                 progress,
             )?,
-            None => repo.backup_with(&*self.store, &self.source, tick_of, progress)?,
+            None => {
+                closed = changes.recorded(&*self.store.snapshot()?, open)?.closed;
+                repo.backup_with(&*self.store, &self.source, tick_of, progress)?
+            }
         };
-        // 4. Mark: the closed records go, the mark names the new backup.
-        changes.mark(&closed.records, &since_mark(repo, report.id)?)?;
+        // 3. Mark: the closed records go, the mark names the new backup.
+        changes.mark(&closed, &since_mark(repo, report.id)?)?;
         Ok(report)
     }
 }
