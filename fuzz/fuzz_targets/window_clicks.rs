@@ -13,11 +13,12 @@ use std::collections::BTreeMap;
 
 use libfuzzer_sys::fuzz_target;
 use terrane::window::{
-    Click, ClickMode, ContainerKind, Equipment, OUTSIDE, PLAYER_SLOTS, Stack, Window, WindowItem,
+    Brewing, Click, ClickMode, ContainerKind, Equipment, OUTSIDE, PLAYER_SLOTS, Stack, Window, WindowItem,
 };
 
 /// Kinds: 0 planks, 1 diamond, 2 ender pearl (16), 3 sword (1), 4 helmet (1), 5 shield (1),
-/// 6 shulker box (1), 7 boots (1); the second field is data that keeps stacks apart.
+/// 6 shulker box (1), 7 boots (1); the second field is data that keeps stacks apart. To a
+/// brewing stand, the sword is a bottle and the diamond blaze powder.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct It(u8, u8);
 
@@ -39,6 +40,24 @@ impl WindowItem for It {
     }
     fn is_shulker_box(&self) -> bool {
         self.0 == 6
+    }
+    fn brewing(&self) -> Option<Brewing> {
+        match self.0 {
+            3 => Some(Brewing::Bottle),
+            1 => Some(Brewing::BlazePowder),
+            _ => None,
+        }
+    }
+}
+
+/// Whether `kind`'s slot `i` may hold `s` (as the game keeps them: a furnace's result is
+/// only ever filled by smelting, which this window does not do).
+fn may_hold(kind: ContainerKind, i: usize, s: &Stack<It>) -> bool {
+    match (kind, i) {
+        (ContainerKind::ShulkerBox, _) => !s.item.is_shulker_box(),
+        (ContainerKind::BrewingStand, 0..=2) => s.item.brewing() == Some(Brewing::Bottle),
+        (ContainerKind::BrewingStand, 4) => s.item.brewing() == Some(Brewing::BlazePowder),
+        _ => true,
     }
 }
 
@@ -81,11 +100,23 @@ fuzz_target!(|data: &[u8]| {
             *s = None;
         }
     }
-    let kind = if header & 2 != 0 { ContainerKind::ShulkerBox } else { ContainerKind::Plain };
-    if kind == ContainerKind::ShulkerBox {
-        // A shulker box holds no shulker box.
-        slots.iter_mut().filter(|s| s.as_ref().is_some_and(|s| s.item.is_shulker_box())).for_each(|s| *s = None);
+    let kind = match ((header >> 1) & 1) | ((header >> 2) & 2) {
+        0 => ContainerKind::Plain,
+        1 => ContainerKind::ShulkerBox,
+        2 => ContainerKind::Furnace,
+        _ => ContainerKind::BrewingStand,
+    };
+    slots.truncate(match kind {
+        ContainerKind::Furnace => 3,
+        ContainerKind::BrewingStand => 5,
+        _ => 27,
+    });
+    for (i, s) in slots.iter_mut().enumerate() {
+        if s.as_ref().is_some_and(|s| !may_hold(kind, i, s)) {
+            *s = None;
+        }
     }
+    let mut result = slots.get(2).cloned().flatten().filter(|_| kind == ContainerKind::Furnace);
     let creative = header & 4 != 0;
     let mut w = if header & 1 != 0 {
         Window::container(kind, slots, player, cursor)
@@ -124,8 +155,24 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         assert!(w.player_slots()[0].is_none(), "the crafting result holds an item");
-        if kind == ContainerKind::ShulkerBox {
-            assert!(w.container_slots().iter().flatten().all(|s| s.item.0 != 6));
+        for (i, s) in w.container_slots().iter().enumerate() {
+            if let Some(s) = s {
+                assert!(may_hold(kind, i, s), "{s:?} in slot {i} of a {kind:?} after {click:?}");
+                if kind == ContainerKind::BrewingStand && i < 3 {
+                    assert_eq!(s.count, 1, "a bottle slot holds one");
+                }
+            }
+        }
+        if kind == ContainerKind::Furnace && header & 1 != 0 {
+            // The result only ever gives: what it holds is what it held, or less of it.
+            let now = w.container_slots()[2].clone();
+            let fine = match (&now, &result) {
+                (None, _) => true,
+                (Some(n), Some(r)) => n.item == r.item && n.count <= r.count,
+                (Some(_), None) => false,
+            };
+            assert!(fine, "the furnace's result became {now:?} after {click:?}");
+            result = now;
         }
     }
 });

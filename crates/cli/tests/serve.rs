@@ -738,6 +738,55 @@ fn a_placed_shulker_box_keeps_its_items_and_a_hopper_opens_its_five_slots() {
     assert_eq!(record.items, vec![ItemSlot::new(3, "minecraft:gold_ingot", 5)]);
 }
 
+/// A furnace and a brewing stand a player places open as their own windows and keep the
+/// items put in them by the game's slot rules, saved with the blocks (in the world after a
+/// SIGKILL).
+#[test]
+fn a_placed_furnace_and_brewing_stand_keep_the_items_put_in_them() {
+    let modules = node_modules();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("world");
+    make_world(&dir);
+    let port = free_port();
+    let log = tmp.path().join("serve.log");
+    let (mut server, lines) = serve(&dir, port, &log, &["--terrain", "flat"]);
+    let put = |pos: [i32; 3], item: &str, count: u8, slot: u8| serde_json::json!({ "put": pos, "item": item, "count": count, "slot": slot });
+    let steps = serde_json::json!([
+        { "place": { "against": [5, 64, 5], "item": "furnace" } },
+        put([5, 65, 5], "raw_iron", 5, 0),
+        put([5, 65, 5], "coal", 3, 1),
+        { "look": [5, 65, 5] },
+        { "place": { "against": [10, 64, 5], "item": "brewing_stand" } },
+        put([10, 65, 5], "glass_bottle", 1, 2),
+        put([10, 65, 5], "blaze_powder", 4, 4),
+        { "look": [10, 65, 5] },
+    ]);
+    let said = run_steps(port, "smelter", steps, &modules, &log);
+    let looked: Vec<serde_json::Value> = said
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v.get("look").is_some())
+        .collect();
+    assert_eq!(looked.len(), 2, "{said}");
+    assert_eq!((&looked[0]["slots"], &looked[1]["slots"]), (&3.into(), &5.into()), "{said}");
+    assert!(last_saved(&lines, Duration::from_secs(2)).is_some());
+    server.kill().unwrap();
+    server.wait().unwrap();
+
+    let world = World::open(&dir).unwrap();
+    assert!(block_name(&world, [5, 65, 5]).starts_with("minecraft:furnace"));
+    let furnace = game::container(&world, 0, [5, 65, 5]).unwrap().expect("saved with the block");
+    let want =
+        vec![ItemSlot::new(0, "minecraft:raw_iron", 5), ItemSlot::new(1, "minecraft:coal", 3)];
+    assert_eq!(furnace.items, want);
+    let stand = game::container(&world, 0, [10, 65, 5]).unwrap().expect("saved with the block");
+    let want = vec![
+        ItemSlot::new(2, "minecraft:glass_bottle", 1),
+        ItemSlot::new(4, "minecraft:blaze_powder", 4),
+    ];
+    assert_eq!(stand.items, want);
+}
+
 /// A banner a player places keeps its item's patterns and a head its owner: their block
 /// entities are saved with the blocks (in the world after a SIGKILL).
 #[test]

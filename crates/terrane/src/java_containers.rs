@@ -104,6 +104,10 @@ pub(crate) fn container_id(state: &str) -> Option<&'static str> {
         "hopper" => "minecraft:hopper",
         "dispenser" => "minecraft:dispenser",
         "dropper" => "minecraft:dropper",
+        "furnace" => "minecraft:furnace",
+        "smoker" => "minecraft:smoker",
+        "blast_furnace" => "minecraft:blast_furnace",
+        "brewing_stand" => "minecraft:brewing_stand",
         _ if name.ends_with("shulker_box") => "minecraft:shulker_box",
         _ => return None,
     })

@@ -18,8 +18,13 @@
 //!
 //! # Not modelled
 //!
-//! - Menus with rules of their own (furnaces, brewing stands, crafting tables, anvils,
-//!   villagers' trades): [`ContainerKind`] has plain containers only.
+//! - Menus with rules of their own beyond keeping items (crafting tables, anvils,
+//!   villagers' trades). Furnaces and brewing stands are modelled as the game's menus keep
+//!   items ([`ContainerKind::Furnace`], [`ContainerKind::BrewingStand`]), not as they
+//!   smelt or brew: which items are fuels, smeltable or brewing ingredients is the game's
+//!   code, in no public data, so a furnace's input and fuel slots and a brewing stand's
+//!   ingredient slot take any item, and a quick move from the player's inventory into
+//!   either (which the game sends by those lists) moves nothing.
 //! - Crafting: the player screen's result slot never holds anything here, and items in its
 //!   grid stay items.
 //! - A hotbar swap into a slot holding fewer than the moved stack (a stack of carved pumpkins
@@ -92,6 +97,10 @@ pub trait WindowItem: Clone + PartialEq {
     fn is_shulker_box(&self) -> bool {
         false
     }
+    /// What it is to a brewing stand ([`Brewing::of_item_name`] for Java items).
+    fn brewing(&self) -> Option<Brewing> {
+        None
+    }
 }
 
 /// The kind of container a window shows above the player's inventory.
@@ -102,6 +111,32 @@ pub enum ContainerKind {
     Plain,
     /// A shulker box's 27 slots, which take anything but shulker boxes.
     ShulkerBox,
+    /// A furnace, smoker or blast furnace: 0 the input, 1 the fuel, 2 the result, which
+    /// takes nothing put in.
+    Furnace,
+    /// A brewing stand: 0–2 the bottles (one each: [`Brewing::Bottle`]), 3 the ingredient,
+    /// 4 the fuel ([`Brewing::BlazePowder`]).
+    BrewingStand,
+}
+
+/// What a brewing stand's own slots take, by item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Brewing {
+    /// A potion (drunk, splash or lingering) or a glass bottle: the bottle slots.
+    Bottle,
+    /// Blaze powder: the fuel slot.
+    BlazePowder,
+}
+
+impl Brewing {
+    /// What a Minecraft Java item (by name, `minecraft:` optional) is to a brewing stand.
+    pub fn of_item_name(name: &str) -> Option<Brewing> {
+        Some(match name.strip_prefix("minecraft:").unwrap_or(name) {
+            "potion" | "splash_potion" | "lingering_potion" | "glass_bottle" => Brewing::Bottle,
+            "blaze_powder" => Brewing::BlazePowder,
+            _ => return None,
+        })
+    }
 }
 
 /// A click's mode, the protocol's number for what the player did.
@@ -292,8 +327,14 @@ impl<I: WindowItem> Window<I> {
     /// Whether `item` may be put in slot `a`.
     fn may_place(&self, a: At, item: &I) -> bool {
         match a {
-            At::Container(_) => match self.container.as_ref().map(|c| c.0) {
+            At::Container(i) => match self.container.as_ref().map(|c| c.0) {
                 Some(ContainerKind::ShulkerBox) => !item.is_shulker_box(),
+                Some(ContainerKind::Furnace) => i != 2,
+                Some(ContainerKind::BrewingStand) => match i {
+                    0..=2 => item.brewing() == Some(Brewing::Bottle),
+                    4 => item.brewing() == Some(Brewing::BlazePowder),
+                    _ => true,
+                },
                 _ => true,
             },
             At::Player(0) => false,
@@ -309,7 +350,14 @@ impl<I: WindowItem> Window<I> {
 
     /// The most slot `a` holds of `item`.
     fn cap(&self, a: At, item: &I) -> u8 {
-        let slot_max = if matches!(a, At::Player(5..=8)) { 1 } else { 64 };
+        let bottle = |i| {
+            i < 3 && self.container.as_ref().is_some_and(|c| c.0 == ContainerKind::BrewingStand)
+        };
+        let slot_max = match a {
+            At::Player(5..=8) => 1,
+            At::Container(i) if bottle(i) => 1,
+            _ => 64,
+        };
         item.max_stack().min(slot_max)
     }
 
@@ -444,15 +492,19 @@ impl<I: WindowItem> Window<I> {
     /// The slots a quick move from `a` tries, in order.
     fn quick_move_targets(&self, a: At, item: &I) -> Vec<At> {
         let player = |r: std::ops::Range<usize>| r.map(At::Player).collect::<Vec<_>>();
-        if let Some((_, slots)) = &self.container {
-            return match a {
+        if let Some((kind, slots)) = &self.container {
+            return match (kind, a) {
+                // A furnace's input and fuel: to the player's inventory, in its order.
+                (ContainerKind::Furnace, At::Container(0 | 1)) => player(9..45),
                 // To the player's inventory, from the hotbar's last slot backwards.
-                At::Container(_) => {
+                (_, At::Container(_)) => {
                     let mut v = player(9..45);
                     v.reverse();
                     v
                 }
-                At::Player(_) => (0..slots.len()).map(At::Container).collect(),
+                // The game chooses by its recipes, fuels and ingredients: not modelled.
+                (ContainerKind::Furnace | ContainerKind::BrewingStand, At::Player(_)) => Vec::new(),
+                (_, At::Player(_)) => (0..slots.len()).map(At::Container).collect(),
             };
         }
         let At::Player(i) = a else { return Vec::new() };

@@ -180,7 +180,8 @@ fn a_changed_chest_of_a_new_world_goes_out_with_its_items_data_as_components() {
 }
 
 /// A container placed in the game has no imported block entity: its record goes out as a
-/// new one of the block's kind (every shulker box colour is `minecraft:shulker_box`), in the
+/// new one of the block's kind (every shulker box colour is `minecraft:shulker_box`; smokers
+/// and brewing stands their own), in the
 /// column's item format; a record whose cell holds no container (it was broken) does not.
 #[test]
 fn a_container_placed_in_the_game_goes_out_as_a_new_block_entity() {
@@ -192,6 +193,8 @@ fn a_container_placed_in_the_game_goes_out_as_a_new_block_entity() {
     let air = schema.add_block("minecraft:air", &[]).unwrap();
     let stone = schema.add_block("minecraft:stone", &[]).unwrap();
     let shulker = schema.add_block("minecraft:red_shulker_box[facing=up]", &[be]).unwrap();
+    let smoker = schema.add_block("minecraft:smoker[facing=north,lit=false]", &[be]).unwrap();
+    let stand = schema.add_block("minecraft:brewing_stand", &[be]).unwrap();
     let mut world = World::builder()
         .backend(Backend::Memory)
         .schema(schema)
@@ -200,12 +203,16 @@ fn a_container_placed_in_the_game_goes_out_as_a_new_block_entity() {
     let mut chunk = Chunk::new(air);
     chunk.set(2, 3, 4, shulker);
     chunk.set(5, 3, 4, stone);
+    chunk.set(7, 3, 4, smoker);
+    chunk.set(9, 3, 4, stand);
     world.mark_generated(ColumnPos::new(0, 0)).unwrap();
     let mut save = TickSave::new();
     save.put_chunk(0, ChunkPos::new(0, 4, 0), chunk.encode(world.schema()));
     let record = ContainerRecord { items: vec![ItemSlot::new(3, "minecraft:gold_ingot", 5)] };
     game::put_container(&mut save, 0, [2, 67, 4], &record);
     game::put_container(&mut save, 0, [5, 67, 4], &record);
+    game::put_container(&mut save, 0, [7, 67, 4], &record);
+    game::put_container(&mut save, 0, [9, 67, 4], &record);
     world.save_tick(1, save).unwrap();
 
     let all = exported_block_entities(&world, tmp.path());
@@ -216,4 +223,9 @@ fn a_container_placed_in_the_game_goes_out_as_a_new_block_entity() {
     assert_eq!(got[0].get("id"), Some(&Tag::String("minecraft:gold_ingot".into())));
     assert_eq!(got[0].get("count"), Some(&Tag::Int(5)), "the 1.21 column's item format");
     assert!(all.iter().all(|b| at(b) != [5, 67, 4]), "stone holds no items: {all:?}");
+    for (x, id) in [(7, "minecraft:smoker"), (9, "minecraft:brewing_stand")] {
+        let placed = all.iter().find(|b| at(b) == [x, 67, 4]).expect("a new block entity");
+        assert_eq!(placed.get("id"), Some(&Tag::String(id.into())));
+        assert_eq!(items(placed).len(), 1, "{placed:?}");
+    }
 }

@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use terrane::window::{
-    Click, ClickMode, ContainerKind, Drag, Equipment, Stack, Window, WindowItem,
+    Brewing, Click, ClickMode, ContainerKind, Drag, Equipment, Stack, Window, WindowItem,
 };
 use valence::event_loop::{EventLoopPostUpdate, PacketEvent};
 use valence::inventory::{ClientInventoryState, CursorItem, OpenInventory};
@@ -45,6 +45,9 @@ impl WindowItem for Item {
     fn is_shulker_box(&self) -> bool {
         self.kind.to_str().ends_with("shulker_box")
     }
+    fn brewing(&self) -> Option<Brewing> {
+        Brewing::of_item_name(self.kind.to_str())
+    }
 }
 
 fn to_stack(s: &Option<ItemStack>) -> Option<Stack<Item>> {
@@ -58,13 +61,15 @@ fn to_item_stack(s: &Option<Stack<Item>>) -> Option<ItemStack> {
 }
 
 /// The kind of a container window the rules model, `None` for menus with rules of their
-/// own (furnaces, crafting tables, …), whose clicks are refused.
+/// own (crafting tables, anvils, …), whose clicks are refused.
 fn container_kind(kind: InventoryKind) -> Option<ContainerKind> {
     use InventoryKind::*;
     match kind {
         Generic9x1 | Generic9x2 | Generic9x3 | Generic9x4 | Generic9x5 | Generic9x6
         | Generic3x3 | Hopper => Some(ContainerKind::Plain),
         ShulkerBox => Some(ContainerKind::ShulkerBox),
+        Furnace | Smoker | BlastFurnace => Some(ContainerKind::Furnace),
+        BrewingStand => Some(ContainerKind::BrewingStand),
         _ => None,
     }
 }

@@ -1,4 +1,4 @@
-//! Container blocks (chests, trapped chests, barrels): a player's use of one opens its
+//! Container blocks ([`container_window`]): a player's use of one opens its
 //! inventory, read from the world the first time ([`terrane::game::ContainerRecord`]); its
 //! contents are staged for the tick's save whenever they changed, in the same save as the
 //! inventories of the players who moved items in or out.
@@ -43,8 +43,11 @@ impl Containers {
 
 /// The window a container block opens, and its title: chests, trapped chests and barrels
 /// (27 slots; a double chest opens as its half), shulker boxes of every colour (27, holding
-/// no shulker box), dispensers and droppers (9), hoppers (5). Valence runs none of their
-/// logic: a hopper moves nothing, a dispenser dispenses nothing; they keep items.
+/// no shulker box), dispensers and droppers (9), hoppers (5), furnaces, smokers and blast
+/// furnaces (3: input, fuel, result) and brewing stands (5: three bottles, the ingredient,
+/// blaze powder). Valence runs none of their logic: a hopper moves nothing, a dispenser
+/// dispenses nothing, a furnace smelts nothing and a brewing stand brews nothing; they keep
+/// items.
 pub fn container_window(state: BlockState) -> Option<(InventoryKind, &'static str)> {
     let kind = state.to_kind();
     Some(match kind {
@@ -53,6 +56,10 @@ pub fn container_window(state: BlockState) -> Option<(InventoryKind, &'static st
         BlockKind::Dispenser => (InventoryKind::Generic3x3, "Dispenser"),
         BlockKind::Dropper => (InventoryKind::Generic3x3, "Dropper"),
         BlockKind::Hopper => (InventoryKind::Hopper, "Hopper"),
+        BlockKind::Furnace => (InventoryKind::Furnace, "Furnace"),
+        BlockKind::Smoker => (InventoryKind::Smoker, "Smoker"),
+        BlockKind::BlastFurnace => (InventoryKind::BlastFurnace, "Blast Furnace"),
+        BlockKind::BrewingStand => (InventoryKind::BrewingStand, "Brewing Stand"),
         _ if is_shulker_box(kind) => (InventoryKind::ShulkerBox, "Shulker Box"),
         _ => return None,
     })
@@ -223,8 +230,12 @@ mod tests {
         for box_ in [BlockKind::ShulkerBox, BlockKind::RedShulkerBox, BlockKind::BlackShulkerBox] {
             assert_eq!(window(box_), Some(InventoryKind::ShulkerBox), "{box_:?}");
         }
-        // A furnace keeps items too, but Valence runs no smelting: it does not open.
-        for not in [BlockKind::Furnace, BlockKind::EnderChest, BlockKind::Stone] {
+        assert_eq!(window(BlockKind::Furnace), Some(InventoryKind::Furnace));
+        assert_eq!(window(BlockKind::Smoker), Some(InventoryKind::Smoker));
+        assert_eq!(window(BlockKind::BlastFurnace), Some(InventoryKind::BlastFurnace));
+        assert_eq!(window(BlockKind::BrewingStand), Some(InventoryKind::BrewingStand));
+        // Every player's own ender chest opens instead (`ender_chests`).
+        for not in [BlockKind::EnderChest, BlockKind::Stone, BlockKind::CraftingTable] {
             assert_eq!(window(not), None, "{not:?}");
         }
     }

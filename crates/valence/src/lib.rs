@@ -31,7 +31,8 @@
 //!   only there moves to the game's id in the next save); a player of an imported Java world
 //!   the game never saw starts where their Java file says, with its inventory
 //!   ([`terrane::java::imported_player`]);
-//! - opens container blocks (chests, barrels) players use, with the contents the world
+//! - opens container blocks (chests, barrels, furnaces, …: [`container_window`]) players
+//!   use, with the contents the world
 //!   holds ([`Containers`]): the game's record, or, for a chest the game never opened, the
 //!   items a Java world's import kept in its block entity, with their data (the components
 //!   of 1.20.5 and later in 1.20.1's form, those with none left out:
@@ -97,14 +98,15 @@
 //!
 //! - Saved: blocks, players (position, look, game mode, inventory, ender chest, cursor
 //!   stack) and container blocks' contents (chests, trapped chests, barrels, shulker boxes,
-//!   dispensers, droppers, hoppers: [`container_window`]), as
+//!   dispensers, droppers, hoppers, furnaces, smokers, blast furnaces, brewing stands:
+//!   [`container_window`]), as
 //!   [`terrane::game`] records, every item with its data (names, enchantments, damage,
 //!   books, a shulker box's items; a shulker box placed holds what its item held), the signs
 //!   players write (both sides), and the patterns of banners and the owners of heads players
-//!   place, with their blocks. Not saved: entities and the other block entities (furnaces,
-//!   smokers, blast furnaces, brewing stands: Valence 0.2 runs none of their logic, so their
-//!   windows do not open) and lighting. Hoppers, dispensers and droppers keep items and do
-//!   nothing else.
+//!   place, with their blocks. Not saved: entities and lighting. Hoppers, dispensers,
+//!   droppers, furnaces and brewing stands keep items and do nothing else (Valence 0.2 runs
+//!   none of their logic; which items smelt, burn or brew is the game's code, in no public
+//!   data): a furnace keeps the progress its import held, unchanged.
 //! - Breaking a container deletes its contents (Valence has no dropped items).
 //! - One dimension (the Overworld, terrane dimension 0); the Nether and the End are not
 //!   served.

@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use super::*;
 
 /// A test item: a kind (0 planks, 1 diamond, 2 ender pearl (16), 3 sword (1), 4 helmet (1),
-/// 5 shield (1), 6 shulker box (1)) and data (a name, say).
+/// 5 shield (1), 6 shulker box (1), 7 glass bottle, 8 blaze powder) and data (a name, say).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct It(u8, u8);
 
@@ -30,6 +30,13 @@ impl WindowItem for It {
     }
     fn is_shulker_box(&self) -> bool {
         self.0 == 6
+    }
+    fn brewing(&self) -> Option<Brewing> {
+        match self.0 {
+            7 => Some(Brewing::Bottle),
+            8 => Some(Brewing::BlazePowder),
+            _ => None,
+        }
     }
 }
 
@@ -202,6 +209,75 @@ fn a_shulker_box_takes_no_shulker_box() {
 }
 
 #[test]
+fn a_furnace_result_takes_nothing_put_in_and_gives_what_it_holds() {
+    let mut player = vec![None; PLAYER_SLOTS];
+    player[36] = st(0, 10);
+    let slots = vec![st(1, 5), None, st(2, 3)];
+    let mut w = Window::container(ContainerKind::Furnace, slots, player, None);
+    let hotbar = 3 + 27; // the window's index of the player's first hotbar slot
+    // Put in: a click, a hotbar swap, a drag.
+    w.click(click(ClickMode::Swap, 0, 2));
+    w.click(click(ClickMode::Pickup, 0, hotbar as i16));
+    w.click(click(ClickMode::Pickup, 0, 2));
+    for (button, slot) in [(0, -999), (1, 2), (2, -999)] {
+        w.click(click(ClickMode::Drag, button, slot));
+    }
+    assert_eq!(w.container_slots()[2], st(2, 3));
+    assert_eq!(w.cursor().cloned(), st(0, 10));
+    w.click(click(ClickMode::Pickup, 0, hotbar as i16));
+    // A quick move from the result: to the hotbar's last slot first.
+    w.click(click(ClickMode::QuickMove, 0, 2));
+    assert_eq!((w.container_slots()[2].clone(), w.slot(3 + 35).cloned()), (None, st(2, 3)));
+    // From the input: to the inventory, in its order.
+    w.click(click(ClickMode::QuickMove, 0, 0));
+    assert_eq!((w.container_slots()[0].clone(), w.slot(3).cloned()), (None, st(1, 5)));
+    // From the player's inventory: the game chooses by recipes and fuels; nothing moves.
+    w.click(click(ClickMode::QuickMove, 0, hotbar as i16));
+    assert_eq!(w.slot(hotbar).cloned(), st(0, 10));
+    assert_eq!(w.container_slots(), &[None, None, None][..]);
+    // The input and the fuel take any item.
+    w.click(click(ClickMode::Pickup, 0, hotbar as i16));
+    w.click(click(ClickMode::Pickup, 1, 0));
+    w.click(click(ClickMode::Pickup, 1, 1));
+    assert_eq!(w.container_slots(), &[st(0, 1), st(0, 1), None][..]);
+}
+
+#[test]
+fn a_brewing_stand_takes_one_bottle_a_slot_and_blaze_powder_as_fuel() {
+    let mut player = vec![None; PLAYER_SLOTS];
+    player[36] = st(7, 5);
+    player[37] = st(8, 20);
+    player[38] = st(1, 3);
+    let mut w = Window::container(ContainerKind::BrewingStand, vec![None; 5], player, None);
+    let hotbar = |i: i16| 5 + 27 + i;
+    w.click(click(ClickMode::Pickup, 0, hotbar(0)));
+    for bottle in 0..3 {
+        w.click(click(ClickMode::Pickup, 0, bottle));
+    }
+    w.click(click(ClickMode::Pickup, 0, 4)); // not fuel
+    w.click(click(ClickMode::Pickup, 0, hotbar(0)));
+    assert_eq!(&w.container_slots()[..3], &[st(7, 1), st(7, 1), st(7, 1)][..]);
+    assert_eq!(w.slot(hotbar(0) as usize).cloned(), st(7, 2));
+    // Diamonds: not in a bottle slot, nor as fuel; as the ingredient, yes.
+    w.click(click(ClickMode::Swap, 2, 4));
+    w.click(click(ClickMode::Pickup, 0, hotbar(2)));
+    w.click(click(ClickMode::Pickup, 0, 0));
+    w.click(click(ClickMode::Pickup, 0, 4));
+    assert_eq!(w.cursor().cloned(), st(1, 3));
+    w.click(click(ClickMode::Pickup, 0, hotbar(2)));
+    assert_eq!((w.slot(0).cloned(), w.slot(4).cloned()), (st(7, 1), None));
+    w.click(click(ClickMode::Swap, 2, 3));
+    assert_eq!(w.slot(3).cloned(), st(1, 3));
+    w.click(click(ClickMode::Swap, 1, 4));
+    assert_eq!(w.slot(4).cloned(), st(8, 20));
+    // Quick moves from the player's inventory move nothing; from the stand, to the hotbar's end.
+    w.click(click(ClickMode::QuickMove, 0, hotbar(0)));
+    assert_eq!(w.slot(hotbar(0) as usize).cloned(), st(7, 2));
+    w.click(click(ClickMode::QuickMove, 0, 4));
+    assert_eq!((w.slot(4).cloned(), w.slot(hotbar(8) as usize).cloned()), (None, st(8, 20)));
+}
+
+#[test]
 fn the_drop_key_throws_one_or_the_stack_but_not_while_the_cursor_holds_one() {
     let mut w = chest();
     assert_eq!(w.click(click(ClickMode::Throw, 0, 0)), vec![Stack { item: It(0, 0), count: 1 }]);
@@ -238,7 +314,7 @@ fn totals(w: &Window<It>) -> BTreeMap<It, u64> {
 fn any_stack() -> impl Strategy<Value = Option<Stack<It>>> {
     prop_oneof![
         2 => Just(None),
-        3 => (0u8..7, 0u8..2, 1u8..=64).prop_map(|(k, d, n)| {
+        3 => (0u8..9, 0u8..2, 1u8..=64).prop_map(|(k, d, n)| {
             let item = It(k, d);
             let count = n.min(item.max_stack());
             Some(Stack { item, count })
@@ -263,7 +339,7 @@ proptest! {
     /// empty or past its item's limit.
     #[test]
     fn clicks_conserve_items(
-        container in proptest::option::of(proptest::collection::vec(any_stack(), 27)),
+        container in proptest::option::of((0usize..4, proptest::collection::vec(any_stack(), 27))),
         player in proptest::collection::vec(any_stack(), PLAYER_SLOTS),
         cursor in any_stack(),
         clicks in proptest::collection::vec(any_click(), 0..60),
@@ -277,7 +353,16 @@ proptest! {
             }
         }
         let mut w = match container {
-            Some(c) => Window::container(ContainerKind::Plain, c, player, cursor),
+            Some((k, mut c)) => {
+                let kind = [
+                    ContainerKind::Plain,
+                    ContainerKind::ShulkerBox,
+                    ContainerKind::Furnace,
+                    ContainerKind::BrewingStand,
+                ][k];
+                c.truncate([27, 27, 3, 5][k]);
+                Window::container(kind, c, player, cursor)
+            }
             None => Window::player(player, cursor),
         };
         let mut expect = totals(&w);

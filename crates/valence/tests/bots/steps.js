@@ -13,8 +13,11 @@
 // ({"chest":[x,y,z],"item":"diamond","expect":5,"take":5}) opens a chest, waits to see
 // `expect` of `item` in it, takes `take` of them and closes it, `look` ({"look":[x,y,z]},
 // `"empty":true` for one that holds nothing) opens a container (chest, barrel, ender chest,
-// shulker box, hopper, dispenser, dropper) and reports its slots and what it holds (each
-// stack's name, count, custom name and enchantments), `sign` ({"sign":[x,y,z],"text":"hello"}) waits
+// shulker box, hopper, dispenser, dropper, furnace, smoker, blast furnace, brewing stand) and
+// reports its slots and what it holds (each stack's name, count, custom name and
+// enchantments), `put` ({"put":[x,y,z],"item":"coal","count":3,"slot":1}) takes `count` of
+// `item` in the first hotbar slot (creative), opens the container there and clicks them into
+// its slot `slot`, waits until the window shows them there and closes it, `sign` ({"sign":[x,y,z],"text":"hello"}) waits
 // until the sign there reads `text` on its front and reports its two sides, `write`
 // ({"write":{"against":[x,y,z],"text":"hello"}}) places an oak sign on top of a block,
 // writes `text` on its front and waits until the server shows it back, `forgeSign`
@@ -38,6 +41,8 @@ const fail = (message) => {
 }
 const at = (p) => new Vec3(p[0], p[1], p[2])
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+const containers = ['chest', 'ender_chest', 'barrel', 'shulker_box', 'hopper', 'dispenser', 'dropper',
+  'furnace', 'smoker', 'blast_furnace', 'brewing_stand']
 
 async function until (what, test, ms = 20000) {
   const end = Date.now() + ms
@@ -50,12 +55,12 @@ async function until (what, test, ms = 20000) {
 
 // Puts one `name` (with item data `nbt`, prismarine-nbt's form, when given) in the first
 // hotbar slot (creative) and holds it.
-async function hold (name, wait, nbt) {
+async function hold (name, wait, nbt, count) {
   const Item = require('prismarine-item')(bot.registry)
   const item = bot.registry.itemsByName[name]
   if (!item) fail(`no item ${name}`)
   try {
-    await bot.creative.setInventorySlot(36, new Item(item.id, 1, nbt || null))
+    await bot.creative.setInventorySlot(36, new Item(item.id, count || 1, nbt || null))
   } catch (e) {
     // mineflayer gives the server 5 s to confirm the slot; a slow tick on a busy machine
     // can take longer: the wait below (the step's own) decides.
@@ -135,9 +140,8 @@ bot.once('spawn', async () => {
         say({ event: 'step', index, wrote: placed, text: text() })
       } else if (step.look) {
         const pos = step.look
-        const containers = ['chest', 'ender_chest', 'barrel', 'shulker_box', 'hopper', 'dispenser', 'dropper']
         await until(`the chunk of ${pos}`, () => containers.includes(name(pos)), wait)
-        const window = await bot.openContainer(bot.blockAt(at(pos)))
+        const window = await bot.openBlock(bot.blockAt(at(pos)))
         if (!step.empty) await until(`the items of the container at ${pos}`, () => window.containerItems().length > 0, wait)
         const items = window.containerItems().map((i) => ({
           slot: i.slot,
@@ -149,6 +153,17 @@ bot.once('spawn', async () => {
         const slots = window.inventoryStart
         window.close()
         say({ event: 'step', index, look: pos, slots, items })
+      } else if (step.put) {
+        const { put: pos, item, count, slot } = step
+        await hold(item, wait, null, count)
+        await until(`the chunk of ${pos}`, () => containers.includes(name(pos)), wait)
+        const window = await bot.openBlock(bot.blockAt(at(pos)))
+        await bot.clickWindow(window.inventoryStart + 27, 0, 0) // the first hotbar slot
+        await bot.clickWindow(slot, 0, 0)
+        const there = () => { const s = window.slots[slot]; return s && s.name === item && s.count === count }
+        await until(`${count} ${item} in slot ${slot} of the container at ${pos}`, there, wait)
+        window.close()
+        say({ event: 'step', index, put: pos, slot, item, count })
       } else if (step.forgeSign) {
         // What a modified client can send: new text for the sign at `forgeSign`, wherever
         // the player stands (the server decides whether it is within reach).
