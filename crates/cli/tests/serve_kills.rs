@@ -1,7 +1,7 @@
 //! The crash test with real clients: four mineflayer players in survival
 //! (`crates/valence/tests/bots/play.js`) dig, place planks from their inventories and move
 //! planks, diamonds, emeralds, named swords and full shulker boxes between chests and
-//! inventories on `terrane serve`, which is SIGKILLed at random moments and started again;
+//! inventories, and raw iron and coal in and out of furnaces, on `terrane serve`, which is SIGKILLed at random moments and started again;
 //! the players reconnect.
 //!
 //! After every kill, from the world read through terrane (not from the server's memory):
@@ -9,7 +9,7 @@
 //! - every block the server applied (`--print-edits`) in a tick at or before the world's
 //!   tick holds that edit's state, and nothing from a later tick: the world is the state of
 //!   exactly one save;
-//! - the number of each item across all chests and inventories (plus the planks placed as
+//! - the number of each item across all chests, furnaces and inventories (plus the planks placed as
 //!   blocks) equals the start, an item's data (a named, enchanted, worn sword; a shulker box
 //!   holding gold and a named book) part of what it is: nothing duplicated, nothing lost,
 //!   nothing changed;
@@ -297,8 +297,12 @@ fn kill_rounds(
     bots_child.kill().ok();
     let with_data = |name: &str| moves.get(name).copied().unwrap_or(0);
     let (swords, boxes) = (with_data("diamond_sword"), with_data("shulker_box"));
+    let furnace = with_data("raw_iron") + with_data("coal");
     let moves: usize = moves.values().sum();
-    eprintln!("item moves: {swords} of named, enchanted swords, {boxes} of full shulker boxes");
+    eprintln!(
+        "item moves: {swords} of named, enchanted swords, {boxes} of full shulker boxes, \
+         {furnace} in and out of furnaces"
+    );
     eprintln!(
         "{kills} kills: {durable_edits} edits durable, {spawns_checked} rejoins checked, {moves} item moves, \
          {duplicated} items duplicated, {lost} lost"
@@ -315,6 +319,7 @@ fn kill_rounds(
     assert!(moves > 0, "no item moved between a chest and an inventory");
     if kills >= 10 {
         assert!(swords > 0 && boxes > 0, "no item with data moved: {swords} swords, {boxes} boxes");
+        assert!(furnace > 0, "nothing moved in or out of a furnace");
     }
     Report { durable_edits, moves, duplicated, lost }
 }

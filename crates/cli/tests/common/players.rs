@@ -1,5 +1,5 @@
-//! The players of the tests with several real clients: a flat world with a chest beside each
-//! player's lane (`make_world`), the items it holds (`totals`), and the Node driver that
+//! The players of the tests with several real clients: a flat world with a chest and a
+//! furnace beside each player's lane (`make_world`), the items it holds (`totals`), and the Node driver that
 //! plays them (`start_bots`, `crates/valence/tests/bots/play.js`).
 #![allow(dead_code)]
 
@@ -18,6 +18,7 @@ use terrane_section::testdata::ChildGuard;
 pub const LANE: i32 = 40;
 pub const PLANKS: &str = "minecraft:oak_planks";
 pub const CHEST: &str = "minecraft:chest[facing=south,type=single,waterlogged=false]";
+pub const FURNACE: &str = "minecraft:furnace[facing=south,lit=false]";
 pub const GRASS: &str = "minecraft:grass_block[snowy=false]";
 pub const SWORD: &str = "minecraft:diamond_sword";
 pub const SHULKER_BOX: &str = "minecraft:shulker_box";
@@ -81,32 +82,40 @@ pub fn chest_at(i: i32) -> [i64; 3] {
     [0, 65, i64::from(lane_z(i) - 2)]
 }
 
+/// The furnace beside chest `i`.
+pub fn furnace_at(i: i32) -> [i64; 3] {
+    [1, 65, i64::from(lane_z(i) - 2)]
+}
+
 /// The start: flat ground over the lanes, a chest beside each lane's start holding 64 oak
 /// planks, 64 diamonds, 32 emeralds, a named, enchanted and worn sword and a shulker box
-/// holding gold and a named book ([`sword_data`], [`shulker_data`]).
+/// holding gold and a named book ([`sword_data`], [`shulker_data`]), and beside it a furnace
+/// holding 16 raw iron (its input) and 8 coal (its fuel).
 pub fn make_world(location: &Path, backend: Backend, bots: i32) -> BTreeMap<String, u64> {
     let mut schema = terrane::default_schema();
-    for name in flat::BLOCKS.iter().copied().chain([CHEST, PLANKS]) {
+    for name in flat::BLOCKS.iter().copied().chain([CHEST, FURNACE, PLANKS]) {
         if schema.blocks().find(name).is_none() {
             schema.add_block(name, &[]).unwrap();
         }
     }
     let ids = terrane::worldgen::Terrain::Flat.ids(&schema).unwrap();
     let chest = schema.blocks().find(CHEST).unwrap();
+    let furnace = schema.blocks().find(FURNACE).unwrap();
     let mut world = World::builder().backend(backend).schema(schema).create(location).unwrap();
     let mut save = TickSave::new();
     let mut columns: HashMap<(i64, i64), Vec<(i64, terrane::Chunk)>> = HashMap::new();
     for i in 0..bots {
-        let [x, y, z] = chest_at(i);
-        let col = (x.div_euclid(16), z.div_euclid(16));
-        let chunks = columns.entry(col).or_insert_with(|| flat::column(&ids));
-        let (_, c) = chunks.iter_mut().find(|(cy, _)| *cy == y.div_euclid(16)).unwrap();
-        c.set(
-            x.rem_euclid(16) as u32,
-            y.rem_euclid(16) as u32,
-            z.rem_euclid(16) as u32,
-            terrane::BlockId(chest),
-        );
+        for ([x, y, z], block) in [(chest_at(i), chest), (furnace_at(i), furnace)] {
+            let col = (x.div_euclid(16), z.div_euclid(16));
+            let chunks = columns.entry(col).or_insert_with(|| flat::column(&ids));
+            let (_, c) = chunks.iter_mut().find(|(cy, _)| *cy == y.div_euclid(16)).unwrap();
+            c.set(
+                x.rem_euclid(16) as u32,
+                y.rem_euclid(16) as u32,
+                z.rem_euclid(16) as u32,
+                terrane::BlockId(block),
+            );
+        }
         let record = ContainerRecord {
             items: vec![
                 ItemSlot::new(0, PLANKS, 64),
@@ -117,6 +126,13 @@ pub fn make_world(location: &Path, backend: Backend, bots: i32) -> BTreeMap<Stri
             ],
         };
         game::put_container(&mut save, 0, chest_at(i), &record);
+        let fuelled = ContainerRecord {
+            items: vec![
+                ItemSlot::new(0, "minecraft:raw_iron", 16),
+                ItemSlot::new(1, "minecraft:coal", 8),
+            ],
+        };
+        game::put_container(&mut save, 0, furnace_at(i), &fuelled);
     }
     for ((cx, cz), chunks) in columns {
         for (cy, c) in chunks {
@@ -197,6 +213,7 @@ pub fn start_bots(
             "name": format!("player{i}"),
             "lane": { "x0": 0, "z": lane_z(i), "length": LANE },
             "chest": chest_at(i),
+            "furnace": furnace_at(i),
         })).collect::<Vec<_>>(),
     });
     let mut child = ChildGuard::spawn(

@@ -2,11 +2,13 @@
 // process. Each walks its lane, digs a grass block beside it and fills the hole with an oak
 // plank from its inventory, and now and then walks back to its chest to take planks and
 // move diamonds, emeralds, a named and enchanted sword and a shulker box full of items
-// between the chest and its inventory. When the server goes away
+// between the chest and its inventory, and raw iron and coal between its inventory and the
+// furnace beside the chest (its input and fuel slots). When the server goes away
 // (it is killed), each reconnects every half second, forever: the test ends this process.
 //
 // Usage: node play.js '{"host":"127.0.0.1","port":25565,"seed":1,
-//   "bots":[{"name":"p0","lane":{"x0":0,"z":0,"length":40},"chest":[0,65,-2]}]}'
+//   "bots":[{"name":"p0","lane":{"x0":0,"z":0,"length":40},"chest":[0,65,-2],
+//            "furnace":[1,65,-2]}]}'
 // Prints JSON lines on stdout: {"event":"spawn","bot","uuid","pos","items"} after each join
 // (items: name -> count, cursor included), {"event":"action","bot","what",...} after each
 // action the client saw confirmed.
@@ -160,12 +162,41 @@ async function chestTrip (bot, cfg, random, alive) {
   }
 }
 
+// Takes the furnace's input (raw iron) or fuel (coal) whole, or puts some of either back.
+async function furnaceTrip (bot, cfg, random, alive) {
+  const [fx, fy, fz] = cfg.furnace
+  const block = bot.blockAt(new Vec3(fx, fy, fz))
+  if (!block || block.name !== 'furnace') throw new Error(`no furnace at ${cfg.furnace}: ${block && block.name}`)
+  const furnace = await withTimeout(bot.openFurnace(block), 15000, 'open the furnace')
+  mirrorInventory(bot, furnace)
+  try {
+    for (const [slot, name] of [[0, 'raw_iron'], [1, 'coal']]) {
+      if (!alive()) return
+      if (random() < 0.5) continue
+      const there = furnace.slots[slot]
+      if (there && there.name === name) {
+        await withTimeout(bot.putAway(slot), 15000, 'take from the furnace')
+        say({ event: 'action', bot: cfg.name, what: 'withdraw', item: name, count: there.count, from: 'furnace' })
+      } else if (!there && held(bot, name) > 0) {
+        const n = Math.min(held(bot, name), 1 + Math.floor(random() * 8))
+        const type = bot.registry.itemsByName[name].id
+        const put = slot === 0 ? furnace.putInput(type, null, n) : furnace.putFuel(type, null, n)
+        await withTimeout(put, 15000, 'put into the furnace')
+        say({ event: 'action', bot: cfg.name, what: 'deposit', item: name, count: n, from: 'furnace' })
+      }
+    }
+  } finally {
+    furnace.close()
+  }
+}
+
 async function life (bot, cfg, random, alive) {
   const state = { dir: 1 }
   await walkTo(bot, cfg.lane.x0 + 0.5, cfg.lane.z + 0.5, alive)
   while (alive()) {
     if (held(bot, 'oak_planks') === 0 || random() < 0.2) {
       await chestTrip(bot, cfg, random, alive)
+      if (alive() && cfg.furnace && random() < 0.5) await furnaceTrip(bot, cfg, random, alive)
     } else {
       await edit(bot, cfg, state, alive)
     }
