@@ -49,12 +49,14 @@ Tasks:
                           of testdata's real regions tiled over a square, level.dat, players
                           (Java); Bedrock through `terrane convert` of that Java world. About
                           8.6 KiB of Anvil per column: 1 GB is about 120,000 columns.
-  worlds [--columns N[,N...]] [--amulet] [--dir DIR]
+  worlds [--columns N[,N...]] [--amulet] [--only GROUPS] [--dir DIR]
                           every whole-world command of `terrane` (convert both ways, import,
                           export, verify, copy, backup, restore, render) on
                           real-shaped worlds of N columns (default 1024): wall time, columns/s
                           and peak memory, as the table of docs/BENCHMARKS.md; --amulet adds
-                          amulet-core converting the same worlds both ways
+                          amulet-core converting the same worlds both ways; --only measures
+                          some groups of rows (convert, import, export, world), with the rows
+                          they need
   prereqs                 only check (and install, when possible) the system prerequisites
   tables                  regenerate terrane-bedrock's Java <-> Bedrock block-state table
                           (crates/bedrock/data) and terrane-valence's table of later blocks

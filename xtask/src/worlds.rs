@@ -18,6 +18,11 @@
 //! With `--amulet`, amulet-core converts the same worlds both ways after terrane, each a row
 //! of its own (benches/bedrock/amulet_convert.py, from `cargo xtask test`'s virtual
 //! environment).
+//!
+//! `--only GROUP[,GROUP...]` measures some of the rows, so that the rows of a world too big
+//! for one sitting can be measured in several ([`GROUPS`]); the rows a group needs the output
+//! of run (and are measured) too. Each row's output is removed once no later row reads it,
+//! so a run needs about three times the Java world's size of disk.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -63,9 +68,20 @@ fn timed(label: &str, columns: u64, program: &Path, args: &[&str], log: &Path) -
     Ok(Row { label: label.into(), columns, wall, peak_kib })
 }
 
-/// `cargo xtask worlds --columns N[,N...] [--amulet] [--dir DIR]`.
+/// The groups of rows `--only` takes: both conversions; both imports (the Bedrock world from
+/// `convert --to bedrock`); both exports (of the world `import anvil` makes); and the
+/// commands on that world (verify, copies, backups, schematics, restore, render).
+pub const GROUPS: [&str; 4] = ["convert", "import", "export", "world"];
+
+/// `cargo xtask worlds --columns N[,N...] [--amulet] [--only GROUPS] [--dir DIR]`.
 pub fn task(rest: &[String]) -> Result {
-    known_flags(rest, &["--columns", "--dir"], &["--amulet"])?;
+    known_flags(rest, &["--columns", "--dir", "--only"], &["--amulet"])?;
+    let only = flag_value(rest, "--only").unwrap_or_else(|| GROUPS.join(","));
+    let groups: Vec<&str> = only.split(',').map(str::trim).collect();
+    if let Some(g) = groups.iter().find(|g| !GROUPS.contains(g)) {
+        return Err(usage(format!("--only {g}: one of {} (comma-separated)", GROUPS.join(", "))));
+    }
+    let want = |g: &str| groups.contains(&g);
     let sizes = flag_value(rest, "--columns").unwrap_or_else(|| "1024".into());
     let sizes: Vec<u64> = sizes
         .split(',')
@@ -114,51 +130,78 @@ pub fn task(rest: &[String]) -> Result {
             rows.push(timed(label, n, program, args, &log)?);
             Ok(())
         };
+        // Removes a row's output once no later row reads it (a 10 GB world's copies and
+        // exports would need six times its size of disk).
+        let drop = |name: &str| {
+            let path = d.join(name);
+            let gone =
+                if path.is_dir() { fs::remove_dir_all(&path) } else { fs::remove_file(&path) };
+            gone.map_err(|e| format!("{}: {e}", path.display()))
+        };
         row("bigworld (write the Java world)", &bigworld, &[&p("java"), "--columns", &n_s])?;
-        row(
-            "convert --to bedrock",
-            &terrane,
-            &["convert", &p("java"), &p("bedrock"), "--to", "bedrock"],
-        )?;
-        row(
-            "convert --to java",
-            &terrane,
-            &["convert", &p("bedrock"), &p("java-back"), "--to", "java"],
-        )?;
+        if want("convert") || want("import") || amulet {
+            row(
+                "convert --to bedrock",
+                &terrane,
+                &["convert", &p("java"), &p("bedrock"), "--to", "bedrock"],
+            )?;
+        }
+        if want("convert") {
+            row(
+                "convert --to java",
+                &terrane,
+                &["convert", &p("bedrock"), &p("java-back"), "--to", "java"],
+            )?;
+            drop("java-back")?;
+        }
         let w = p("world");
-        row("import anvil", &terrane, &["import", "anvil", &p("java"), &w])?;
-        row("import bedrock", &terrane, &["import", "bedrock", &p("bedrock"), &p("world-b")])?;
-        row(
-            "export anvil --world-folder",
-            &terrane,
-            &["export", "anvil", &w, &p("out-java"), "--world-folder"],
-        )?;
-        row("export bedrock", &terrane, &["export", "bedrock", &w, &p("out-bedrock")])?;
-        row("verify", &terrane, &["verify", &w])?;
-        row("copy (RocksDB to RocksDB)", &terrane, &["copy", &w, &p("world-copy")])?;
-        if n <= 4096 {
-            let bf = ["copy", &w, &p("world-copy-bf"), "--backend", "blockfile"];
-            row("copy (RocksDB to block file)", &terrane, &bf)?;
+        if want("import") || want("export") || want("world") {
+            row("import anvil", &terrane, &["import", "anvil", &p("java"), &w])?;
         }
-        {
-            // A server of its own on a Unix socket, stopped when its standard input closes.
-            let pg = PgServer::start(&bin.join("pgserver"))?;
-            row("copy (RocksDB to PostgreSQL)", &terrane, &["copy", &w, &pg.conninfo])?;
+        if want("import") {
+            row("import bedrock", &terrane, &["import", "bedrock", &p("bedrock"), &p("world-b")])?;
+            drop("world-b")?;
         }
-        row("backup (first)", &terrane, &["backup", &w, &p("repo")])?;
-        row("backup (again, nothing changed)", &terrane, &["backup", &w, &p("repo")])?;
-        // 1 % of the columns changed: a layer of the world's own blocks (a square of 1 % of
-        // its columns from the origin, y = 64) pasted one block higher.
-        let side = (((n as f64) * 0.01).sqrt().ceil() as i64).max(1) * 16 - 1;
-        let (from, to) = ("0,64,0".to_string(), format!("{side},64,{side}"));
-        let schem = p("layer.schem");
-        let export = ["schem", "export", &w, "--from", &from, "--to", &to, &schem];
-        row("schem export (1 % of columns, one layer)", &terrane, &export)?;
-        let paste = ["schem", "import", &w, &schem, "--at", "0,65,0"];
-        row("schem import (1 % of columns changed)", &terrane, &paste)?;
-        row("backup (again, 1 % of columns changed)", &terrane, &["backup", &w, &p("repo")])?;
-        row("restore", &terrane, &["restore", &p("repo"), &p("world-restored")])?;
-        row("render", &terrane, &["render", "--world", &w, &p("map.png")])?;
+        if want("export") {
+            row(
+                "export anvil --world-folder",
+                &terrane,
+                &["export", "anvil", &w, &p("out-java"), "--world-folder"],
+            )?;
+            drop("out-java")?;
+            row("export bedrock", &terrane, &["export", "bedrock", &w, &p("out-bedrock")])?;
+            drop("out-bedrock")?;
+        }
+        if want("world") {
+            row("verify", &terrane, &["verify", &w])?;
+            row("copy (RocksDB to RocksDB)", &terrane, &["copy", &w, &p("world-copy")])?;
+            drop("world-copy")?;
+            if n <= 4096 {
+                let bf = ["copy", &w, &p("world-copy-bf"), "--backend", "blockfile"];
+                row("copy (RocksDB to block file)", &terrane, &bf)?;
+                drop("world-copy-bf")?;
+            }
+            {
+                // A server of its own on a Unix socket, stopped when its standard input closes.
+                let pg = PgServer::start(&bin.join("pgserver"))?;
+                row("copy (RocksDB to PostgreSQL)", &terrane, &["copy", &w, &pg.conninfo])?;
+            }
+            row("backup (first)", &terrane, &["backup", &w, &p("repo")])?;
+            row("backup (again, nothing changed)", &terrane, &["backup", &w, &p("repo")])?;
+            // 1 % of the columns changed: a layer of the world's own blocks (a square of 1 % of
+            // its columns from the origin, y = 64) pasted one block higher.
+            let side = (((n as f64) * 0.01).sqrt().ceil() as i64).max(1) * 16 - 1;
+            let (from, to) = ("0,64,0".to_string(), format!("{side},64,{side}"));
+            let schem = p("layer.schem");
+            let export = ["schem", "export", &w, "--from", &from, "--to", &to, &schem];
+            row("schem export (1 % of columns, one layer)", &terrane, &export)?;
+            let paste = ["schem", "import", &w, &schem, "--at", "0,65,0"];
+            row("schem import (1 % of columns changed)", &terrane, &paste)?;
+            row("backup (again, 1 % of columns changed)", &terrane, &["backup", &w, &p("repo")])?;
+            row("restore", &terrane, &["restore", &p("repo"), &p("world-restored")])?;
+            drop("world-restored")?;
+            row("render", &terrane, &["render", "--world", &w, &p("map.png")])?;
+        }
         if amulet {
             let py = python.clone();
             for (label, src, edition) in [
