@@ -13,12 +13,13 @@ use std::collections::BTreeMap;
 
 use libfuzzer_sys::fuzz_target;
 use terrane::window::{
-    Brewing, Click, ClickMode, ContainerKind, Equipment, OUTSIDE, PLAYER_SLOTS, Stack, Window, WindowItem,
+    Brewing, Click, ClickMode, ContainerKind, Equipment, OUTSIDE, PLAYER_SLOTS, Stack, Window,
+    WindowItem,
 };
 
 /// Kinds: 0 planks, 1 diamond, 2 ender pearl (16), 3 sword (1), 4 helmet (1), 5 shield (1),
 /// 6 shulker box (1), 7 boots (1); the second field is data that keeps stacks apart. To a
-/// brewing stand, the sword is a bottle and the diamond blaze powder.
+/// brewing stand, the ender pearl is a bottle and the diamond blaze powder.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct It(u8, u8);
 
@@ -43,7 +44,7 @@ impl WindowItem for It {
     }
     fn brewing(&self) -> Option<Brewing> {
         match self.0 {
-            3 => Some(Brewing::Bottle),
+            2 => Some(Brewing::Bottle),
             1 => Some(Brewing::BlazePowder),
             _ => None,
         }

@@ -10,7 +10,11 @@
 //! everything above the recorder ([`Store::tables`] leaves it out), so backups, copies and
 //! verifies never see it. `docs/format/world-dir.md`, "Backup changes", specifies it.
 //!
-//! A backup ([`crate::BackupSource::backup`]) proceeds in named steps:
+//! A backup ([`crate::BackupSource::backup`]) holds the recorder's backup lock from step 1
+//! to step 3, so that backups of one world (into one repository or several) run one at a
+//! time: another backup's step 1 would close the generation this one reads from its
+//! snapshot, and its step 3 remove records this one has yet to mark. It proceeds in named
+//! steps:
 //! 1. **Close a generation**: under the recorder's write gate, recording is turned on and
 //!    a new generation begins. Every write that began before has landed; every write after
 //!    is recorded in the new generation.
@@ -25,12 +29,14 @@
 //!    the whole world; nothing is ever backed up from too few keys.
 //!
 //! Recording starts with a world's first backup and goes on while the mark is there (a
-//! world that was never backed up records nothing). A backup into another repository than
+//! world that was never backed up records nothing). A block-file world repaired at open
+//! ([`crate::WorldBuilder::repair`]) may have lost objects and records without a write:
+//! its mark is removed, so its next backup reads the whole world. A backup into another repository than
 //! the mark names walks the whole world and moves the mark there.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
@@ -64,6 +70,8 @@ pub struct ChangeRecorder {
     generation: AtomicU64,
     /// Writes hold it shared; closing a generation holds it alone.
     gate: RwLock<()>,
+    /// Held by a backup from closing its generation to its mark.
+    backup: Mutex<()>,
 }
 
 impl std::fmt::Debug for ChangeRecorder {
@@ -100,12 +108,31 @@ impl ChangeRecorder {
             recording: AtomicBool::new(marked),
             generation: AtomicU64::new(now_ns()),
             gate: RwLock::new(()),
+            backup: Mutex::new(()),
         })
     }
 
     /// Whether writes are being recorded.
     pub fn is_recording(&self) -> bool {
         self.recording.load(Ordering::Acquire)
+    }
+
+    /// The backup lock: held from step 1 to step 3, one backup of the world at a time.
+    pub(crate) fn lock_backup(&self) -> MutexGuard<'_, ()> {
+        self.backup.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Removes the *since* mark (one synced batch) and stops recording: the next backup
+    /// reads the whole world. For a world whose store lost objects without a write.
+    #[cfg(feature = "blockfile")]
+    pub(crate) fn forget_mark(&self) -> Result<()> {
+        if self.since()?.is_some() {
+            let mut b = Batch::with_capacity(1).synced();
+            b.delete(BACKUP_CHANGES_TABLE, BACKUP_CHANGES_SINCE_KEY.to_vec());
+            self.inner.write(&b)?;
+        }
+        self.recording.store(false, Ordering::Release);
+        Ok(())
     }
 
     /// Step 1: turns recording on and begins a new generation; returns it.

@@ -7,8 +7,8 @@
 //! crafting grid, 5–8 armour head to feet, 9–35 the main inventory, 36–44 the hotbar, 45 the
 //! off hand) and the cursor. [`Window::click`] applies one click of Minecraft Java's window
 //! protocol (1.17 and later: pick up, quick move, hotbar swap, clone, throw, drag, pick up
-//! all) as the game's own menus do for a plain container (chest, barrel, shulker box, …)
-//! or the player's inventory, and returns what left the window (thrown items). A server
+//! all) as the game's own menus do for a container (chest, barrel, shulker box, furnace,
+//! brewing stand, …: [`ContainerKind`]) or the player's inventory, and returns what left the window (thrown items). A server
 //! compares the result with the slots the client reported: where they differ, the client's
 //! view was stale or forged, and the server keeps its own and corrects the client.
 //!
@@ -21,10 +21,10 @@
 //! - Menus with rules of their own beyond keeping items (crafting tables, anvils,
 //!   villagers' trades). Furnaces and brewing stands are modelled as the game's menus keep
 //!   items ([`ContainerKind::Furnace`], [`ContainerKind::BrewingStand`]), not as they
-//!   smelt or brew: which items are fuels, smeltable or brewing ingredients is the game's
-//!   code, in no public data, so a furnace's input and fuel slots and a brewing stand's
-//!   ingredient slot take any item, and a quick move from the player's inventory into
-//!   either (which the game sends by those lists) moves nothing.
+//!   smelt or brew: which items burn and which brew is the game's code, and what smelts
+//!   its recipes, which ship inside the game, so a furnace's input and fuel slots and a
+//!   brewing stand's ingredient slot take any item, and a quick move from the player's
+//!   inventory into either (which the game decides by those lists) moves nothing.
 //! - Crafting: the player screen's result slot never holds anything here, and items in its
 //!   grid stay items.
 //! - A hotbar swap into a slot holding fewer than the moved stack (a stack of carved pumpkins
@@ -105,6 +105,7 @@ pub trait WindowItem: Clone + PartialEq {
 
 /// The kind of container a window shows above the player's inventory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ContainerKind {
     /// Slots that take any item: chests (27, or 54 for a double chest), barrels, hoppers
     /// (5), dispensers and droppers (9).
@@ -115,7 +116,8 @@ pub enum ContainerKind {
     /// takes nothing put in.
     Furnace,
     /// A brewing stand: 0–2 the bottles (one each: [`Brewing::Bottle`]), 3 the ingredient,
-    /// 4 the fuel ([`Brewing::BlazePowder`]).
+    /// 4 the fuel ([`Brewing::BlazePowder`]). The bottle and fuel slots take only what
+    /// [`WindowItem::brewing`] names, nothing for an item type that keeps its default.
     BrewingStand,
 }
 

@@ -364,6 +364,15 @@ impl WorldBuilder {
         let mut changes = None;
         if dir.is_some() && self.server.is_none() {
             let recorder = Arc::new(ChangeRecorder::open(store)?);
+            #[cfg(feature = "blockfile")]
+            if let Handle::Block(b) = &handle
+                && !b.recovery().is_clean()
+                && !self.read_only
+            {
+                // The repair lost objects and records without a write: a backup from the
+                // records would keep the lost objects.
+                recorder.forget_mark()?;
+            }
             store = Arc::clone(&recorder) as Arc<dyn Store>;
             changes = (!self.read_only).then_some(recorder);
         }

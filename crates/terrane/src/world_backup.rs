@@ -87,6 +87,8 @@ impl BackupSource {
         let Some(changes) = &self.changes else {
             return Ok(repo.backup_with(&*self.store, &self.source, tick_of, progress)?);
         };
+        // One backup of the world at a time, from its step 1 to its mark.
+        let _alone = changes.lock_backup();
         // 1. Close a generation: every write from here on is recorded in a new one.
         let open = changes.close_generation();
         // 2. Back up: from the records in the backup's own snapshot when the world's mark

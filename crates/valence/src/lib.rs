@@ -105,8 +105,9 @@
 //!   players write (both sides), and the patterns of banners and the owners of heads players
 //!   place, with their blocks. Not saved: entities and lighting. Hoppers, dispensers,
 //!   droppers, furnaces and brewing stands keep items and do nothing else (Valence 0.2 runs
-//!   none of their logic; which items smelt, burn or brew is the game's code, in no public
-//!   data): a furnace keeps the progress its import held, unchanged.
+//!   none of their logic; which items burn or brew is the game's code, and what smelts its
+//!   recipes, which ship inside the game): a furnace keeps the progress its import held,
+//!   unchanged.
 //! - Breaking a container deletes its contents (Valence has no dropped items).
 //! - One dimension (the Overworld, terrane dimension 0); the Nether and the End are not
 //!   served.

@@ -1,6 +1,6 @@
 //! The players of the tests with several real clients: a flat world with a chest and a
-//! furnace beside each player's lane (`make_world`), the items it holds (`totals`), and the Node driver that
-//! plays them (`start_bots`, `crates/valence/tests/bots/play.js`).
+//! furnace beside each player's lane (`make_world`), the items it holds (`totals`), and the
+//! Node driver that plays them (`start_bots`, `crates/valence/tests/bots/play.js`).
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, HashMap};

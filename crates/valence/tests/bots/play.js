@@ -174,7 +174,7 @@ async function furnaceTrip (bot, cfg, random, alive) {
       if (!alive()) return
       if (random() < 0.5) continue
       const there = furnace.slots[slot]
-      if (there && there.name === name) {
+      if (there && there.name === name && bot.inventory.emptySlotCount() > 0) {
         await withTimeout(bot.putAway(slot), 15000, 'take from the furnace')
         say({ event: 'action', bot: cfg.name, what: 'withdraw', item: name, count: there.count, from: 'furnace' })
       } else if (!there && held(bot, name) > 0) {
