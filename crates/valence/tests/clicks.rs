@@ -1,6 +1,7 @@
 //! Windows the server decides: a client that forges clicks (another item than the one it
 //! holds, counts past a stack, slots that do not exist, a window it has not opened, a stale
-//! state id) ends with exactly the items it had; two players clicking one chest in one tick
+//! state id, items into a furnace's result or a stack into a brewing stand's bottle slot)
+//! ends with exactly the items it had; two players clicking one chest in one tick
 //! move its items without changing their kind; a chest opens with the player's inventory in
 //! its window; the hotbar slot a client chooses is the one it holds. Valence's mock clients
 //! (its `testing` feature) send the packets.
@@ -203,6 +204,57 @@ fn two_players_clicking_one_chest_in_one_tick_change_no_item_kind() {
     s.app.update();
     s.app.update();
     assert_eq!(items(&s.app, &[s.client, b, chest]), before);
+}
+
+#[test]
+fn a_forged_click_puts_nothing_into_a_furnace_result_nor_a_stack_into_a_bottle_slot() {
+    let mut s = scenario();
+    let mut furnace = Inventory::new(InventoryKind::Furnace);
+    furnace.set_slot(2, stack(ItemKind::IronIngot, 2));
+    let furnace = s.app.world.spawn(furnace).id();
+    s.app.world.entity_mut(s.client).insert(OpenInventory::new(furnace));
+    s.app.world.get_mut::<CursorItem>(s.client).unwrap().0 = stack(ItemKind::OakPlanks, 5);
+    s.app.update();
+    s.app.update();
+    let before = items(&s.app, &[s.client, furnace]);
+    // A left click that claims to put the cursor's planks into the result, as a chest's
+    // slot would take them (Valence 0.2 accepts it: the count adds up).
+    s.helper.send(&ClickSlotC2s {
+        window_id: window_id(&s.app, s.client),
+        state_id: VarInt(state_id(&s.app, s.client)),
+        slot_idx: 2,
+        button: 0,
+        mode: ClickMode::Click,
+        slot_changes: vec![SlotChange { idx: 2, item: stack(ItemKind::OakPlanks, 5) }],
+        carried_item: stack(ItemKind::IronIngot, 2),
+    });
+    s.app.update();
+    s.app.update();
+    assert_eq!(items(&s.app, &[s.client, furnace]), before);
+    let slots = s.app.world.get::<Inventory>(furnace).unwrap();
+    assert_eq!(slots.slot(2), stack(ItemKind::IronIngot, 2).as_ref());
+
+    // A brewing stand's bottle slot holds one bottle: a claim of three is refused.
+    let stand = s.app.world.spawn(Inventory::new(InventoryKind::BrewingStand)).id();
+    s.app.world.entity_mut(s.client).insert(OpenInventory::new(stand));
+    s.app.world.get_mut::<CursorItem>(s.client).unwrap().0 = stack(ItemKind::GlassBottle, 3);
+    s.app.update();
+    s.app.update();
+    s.helper.send(&ClickSlotC2s {
+        window_id: window_id(&s.app, s.client),
+        state_id: VarInt(state_id(&s.app, s.client)),
+        slot_idx: 0,
+        button: 0,
+        mode: ClickMode::Click,
+        slot_changes: vec![SlotChange { idx: 0, item: stack(ItemKind::GlassBottle, 3) }],
+        carried_item: None,
+    });
+    s.app.update();
+    s.app.update();
+    let slots = s.app.world.get::<Inventory>(stand).unwrap();
+    assert_eq!(slots.slot(0), stack(ItemKind::GlassBottle, 1).as_ref());
+    let cursor = s.app.world.get::<CursorItem>(s.client).unwrap();
+    assert_eq!(cursor.0, stack(ItemKind::GlassBottle, 2));
 }
 
 /// The "set carried item" packet as a vanilla client writes it: the slot as a 16-bit
