@@ -280,3 +280,14 @@ fn copy_tree(from: &Path, to: &Path) -> Result {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    /// A group `--only` does not know is refused before anything is built, naming the groups.
+    #[test]
+    fn an_unknown_group_is_refused_with_the_list() {
+        let args = ["--only".to_string(), "convert,nope".to_string()];
+        let err = super::task(&args).unwrap_err().to_string();
+        assert!(err.contains("--only nope") && err.contains(&super::GROUPS.join(", ")), "{err}");
+    }
+}

@@ -31,8 +31,8 @@
 //! Recording starts with a world's first backup and goes on while the mark is there (a
 //! world that was never backed up records nothing). A block-file world repaired at open
 //! ([`crate::WorldBuilder::repair`]) may have lost objects and records without a write:
-//! its mark is removed, so its next backup reads the whole world. A backup into another repository than
-//! the mark names walks the whole world and moves the mark there.
+//! its mark is removed, so its next backup reads the whole world. A backup into another
+//! repository than the mark names walks the whole world and moves the mark there.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -8,8 +8,8 @@
 //! off hand) and the cursor. [`Window::click`] applies one click of Minecraft Java's window
 //! protocol (1.17 and later: pick up, quick move, hotbar swap, clone, throw, drag, pick up
 //! all) as the game's own menus do for a container (chest, barrel, shulker box, furnace,
-//! brewing stand, …: [`ContainerKind`]) or the player's inventory, and returns what left the window (thrown items). A server
-//! compares the result with the slots the client reported: where they differ, the client's
+//! brewing stand, …: [`ContainerKind`]) or the player's inventory, and returns what left
+//! the window (thrown items). A server compares the result with the slots the client reported: where they differ, the client's
 //! view was stale or forged, and the server keeps its own and corrects the client.
 //!
 //! Every click conserves items: what a window, its player's inventory and the cursor hold
@@ -326,10 +326,15 @@ impl<I: WindowItem> Window<I> {
         }
     }
 
+    /// The kind of the container shown, `None` for the player's own screen.
+    fn kind(&self) -> Option<ContainerKind> {
+        self.container.as_ref().map(|c| c.0)
+    }
+
     /// Whether `item` may be put in slot `a`.
     fn may_place(&self, a: At, item: &I) -> bool {
         match a {
-            At::Container(i) => match self.container.as_ref().map(|c| c.0) {
+            At::Container(i) => match self.kind() {
                 Some(ContainerKind::ShulkerBox) => !item.is_shulker_box(),
                 Some(ContainerKind::Furnace) => i != 2,
                 Some(ContainerKind::BrewingStand) => match i {
@@ -352,12 +357,9 @@ impl<I: WindowItem> Window<I> {
 
     /// The most slot `a` holds of `item`.
     fn cap(&self, a: At, item: &I) -> u8 {
-        let bottle = |i| {
-            i < 3 && self.container.as_ref().is_some_and(|c| c.0 == ContainerKind::BrewingStand)
-        };
         let slot_max = match a {
             At::Player(5..=8) => 1,
-            At::Container(i) if bottle(i) => 1,
+            At::Container(0..=2) if self.kind() == Some(ContainerKind::BrewingStand) => 1,
             _ => 64,
         };
         item.max_stack().min(slot_max)

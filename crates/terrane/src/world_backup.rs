@@ -113,10 +113,16 @@ impl BackupSource {
                 tick_of,
                 progress,
             )?,
-            None => {
-                closed = changes.recorded(&*self.store.snapshot()?, open)?.closed;
-                repo.backup_with(&*self.store, &self.source, tick_of, progress)?
-            }
+            // The closed records, from the snapshot the whole world is read from.
+            None => repo.backup_with(
+                &*self.store,
+                &self.source,
+                |view| {
+                    closed = changes.recorded(view, open)?.closed;
+                    tick_of(view)
+                },
+                progress,
+            )?,
         };
         // 3. Mark: the closed records go, the mark names the new backup.
         changes.mark(&closed, &since_mark(repo, report.id)?)?;

@@ -32,8 +32,7 @@
 //!   the game never saw starts where their Java file says, with its inventory
 //!   ([`terrane::java::imported_player`]);
 //! - opens container blocks (chests, barrels, furnaces, …: [`container_window`]) players
-//!   use, with the contents the world
-//!   holds ([`Containers`]): the game's record, or, for a chest the game never opened, the
+//!   use, with the contents the world holds ([`Containers`]): the game's record, or, for a chest the game never opened, the
 //!   items a Java world's import kept in its block entity, with their data (the components
 //!   of 1.20.5 and later in 1.20.1's form, those with none left out:
 //!   `terrane::anvil::item_data`);
