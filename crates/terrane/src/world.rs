@@ -827,7 +827,13 @@ impl World {
             self.distance_dirty = false;
         }
         let seq = self.pipeline.as_ref().map_or(0, |p| p.submitted());
-        self.saved_ticks.push_back((seq, tick));
+        match self.saved_ticks.back_mut() {
+            // The same tick saved again (an import saves every column at the world's tick):
+            // one entry, reported when its last save lands, so what is kept for
+            // `landed_saves` does not grow with saves nobody asks about.
+            Some(last) if last.1 == tick => last.0 = seq,
+            _ => self.saved_ticks.push_back((seq, tick)),
+        }
         Ok(())
     }
 
@@ -838,6 +844,9 @@ impl World {
     /// store's error: the failed save's outcome is the store's (on PostgreSQL unknown: whole
     /// or absent), no save after it was written, and every later write fails; reopen the
     /// world, or [`resume_saves`](Self::resume_saves) once what the game holds is read back.
+    ///
+    /// A tick saved several times in a row is reported once, when the last of those saves
+    /// landed.
     pub fn landed_saves(&mut self) -> Result<Vec<u64>> {
         let durable = self.pipeline.as_ref().map_or(u64::MAX, |p| p.durable());
         let mut landed = Vec::new();
