@@ -16,8 +16,10 @@ use crate::manifest::{Manifest, ManifestReader, Put};
 use crate::pack::{PieceRef, pack_name, read_piece};
 use crate::repo::Repo;
 
-/// Bytes of values per batch a restore writes.
-const BATCH_BYTES: usize = 8 << 20;
+/// Bytes of values per batch a restore writes: enough to cross a network in few round trips
+/// (100 MiB/s at 20 ms), small enough that the batch and the store's copy of it stay a few
+/// MiB.
+const BATCH_BYTES: usize = 2 << 20;
 
 /// The objects of a backup, by table and key, in memory.
 pub(crate) type State = BTreeMap<(String, Vec<u8>), Put>;

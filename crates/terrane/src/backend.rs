@@ -173,6 +173,18 @@ pub(crate) fn open_postgres(
 #[cfg(feature = "rocksdb")]
 pub(crate) const ONE_PASS_BLOCK_CACHE: usize = 16 << 20;
 
+/// RocksDB's memtables, all tables together, in one pass: what a whole-world command that
+/// writes (import, copy, restore) holds of what it wrote before a flush (RocksDB flushes the
+/// largest past it).
+#[cfg(feature = "rocksdb")]
+pub(crate) const ONE_PASS_MEMTABLES: usize = 32 << 20;
+
+/// One table's memtable in one pass. A table holds two at most (one filling while the full
+/// one is flushed; a writer faster than the flush waits), so a writer faster than the flush
+/// thread, writing a table after another, holds about twice [`ONE_PASS_MEMTABLES`] at most.
+#[cfg(feature = "rocksdb")]
+pub(crate) const ONE_PASS_WRITE_BUFFER: usize = 8 << 20;
+
 /// The block file's read cache in one pass.
 #[cfg(feature = "blockfile")]
 pub(crate) const ONE_PASS_BLOCKFILE_CACHE: usize = 4 << 20;
@@ -205,7 +217,11 @@ pub(crate) fn open_backend_with(
         Backend::RocksDb => {
             let mut options = terrane_rocksdb::RocksOptions::default();
             if one_pass {
-                options = options.block_cache_bytes(ONE_PASS_BLOCK_CACHE).row_cache_bytes(0);
+                options = options
+                    .block_cache_bytes(ONE_PASS_BLOCK_CACHE)
+                    .row_cache_bytes(0)
+                    .memtables_bytes(ONE_PASS_MEMTABLES)
+                    .write_buffer_bytes(ONE_PASS_WRITE_BUFFER);
             }
             Ok(Handle::Rocks(Arc::new(terrane_rocksdb::RocksStore::open_with(
                 dir.join("db"),
@@ -242,6 +258,46 @@ mod tests {
         let Handle::Rocks(store) = handle else { panic!("a RocksDB world") };
         let cf = store.db().cf_handle(terrane_store::tables::CHUNK_L0).unwrap();
         store.db().property_int_value_cf(&cf, "rocksdb.block-cache-capacity").unwrap().unwrap()
+    }
+
+    /// What the memtables of two tables hold once 20 MiB were written into each and the
+    /// flushes that set off are done.
+    fn memtables_after_40_mib(one_pass: bool) -> u64 {
+        use terrane_store::{Store, tables};
+        let dir = tempfile::tempdir().unwrap();
+        let handle =
+            open_backend_with(dir.path(), Backend::RocksDb, Mode::Create, false, false, one_pass)
+                .unwrap();
+        let Handle::Rocks(store) = handle else { panic!("a RocksDB world") };
+        let value = vec![7u8; 64 << 10];
+        for table in [tables::CHUNK_L0, tables::CHUNK_L1] {
+            for i in 0..320u32 {
+                store.put(table, &i.to_be_bytes(), 1, &value).unwrap();
+            }
+        }
+        let db = store.db();
+        let int = |p: &str| db.property_int_value(p).unwrap().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while int("rocksdb.mem-table-flush-pending") + int("rocksdb.num-running-flushes") > 0 {
+            assert!(std::time::Instant::now() < deadline, "a flush that never ends");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        [tables::CHUNK_L0, tables::CHUNK_L1]
+            .iter()
+            .map(|t| {
+                let cf = db.cf_handle(t).unwrap();
+                db.property_int_value_cf(&cf, "rocksdb.cur-size-all-mem-tables").unwrap().unwrap()
+            })
+            .sum()
+    }
+
+    #[test]
+    fn one_pass_holds_half_the_memtables_of_a_game() {
+        // A game's world keeps all 40 MiB (64 MiB together, 32 MiB a table); one pass
+        // flushes past 32 MiB together.
+        let (game, one_pass) = (memtables_after_40_mib(false), memtables_after_40_mib(true));
+        assert!(game >= 40 << 20, "a game's world flushed at {game} bytes");
+        assert!(one_pass <= ONE_PASS_MEMTABLES as u64, "one pass held {one_pass} bytes");
     }
 
     #[test]
