@@ -378,6 +378,8 @@ pub fn copy(src: &Path, dst: &Path, backend: Option<terrane::Backend>) -> Result
     });
     pb.finish_and_clear();
     let report = report?;
+    // The source's caches are full by now, and nothing reads it again.
+    drop(from);
     let copy = crate::open_one_pass(dst)?;
     let (chunks, note) = match copy.verify() {
         Ok(v) => (v.levels.chunks.iter().sum::<usize>(), String::new()),
