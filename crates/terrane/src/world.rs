@@ -558,8 +558,31 @@ pub struct World {
     /// Reads ahead into the pipeline's cache ([`World::read_ahead_chunks`]), beside it.
     read_ahead: Option<ReadAhead>,
     /// Tick saves not reported by [`World::landed_saves`] yet: the pipeline's sequence number
-    /// of each save's batch (0 without a pipeline: landed on return), and its tick.
-    saved_ticks: VecDeque<(u64, u64)>,
+    /// of each save's batch (0 without a pipeline: landed on return), its tick, and how many
+    /// saves in a row had both.
+    saved_ticks: VecDeque<(u64, u64, u64)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saves_nobody_asks_about_keep_one_entry_and_each_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = World::builder().backend(Backend::Memory).create(dir.path()).unwrap();
+        for _ in 0..1000 {
+            w.save_tick(7, TickSave::new()).unwrap();
+        }
+        assert_eq!(w.saved_ticks.len(), 1, "an import's saves grew the world's memory");
+        for tick in [8, 8, 9] {
+            w.save_tick(tick, TickSave::new()).unwrap();
+        }
+        let landed = w.landed_saves().unwrap();
+        assert_eq!(landed.len(), 1003, "one report a save (a server acknowledges by them)");
+        assert_eq!(&landed[998..], [7, 7, 8, 8, 9]);
+        assert!(w.saved_ticks.is_empty());
+    }
 }
 
 impl fmt::Debug for World {
@@ -830,11 +853,12 @@ impl World {
         }
         let seq = self.pipeline.as_ref().map_or(0, |p| p.submitted());
         match self.saved_ticks.back_mut() {
-            // The same tick saved again (an import saves every column at the world's tick):
-            // one entry, reported when its last save lands, so what is kept for
-            // `landed_saves` does not grow with saves nobody asks about.
-            Some(last) if last.1 == tick => last.0 = seq,
-            _ => self.saved_ticks.push_back((seq, tick)),
+            // The same tick saved again and landed with the last (without saves in flight
+            // every save lands at once; an import saves every column at the world's tick):
+            // counted in one entry, so what is kept for `landed_saves` does not grow with
+            // saves nobody asks about. Saves in flight land one by one: an entry each.
+            Some(last) if last.0 == seq && last.1 == tick => last.2 += 1,
+            _ => self.saved_ticks.push_back((seq, tick, 1)),
         }
         Ok(())
     }
@@ -846,17 +870,14 @@ impl World {
     /// store's error: the failed save's outcome is the store's (on PostgreSQL unknown: whole
     /// or absent), no save after it was written, and every later write fails; reopen the
     /// world, or [`resume_saves`](Self::resume_saves) once what the game holds is read back.
-    ///
-    /// A tick saved several times in a row is reported once, when the last of those saves
-    /// landed.
     pub fn landed_saves(&mut self) -> Result<Vec<u64>> {
         let durable = self.pipeline.as_ref().map_or(u64::MAX, |p| p.durable());
         let mut landed = Vec::new();
-        while let Some(&(seq, tick)) = self.saved_ticks.front() {
+        while let Some(&(seq, tick, saves)) = self.saved_ticks.front() {
             if seq > durable {
                 break;
             }
-            landed.push(tick);
+            landed.extend(std::iter::repeat_n(tick, saves as usize));
             self.saved_ticks.pop_front();
         }
         if landed.is_empty()

@@ -154,24 +154,3 @@ fn extend_schema_grows_the_registries_and_keeps_them() {
         w.verify().unwrap();
     }
 }
-
-#[test]
-fn a_tick_saved_again_and_again_is_reported_once() {
-    // An import saves each column at the world's tick and never asks which saves landed:
-    // what the world keeps for `landed_saves` must not grow with its saves.
-    let dir = tempfile::tempdir().unwrap();
-    let mut w = World::builder()
-        .backend(Backend::BlockFile)
-        .schema(schema())
-        .create(dir.path().join("w"))
-        .unwrap();
-    for _ in 0..1000 {
-        w.save_tick(7, TickSave::new()).unwrap();
-    }
-    assert_eq!(w.landed_saves().unwrap(), [7]);
-    for tick in [8, 8, 9, 8] {
-        w.save_tick(tick, TickSave::new()).unwrap();
-    }
-    assert_eq!(w.landed_saves().unwrap(), [8, 9, 8], "each run of one tick once, in order");
-    assert_eq!(w.landed_saves().unwrap(), Vec::<u64>::new());
-}
