@@ -563,28 +563,6 @@ pub struct World {
     saved_ticks: VecDeque<(u64, u64, u64)>,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn saves_nobody_asks_about_keep_one_entry_and_each_is_reported() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut w = World::builder().backend(Backend::Memory).create(dir.path()).unwrap();
-        for _ in 0..1000 {
-            w.save_tick(7, TickSave::new()).unwrap();
-        }
-        assert_eq!(w.saved_ticks.len(), 1, "an import's saves grew the world's memory");
-        for tick in [8, 8, 9] {
-            w.save_tick(tick, TickSave::new()).unwrap();
-        }
-        let landed = w.landed_saves().unwrap();
-        assert_eq!(landed.len(), 1003, "one report a save (a server acknowledges by them)");
-        assert_eq!(&landed[998..], [7, 7, 8, 8, 9]);
-        assert!(w.saved_ticks.is_empty());
-    }
-}
-
 impl fmt::Debug for World {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("World")
@@ -1154,3 +1132,25 @@ fn hex(b: &[u8]) -> String {
 // On a closed RocksDB world, `dir_bytes` is its tables and an empty write-ahead log
 // (`docs/format/rocksdb-v1.md`, "Closing").
 pub(crate) use terrane_store::file::dir_bytes;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saves_nobody_asks_about_keep_one_entry_and_each_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = World::builder().backend(Backend::Memory).create(dir.path()).unwrap();
+        for _ in 0..1000 {
+            w.save_tick(7, TickSave::new()).unwrap();
+        }
+        assert_eq!(w.saved_ticks.len(), 1, "an import's saves grew the world's memory");
+        for tick in [8, 8, 9] {
+            w.save_tick(tick, TickSave::new()).unwrap();
+        }
+        let landed = w.landed_saves().unwrap();
+        assert_eq!(landed.len(), 1003, "one report a save (a server acknowledges by them)");
+        assert_eq!(&landed[998..], [7, 7, 8, 8, 9]);
+        assert!(w.saved_ticks.is_empty());
+    }
+}
