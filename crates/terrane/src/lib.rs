@@ -139,6 +139,7 @@ pub mod backup_changes;
 pub mod bedrock;
 pub mod block_states;
 pub mod copy;
+mod dimensions;
 mod duplicate_state;
 mod error;
 pub mod export;
@@ -164,6 +165,7 @@ mod world_dir;
 
 pub use backend::{Backend, SIGNATURE, connection_string};
 pub use block_states::{DuplicateState, MergeReport};
+pub use dimensions::{dimension_distance, dimension_distance_key};
 pub use error::{Error, Result};
 pub use loaded_columns::{ChangesPut, LoadedColumns};
 pub use refusal::Refusal;

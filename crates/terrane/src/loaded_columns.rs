@@ -14,8 +14,9 @@ use crate::{Result, TickSave, World};
 /// The chunk ys of each column a [`LoadedColumns`] loads.
 type Heights = Box<dyn Fn(ColumnPos) -> Range<i64> + Send + Sync>;
 
-/// The columns of the Overworld (dimension 0) a game server holds, and what changed in them
-/// since the last save.
+/// The columns of one dimension a game server holds (the Overworld, dimension 0, unless
+/// [`in_dimension`](Self::in_dimension) says another), and what changed in them since the
+/// last save.
 ///
 /// It does four things:
 /// - [`load`](Self::load) reads the chunks of the columns asked for together
@@ -40,6 +41,8 @@ type Heights = Box<dyn Fn(ColumnPos) -> Range<i64> + Send + Sync>;
 /// ([`World::read_ahead_chunks`]), and what a game keeps beside its blocks (players,
 /// containers).
 pub struct LoadedColumns {
+    /// The dimension the columns are of.
+    dim: u64,
     heights: Heights,
     /// Each loaded column with the chunk ys it loaded.
     columns: HashMap<ColumnPos, Range<i64>>,
@@ -55,6 +58,7 @@ pub struct LoadedColumns {
 impl std::fmt::Debug for LoadedColumns {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LoadedColumns")
+            .field("dim", &self.dim)
             .field("columns", &self.columns.len())
             .field("chunks", &self.chunks.len())
             .field("unsaved", &self.unsaved())
@@ -117,12 +121,26 @@ impl LoadedColumns {
     /// varies, loaded up to its surface).
     pub fn with_heights(heights: impl Fn(ColumnPos) -> Range<i64> + Send + Sync + 'static) -> Self {
         LoadedColumns {
+            dim: 0,
             heights: Box::new(heights),
             columns: HashMap::new(),
             chunks: HashMap::new(),
             changed: Mutex::new(Changed::default()),
             unloaded: BTreeMap::new(),
         }
+    }
+
+    /// The same columns in dimension `dim` (0 the Overworld; an import numbers the Nether 1
+    /// and the End 2): chunks load from and save to that dimension, and a column generated is
+    /// marked in its distance graph ([`World::distance_in`]).
+    pub fn in_dimension(mut self, dim: u64) -> Self {
+        self.dim = dim;
+        self
+    }
+
+    /// The dimension the columns are of.
+    pub fn dimension(&self) -> u64 {
+        self.dim
     }
 
     /// Loads the columns of `columns` not loaded yet, reading all their chunks from `world`
@@ -144,7 +162,8 @@ impl LoadedColumns {
             }
         }
         let asked: Vec<ChunkPos> = new.iter().flat_map(|(c, ys)| positions(*c, ys)).collect();
-        let mut stored = world.load_chunks(&asked)?.into_iter();
+        let mut stored = world.load_chunks_in(self.dim, &asked)?.into_iter();
+        let distance = world.distance_in(self.dim)?;
         let mut generated = Vec::new();
         let changed = self.changed.get_mut().unwrap_or_else(|e| e.into_inner());
         for (col, ys) in new {
@@ -161,7 +180,7 @@ impl LoadedColumns {
                 }
             }
             if !found
-                && !world.distance().contains(col)
+                && !distance.contains(col)
                 && let Some(fresh) = generate(col)
             {
                 // Chunks beyond the column's ys are not kept (it would never unload them).
@@ -170,7 +189,7 @@ impl LoadedColumns {
                     changed.insert(pos);
                     self.chunks.insert(pos, Mutex::new(c));
                 }
-                world.mark_generated(col)?;
+                distance.complete(col)?;
                 generated.push(col);
             }
             self.columns.insert(col, ys);
@@ -190,7 +209,7 @@ impl LoadedColumns {
             {
                 self.unloaded.insert(pos, c.into_inner().unwrap_or_else(|e| e.into_inner()));
             }
-            world.unload_chunk(pos)?;
+            world.unload_chunk_in(self.dim, pos)?;
         }
         Ok(true)
     }
@@ -206,7 +225,7 @@ impl LoadedColumns {
             for pos in positions(col, &ys) {
                 self.chunks.remove(&pos);
                 changed.chunks.remove(&pos);
-                world.unload_chunk(pos)?;
+                world.unload_chunk_in(self.dim, pos)?;
             }
         }
         self.unloaded.retain(|p, _| !gone(column_of(*p)));
@@ -285,7 +304,7 @@ impl LoadedColumns {
         lock(&self.changed).chunks.len() + self.unloaded.len()
     }
 
-    /// Puts the changed chunks `keep` keeps in `save` (encoded in `schema`, in dimension 0),
+    /// Puts the changed chunks `keep` keeps in `save` (encoded in `schema`, in its dimension),
     /// and says which for [`saved`](Self::saved) once the save is accepted. Region ticks may
     /// go on changing chunks meanwhile: a chunk changed after it was put stays changed.
     pub fn put_changes(
@@ -297,7 +316,7 @@ impl LoadedColumns {
         let mut put = ChangesPut::default();
         for (pos, c) in &self.unloaded {
             if keep(*pos) {
-                save.put_chunk(0, *pos, c.encode(schema));
+                save.put_chunk(self.dim, *pos, c.encode(schema));
                 put.chunks.push((*pos, None));
             }
         }
@@ -310,7 +329,7 @@ impl LoadedColumns {
         for (pos, n) in marked {
             // A position marked without a chunk (air) has nothing to write.
             if let Some(c) = self.chunks.get(&pos) {
-                save.put_chunk(0, pos, lock(c).encode(schema));
+                save.put_chunk(self.dim, pos, lock(c).encode(schema));
             }
             put.chunks.push((pos, Some(n)));
         }
