@@ -4,6 +4,8 @@
 use terrane_chunk::{BlockId, Chunk, Schema};
 use terrane_section::{ChunkPos, ColumnPos};
 
+use crate::noise::{fractal, value_noise};
+
 /// Sea level (blocks).
 pub const SEA: i64 = 62;
 /// Chunk layers generated per column: y chunks `0..LAYERS` (blocks 0..128).
@@ -74,51 +76,10 @@ impl Palette {
     }
 }
 
-fn hash(seed: u64, x: i64, z: i64) -> u64 {
-    let mut h = seed ^ 0x9E37_79B9_7F4A_7C15;
-    for v in [x as u64, z as u64] {
-        h ^= v.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        h = h.rotate_left(31).wrapping_mul(0x94D0_49BB_1331_11EB);
-        h ^= h >> 29;
-    }
-    h
-}
-
-/// Lattice value in `[-1, 1)`.
-fn lattice(seed: u64, x: i64, z: i64) -> f64 {
-    (hash(seed, x, z) >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-}
-
-fn smooth(t: f64) -> f64 {
-    t * t * t * (t * (t * 6.0 - 15.0) + 10.0)
-}
-
-/// Value noise at `(x, z)` with lattice spacing `scale` blocks, in `[-1, 1]`.
-fn value_noise(seed: u64, x: f64, z: f64, scale: f64) -> f64 {
-    let (fx, fz) = (x / scale, z / scale);
-    let (x0, z0) = (fx.floor(), fz.floor());
-    let (tx, tz) = (smooth(fx - x0), smooth(fz - z0));
-    let (ix, iz) = (x0 as i64, z0 as i64);
-    let a = lattice(seed, ix, iz);
-    let b = lattice(seed, ix + 1, iz);
-    let c = lattice(seed, ix, iz + 1);
-    let d = lattice(seed, ix + 1, iz + 1);
-    let top = a + (b - a) * tx;
-    let bottom = c + (d - c) * tx;
-    top + (bottom - top) * tz
-}
-
 /// Surface height (the top solid block's y) of block column `(x, z)`.
 pub fn height(seed: u64, x: i64, z: i64) -> i64 {
     let (x, z) = (x as f64, z as f64);
-    let mut h = 0.0;
-    let mut amp = 1.0;
-    let mut scale = 160.0;
-    for octave in 0..5u64 {
-        h += amp * value_noise(seed.wrapping_add(octave), x, z, scale);
-        amp *= 0.5;
-        scale *= 0.5;
-    }
+    let h = fractal(seed, x, z, 160.0, 5);
     // Ridges: mountains where a low-frequency mask is high.
     let mask = (value_noise(seed ^ 0xA5A5, x, z, 400.0) + 1.0) * 0.5;
     let y = 64.0 + 22.0 * h + 30.0 * mask * mask * h.abs();

@@ -11,6 +11,9 @@
 //!   dirt, grass at y 64.
 //! - [`hills`]: fractal value noise over a seed: hills and valleys, a sea at y 62, beaches,
 //!   snowy peaks, blocks 0..128.
+//! - [`nether`]: the Nether's cavern over a seed, between netherrack floor and ceiling, a
+//!   lava sea at y 31, bedrock at y 0 and 127.
+//! - [`end`]: the End's island of end stone around (0, 0) over the void.
 //!
 //! The generators write block ids of the world's schema: [`Terrain::blocks`] names the states
 //! a generator writes, which the world registers first ([`Terrain::ids`] finds them).
@@ -46,8 +49,11 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod end;
 pub mod flat;
 pub mod hills;
+pub mod nether;
+mod noise;
 
 use terrane_chunk::{BlockId, Chunk, Schema};
 use terrane_section::ColumnPos;
@@ -62,6 +68,14 @@ pub enum Terrain {
         /// The seed.
         seed: u64,
     },
+    /// The Nether's cavern from `seed`: netherrack, a lava sea, bedrock floor and roof
+    /// (blocks 0..128 of Minecraft's Nether, y 0..256).
+    Nether {
+        /// The seed.
+        seed: u64,
+    },
+    /// The End's island around (0, 0) over the void (Minecraft's End, y 0..256).
+    End,
 }
 
 impl Terrain {
@@ -70,6 +84,8 @@ impl Terrain {
         match self {
             Terrain::Flat => &flat::BLOCKS,
             Terrain::Hills { .. } => &hills::BLOCKS,
+            Terrain::Nether { .. } => &nether::BLOCKS,
+            Terrain::End => &end::BLOCKS,
         }
     }
 
@@ -92,15 +108,19 @@ impl Terrain {
                 let p = hills::Palette::from_ids(ids).expect("the ids of every hills::BLOCKS");
                 hills::column(*seed, col, &p).into_iter().map(|(pos, c)| (pos.y, c)).collect()
             }
+            Terrain::Nether { seed } => nether::column(*seed, col, ids),
+            Terrain::End => end::column(col, ids),
         }
     }
 
     /// The y of the block a player stands on at block column (`x`, `z`): the surface, or the
-    /// sea's.
+    /// sea's (the Nether's floor or its lava; in the End the island's top, 0 over the void).
     pub fn surface(&self, x: i64, z: i64) -> i64 {
         match self {
             Terrain::Flat => i64::from(flat::TOP_Y),
             Terrain::Hills { seed } => hills::height(*seed, x, z).max(hills::SEA),
+            Terrain::Nether { seed } => nether::floor(*seed, x, z).max(nether::LAVA_SEA),
+            Terrain::End => end::island(x, z).map_or(0, |(_, top)| top),
         }
     }
 }
