@@ -832,7 +832,7 @@ fn a_placed_banner_keeps_its_patterns_and_a_head_its_owner() {
 
 /// A player of an imported Java world joins the served world where their Java file says,
 /// with its items: the file of their offline id (`playerdata/<uuid>.dat`, gzip NBT); one in
-/// the Nether joins at the spawn, with theirs.
+/// the Nether joins in the Nether, where theirs says.
 #[test]
 fn an_imported_java_player_joins_where_their_file_says() {
     use std::io::Write as _;
@@ -858,7 +858,7 @@ fn an_imported_java_player_joins_where_their_file_says() {
         std::fs::write(java.join("playerdata").join(file), gz.finish().unwrap()).unwrap();
     };
     write_player("javaplayer", [40.5, 150.0, 24.5], "minecraft:overworld");
-    // In the Nether, which the server does not serve: at the spawn, with their items.
+    // In the Nether: there, with their items.
     write_player("netherplayer", [-10.5, 40.0, 2.5], "minecraft:the_nether");
     let dir = tmp.path().join("world");
     let mut world = World::builder().backend(Backend::BlockFile).create(&dir).unwrap();
@@ -870,12 +870,10 @@ fn an_imported_java_player_joins_where_their_file_says() {
     let (mut server, lines) = serve(&dir, port, &log, &[]);
     let spawn = join_spawn(port, "javaplayer", &modules, &log);
     assert_eq!(spawn["pos"], serde_json::json!([40.5, 150, 24.5]), "{spawn}");
+    assert!(spawn["dimension"].as_str().is_some_and(|d| d.ends_with("overworld")), "{spawn}");
     let spawn = join_spawn(port, "netherplayer", &modules, &log);
-    assert_eq!(
-        (spawn["pos"][0].as_f64(), spawn["pos"][2].as_f64()),
-        (Some(8.5), Some(8.5)),
-        "{spawn}"
-    );
+    assert_eq!(spawn["pos"], serde_json::json!([-10.5, 40, 2.5]), "{spawn}");
+    assert!(spawn["dimension"].as_str().is_some_and(|d| d.ends_with("the_nether")), "{spawn}");
     // Their record is the game's from the next save: the items of the Java file.
     assert!(last_saved(&lines, Duration::from_secs(2)).is_some());
     server.kill().unwrap();
@@ -887,6 +885,7 @@ fn an_imported_java_player_joins_where_their_file_says() {
     let nether =
         game::player(&world, game::offline_player_id("netherplayer")).unwrap().expect("saved");
     assert_eq!(nether.items, record.items);
+    assert_eq!((record.dimension, nether.dimension), (0, 1), "each in their own dimension");
 }
 
 /// A player's ender chest is their own: any ender chest block opens the items their record

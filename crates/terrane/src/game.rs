@@ -2,8 +2,9 @@
 //! item on the cursor, the container open, their ender chest) and containers (a chest's items), saved in the same
 //! [`TickSave`] as the chunks they belong with, so a crash never separates them.
 //!
-//! The byte layout is specified in `docs/format/game-records.md` (version 2; version 1
-//! records, which have no item data, still read). Items go by their namespaced name
+//! The byte layout is specified in `docs/format/game-records.md` (players version 3,
+//! containers version 2; version 1 records, which have no item data, and version 2 player
+//! records, which have no dimension, still read). Items go by their namespaced name
 //! (`minecraft:diamond`), count and data: the item's own NBT (a name, enchantments, damage,
 //! a book's pages, a shulker box's items), kept as the bytes the server gives.
 //!
@@ -31,8 +32,9 @@ pub const PLAYER_PREFIX: &[u8] = b"game:player:";
 /// The key prefix of container records in `worldProperties`; dimension and position follow.
 pub const CONTAINER_PREFIX: &[u8] = b"game:container:";
 
-const PLAYER_MAGIC: &[u8; 4] = b"TGP2";
+const PLAYER_MAGIC: &[u8; 4] = b"TGP3";
 const CONTAINER_MAGIC: &[u8; 4] = b"TGC2";
+const PLAYER_MAGIC_V2: &[u8; 4] = b"TGP2";
 const PLAYER_MAGIC_V1: &[u8; 4] = b"TGP1";
 const CONTAINER_MAGIC_V1: &[u8; 4] = b"TGC1";
 /// Bytes of one item's data at most.
@@ -88,6 +90,9 @@ pub struct PlayerRecord {
     pub open_container: Option<(u64, [i64; 3])>,
     /// The player's ender chest, slots 0–26 (every ender chest block opens the same one).
     pub ender_items: Vec<ItemSlot>,
+    /// The dimension the player is in: 0 the Overworld, 1 the Nether, 2 the End (terrane's
+    /// numbers, as imports give them).
+    pub dimension: u64,
 }
 
 /// A container block's contents (chest, barrel...).
@@ -280,6 +285,7 @@ pub fn encode_player(p: &PlayerRecord) -> Vec<u8> {
     }
     put_slots(&mut out, &p.items);
     put_slots(&mut out, &p.ender_items);
+    out.extend_from_slice(&p.dimension.to_le_bytes());
     out
 }
 
@@ -316,11 +322,17 @@ fn put_slots(out: &mut Vec<u8>, items: &[ItemSlot]) {
 /// A player record from its bytes, validated (finite position, known flags, item names,
 /// counts of 1 or more, slots ascending, nothing after the end).
 pub fn decode_player(bytes: &[u8]) -> std::result::Result<PlayerRecord, RecordError> {
-    let mut r = Reader { bytes, at: 0, version: 2 };
+    let mut r = Reader { bytes, at: 0, version: 3 };
     match r.take(4)? {
         m if m == PLAYER_MAGIC => {}
+        m if m == PLAYER_MAGIC_V2 => r.version = 2,
         m if m == PLAYER_MAGIC_V1 => r.version = 1,
-        _ => return Err(RecordError::new(0, "not a player record (magic TGP2 or TGP1 expected)")),
+        _ => {
+            return Err(RecordError::new(
+                0,
+                "not a player record (magic TGP3, TGP2 or TGP1 expected)",
+            ));
+        }
     }
     let mut position = [0.0; 3];
     for v in &mut position {
@@ -355,8 +367,19 @@ pub fn decode_player(bytes: &[u8]) -> std::result::Result<PlayerRecord, RecordEr
     };
     let items = r.slots()?;
     let ender_items = if r.version >= 2 { r.slots()? } else { Vec::new() };
+    let dimension = if r.version >= 3 { u64::from_le_bytes(r.array()?) } else { 0 };
     r.end()?;
-    Ok(PlayerRecord { position, yaw, pitch, game_mode, items, cursor, open_container, ender_items })
+    Ok(PlayerRecord {
+        position,
+        yaw,
+        pitch,
+        game_mode,
+        items,
+        cursor,
+        open_container,
+        ender_items,
+        dimension,
+    })
 }
 
 /// A container record from its bytes, validated as [`decode_player`] validates items.

@@ -43,7 +43,7 @@
 //! ```
 
 use crate::java_containers::ContainerRecords;
-pub use crate::java_players::{JavaPlayer, imported_player};
+pub use crate::java_players::{JavaPlayer, imported_player, vanilla_dimension};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs;

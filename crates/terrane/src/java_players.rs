@@ -33,7 +33,8 @@ pub const PLAYER_FILE_PREFIX: &[u8] = b"anvil:player:";
 /// A player of an imported Java world.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JavaPlayer {
-    /// The player as a game record: position, look, game mode, inventory.
+    /// The player as a game record: position, look, game mode, inventory, and the dimension
+    /// for the Overworld, the Nether and the End ([`vanilla_dimension`]; 0 in a datapack's).
     pub record: PlayerRecord,
     /// The dimension they were in (`minecraft:overworld`, `minecraft:the_nether`, ...).
     pub dimension: String,
@@ -124,8 +125,17 @@ fn player_of(c: &Compound) -> Option<JavaPlayer> {
         cursor: None,
         open_container: None,
         ender_items,
+        dimension: vanilla_dimension(&dimension).unwrap_or(0),
     };
     Some(JavaPlayer { record, dimension })
+}
+
+/// terrane's number of a vanilla Java dimension (`minecraft:overworld` 0, `minecraft:the_nether`
+/// 1, `minecraft:the_end` 2, as imports number them); `None` for a datapack's dimension.
+pub fn vanilla_dimension(name: &str) -> Option<u64> {
+    let name = name.strip_prefix("minecraft:")?;
+    let id = terrane_anvil::folder::VANILLA.iter().position(|v| *v == name)?;
+    Some(id as u64)
 }
 
 /// One Java item compound as a stack in `slot`: `id`, `Count` (a byte) or `count` (an int),

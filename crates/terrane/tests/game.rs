@@ -51,10 +51,16 @@ fn player() -> impl Strategy<Value = PlayerRecord> {
         (-360.0f32..360.0, -90.0f32..90.0, 0u8..4),
         proptest::option::of(item(0)),
         proptest::option::of((any::<u64>(), proptest::array::uniform3(any::<i64>()))),
-        (slots(), slots()),
+        (slots(), slots(), 0u64..4),
     )
         .prop_map(
-            |(position, (yaw, pitch, game_mode), cursor, open_container, (items, ender_items))| {
+            |(
+                position,
+                (yaw, pitch, game_mode),
+                cursor,
+                open_container,
+                (items, ender_items, dimension),
+            )| {
                 PlayerRecord {
                     position,
                     yaw,
@@ -64,6 +70,7 @@ fn player() -> impl Strategy<Value = PlayerRecord> {
                     cursor,
                     open_container,
                     ender_items,
+                    dimension,
                 }
             },
         )
@@ -229,6 +236,29 @@ fn version_1_records_still_read() {
     assert_eq!(read.items, vec![ItemSlot::new(0, "minecraft:diamond", 3)]);
     // Written again, they are version 2.
     assert_eq!(&game::encode_container(&read)[..4], b"TGC2");
+}
+
+/// Version 2 player records (written before players had a dimension) still read, as
+/// players in the Overworld; written again, they are version 3.
+#[test]
+fn version_2_player_records_still_read_in_the_overworld() {
+    let p = PlayerRecord {
+        position: [1.5, 70.0, -8.0],
+        items: vec![ItemSlot::new(36, "minecraft:stone", 64)],
+        ender_items: vec![ItemSlot::new(0, "minecraft:diamond", 3)],
+        dimension: 1,
+        ..PlayerRecord::default()
+    };
+    let v3 = game::encode_player(&p);
+    assert_eq!(&v3[..4], b"TGP3");
+    assert_eq!(v3[v3.len() - 8..], 1u64.to_le_bytes(), "the dimension ends the record");
+    // Version 2: the same bytes without the dimension.
+    let mut v2 = v3[..v3.len() - 8].to_vec();
+    v2[..4].copy_from_slice(b"TGP2");
+    let read = game::decode_player(&v2).unwrap();
+    assert_eq!(read, PlayerRecord { dimension: 0, ..p.clone() });
+    // A version 2 record with eight more bytes is refused, not read as a dimension.
+    assert!(game::decode_player(&[v2.as_slice(), &[0; 8]].concat()).is_err());
 }
 
 /// Offline ids as the game makes them (checked against Python's `uuid.UUID(bytes=md5(…),

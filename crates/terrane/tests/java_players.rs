@@ -118,7 +118,11 @@ fn an_imported_players_file_reads_as_their_game_record() {
     );
     assert_eq!(alex.record.ender_items, vec![ItemSlot::new(26, "minecraft:emerald", 3)]);
     let bob = terrane::java::imported_player(&world, game::offline_player_id("Bob")).unwrap();
-    assert_eq!(bob.map(|b| b.dimension), Some("minecraft:the_nether".to_string()));
+    let bob = bob.expect("Bob");
+    assert_eq!(bob.dimension, "minecraft:the_nether");
+    assert_eq!((alex.record.dimension, bob.record.dimension), (0, 1), "terrane's numbers");
+    assert_eq!(terrane::java::vanilla_dimension("minecraft:the_end"), Some(2));
+    assert_eq!(terrane::java::vanilla_dimension("terrane:mining"), None);
     assert!(
         terrane::java::imported_player(&world, game::offline_player_id("Nobody"))
             .unwrap()

@@ -10,35 +10,45 @@ use valence::interact_block::InteractBlockEvent;
 use valence::inventory::OpenInventory;
 use valence::prelude::*;
 
+use crate::Dimension;
 use crate::players::{item_stack, slots_of};
 use crate::plugin::TerraneLayer;
 use crate::world::TerraneWorld;
 
-/// The container inventories opened since the server started, by block position.
+/// Where a container block is: its dimension and block position.
+pub type ContainerAt = (Dimension, BlockPos);
+
+/// The container inventories opened since the server started, by dimension and block
+/// position.
 #[derive(Resource, Debug, Default)]
 pub struct Containers {
-    by_position: HashMap<BlockPos, Entity>,
-    by_entity: HashMap<Entity, BlockPos>,
+    by_position: HashMap<ContainerAt, Entity>,
+    by_entity: HashMap<Entity, ContainerAt>,
 }
 
 impl Containers {
-    /// The block position of container inventory `entity`.
-    pub fn position_of(&self, entity: Entity) -> Option<BlockPos> {
+    /// The dimension and block position of container inventory `entity`.
+    pub fn position_of(&self, entity: Entity) -> Option<ContainerAt> {
         self.by_entity.get(&entity).copied()
     }
 
-    /// Spawns `inventory` as the inventory of the container at `pos`.
-    fn spawn(&mut self, commands: &mut Commands, pos: BlockPos, inventory: Inventory) -> Entity {
+    /// Spawns `inventory` as the inventory of the container at `at`.
+    fn spawn(&mut self, commands: &mut Commands, at: ContainerAt, inventory: Inventory) -> Entity {
         let entity = commands.spawn(inventory).id();
-        self.by_position.insert(pos, entity);
-        self.by_entity.insert(entity, pos);
+        self.by_position.insert(at, entity);
+        self.by_entity.insert(entity, at);
         entity
     }
 
-    /// The inventory entity of the container at `pos`, once a player opened it.
-    pub fn entity_at(&self, pos: BlockPos) -> Option<Entity> {
-        self.by_position.get(&pos).copied()
+    /// The inventory entity of the container at `pos` of `dim`, once a player opened it.
+    pub fn entity_at(&self, dim: Dimension, pos: BlockPos) -> Option<Entity> {
+        self.by_position.get(&(dim, pos)).copied()
     }
+}
+
+/// The key of the record of the container at `at` ([`game::container_key`]).
+fn record_key((dim, pos): ContainerAt) -> Vec<u8> {
+    game::container_key(dim.id(), [pos.x, pos.y, pos.z].map(i64::from))
 }
 
 /// The window a container block opens, and its title: chests, trapped chests and barrels
@@ -79,13 +89,16 @@ pub fn is_container(state: BlockState) -> bool {
 pub(crate) fn open(
     mut commands: Commands,
     mut uses: EventReader<InteractBlockEvent>,
-    layers: Query<&ChunkLayer, With<TerraneLayer>>,
+    seen: Query<&VisibleChunkLayer>,
+    layers: Query<(&ChunkLayer, &Dimension), With<TerraneLayer>>,
     mut containers: ResMut<Containers>,
     mut tw: ResMut<TerraneWorld>,
     enders: Query<&crate::ender_chests::EnderChest>,
 ) {
-    let Ok(layer) = layers.get_single() else { return };
     for e in uses.iter() {
+        let Ok((layer, &dim)) = seen.get(e.client).and_then(|s| layers.get(s.0)) else {
+            continue;
+        };
         let state = layer.block(e.position).map(|b| b.state);
         if e.hand == Hand::Main
             && state.is_some_and(crate::ender_chests::is_ender_chest)
@@ -99,11 +112,11 @@ pub(crate) fn open(
         if e.hand != Hand::Main {
             continue;
         }
-        let entity = match containers.entity_at(e.position) {
+        let entity = match containers.entity_at(dim, e.position) {
             Some(entity) => entity,
             None => {
                 let p = [e.position.x, e.position.y, e.position.z].map(i64::from);
-                let record = match game::container(tw.world(), 0, p) {
+                let record = match game::container(tw.world(), dim.id(), p) {
                     Ok(r) => r,
                     Err(err) => {
                         tw.fail(err.into());
@@ -113,7 +126,7 @@ pub(crate) fn open(
                 let mut inventory = Inventory::with_title(kind, title);
                 if record.is_none()
                     && let Some(be) =
-                        tw.imported_block_entity(e.position.x, e.position.y, e.position.z)
+                        tw.imported_block_entity(dim, e.position.x, e.position.y, e.position.z)
                 {
                     // Never opened in this world: what its import kept.
                     let (items, data_lost, left_out) =
@@ -130,7 +143,7 @@ pub(crate) fn open(
                     }
                 }
                 if let Some(record) = record {
-                    tw.note_record(game::container_key(0, p), game::encode_container(&record));
+                    tw.note_record(record_key((dim, e.position)), game::encode_container(&record));
                     for s in &record.items {
                         if s.slot < inventory.slot_count()
                             && let Some(stack) = item_stack(s)
@@ -139,19 +152,19 @@ pub(crate) fn open(
                         }
                     }
                 }
-                containers.spawn(&mut commands, e.position, inventory)
+                containers.spawn(&mut commands, (dim, e.position), inventory)
             }
         };
         commands.entity(e.client).insert(OpenInventory::new(entity));
     }
 }
 
-/// A container block `kind` placed at `pos` holding `items` (a shulker box and what its item
+/// A container block `kind` placed at `at` holding `items` (a shulker box and what its item
 /// held): its inventory, staged by [`stage`] with the tick's save like an opened one's.
 pub(crate) fn placed(
     commands: &mut Commands,
     containers: &mut Containers,
-    pos: BlockPos,
+    at: ContainerAt,
     kind: BlockKind,
     items: Vec<(u16, ItemStack)>,
 ) {
@@ -162,7 +175,7 @@ pub(crate) fn placed(
             inventory.set_slot(slot, stack);
         }
     }
-    containers.spawn(commands, pos, inventory);
+    containers.spawn(commands, at, inventory);
 }
 
 /// Stages the record of every opened container whose contents differ from the world's.
@@ -171,11 +184,10 @@ pub(crate) fn stage(
     containers: Res<Containers>,
     mut tw: ResMut<TerraneWorld>,
 ) {
-    for (&pos, &entity) in &containers.by_position {
+    for (&at, &entity) in &containers.by_position {
         let Ok(inventory) = inventories.get(entity) else { continue };
         let record = ContainerRecord { items: slots_of(inventory) };
-        let key = game::container_key(0, [pos.x, pos.y, pos.z].map(i64::from));
-        tw.stage_record(key, Some(game::encode_container(&record)));
+        tw.stage_record(record_key(at), Some(game::encode_container(&record)));
     }
 }
 
@@ -186,22 +198,22 @@ pub(crate) fn remove(
     containers: &mut Containers,
     viewers: &Query<(Entity, &OpenInventory)>,
     tw: &mut TerraneWorld,
+    dim: Dimension,
     pos: BlockPos,
 ) {
-    forget(commands, containers, viewers, |p| p == pos);
-    let p = [pos.x, pos.y, pos.z].map(i64::from);
-    tw.stage_record(game::container_key(0, p), None);
+    forget(commands, containers, viewers, |at| at == (dim, pos));
+    tw.stage_record(record_key((dim, pos)), None);
 }
 
-/// Closes the inventories of the containers at the positions `gone` matches, for everyone,
+/// Closes the inventories of the containers at the places `gone` matches, for everyone,
 /// and forgets them: their next use reads their record from the world again.
 pub(crate) fn forget(
     commands: &mut Commands,
     containers: &mut Containers,
     viewers: &Query<(Entity, &OpenInventory)>,
-    gone: impl Fn(BlockPos) -> bool,
+    gone: impl Fn(ContainerAt) -> bool,
 ) {
-    let positions: Vec<BlockPos> =
+    let positions: Vec<ContainerAt> =
         containers.by_position.keys().copied().filter(|p| gone(*p)).collect();
     for pos in positions {
         let Some(entity) = containers.by_position.remove(&pos) else { continue };

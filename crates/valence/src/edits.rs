@@ -4,25 +4,36 @@
 use valence::interact_block::InteractBlockEvent;
 use valence::prelude::*;
 
+use crate::Dimension;
 use crate::containers::is_container;
 use crate::hotbar::SelectedSlot;
-use crate::plugin::TerraneLayer;
+use crate::plugin::{DimensionLayers, TerraneLayer};
 
 /// Sets one block of the served world: applied to Valence's chunk layer and recorded for
 /// terrane's next tick save. Send it (an `EventWriter<SetBlock>`) instead of calling
 /// `ChunkLayer::set_block` directly, or the change is shown but never saved.
 #[derive(Event, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SetBlock {
+    /// The dimension.
+    pub dimension: Dimension,
     /// Where.
     pub position: BlockPos,
     /// The new state.
     pub state: BlockState,
 }
 
+impl SetBlock {
+    /// `position` of the Overworld becomes `state`.
+    pub fn overworld(position: BlockPos, state: BlockState) -> Self {
+        Self { dimension: Dimension::Overworld, position, state }
+    }
+}
+
 /// A block placed from an item whose data its block entity keeps (a banner's patterns, a
 /// head's owner): applied by [`keep_placed_block_entities`] once the block is.
 #[derive(Event, Clone, Debug)]
 pub(crate) struct BlockEntityPlaced {
+    dimension: Dimension,
     position: BlockPos,
     kind: BlockKind,
     nbt: valence::nbt::Compound,
@@ -60,16 +71,17 @@ fn placed_block_entity(
 pub(crate) fn keep_placed_block_entities(
     mut placed: EventReader<BlockEntityPlaced>,
     mut layers: Query<&mut ChunkLayer, With<TerraneLayer>>,
+    dimension_layers: Res<DimensionLayers>,
     mut tw: ResMut<crate::TerraneWorld>,
 ) {
-    let Ok(mut layer) = layers.get_single_mut() else { return };
     for e in placed.iter() {
+        let Ok(mut layer) = layers.get_mut(dimension_layers.of(e.dimension)) else { continue };
         let Some(state) = layer.block(e.position).map(|b| b.state) else { continue };
         if state.to_kind() != e.kind {
             continue; // not placed after all (a column not loaded), or replaced since
         }
         let p = e.position;
-        if tw.set_block_entity(p.x, p.y, p.z, &e.nbt) {
+        if tw.set_block_entity(e.dimension, p.x, p.y, p.z, &e.nbt) {
             layer.set_block(p, Block { state, nbt: Some(e.nbt.clone()) });
         }
     }
@@ -77,19 +89,21 @@ pub(crate) fn keep_placed_block_entities(
 
 /// A player breaks a block: at once in creative mode, when digging finishes otherwise.
 pub(crate) fn dig(
-    clients: Query<&GameMode>,
+    clients: Query<(&GameMode, &VisibleChunkLayer)>,
+    layers: Query<&Dimension, With<TerraneLayer>>,
     mut digs: EventReader<DiggingEvent>,
     mut out: EventWriter<SetBlock>,
 ) {
     for e in digs.iter() {
-        let Ok(mode) = clients.get(e.client) else { continue };
+        let Ok((mode, seen)) = clients.get(e.client) else { continue };
+        let Ok(&dimension) = layers.get(seen.0) else { continue };
         let done = match *mode {
             GameMode::Creative => e.state == DiggingState::Start,
             GameMode::Survival => e.state == DiggingState::Stop,
             _ => false,
         };
         if done {
-            out.send(SetBlock { position: e.position, state: BlockState::AIR });
+            out.send(SetBlock { dimension, position: e.position, state: BlockState::AIR });
         }
     }
 }
@@ -100,9 +114,9 @@ pub(crate) fn dig(
 /// save; it is placed only where nothing stands (air or a replaceable block). A banner or a
 /// head placed keeps its item's patterns or owner ([`BlockEntityPlaced`]).
 pub(crate) fn place(
-    mut clients: Query<(&mut Inventory, &GameMode, &SelectedSlot)>,
+    mut clients: Query<(&mut Inventory, &GameMode, &SelectedSlot, &VisibleChunkLayer)>,
     mut uses: EventReader<InteractBlockEvent>,
-    layers: Query<&ChunkLayer, With<TerraneLayer>>,
+    layers: Query<(&ChunkLayer, &Dimension), With<TerraneLayer>>,
     (mut out, mut signs, mut drawn): (
         EventWriter<SetBlock>,
         EventWriter<crate::signs::SignPlaced>,
@@ -111,9 +125,9 @@ pub(crate) fn place(
     mut commands: Commands,
     mut containers: ResMut<crate::containers::Containers>,
 ) {
-    let Ok(layer) = layers.get_single() else { return };
     for e in uses.iter() {
-        let Ok((mut inventory, mode, held)) = clients.get_mut(e.client) else { continue };
+        let Ok((mut inventory, mode, held, seen)) = clients.get_mut(e.client) else { continue };
+        let Ok((layer, &dimension)) = layers.get(seen.0) else { continue };
         // Using a container opens it (`containers::open`) instead of placing against it.
         let opens = |s: BlockState| is_container(s) || crate::ender_chests::is_ender_chest(s);
         if e.hand != Hand::Main || layer.block(e.position).is_some_and(|b| opens(b.state)) {
@@ -125,14 +139,15 @@ pub(crate) fn place(
         let position = e.position.get_in_direction(e.face);
         if crate::containers::is_shulker_box(kind) {
             let free = layer.block(position).is_some_and(|b| b.state.is_replaceable());
-            if !free || containers.entity_at(position).is_some() {
+            if !free || containers.entity_at(dimension, position).is_some() {
                 continue;
             }
             let items = match stack.nbt.as_ref().and_then(|n| n.get("BlockEntityTag")) {
                 Some(valence::nbt::Value::Compound(be)) => crate::block_entities::items(be, 27).0,
                 _ => Vec::new(),
             };
-            crate::containers::placed(&mut commands, &mut containers, position, kind, items);
+            let at = (dimension, position);
+            crate::containers::placed(&mut commands, &mut containers, at, kind, items);
         }
         let mut kept = stack.nbt.as_ref().and_then(|n| placed_block_entity(kind, n));
         if *mode == GameMode::Survival {
@@ -143,12 +158,12 @@ pub(crate) fn place(
                 inventory.set_slot(slot, None);
             }
         }
-        out.send(SetBlock { position, state: kind.to_state() });
+        out.send(SetBlock { dimension, position, state: kind.to_state() });
         if let Some(nbt) = kept.take() {
-            drawn.send(BlockEntityPlaced { position, kind, nbt });
+            drawn.send(BlockEntityPlaced { dimension, position, kind, nbt });
         }
         if kind.to_str().ends_with("sign") {
-            signs.send(crate::signs::SignPlaced { client: e.client, position });
+            signs.send(crate::signs::SignPlaced { client: e.client, dimension, position });
         }
     }
 }

@@ -7,22 +7,32 @@
 //! [`TerranePlugin`] is a Bevy plugin for a Valence app. It owns a terrane
 //! [`World`](terrane::World) (opened by the caller) as the [`TerraneWorld`] resource and:
 //!
-//! - spawns one chunk and entity layer, the Overworld of Minecraft 1.20.1 (y −64..320),
-//!   marked [`TerraneLayer`], and puts every joining player in it (at [`Settings::spawn`]
-//!   the first time, raised to stand on the world's blocks there, or on the generator's
-//!   ground where the world holds none), with the health update a vanilla server sends, a tick after their
-//!   position and items (a client that has its health has both);
+//! - spawns a chunk and entity layer per [`Dimension`] of Minecraft 1.20.1, marked
+//!   [`TerraneLayer`]: the Overworld (y −64..320, terrane dimension 0), the Nether (y 0..256,
+//!   dimension 1) and the End (y 0..256, dimension 2), as imports number them; puts every
+//!   joining player in the one they left (the Overworld at [`Settings::spawn`] the first
+//!   time, raised to stand on the world's blocks there, or on the generator's ground where
+//!   the world holds none), with the health update a vanilla server sends, a tick after
+//!   their position and items (a client that has its health has both);
+//! - takes players through Nether and End portals as the game does: a Nether portal to the
+//!   other of the Overworld and the Nether at the place scaled by 8 (at once in creative, after
+//!   4 seconds otherwise), arriving in a portal found there or built (a lit obsidian frame on
+//!   an obsidian ledge); an End portal onto the End's obsidian platform at (100, 48, 0), and
+//!   from the End back to the spawn; flint and steel lights an obsidian frame (2–21 wide,
+//!   3–21 high). What a portal builds or lights is saved with the tick;
 //! - loads the columns players see (their view distance, capped at
-//!   [`Settings::max_view_distance`]) from terrane, nearest first: a column is the 24 cubic
-//!   16³ chunks of dimension 0 from chunk y −4 to 19, each loaded with
-//!   [`World::load_chunk`](terrane::World::load_chunk) (the tiered store keeps it hot, the
-//!   regionizer adds it); block states go by name (`minecraft:name[k=v,...]`) through
+//!   [`Settings::max_view_distance`]) from terrane, nearest first: a column is the cubic 16³
+//!   chunks of its dimension's height (24 in the Overworld, from chunk y −4), loaded with
+//!   [`World::load_chunks_in`](terrane::World::load_chunks_in) (the tiered store keeps them
+//!   hot, the dimension's regionizer adds them); block states go by name (`minecraft:name[k=v,...]`) through
 //!   Valence's block registry; a state of a later Java release is shown as its nearest
 //!   1.20.1 state ([`blocks::nearest_state`]: `short_grass` as `grass`, a new block as the
 //!   1.20.1 block a table generated from minecraft-data names), and one no release has as
 //!   [`Settings::stand_in`], reported once with `tracing::warn` (the stored chunk keeps
 //!   either). A column the world has never held is generated with [`Settings::terrain`]
-//!   (terrane-worldgen: hills by default, or flat ground) and saved with the next tick;
+//!   in the Overworld (terrane-worldgen: hills by default, or flat ground), the Nether's
+//!   cavern and the End's island in theirs ([`Dimension::terrain`]), and saved with the next
+//!   tick;
 //! - unloads the columns nobody sees any more;
 //! - puts each joining player back where the world's record of them says, with its game
 //!   mode and inventory ([`terrane::game::PlayerRecord`], keyed by the game's offline id of
@@ -108,8 +118,12 @@
 //!   recipes, which ship inside the game): a furnace keeps the progress its import held,
 //!   unchanged.
 //! - Breaking a container deletes its contents (Valence has no dropped items).
-//! - One dimension (the Overworld, terrane dimension 0); the Nether and the End are not
-//!   served.
+//! - The Overworld, the Nether and the End are served; a datapack's dimension is not (its
+//!   players join at the Overworld's spawn). Portals are found in the 3 × 3 columns around
+//!   the place scaled (the game looks 128 blocks around in the Overworld); an End portal
+//!   frame is not filled by eyes of ender, and the End has no dragon (no entities).
+//! - A box restore ([`LiveRestoreRequest::Box`]) is the Overworld's; an area restore is of
+//!   any dimension.
 //! - Changes made with `ChunkLayer::set_block` directly, instead of [`SetBlock`], are shown
 //!   but never saved.
 //! - Columns load on the server's thread: up to [`Settings::columns_per_tick`] a tick, nearest
@@ -139,6 +153,7 @@ mod clicks;
 mod containers;
 #[cfg(unix)]
 pub mod control;
+mod dimension;
 mod edits;
 mod ender_chests;
 mod error;
@@ -146,6 +161,7 @@ mod hotbar;
 mod login;
 mod players;
 mod plugin;
+mod portals;
 mod restores;
 mod server;
 mod signs;
@@ -153,6 +169,7 @@ mod world;
 
 pub use clicks::ServerClicks;
 pub use containers::{Containers, container_window, is_container, is_shulker_box};
+pub use dimension::Dimension;
 pub use edits::SetBlock;
 pub use error::{Error, Result};
 pub use hotbar::{HotbarSlots, SelectedSlot};

@@ -7,9 +7,10 @@ use valence::inventory::{CursorItem, OpenInventory};
 use valence::prelude::*;
 use valence::protocol::WritePacket;
 
+use crate::Dimension;
 use crate::containers::Containers;
 use crate::ender_chests::EnderChest;
-use crate::plugin::Settings;
+use crate::plugin::{Settings, enter_layer};
 use crate::world::TerraneWorld;
 
 /// A player's id in the world: the id the game gives their name in offline mode (the mode
@@ -94,8 +95,8 @@ fn stow(inventory: &mut Inventory, mut stack: ItemStack) -> Option<ItemStack> {
 /// The record player `id` joins with, and whether the world holds it under `id`: their
 /// record; else one a world served before kept under Valence's own offline id (`legacy`, a
 /// hash of the name), which moves to `id` in the next save; else their file in the Java world
-/// the world was imported from (a player in another dimension than the Overworld at `spawn`,
-/// with their items).
+/// the world was imported from (in the Overworld, the Nether or the End where it says; a
+/// player in a datapack's dimension at the Overworld's `spawn`, with their items).
 fn joining_record(
     tw: &mut TerraneWorld,
     id: u128,
@@ -113,49 +114,53 @@ fn joining_record(
     }
     Ok(terrane::java::imported_player(tw.world(), id)?.map(|p| {
         let mut r = p.record;
-        if p.dimension != "minecraft:overworld" {
+        if terrane::java::vanilla_dimension(&p.dimension).is_none() {
             r.position = spawn;
+            r.dimension = 0;
         }
         (r, false)
     }))
 }
 
-/// Places each joining player as the world's record of them says (or at the spawn, in the
-/// settings' game mode, when the world has none); [`send_health`] follows.
+/// Where players join for the first time (and come back from the End): the Overworld's
+/// [`Settings::spawn`], raised onto the world's blocks where it holds the spawn's column (an
+/// imported world's hills are not the generator's), else onto the generator's ground.
+pub(crate) fn spawn_point(tw: &mut TerraneWorld, settings: &Settings) -> [f64; 3] {
+    let [x, y, z] = settings.spawn;
+    let generated = tw.terrain().surface(x.floor() as i64, z.floor() as i64) as f64 + 1.0;
+    let ground = match tw.top_of(Dimension::Overworld, x.floor() as i32, z.floor() as i32) {
+        Ok(Some(top)) => f64::from(top),
+        Ok(None) => generated,
+        Err(e) => {
+            tw.fail(e);
+            generated
+        }
+    };
+    [x, y.max(ground), z]
+}
+
+/// Places each joining player as the world's record of them says, in the dimension it names
+/// (or at the spawn, in the settings' game mode, when the world has none); [`send_health`]
+/// follows.
 #[allow(clippy::type_complexity)]
 pub(crate) fn restore(
     mut commands: Commands,
     mut clients: Query<
         (
-            Entity,
-            &Username,
-            &UniqueId,
-            &mut Position,
-            &mut Look,
-            &mut GameMode,
-            &mut Inventory,
-            &mut CursorItem,
+            (Entity, &Username, &UniqueId),
+            (&mut Position, &mut Look, &mut GameMode, &mut Inventory, &mut CursorItem),
+            (&mut EntityLayerId, &mut VisibleChunkLayer, &mut VisibleEntityLayers),
         ),
         Added<Client>,
     >,
     mut tw: ResMut<TerraneWorld>,
     settings: Res<Settings>,
+    layers: Res<crate::plugin::DimensionLayers>,
 ) {
-    for (entity, name, uid, mut pos, mut look, mut mode, mut inventory, mut cursor) in &mut clients
+    for ((entity, name, uid), (mut pos, mut look, mut mode, mut inventory, mut cursor), seen) in
+        &mut clients
     {
-        let [x, y, z] = settings.spawn;
-        // On the world's blocks where it holds the spawn's column (an imported world's hills
-        // are not the generator's), else where the generator puts the ground.
-        let generated = tw.terrain().surface(x.floor() as i64, z.floor() as i64) as f64 + 1.0;
-        let ground = match tw.top_of(x.floor() as i32, z.floor() as i32) {
-            Ok(Some(top)) => f64::from(top),
-            Ok(None) => generated,
-            Err(e) => {
-                tw.fail(e);
-                generated
-            }
-        };
-        let spawn = [x, y.max(ground), z];
+        let spawn = spawn_point(&mut tw, &settings);
         pos.set(spawn);
         *mode = settings.game_mode;
         let id = player_id(name);
@@ -165,6 +170,15 @@ pub(crate) fn restore(
                     tw.note_record(game::player_key(id), game::encode_player(&record));
                 }
                 pos.set(record.position);
+                // A record of a dimension not served (a datapack's) joins at the spawn.
+                match Dimension::from_id(record.dimension) {
+                    Some(dim) => {
+                        let (mut id, mut chunks, mut entities) = seen;
+                        let layer = layers.of(dim);
+                        enter_layer(&mut id, &mut chunks, &mut entities, layer);
+                    }
+                    None => pos.set(spawn),
+                }
                 look.yaw = record.yaw;
                 look.pitch = record.pitch;
                 *mode = match record.game_mode {
@@ -223,16 +237,19 @@ pub(crate) fn send_health(
 pub(crate) fn stage(
     clients: Query<
         (
-            (&Username, &Position, &Look, &GameMode),
+            (&Username, &Position, &Look, &GameMode, &VisibleChunkLayer),
             (&Inventory, &CursorItem, Option<&OpenInventory>, Option<&EnderChest>),
         ),
         With<Client>,
     >,
+    layers: Query<&Dimension, With<crate::TerraneLayer>>,
     enders: Query<&Inventory, Without<Client>>,
     containers: Res<Containers>,
     mut tw: ResMut<TerraneWorld>,
 ) {
-    for ((id, pos, look, mode), (inventory, cursor, open, ender)) in &clients {
+    for ((id, pos, look, mode, seen), (inventory, cursor, open, ender)) in &clients {
+        // Not in a dimension's layer yet (joining this tick): nothing to stage.
+        let Ok(&dimension) = layers.get(seen.0) else { continue };
         let ender_items =
             ender.and_then(|e| enders.get(e.0).ok()).map(slots_of).unwrap_or_default();
         let record = PlayerRecord {
@@ -249,8 +266,9 @@ pub(crate) fn stage(
             cursor: cursor.0.as_ref().map(|s| item_slot(0, s)),
             open_container: open
                 .and_then(|o| containers.position_of(o.entity))
-                .map(|p| (0, [p.x, p.y, p.z].map(i64::from))),
+                .map(|(d, p)| (d.id(), [p.x, p.y, p.z].map(i64::from))),
             ender_items,
+            dimension: dimension.id(),
         };
         tw.stage_record(game::player_key(player_id(id)), Some(game::encode_player(&record)));
     }

@@ -6,6 +6,7 @@ use terrane::worldgen::Terrain;
 use valence::inventory::OpenInventory;
 use valence::prelude::*;
 
+use crate::Dimension;
 use crate::containers::{self, Containers};
 use crate::edits::{self, SetBlock};
 use crate::players;
@@ -69,9 +70,37 @@ impl Default for Settings {
     }
 }
 
-/// Marks the chunk layer the plugin fills from terrane.
+/// Marks the chunk layers the plugin fills from terrane, one per [`Dimension`] (a component
+/// of the same entity says which).
 #[derive(Component, Clone, Copy, Debug, Default)]
 pub struct TerraneLayer;
+
+/// The layer entity of each dimension, in [`Dimension::ALL`]'s order (spawned at startup).
+#[derive(Resource, Clone, Copy, Debug)]
+pub(crate) struct DimensionLayers(pub(crate) [Entity; 3]);
+
+impl DimensionLayers {
+    /// The layer of `dim`.
+    pub(crate) fn of(&self, dim: Dimension) -> Entity {
+        self.0[dim as usize]
+    }
+}
+
+/// Moves a client's view and entity into `layer` (another dimension's: Valence tells the
+/// client it respawned there).
+pub(crate) fn enter_layer(
+    id: &mut EntityLayerId,
+    chunks: &mut VisibleChunkLayer,
+    entities: &mut VisibleEntityLayers,
+    layer: Entity,
+) {
+    if chunks.0 != layer {
+        entities.0.remove(&chunks.0);
+        chunks.0 = layer;
+    }
+    id.0 = layer;
+    entities.0.insert(layer);
+}
 
 /// Sent after each acknowledged save: every change up to `tick` is durable.
 #[derive(Event, Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,8 +113,9 @@ pub struct Saved {
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TerraneSet;
 
-/// Plays Valence on a terrane world: spawns one chunk and entity layer (Overworld,
-/// y −64..320) marked [`TerraneLayer`], puts joining clients in it, loads the columns
+/// Plays Valence on a terrane world: spawns a chunk and entity layer per [`Dimension`]
+/// (the Overworld, y −64..320; the Nether and the End, y 0..256) marked [`TerraneLayer`],
+/// puts joining clients in the one their record names, loads the columns
 /// players see from terrane and unloads those nobody sees, applies [`SetBlock`]s, and saves
 /// them as one `TickSave` per tick (or every [`Settings::save_every`] ticks), sending
 /// [`Saved`].
@@ -141,6 +171,8 @@ impl Plugin for TerranePlugin {
                 (
                     init_clients,
                     players::restore,
+                    crate::portals::light,
+                    crate::portals::travel,
                     cap_view_distance,
                     unload_columns,
                     load_columns,
@@ -171,23 +203,31 @@ fn spawn_layer(
     dimensions: Res<DimensionTypeRegistry>,
     biomes: Res<BiomeRegistry>,
 ) {
-    let layer = LayerBundle::new(ident!("overworld"), &dimensions, &biomes, &server);
-    commands.spawn((layer, TerraneLayer));
+    let layers = Dimension::ALL.map(|dim| {
+        let name = match dim {
+            Dimension::Overworld => ident!("overworld"),
+            Dimension::Nether => ident!("the_nether"),
+            Dimension::End => ident!("the_end"),
+        };
+        let layer = LayerBundle::new(name, &dimensions, &biomes, &server);
+        commands.spawn((layer, TerraneLayer, dim)).id()
+    });
+    commands.insert_resource(DimensionLayers(layers));
 }
 
+/// Puts joining clients in the Overworld's layer ([`players::restore`] moves those whose
+/// record says another dimension, in the same tick).
 #[allow(clippy::type_complexity)]
 fn init_clients(
     mut clients: Query<
         (&mut EntityLayerId, &mut VisibleChunkLayer, &mut VisibleEntityLayers),
         Added<Client>,
     >,
-    layers: Query<Entity, (With<ChunkLayer>, With<EntityLayer>, With<TerraneLayer>)>,
+    layers: Res<DimensionLayers>,
 ) {
-    let Ok(layer) = layers.get_single() else { return };
     for (mut id, mut chunks, mut entities) in &mut clients {
-        id.0 = layer;
-        chunks.0 = layer;
-        entities.0.insert(layer);
+        let overworld = layers.of(Dimension::Overworld);
+        enter_layer(&mut id, &mut chunks, &mut entities, overworld);
     }
 }
 
@@ -203,38 +243,51 @@ fn cap_view_distance(
 }
 
 fn unload_columns(
-    mut layers: Query<&mut ChunkLayer, With<TerraneLayer>>,
+    mut layers: Query<(&mut ChunkLayer, &Dimension), With<TerraneLayer>>,
     mut tw: ResMut<TerraneWorld>,
 ) {
-    let Ok(mut layer) = layers.get_single_mut() else { return };
-    let mut gone = Vec::new();
-    layer.retain_chunks(|pos, chunk| {
-        let keep = chunk.viewer_count_mut() > 0;
-        if !keep {
-            gone.push(pos);
-        }
-        keep
-    });
-    for pos in gone {
-        if let Err(e) = tw.unload_column(pos.x, pos.z) {
-            tw.fail(e);
+    for (mut layer, &dim) in &mut layers {
+        let mut gone = Vec::new();
+        layer.retain_chunks(|pos, chunk| {
+            let keep = chunk.viewer_count_mut() > 0;
+            if !keep {
+                gone.push(pos);
+            }
+            keep
+        });
+        for pos in gone {
+            if let Err(e) = tw.unload_column(dim, pos.x, pos.z) {
+                tw.fail(e);
+            }
         }
     }
 }
 
 fn load_columns(
-    mut layers: Query<&mut ChunkLayer, With<TerraneLayer>>,
-    clients: Query<View, With<Client>>,
+    mut layers: Query<(Entity, &mut ChunkLayer, &Dimension), With<TerraneLayer>>,
+    clients: Query<(View, &VisibleChunkLayer), With<Client>>,
     mut tw: ResMut<TerraneWorld>,
     settings: Res<Settings>,
 ) {
-    let Ok(mut layer) = layers.get_single_mut() else { return };
+    for (entity, mut layer, &dim) in &mut layers {
+        let views = clients.iter().filter(|(_, v)| v.0 == entity).map(|(view, _)| view.get());
+        load_layer_columns(&mut layer, dim, views, &mut tw, &settings);
+    }
+}
+
+/// Loads the columns of `dim`'s layer its viewers see (read ahead first, nearest first).
+fn load_layer_columns(
+    layer: &mut ChunkLayer,
+    dim: Dimension,
+    views: impl Iterator<Item = ChunkView>,
+    tw: &mut TerraneWorld,
+    settings: &Settings,
+) {
     // Every column a player sees or will soon see (its view and a ring beyond), and those
     // of them it sees, each nearest first.
     let mut ahead = Vec::new();
     let mut wanted = Vec::new();
-    for view in &clients {
-        let view = view.get();
+    for view in views {
         let wide = view.with_dist(view.dist().saturating_add(settings.read_ahead));
         for pos in wide.iter() {
             if layer.chunk(pos).is_none() {
@@ -248,7 +301,7 @@ fn load_columns(
     }
     ahead.sort_unstable_by_key(|w| w.0);
     let ahead: Vec<(i32, i32)> = ahead.into_iter().map(|(_, p)| (p.x, p.z)).collect();
-    tw.read_ahead_columns(&ahead);
+    tw.read_ahead_columns(dim, &ahead);
     // Of the columns seen, those read ahead: nearest first, at most `columns_per_tick`, all
     // read from the world together (from memory when read ahead).
     wanted.sort_unstable_by_key(|w| w.0);
@@ -257,14 +310,14 @@ fn load_columns(
         if batch.len() == settings.columns_per_tick {
             break;
         }
-        if !batch.contains(&(pos.x, pos.z)) && tw.is_column_ready(pos.x, pos.z) {
+        if !batch.contains(&(pos.x, pos.z)) && tw.is_column_ready(dim, pos.x, pos.z) {
             batch.push((pos.x, pos.z));
         }
     }
     if batch.is_empty() {
         return;
     }
-    match tw.load_columns(&batch) {
+    match tw.load_columns(dim, &batch) {
         Ok(columns) => {
             for (&(x, z), chunk) in batch.iter().zip(columns) {
                 layer.insert_chunk(ChunkPos::new(x, z), chunk);
@@ -279,6 +332,7 @@ pub(crate) fn apply_edits(
     mut commands: Commands,
     mut edits: EventReader<SetBlock>,
     mut layers: Query<&mut ChunkLayer, With<TerraneLayer>>,
+    dimension_layers: Res<DimensionLayers>,
     mut tw: ResMut<TerraneWorld>,
     mut containers: ResMut<Containers>,
     viewers: Query<(Entity, &OpenInventory)>,
@@ -288,7 +342,6 @@ pub(crate) fn apply_edits(
     if edits.is_empty() {
         return;
     }
-    let Ok(mut layer) = layers.get_single_mut() else { return };
     let new: Vec<BlockState> =
         edits.iter().map(|e| e.state).filter(|s| tw.block_id(*s).is_none()).collect();
     if !new.is_empty()
@@ -299,16 +352,17 @@ pub(crate) fn apply_edits(
     }
     let tick = tw.tick_of(server.current_tick());
     for e in edits {
-        let p = e.position;
+        let (p, dim) = (e.position, e.dimension);
+        let Ok(mut layer) = layers.get_mut(dimension_layers.of(dim)) else { continue };
         // Recorded for the save first: an edit terrane cannot record is not shown either, so
         // what a player sees after a save is what the world holds.
-        if layer.block(p).is_none() || !tw.set_block(p.x, p.y, p.z, e.state) {
+        if layer.block(p).is_none() || !tw.set_block(dim, p.x, p.y, p.z, e.state) {
             continue;
         }
         let Some(old) = layer.set_block(p, e.state) else { continue };
-        tw.note_applied(tick, [p.x, p.y, p.z], e.state);
+        tw.note_applied(tick, dim, [p.x, p.y, p.z], e.state);
         if containers::is_container(old.state) && old.state.to_kind() != e.state.to_kind() {
-            containers::remove(&mut commands, &mut containers, &viewers, &mut tw, p);
+            containers::remove(&mut commands, &mut containers, &viewers, &mut tw, dim, p);
         }
     }
 }

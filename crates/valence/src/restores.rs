@@ -19,8 +19,9 @@ use terrane::{AreaRestoreReport, BlockBox, BlockPos, BoxRestoreReport, Refusal, 
 use valence::inventory::OpenInventory;
 use valence::prelude::*;
 
+use crate::Dimension;
 use crate::containers::{self, Containers};
-use crate::plugin::{Saved, TerraneLayer};
+use crate::plugin::{DimensionLayers, Saved, TerraneLayer};
 use crate::world::{SaveParts, TerraneWorld};
 use crate::{Error, Result};
 
@@ -37,7 +38,7 @@ pub enum LiveRestoreRequest {
         repo: PathBuf,
         /// The backup; `None` for the newest.
         at: Option<u64>,
-        /// The dimension (0 the Overworld, the one the server plays).
+        /// The dimension (0 the Overworld, 1 the Nether, 2 the End).
         dim: u64,
         /// Area x (block x div 256).
         x: i32,
@@ -90,14 +91,29 @@ impl LiveRestoreRequest {
         })
     }
 
-    /// The Overworld areas the restore writes into (none for another dimension).
-    fn areas(&self) -> BTreeSet<AreaId> {
+    /// The dimension the restore writes into (the Overworld for a dimension the server does
+    /// not serve: no column of it is loaded).
+    fn dimension(&self) -> Dimension {
         match self {
-            LiveRestoreRequest::Area { dim: 0, x, z, .. } => BTreeSet::from([AreaId::new(*x, *z)]),
-            LiveRestoreRequest::Area { .. } => BTreeSet::new(),
-            LiveRestoreRequest::Box { from, to, .. } => {
-                bbox(*from, *to).sub_regions().map(|r| AreaId::of_chunk(r.chunk)).collect()
+            LiveRestoreRequest::Area { dim, .. } => {
+                Dimension::from_id(*dim).unwrap_or(Dimension::Overworld)
             }
+            LiveRestoreRequest::Box { .. } => Dimension::Overworld,
+        }
+    }
+
+    /// The dimension and the areas the restore writes into (none of a dimension the server
+    /// does not serve); a box is the Overworld's.
+    fn areas(&self) -> (Dimension, BTreeSet<AreaId>) {
+        match self {
+            LiveRestoreRequest::Area { dim, x, z, .. } => match Dimension::from_id(*dim) {
+                Some(d) => (d, BTreeSet::from([AreaId::new(*x, *z)])),
+                None => (Dimension::Overworld, BTreeSet::new()),
+            },
+            LiveRestoreRequest::Box { from, to, .. } => (
+                Dimension::Overworld,
+                bbox(*from, *to).sub_regions().map(|r| AreaId::of_chunk(r.chunk)).collect(),
+            ),
         }
     }
 }
@@ -162,8 +178,10 @@ pub struct LiveRestored {
     /// Whether the changes made before it were saved first, as the tick given (durable once
     /// [`TerraneWorld::take_landed`] reports it: send [`Saved`] then).
     pub saved: bool,
-    /// The loaded columns of the restored areas, as the world holds them now: show them
-    /// (`ChunkLayer::insert_chunk` sends a column again to its viewers).
+    /// The dimension restored.
+    pub dimension: Dimension,
+    /// The loaded columns of the restored areas, as the world holds them now: show them in
+    /// the dimension's layer (`ChunkLayer::insert_chunk` sends a column again to its viewers).
     pub columns: Vec<(ChunkPos, UnloadedChunk)>,
 }
 
@@ -182,14 +200,14 @@ impl TerraneWorld {
     /// does). `Err` only when the world failed (a save, a load): the server must stop.
     pub fn restore(&mut self, tick: u64, request: &LiveRestoreRequest) -> Result<LiveRestored> {
         if let Some(why) = request.refusal() {
-            let outcome = Err(why.into());
-            return Ok(LiveRestored { outcome, saved: false, columns: Vec::new() });
+            let (outcome, dimension) = (Err(why.into()), request.dimension());
+            return Ok(LiveRestored { outcome, saved: false, dimension, columns: Vec::new() });
         }
+        let (dimension, areas) = request.areas();
         let saved = self.save_parts(tick, SaveParts::All)?;
-        let areas = request.areas();
-        let columns = self.loaded_columns_in(&areas);
+        let columns = self.loaded_columns_in(dimension, &areas);
         for &(x, z) in &columns {
-            self.unload_column(x, z)?;
+            self.unload_column(dimension, x, z)?;
         }
         if let LiveRestoreRequest::Area { dim, x, z, .. } = *request {
             self.forget_records(|key| game::container_in_area(key, dim, AreaId::new(x, z)));
@@ -199,10 +217,10 @@ impl TerraneWorld {
         self.world_mut().settle_saves()?;
         let mut shown = Vec::with_capacity(columns.len());
         for (x, z) in columns {
-            shown.push((ChunkPos::new(x, z), self.load_column(x, z)?));
+            shown.push((ChunkPos::new(x, z), self.load_column(dimension, x, z)?));
         }
         let outcome = outcome.map(|r| r.resent(shown.len() as u64));
-        Ok(LiveRestored { outcome, saved, columns: shown })
+        Ok(LiveRestored { outcome, saved, dimension, columns: shown })
     }
 }
 
@@ -310,6 +328,7 @@ pub(crate) fn serve(
     mut commands: Commands,
     queue: Res<LiveRestoreJobs>,
     mut layers: Query<&mut ChunkLayer, With<TerraneLayer>>,
+    dimension_layers: Res<DimensionLayers>,
     mut tw: ResMut<TerraneWorld>,
     mut open: ResMut<Containers>,
     viewers: Query<(Entity, &OpenInventory)>,
@@ -317,7 +336,6 @@ pub(crate) fn serve(
     mut saved: EventWriter<Saved>,
 ) {
     // Left queued when the server is failing: they end unanswered as it stops.
-    let Ok(mut layer) = layers.get_single_mut() else { return };
     if tw.failed() {
         return;
     }
@@ -326,20 +344,22 @@ pub(crate) fn serve(
         Err(_) => return,
     };
     for (request, answer) in jobs {
-        if let LiveRestoreRequest::Area { dim: 0, x, z, .. } = request {
+        if let LiveRestoreRequest::Area { dim, x, z, .. } = request {
             // Their records come back from the backup: the open inventories close, so their
             // contents are read again from the world at the next use.
-            containers::forget(&mut commands, &mut open, &viewers, |p| {
-                (p.x >> 8, p.z >> 8) == (x, z)
+            containers::forget(&mut commands, &mut open, &viewers, |(d, p)| {
+                d.id() == dim && (p.x >> 8, p.z >> 8) == (x, z)
             });
         }
         let tick = tw.tick_of(server.current_tick());
         match tw.restore(tick, &request) {
             Ok(r) => {
                 crate::plugin::send_landed(&mut tw, &mut saved);
-                for (pos, column) in r.columns {
-                    if layer.chunk(pos).is_some() {
-                        layer.insert_chunk(pos, column);
+                if let Ok(mut layer) = layers.get_mut(dimension_layers.of(r.dimension)) {
+                    for (pos, column) in r.columns {
+                        if layer.chunk(pos).is_some() {
+                            layer.insert_chunk(pos, column);
+                        }
                     }
                 }
                 let _ = answer.send(r.outcome.map_err(|e| Error::RestoreRefused(e.to_string())));

@@ -12,7 +12,8 @@ use valence::prelude::*;
 use valence::protocol::packets::play::UpdateSignC2s;
 use valence::protocol::{Encode, Packet, PacketSide, PacketState, WritePacket};
 
-use crate::plugin::TerraneLayer;
+use crate::Dimension;
+use crate::plugin::{DimensionLayers, TerraneLayer};
 use crate::world::TerraneWorld;
 
 /// The most characters a line keeps (the game's own limit).
@@ -25,6 +26,7 @@ const REACH: f64 = 8.0;
 #[derive(Event, Clone, Copy, Debug)]
 pub(crate) struct SignPlaced {
     pub(crate) client: Entity,
+    pub(crate) dimension: Dimension,
     pub(crate) position: BlockPos,
 }
 
@@ -60,9 +62,10 @@ pub(crate) fn open_editors(
     mut placed: EventReader<SignPlaced>,
     mut clients: Query<&mut Client>,
     layers: Query<&ChunkLayer, With<TerraneLayer>>,
+    dimension_layers: Res<DimensionLayers>,
 ) {
-    let Ok(layer) = layers.get_single() else { return };
     for p in placed.iter() {
+        let Ok(layer) = layers.get(dimension_layers.of(p.dimension)) else { continue };
         if layer.block(p.position).is_some_and(|b| is_sign(b.state))
             && let Ok(mut client) = clients.get_mut(p.client)
         {
@@ -91,14 +94,15 @@ fn side(lines: &[&str]) -> Compound {
 /// side as it was.
 pub(crate) fn update(
     mut packets: EventReader<PacketEvent>,
-    clients: Query<&Position>,
-    mut layers: Query<&mut ChunkLayer, With<TerraneLayer>>,
+    clients: Query<(&Position, &VisibleChunkLayer)>,
+    mut layers: Query<(&mut ChunkLayer, &Dimension), With<TerraneLayer>>,
     mut tw: ResMut<TerraneWorld>,
 ) {
-    let Ok(mut layer) = layers.get_single_mut() else { return };
     for p in packets.iter() {
         let Some(pkt) = p.decode::<UpdateSignC2s<'_>>() else { continue };
-        let Ok(pos) = clients.get(p.client) else { continue };
+        let Ok((pos, seen)) = clients.get(p.client) else { continue };
+        // The sign in the layer the player is in (their dimension's).
+        let Ok((mut layer, &dim)) = layers.get_mut(seen.0) else { continue };
         let at = pkt.position;
         let centre = DVec3::new(at.x as f64 + 0.5, at.y as f64 + 0.5, at.z as f64 + 0.5);
         let Some(block) = layer.block(at) else { continue };
@@ -116,7 +120,7 @@ pub(crate) fn update(
         }
         nbt.insert(if pkt.is_front_text { "front_text" } else { "back_text" }, side(&pkt.lines));
         nbt.insert("is_waxed", Value::Byte(0));
-        if tw.set_block_entity(at.x, at.y, at.z, &nbt) {
+        if tw.set_block_entity(dim, at.x, at.y, at.z, &nbt) {
             layer.set_block(at, Block { state, nbt: Some(nbt) });
         }
     }

@@ -8,29 +8,19 @@ use terrane::{BlockId, Chunk, ChunkPos, ColumnPos, LoadedColumns, TickSave, Worl
 use valence::prelude::{BlockState, Chunk as _, Resource, UnloadedChunk, bevy_ecs};
 
 use crate::blocks::{BlockMap, state_name};
-use crate::{Error, Result};
+use crate::{Dimension, Error, Result};
 use terrane::worldgen::Terrain;
-use terrane::worldgen::flat::{END_CHUNK_Y, HEIGHT, MIN_CHUNK_Y, MIN_Y};
 
-/// The terrane world behind a Valence [`ChunkLayer`](valence::prelude::ChunkLayer): its
-/// loaded columns as terrane chunks, the chunks changed since the last save, and the last
-/// durable tick. The plugin owns it as a Bevy resource.
+/// The terrane world behind the Valence [`ChunkLayer`](valence::prelude::ChunkLayer)s of the
+/// three [`Dimension`]s: their loaded columns as terrane chunks, the chunks changed since the
+/// last save, and the last durable tick. The plugin owns it as a Bevy resource.
 #[derive(Resource)]
 pub struct TerraneWorld {
     world: World,
     blocks: BlockMap,
-    terrain: Terrain,
-    /// The terrain's blocks' ids in the world's schema.
-    terrain_ids: Vec<BlockId>,
-    /// The loaded columns, their chunks and what changed in them.
-    loaded: LoadedColumns,
-    /// Columns being read ahead ([`read_ahead_columns`](Self::read_ahead_columns)), with the
-    /// world's ticket of each.
-    ahead: HashMap<(i32, i32), u64>,
-    /// Columns the world never held, generated on the thread that reads ahead: each
-    /// column's chunks, bottom up, with their chunk y.
-    generated: Arc<Mutex<GeneratedColumns>>,
-    /// Columns loaded from `generated` (generated off the tick).
+    /// Each dimension's columns, in [`Dimension::ALL`]'s order.
+    served: [Served; 3],
+    /// Columns loaded from what was generated off the tick.
     generated_ahead: u64,
     /// Player and container records changed since the last save (`None`: delete).
     records: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
@@ -48,11 +38,28 @@ pub struct TerraneWorld {
     error: Option<Error>,
 }
 
+/// One dimension served: its loaded columns, those being read ahead, and what generates the
+/// columns the world does not hold.
+struct Served {
+    dim: Dimension,
+    terrain: Terrain,
+    /// The terrain's blocks' ids in the world's schema.
+    terrain_ids: Vec<BlockId>,
+    /// The loaded columns, their chunks and what changed in them.
+    loaded: LoadedColumns,
+    /// Columns being read ahead ([`TerraneWorld::read_ahead_columns`]), with the world's
+    /// ticket of each.
+    ahead: HashMap<(i32, i32), u64>,
+    /// Columns the world never held, generated on the thread that reads ahead: each
+    /// column's chunks, bottom up, with their chunk y.
+    generated: Arc<Mutex<GeneratedColumns>>,
+}
+
 impl std::fmt::Debug for TerraneWorld {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TerraneWorld")
             .field("world", &self.world)
-            .field("loaded", &self.loaded)
+            .field("loaded", &self.loaded_columns())
             .field("durable_tick", &self.durable_tick)
             .finish_non_exhaustive()
     }
@@ -66,43 +73,51 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The cubic chunks of `columns`, column by column, bottom up.
-fn column_chunks(columns: &[(i32, i32)]) -> Vec<ChunkPos> {
+/// The cubic chunks of `columns` of `dim`, column by column, bottom up.
+fn column_chunks(dim: Dimension, columns: &[(i32, i32)]) -> Vec<ChunkPos> {
     columns
         .iter()
-        .flat_map(|&(x, z)| {
-            (MIN_CHUNK_Y..END_CHUNK_Y).map(move |cy| ChunkPos::new(x.into(), cy, z.into()))
-        })
+        .flat_map(|&(x, z)| dim.chunk_ys().map(move |cy| ChunkPos::new(x.into(), cy, z.into())))
         .collect()
 }
 
 impl TerraneWorld {
     /// Serves `world` (opened by the caller, nothing loaded yet), showing block states
-    /// Valence does not know as `stand_in` and generating the columns the world does not hold
-    /// with `terrain`. Registers the terrain's states in the world's schema when they are
-    /// missing (registries only grow).
+    /// Valence does not know as `stand_in` and generating the Overworld's columns the world
+    /// does not hold with `terrain` (the Nether's and the End's with theirs:
+    /// [`Dimension::terrain`]). Registers the terrains' states in the world's schema when
+    /// they are missing (registries only grow).
     pub fn new(mut world: World, stand_in: BlockState, terrain: Terrain) -> Result<Self> {
-        if terrain.ids(world.schema()).is_none() {
+        let terrains = Dimension::ALL.map(|d| d.terrain(terrain));
+        if terrains.iter().any(|t| t.ids(world.schema()).is_none()) {
             let mut schema = world.schema().clone();
-            for name in terrain.blocks() {
+            for name in terrains.iter().flat_map(|t| t.blocks()) {
                 if schema.blocks().find(name).is_none() {
                     schema.add_block(name, &[]).map_err(terrane::Error::from)?;
                 }
             }
             world.extend_schema(schema)?;
         }
-        let terrain_ids = terrain
-            .ids(world.schema())
-            .ok_or_else(|| Error::Setting("the world's schema lost the terrain's blocks".into()))?;
+        let mut served = Vec::with_capacity(3);
+        for (dim, terrain) in Dimension::ALL.into_iter().zip(terrains) {
+            let terrain_ids = terrain.ids(world.schema()).ok_or_else(|| {
+                Error::Setting("the world's schema lost the terrain's blocks".into())
+            })?;
+            served.push(Served {
+                dim,
+                terrain,
+                terrain_ids,
+                loaded: LoadedColumns::new(dim.chunk_ys()).in_dimension(dim.id()),
+                ahead: HashMap::new(),
+                generated: Arc::new(Mutex::new(HashMap::new())),
+            });
+        }
+        let served: [Served; 3] = served.try_into().map_err(|_| Error::Setting("three".into()))?;
         let base_tick = world.tick();
         Ok(Self {
             world,
             blocks: BlockMap::new(stand_in),
-            terrain,
-            terrain_ids,
-            loaded: LoadedColumns::new(MIN_CHUNK_Y..END_CHUNK_Y),
-            ahead: HashMap::new(),
-            generated: Arc::new(Mutex::new(HashMap::new())),
+            served,
             generated_ahead: 0,
             records: BTreeMap::new(),
             written: HashMap::new(),
@@ -121,33 +136,50 @@ impl TerraneWorld {
         &self.world
     }
 
-    /// The terrain new columns are generated with.
+    /// The terrain new columns of the Overworld are generated with.
     pub fn terrain(&self) -> Terrain {
-        self.terrain
+        self.served[0].terrain
     }
 
-    /// The y just above the highest block (not air) at block column (`x`, `z`) as the world
-    /// holds it (its loaded or unsaved chunks first, else read from the world), or `None`
-    /// when the world holds no block there: where a player standing there stands.
-    pub fn top_of(&self, x: i32, z: i32) -> Result<Option<i32>> {
+    /// The terrain new columns of `dim` are generated with ([`Dimension::terrain`]).
+    pub fn terrain_of(&self, dim: Dimension) -> Terrain {
+        self.served[dim as usize].terrain
+    }
+
+    /// The y just above the highest block (not air) at block column (`x`, `z`) of `dim` as
+    /// the world holds it (its loaded or unsaved chunks first, else read from the world), or
+    /// `None` when the world holds no block there: where a player standing there stands.
+    pub fn top_of(&self, dim: Dimension, x: i32, z: i32) -> Result<Option<i32>> {
+        self.top_below(dim, x, z, i32::MAX)
+    }
+
+    /// As [`top_of`](Self::top_of), counting only the blocks below `y`: the floor under a
+    /// player at `y` (in the Nether, under the bedrock roof).
+    pub fn top_below(&self, dim: Dimension, x: i32, z: i32, y: i32) -> Result<Option<i32>> {
         let (cx, cz) = (i64::from(x.div_euclid(16)), i64::from(z.div_euclid(16)));
         let (lx, lz) = (x.rem_euclid(16) as u32, z.rem_euclid(16) as u32);
         let air = self.world.air();
-        for cy in (MIN_CHUNK_Y..END_CHUNK_Y).rev() {
+        let loaded_here = &self.served[dim as usize].loaded;
+        for cy in dim.chunk_ys().rev() {
+            if cy * 16 >= i64::from(y) {
+                continue;
+            }
             let pos = ChunkPos::new(cx, cy, cz);
             let (loaded, read);
-            let chunk: &Chunk = if let Some(c) = self.loaded.chunk(pos) {
+            let chunk: &Chunk = if let Some(c) = loaded_here.chunk(pos) {
                 loaded = c;
                 &loaded
-            } else if let Some(c) = self.loaded.unloaded_chunk(pos) {
+            } else if let Some(c) = loaded_here.unloaded_chunk(pos) {
                 c
-            } else if let Some(c) = self.world.get_chunk(pos)? {
+            } else if let Some(c) = self.world.get_chunk_in(dim.id(), pos)? {
                 read = c;
                 &read
             } else {
                 continue;
             };
-            if let Some(ly) = (0..16u32).rev().find(|&ly| chunk.get(lx, ly, lz) != air) {
+            let below = |ly: u32| (cy * 16) as i32 + (ly as i32) < y;
+            if let Some(ly) = (0..16u32).rev().find(|&ly| below(ly) && chunk.get(lx, ly, lz) != air)
+            {
                 return Ok(Some((cy * 16) as i32 + ly as i32 + 1));
             }
         }
@@ -165,19 +197,19 @@ impl TerraneWorld {
         self.base_tick + u64::try_from(server_tick).unwrap_or(0) + 1
     }
 
-    /// Columns loaded.
+    /// Columns loaded, of every dimension.
     pub fn loaded_columns(&self) -> usize {
-        self.loaded.len()
+        self.served.iter().map(|s| s.loaded.len()).sum()
     }
 
-    /// Whether column (`x`, `z`) is loaded.
-    pub fn is_loaded(&self, x: i32, z: i32) -> bool {
-        self.loaded.is_loaded(ColumnPos::new(x, z))
+    /// Whether column (`x`, `z`) of `dim` is loaded.
+    pub fn is_loaded(&self, dim: Dimension, x: i32, z: i32) -> bool {
+        self.served[dim as usize].loaded.is_loaded(ColumnPos::new(x, z))
     }
 
-    /// Changed chunks not saved yet.
+    /// Changed chunks not saved yet, of every dimension.
     pub fn unsaved_chunks(&self) -> usize {
-        self.loaded.unsaved()
+        self.served.iter().map(|s| s.loaded.unsaved()).sum()
     }
 
     /// Changed player and container records not saved yet.
@@ -244,61 +276,71 @@ impl TerraneWorld {
         }
     }
 
-    /// Loads column (`x`, `z`) from terrane into a Valence chunk: its cubic chunks are
-    /// loaded (the tiered store keeps them hot, the regionizer adds them); a column the world
-    /// has never held is generated with the server's terrain and saved with the next tick. A
-    /// chunk changed since the last save and unloaded comes back as changed, not as the world
-    /// holds it.
-    pub fn load_column(&mut self, x: i32, z: i32) -> Result<UnloadedChunk> {
-        self.load_from_world(&[(x, z)])?;
-        Ok(self.valence_column(x, z))
+    /// Loads column (`x`, `z`) of `dim` from terrane into a Valence chunk: its cubic chunks
+    /// are loaded (the tiered store keeps them hot, the dimension's regionizer adds them); a
+    /// column the world has never held is generated with the dimension's terrain and saved
+    /// with the next tick. A chunk changed since the last save and unloaded comes back as
+    /// changed, not as the world holds it.
+    pub fn load_column(&mut self, dim: Dimension, x: i32, z: i32) -> Result<UnloadedChunk> {
+        self.load_from_world(dim, &[(x, z)])?;
+        Ok(self.valence_column(dim, x, z))
     }
 
-    /// Loads `columns` as [`load_column`](Self::load_column) does each, reading all their
-    /// chunks from the world together (a few round trips on a networked store, whatever the
-    /// number of columns: [`World::load_chunks`]). Returns the columns in the order asked.
-    pub fn load_columns(&mut self, columns: &[(i32, i32)]) -> Result<Vec<UnloadedChunk>> {
-        self.load_from_world(columns)?;
-        Ok(columns.iter().map(|&(x, z)| self.valence_column(x, z)).collect())
+    /// Loads `columns` of `dim` as [`load_column`](Self::load_column) does each, reading all
+    /// their chunks from the world together (a few round trips on a networked store, whatever
+    /// the number of columns: [`World::load_chunks_in`]). Returns the columns in the order
+    /// asked.
+    pub fn load_columns(
+        &mut self,
+        dim: Dimension,
+        columns: &[(i32, i32)],
+    ) -> Result<Vec<UnloadedChunk>> {
+        self.load_from_world(dim, columns)?;
+        Ok(columns.iter().map(|&(x, z)| self.valence_column(dim, x, z)).collect())
     }
 
-    /// The columns players will need soon (their views and a ring beyond), nearest first:
-    /// those neither loaded nor read ahead yet start to be read ahead, off the tick thread
-    /// ([`World::read_ahead_chunks`]), and those the world never held are generated there
-    /// too ([`World::run_ahead`]); columns no longer among them are forgotten. Nothing
-    /// happens on a world without saves in flight (it has no thread to read on).
-    pub fn read_ahead_columns(&mut self, columns: &[(i32, i32)]) {
+    /// The columns of `dim` players will need soon (their views and a ring beyond), nearest
+    /// first: those neither loaded nor read ahead yet start to be read ahead, off the tick
+    /// thread ([`World::read_ahead_chunks_in`]), and those the world never held are generated
+    /// there too ([`World::run_ahead`]); columns of `dim` no longer among them are forgotten.
+    /// Nothing happens on a world without saves in flight (it has no thread to read on).
+    pub fn read_ahead_columns(&mut self, dim: Dimension, columns: &[(i32, i32)]) {
         if !self.world.reads_ahead() {
             return;
         }
+        // The dimension's graph, read now if this is its first column (a world error shows
+        // at the load that follows).
+        let Ok(distance) = self.world.distance_in(dim.id()) else { return };
+        let here = &mut self.served[dim as usize];
         let wanted: HashSet<(i32, i32)> = columns.iter().copied().collect();
-        self.ahead.retain(|c, _| wanted.contains(c));
-        lock(&self.generated).retain(|c, _| wanted.contains(c));
+        here.ahead.retain(|c, _| wanted.contains(c));
+        lock(&here.generated).retain(|c, _| wanted.contains(c));
         let mut asked = HashSet::new();
         let new: Vec<(i32, i32)> = columns
             .iter()
             .copied()
             .filter(|c| {
-                !self.loaded.is_loaded(ColumnPos::new(c.0, c.1))
-                    && !self.ahead.contains_key(c)
+                !here.loaded.is_loaded(ColumnPos::new(c.0, c.1))
+                    && !here.ahead.contains_key(c)
                     && asked.insert(*c)
             })
             .collect();
         if new.is_empty() {
             return;
         }
-        let Some(mut ticket) = self.world.read_ahead_chunks(&column_chunks(&new)) else {
+        let Some(mut ticket) = self.world.read_ahead_chunks_in(dim.id(), &column_chunks(dim, &new))
+        else {
             return;
         };
         // Generated after the reads (its ticket done means theirs are too).
         let fresh: Vec<(i32, i32)> = new
             .iter()
             .copied()
-            .filter(|&(x, z)| !self.world.distance().contains(ColumnPos::new(x, z)))
+            .filter(|&(x, z)| !distance.contains(ColumnPos::new(x, z)))
             .collect();
         if !fresh.is_empty() {
             let (terrain, ids, out) =
-                (self.terrain, self.terrain_ids.clone(), Arc::clone(&self.generated));
+                (here.terrain, here.terrain_ids.clone(), Arc::clone(&here.generated));
             let job = move || {
                 for (x, z) in fresh {
                     let chunks = terrain.column(ColumnPos::new(x, z), &ids);
@@ -310,7 +352,7 @@ impl TerraneWorld {
                 ticket = t;
             }
         }
-        self.ahead.extend(new.into_iter().map(|c| (c, ticket)));
+        here.ahead.extend(new.into_iter().map(|c| (c, ticket)));
     }
 
     /// Columns loaded whose generation ran off the tick ([`read_ahead_columns`](Self::read_ahead_columns)).
@@ -318,31 +360,34 @@ impl TerraneWorld {
         self.generated_ahead
     }
 
-    /// Whether column (`x`, `z`) loads without waiting on the store: its read ahead finished,
-    /// or the world does not read ahead (its loads read at once).
-    pub fn is_column_ready(&self, x: i32, z: i32) -> bool {
-        match self.ahead.get(&(x, z)) {
+    /// Whether column (`x`, `z`) of `dim` loads without waiting on the store: its read ahead
+    /// finished, or the world does not read ahead (its loads read at once).
+    pub fn is_column_ready(&self, dim: Dimension, x: i32, z: i32) -> bool {
+        match self.served[dim as usize].ahead.get(&(x, z)) {
             Some(&ticket) => self.world.is_read_ahead(ticket),
             None => !self.world.reads_ahead(),
         }
     }
 
-    /// Loads the columns of `columns` not loaded yet, in one read of the world
+    /// Loads the columns of `columns` of `dim` not loaded yet, in one read of the world
     /// ([`LoadedColumns::load`]); a column the world never held comes from the thread that
     /// read ahead when it was generated there, else from the terrain now.
-    fn load_from_world(&mut self, columns: &[(i32, i32)]) -> Result<()> {
+    fn load_from_world(&mut self, dim: Dimension, columns: &[(i32, i32)]) -> Result<()> {
+        let here = &mut self.served[dim as usize];
         let mut new: Vec<ColumnPos> = Vec::with_capacity(columns.len());
         for &(x, z) in columns {
             let col = ColumnPos::new(x, z);
-            if self.loaded.is_loaded(col) {
+            if here.loaded.is_loaded(col) {
                 // Loaded already: what it holds here (unsaved changes included) is the truth;
                 // the world's copy may be older.
-                tracing::warn!("column ({x}, {z}) loaded twice; its loaded chunks are kept");
+                tracing::warn!(
+                    "column ({x}, {z}) of {dim:?} loaded twice; its loaded chunks are kept"
+                );
             } else {
                 new.push(col);
             }
         }
-        let (terrain, ids, generated) = (self.terrain, &self.terrain_ids, &self.generated);
+        let (terrain, ids, generated) = (here.terrain, &here.terrain_ids, &here.generated);
         let mut ahead = 0;
         let mut generate = |col: ColumnPos| match lock(generated).remove(&(col.x, col.z)) {
             Some(chunks) => {
@@ -351,28 +396,31 @@ impl TerraneWorld {
             }
             None => Some(terrain.column(col, ids)),
         };
-        self.loaded.load(&mut self.world, &new, &mut generate)?;
+        here.loaded.load(&mut self.world, &new, &mut generate)?;
         self.generated_ahead += ahead;
-        let mut generated = lock(&self.generated);
+        let mut generated = lock(&here.generated);
         for c in new {
-            self.ahead.remove(&(c.x, c.z));
+            here.ahead.remove(&(c.x, c.z));
             generated.remove(&(c.x, c.z));
         }
         Ok(())
     }
 
-    /// Column (`x`, `z`) as Valence shows it, from the chunks loaded here; the records of its
-    /// containers start to be read ahead (a player opening one then waits on no round trip).
-    fn valence_column(&mut self, x: i32, z: i32) -> UnloadedChunk {
+    /// Column (`x`, `z`) of `dim` as Valence shows it, from the chunks loaded here; the
+    /// records of its containers start to be read ahead (a player opening one then waits on
+    /// no round trip).
+    fn valence_column(&mut self, dim: Dimension, x: i32, z: i32) -> UnloadedChunk {
         let mut containers: Vec<[i64; 3]> = Vec::new();
-        let mut out = UnloadedChunk::with_height(HEIGHT);
+        let mut out = UnloadedChunk::with_height(dim.height());
         let air = self.world.air();
         let be = self.block_entity_component();
-        for cy in MIN_CHUNK_Y..END_CHUNK_Y {
-            let Some(c) = self.loaded.chunk(ChunkPos::new(x.into(), cy, z.into())) else {
+        let ys = dim.chunk_ys();
+        let loaded = &self.served[dim as usize].loaded;
+        for cy in ys.clone() {
+            let Some(c) = loaded.chunk(ChunkPos::new(x.into(), cy, z.into())) else {
                 continue;
             };
-            let base = u32::try_from((cy - MIN_CHUNK_Y) * 16).unwrap_or(0);
+            let base = u32::try_from((cy - ys.start) * 16).unwrap_or(0);
             for ly in 0..16 {
                 for lz in 0..16 {
                     for lx in 0..16 {
@@ -393,7 +441,7 @@ impl TerraneWorld {
                             if crate::containers::is_container(s) {
                                 containers.push([
                                     i64::from(x) * 16 + i64::from(lx),
-                                    i64::from(MIN_Y) + i64::from(base + ly),
+                                    i64::from(dim.min_y()) + i64::from(base + ly),
                                     i64::from(z) * 16 + i64::from(lz),
                                 ]);
                             }
@@ -403,7 +451,7 @@ impl TerraneWorld {
             }
         }
         if !containers.is_empty() {
-            terrane::game::read_ahead_containers(&self.world, 0, &containers);
+            terrane::game::read_ahead_containers(&self.world, dim.id(), &containers);
         }
         out
     }
@@ -414,11 +462,12 @@ impl TerraneWorld {
         self.world.schema().components().find(name).map(terrane::chunk::ComponentId::variable)
     }
 
-    /// Keeps `nbt` as the block entity of the block at (`x`, `y`, `z`) for the next save (the
-    /// component an import keeps block entities in); `false` when its column is not loaded or
-    /// its block carries no block entity.
+    /// Keeps `nbt` as the block entity of the block at (`x`, `y`, `z`) of `dim` for the next
+    /// save (the component an import keeps block entities in); `false` when its column is not
+    /// loaded or its block carries no block entity.
     pub(crate) fn set_block_entity(
         &mut self,
+        dim: Dimension,
         x: i32,
         y: i32,
         z: i32,
@@ -431,34 +480,37 @@ impl TerraneWorld {
             return false;
         }
         let schema = self.world.schema();
-        let Some(chunk) = self.loaded.chunk_mut(pos) else { return false };
+        let loaded = &mut self.served[dim as usize].loaded;
+        let Some(chunk) = loaded.chunk_mut(pos) else { return false };
         if chunk.set_component(schema, cell, 0, be, &bytes).is_err() {
             return false;
         }
-        self.loaded.mark_changed(pos);
+        loaded.mark_changed(pos);
         true
     }
 
-    /// The block entity a Java world's import kept at (`x`, `y`, `z`), when its column is
-    /// loaded and it has one.
+    /// The block entity a Java world's import kept at (`x`, `y`, `z`) of `dim`, when its
+    /// column is loaded and it has one.
     pub(crate) fn imported_block_entity(
         &self,
+        dim: Dimension,
         x: i32,
         y: i32,
         z: i32,
     ) -> Option<valence::nbt::Compound> {
         let be = self.block_entity_component()?;
         let (pos, cell) = chunk_and_cell(x, y, z);
-        let chunk = self.loaded.chunk(pos)?;
+        let chunk = self.served[dim as usize].loaded.chunk(pos)?;
         chunk.component(cell, 0, be).and_then(crate::block_entities::parse)
     }
 
-    /// The loaded columns of the Overworld areas `areas`.
+    /// The loaded columns of the areas `areas` of `dim`.
     pub(crate) fn loaded_columns_in(
         &self,
+        dim: Dimension,
         areas: &std::collections::BTreeSet<terrane::section::AreaId>,
     ) -> Vec<(i32, i32)> {
-        let mut v: Vec<(i32, i32)> = self
+        let mut v: Vec<(i32, i32)> = self.served[dim as usize]
             .loaded
             .columns()
             .filter(|c| areas.contains(&terrane::section::AreaId::new(c.x >> 4, c.z >> 4)))
@@ -479,10 +531,10 @@ impl TerraneWorld {
         &mut self.world
     }
 
-    /// Column (`x`, `z`) left every player's view: its changed chunks go to the next save,
-    /// its chunks are unloaded from terrane.
-    pub fn unload_column(&mut self, x: i32, z: i32) -> Result<()> {
-        self.loaded.unload(&mut self.world, ColumnPos::new(x, z))?;
+    /// Column (`x`, `z`) of `dim` left every player's view: its changed chunks go to the next
+    /// save, its chunks are unloaded from terrane.
+    pub fn unload_column(&mut self, dim: Dimension, x: i32, z: i32) -> Result<()> {
+        self.served[dim as usize].loaded.unload(&mut self.world, ColumnPos::new(x, z))?;
         Ok(())
     }
 
@@ -510,13 +562,16 @@ impl TerraneWorld {
         if !added {
             return Ok(());
         }
-        let loaded = self.loaded.chunk_positions();
-        for p in &loaded {
-            self.world.unload_chunk(*p)?;
+        let loaded: Vec<(u64, Vec<ChunkPos>)> =
+            self.served.iter().map(|s| (s.dim.id(), s.loaded.chunk_positions())).collect();
+        for (dim, positions) in &loaded {
+            for p in positions {
+                self.world.unload_chunk_in(*dim, *p)?;
+            }
         }
         self.world.extend_schema(schema)?;
-        for p in &loaded {
-            self.world.load_chunk(*p)?;
+        for (dim, positions) in &loaded {
+            self.world.load_chunks_in(*dim, positions)?;
         }
         Ok(())
     }
@@ -527,26 +582,34 @@ impl TerraneWorld {
         self.blocks.to_terrane(self.world.schema(), state)
     }
 
-    /// Records that the block at (`x`, `y`, `z`) is now `state`, for the next save. Positions
-    /// outside the loaded columns or the column's height, and states not registered, are
-    /// ignored (returns `false`).
-    pub fn set_block(&mut self, x: i32, y: i32, z: i32, state: BlockState) -> bool {
+    /// Records that the block at (`x`, `y`, `z`) of `dim` is now `state`, for the next save.
+    /// Positions outside the loaded columns or the column's height, and states not registered,
+    /// are ignored (returns `false`).
+    pub fn set_block(&mut self, dim: Dimension, x: i32, y: i32, z: i32, state: BlockState) -> bool {
         let Some(id) = self.block_id(state) else { return false };
         let (cx, cz) = (x.div_euclid(16), z.div_euclid(16));
         let pos = ChunkPos::new(cx.into(), i64::from(y.div_euclid(16)), cz.into());
+        let air = self.world.air();
+        let loaded = &mut self.served[dim as usize].loaded;
         // Outside the loaded columns and their height: nothing to set.
-        let Some(chunk) = self.loaded.chunk_or_air(pos, self.world.air()) else { return false };
+        let Some(chunk) = loaded.chunk_or_air(pos, air) else { return false };
         let (lx, ly, lz) =
             (x.rem_euclid(16) as u32, y.rem_euclid(16) as u32, z.rem_euclid(16) as u32);
         if chunk.set(lx, ly, lz, id) != id {
-            self.loaded.mark_changed(pos);
+            loaded.mark_changed(pos);
         }
         true
     }
 
-    pub(crate) fn note_applied(&mut self, tick: u64, position: [i32; 3], state: BlockState) {
+    pub(crate) fn note_applied(
+        &mut self,
+        tick: u64,
+        dimension: Dimension,
+        position: [i32; 3],
+        state: BlockState,
+    ) {
         if let Some(a) = &mut self.applied {
-            a.push(Applied { tick, position, state: state_name(state) });
+            a.push(Applied { tick, dimension, position, state: state_name(state) });
         }
     }
 
@@ -569,7 +632,7 @@ impl TerraneWorld {
         };
         let with_chunks = parts != SaveParts::Players;
         let records: Vec<Vec<u8>> = self.records.keys().filter(|k| wanted(k)).cloned().collect();
-        if records.is_empty() && (!with_chunks || self.loaded.unsaved() == 0) {
+        if records.is_empty() && (!with_chunks || self.unsaved_chunks() == 0) {
             return Ok(false);
         }
         let started = Instant::now();
@@ -580,12 +643,18 @@ impl TerraneWorld {
                 None => save.delete_object(tables::WORLD_PROPERTIES, key.clone()),
             };
         }
-        let chunks = match with_chunks {
-            true => self.loaded.put_changes(&mut save, self.world.schema(), |_| true),
-            false => Default::default(),
+        let chunks: Vec<terrane::ChangesPut> = match with_chunks {
+            true => self
+                .served
+                .iter()
+                .map(|s| s.loaded.put_changes(&mut save, self.world.schema(), |_| true))
+                .collect(),
+            false => Vec::new(),
         };
         self.world.save_tick(tick, save)?;
-        self.loaded.saved(&chunks);
+        for (s, put) in self.served.iter_mut().zip(&chunks) {
+            s.loaded.saved(put);
+        }
         for key in records {
             match self.records.remove(&key).flatten() {
                 Some(b) => self.written.insert(key, b),
@@ -650,6 +719,8 @@ pub enum SaveParts {
 pub struct Applied {
     /// The terrane tick whose save holds it.
     pub tick: u64,
+    /// The dimension of the block.
+    pub dimension: Dimension,
     /// The block: x, y, z.
     pub position: [i32; 3],
     /// The new state, `minecraft:name[k=v,...]`.

@@ -4,7 +4,7 @@ use terrane::game;
 use terrane::worldgen::Terrain;
 use terrane::{Backend, Chunk, ChunkPos, ColumnPos, Schema, TickSave, World};
 use terrane_valence::valence::prelude::{BlockState, Chunk as _, UnloadedChunk};
-use terrane_valence::{SaveParts, TerraneWorld};
+use terrane_valence::{Dimension, SaveParts, TerraneWorld};
 
 /// A world whose chunk (0, 4, 0) holds a stone floor at y 64, a gold block at (3, 65, 3)
 /// and a state no Minecraft knows at (4, 65, 4).
@@ -53,21 +53,24 @@ fn columns_load_by_name_and_edits_keep_unknown_states() {
     assert_eq!(tw.durable_tick(), 7);
     assert_eq!(tw.tick_of(0), 8, "ticks count on from the world's");
 
-    let col = tw.load_column(0, 0).unwrap();
+    let col = tw.load_column(Dimension::Overworld, 0, 0).unwrap();
     assert_eq!(at(&col, 3, 65, 3), BlockState::GOLD_BLOCK);
     assert_eq!(at(&col, 9, 64, 9), BlockState::STONE);
     assert_eq!(at(&col, 9, 65, 9), BlockState::AIR);
     assert_eq!(at(&col, 4, 65, 4), BlockState::BEDROCK, "the stand-in");
-    assert!(tw.is_loaded(0, 0));
+    assert!(tw.is_loaded(Dimension::Overworld, 0, 0));
     assert_eq!(tw.unsaved_chunks(), 0, "a stored column is not generated");
 
     // A block never registered before: the schema grows, the chunk keeps the odd state.
     assert!(tw.block_id(BlockState::DIAMOND_BLOCK).is_none());
     tw.register([BlockState::DIAMOND_BLOCK]).unwrap();
-    assert!(tw.set_block(5, 65, 5, BlockState::DIAMOND_BLOCK));
-    assert!(tw.set_block(6, 64, 6, BlockState::AIR));
-    assert!(!tw.set_block(100, 64, 100, BlockState::STONE), "not a loaded column");
-    assert!(!tw.set_block(5, 320, 5, BlockState::STONE), "above the column");
+    assert!(tw.set_block(Dimension::Overworld, 5, 65, 5, BlockState::DIAMOND_BLOCK));
+    assert!(tw.set_block(Dimension::Overworld, 6, 64, 6, BlockState::AIR));
+    assert!(
+        !tw.set_block(Dimension::Overworld, 100, 64, 100, BlockState::STONE),
+        "not a loaded column"
+    );
+    assert!(!tw.set_block(Dimension::Overworld, 5, 320, 5, BlockState::STONE), "above the column");
     assert!(tw.save(9).unwrap());
     assert!(!tw.save(10).unwrap(), "nothing changed since");
     assert_eq!(tw.durable_tick(), 9);
@@ -84,14 +87,14 @@ fn columns_load_by_name_and_edits_keep_unknown_states() {
 fn a_column_the_world_never_held_is_generated_flat_and_saved() {
     let dir = tempfile::tempdir().unwrap();
     let mut tw = TerraneWorld::new(world(dir.path()), BlockState::BEDROCK, Terrain::Flat).unwrap();
-    let col = tw.load_column(3, -2).unwrap();
+    let col = tw.load_column(Dimension::Overworld, 3, -2).unwrap();
     assert_eq!(at(&col, 0, 64, 0), BlockState::GRASS_BLOCK);
     assert_eq!(at(&col, 0, 60, 0), BlockState::STONE);
     assert_eq!(at(&col, 0, -64, 0), BlockState::BEDROCK);
     assert_eq!(at(&col, 0, 65, 0), BlockState::AIR);
     assert!(tw.unsaved_chunks() > 0);
-    tw.unload_column(3, -2).unwrap();
-    assert!(!tw.is_loaded(3, -2));
+    tw.unload_column(Dimension::Overworld, 3, -2).unwrap();
+    assert!(!tw.is_loaded(Dimension::Overworld, 3, -2));
     assert!(tw.save(8).unwrap());
     let w = tw.world();
     assert!(w.distance().contains(ColumnPos::new(3, -2)));
@@ -104,7 +107,7 @@ fn hills_are_generated_from_the_seed_with_the_surface_players_stand_on() {
     let dir = tempfile::tempdir().unwrap();
     let terrain = Terrain::Hills { seed: 7 };
     let mut tw = TerraneWorld::new(world(dir.path()), BlockState::BEDROCK, terrain).unwrap();
-    let col = tw.load_column(5, 9).unwrap();
+    let col = tw.load_column(Dimension::Overworld, 5, 9).unwrap();
     let (x, z) = (5 * 16 + 3, 9 * 16 + 11);
     let top = terrain.surface(x, z) as i32;
     assert_ne!(at(&col, 3, top, 11), BlockState::AIR, "the surface at y {top}");
@@ -114,7 +117,7 @@ fn hills_are_generated_from_the_seed_with_the_surface_players_stand_on() {
     // The same seed gives the same column in another world.
     let other = tempfile::tempdir().unwrap();
     let mut again = TerraneWorld::new(world(other.path()), BlockState::BEDROCK, terrain).unwrap();
-    let col2 = again.load_column(5, 9).unwrap();
+    let col2 = again.load_column(Dimension::Overworld, 5, 9).unwrap();
     for y in [0, 40, top, top + 1] {
         assert_eq!(at(&col, 3, y, 11), at(&col2, 3, y, 11), "y {y}");
     }
@@ -124,13 +127,13 @@ fn hills_are_generated_from_the_seed_with_the_surface_players_stand_on() {
 fn saved_apart_players_and_the_rest_land_in_their_own_saves_and_deletions_always_land() {
     let dir = tempfile::tempdir().unwrap();
     let mut tw = TerraneWorld::new(world(dir.path()), BlockState::BEDROCK, Terrain::Flat).unwrap();
-    tw.load_column(0, 0).unwrap();
+    tw.load_column(Dimension::Overworld, 0, 0).unwrap();
     let player = game::player_key(1);
     let chest = game::container_key(0, [1, 65, 1]);
     let record = game::encode_container(&game::ContainerRecord::default());
     tw.stage_record(player.clone(), Some(game::encode_player(&game::PlayerRecord::default())));
     tw.stage_record(chest.clone(), Some(record.clone()));
-    assert!(tw.set_block(6, 64, 6, BlockState::AIR));
+    assert!(tw.set_block(Dimension::Overworld, 6, 64, 6, BlockState::AIR));
     let get = |tw: &TerraneWorld, k: &[u8]| {
         tw.world().store().get(terrane::tables::WORLD_PROPERTIES, k).unwrap().is_some()
     };
@@ -161,16 +164,16 @@ fn saved_apart_players_and_the_rest_land_in_their_own_saves_and_deletions_always
 fn a_column_loaded_again_before_the_save_keeps_its_unsaved_changes() {
     let dir = tempfile::tempdir().unwrap();
     let mut tw = TerraneWorld::new(world(dir.path()), BlockState::BEDROCK, Terrain::Flat).unwrap();
-    tw.load_column(0, 0).unwrap();
-    assert!(tw.set_block(6, 64, 6, BlockState::AIR));
-    tw.unload_column(0, 0).unwrap();
-    let col = tw.load_column(0, 0).unwrap();
+    tw.load_column(Dimension::Overworld, 0, 0).unwrap();
+    assert!(tw.set_block(Dimension::Overworld, 6, 64, 6, BlockState::AIR));
+    tw.unload_column(Dimension::Overworld, 0, 0).unwrap();
+    let col = tw.load_column(Dimension::Overworld, 0, 0).unwrap();
     assert_eq!(at(&col, 6, 64, 6), BlockState::AIR, "the unsaved edit");
-    assert!(tw.set_block(7, 64, 7, BlockState::AIR));
+    assert!(tw.set_block(Dimension::Overworld, 7, 64, 7, BlockState::AIR));
     // A generated column, never saved, unloaded and loaded again: still the terrain.
-    tw.load_column(3, -2).unwrap();
-    tw.unload_column(3, -2).unwrap();
-    let generated = tw.load_column(3, -2).unwrap();
+    tw.load_column(Dimension::Overworld, 3, -2).unwrap();
+    tw.unload_column(Dimension::Overworld, 3, -2).unwrap();
+    let generated = tw.load_column(Dimension::Overworld, 3, -2).unwrap();
     assert_eq!(at(&generated, 0, 64, 0), BlockState::GRASS_BLOCK);
     assert!(tw.save(8).unwrap());
     let w = tw.world();
@@ -183,12 +186,12 @@ fn a_column_loaded_again_before_the_save_keeps_its_unsaved_changes() {
 fn a_column_loaded_twice_keeps_its_unsaved_changes() {
     let dir = tempfile::tempdir().unwrap();
     let mut tw = TerraneWorld::new(world(dir.path()), BlockState::BEDROCK, Terrain::Flat).unwrap();
-    tw.load_column(0, 0).unwrap();
+    tw.load_column(Dimension::Overworld, 0, 0).unwrap();
     tw.save(1).unwrap();
     assert_ne!(name(tw.world(), 6, 64, 6), "minecraft:air");
-    assert!(tw.set_block(6, 64, 6, BlockState::AIR));
+    assert!(tw.set_block(Dimension::Overworld, 6, 64, 6, BlockState::AIR));
     // Loaded again while loaded: what it holds here wins over the world's older copy.
-    let col = tw.load_column(0, 0).unwrap();
+    let col = tw.load_column(Dimension::Overworld, 0, 0).unwrap();
     assert_eq!(at(&col, 6, 64, 6), BlockState::AIR, "the unsaved edit");
     assert!(tw.save(2).unwrap());
     assert_eq!(name(tw.world(), 6, 64, 6), "minecraft:air");
@@ -207,8 +210,8 @@ fn an_area_restored_while_served_comes_back_loaded() {
     w.backup_incremental(&repo).unwrap();
     drop(repo);
     let mut tw = TerraneWorld::new(w, BlockState::BEDROCK, Terrain::Flat).unwrap();
-    tw.load_column(0, 0).unwrap();
-    assert!(tw.set_block(3, 65, 3, BlockState::AIR), "the grief");
+    tw.load_column(Dimension::Overworld, 0, 0).unwrap();
+    assert!(tw.set_block(Dimension::Overworld, 3, 65, 3, BlockState::AIR), "the grief");
     let area = |at| LiveRestoreRequest::Area { repo: repo_dir.clone(), at, dim: 0, x: 0, z: 0 };
 
     // Boxes beyond the served height or too large are refused before anything is done.
@@ -234,7 +237,7 @@ fn an_area_restored_while_served_comes_back_loaded() {
     assert!(refused.outcome.is_err(), "no backup 99");
     assert!(refused.saved, "the grief was saved first");
     assert_eq!(name(tw.world(), 3, 65, 3), "minecraft:air");
-    assert!(tw.is_loaded(0, 0), "loaded again after a refusal");
+    assert!(tw.is_loaded(Dimension::Overworld, 0, 0), "loaded again after a refusal");
 
     let done = tw.restore(21, &area(None)).unwrap();
     assert!(!done.saved, "nothing changed since");
@@ -249,8 +252,8 @@ fn an_area_restored_while_served_comes_back_loaded() {
     assert_eq!(done.columns.len(), 1);
     assert_eq!(at(&done.columns[0].1, 3, 65, 3), BlockState::GOLD_BLOCK, "shown as restored");
     assert_eq!(name(tw.world(), 3, 65, 3), "minecraft:gold_block");
-    assert!(tw.is_loaded(0, 0));
-    assert!(tw.set_block(9, 64, 9, BlockState::AIR), "playing on after it");
+    assert!(tw.is_loaded(Dimension::Overworld, 0, 0));
+    assert!(tw.set_block(Dimension::Overworld, 9, 64, 9, BlockState::AIR), "playing on after it");
     assert!(tw.save(22).unwrap());
     assert_eq!(name(tw.world(), 9, 64, 9), "minecraft:air");
     assert_eq!(name(tw.world(), 3, 65, 3), "minecraft:gold_block");
@@ -266,28 +269,30 @@ fn columns_are_read_ahead_and_ready_once_read() {
     world_on(dir.path(), Backend::BlockFile).close().unwrap();
     let w = World::builder().saves_in_flight(2).open(dir.path()).unwrap();
     let mut tw = TerraneWorld::new(w, BlockState::BEDROCK, Terrain::Flat).unwrap();
-    assert!(!tw.is_column_ready(0, 0), "not asked for yet");
-    tw.read_ahead_columns(&[(0, 0), (1, 0)]);
+    assert!(!tw.is_column_ready(Dimension::Overworld, 0, 0), "not asked for yet");
+    tw.read_ahead_columns(Dimension::Overworld, &[(0, 0), (1, 0)]);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !(tw.is_column_ready(0, 0) && tw.is_column_ready(1, 0)) {
+    while !(tw.is_column_ready(Dimension::Overworld, 0, 0)
+        && tw.is_column_ready(Dimension::Overworld, 1, 0))
+    {
         assert!(std::time::Instant::now() < deadline, "the read ahead never finished");
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    let col = tw.load_column(0, 0).unwrap();
+    let col = tw.load_column(Dimension::Overworld, 0, 0).unwrap();
     assert_eq!(at(&col, 3, 65, 3), BlockState::GOLD_BLOCK, "the world's column, read ahead");
-    tw.read_ahead_columns(&[(2, 0)]);
-    assert!(!tw.is_column_ready(1, 0), "no longer asked for: forgotten");
+    tw.read_ahead_columns(Dimension::Overworld, &[(2, 0)]);
+    assert!(!tw.is_column_ready(Dimension::Overworld, 1, 0), "no longer asked for: forgotten");
 
     // Columns the world never held are generated off the tick, then loaded as generated.
     let far = [(40, 40), (41, 40)];
-    tw.read_ahead_columns(&far);
-    while !far.iter().all(|&(x, z)| tw.is_column_ready(x, z)) {
+    tw.read_ahead_columns(Dimension::Overworld, &far);
+    while !far.iter().all(|&(x, z)| tw.is_column_ready(Dimension::Overworld, x, z)) {
         assert!(std::time::Instant::now() < deadline, "the generation never finished");
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    let generated = tw.load_columns(&far).unwrap();
+    let generated = tw.load_columns(Dimension::Overworld, &far).unwrap();
     assert_eq!(tw.columns_generated_ahead(), 2, "both generated on the read-ahead thread");
-    let inline = tw.load_column(42, 40).unwrap();
+    let inline = tw.load_column(Dimension::Overworld, 42, 40).unwrap();
     assert_eq!(tw.columns_generated_ahead(), 2, "a column not read ahead is generated inline");
     for col in &generated {
         for y in [-64, -60, 0, 3, 64] {
@@ -297,5 +302,8 @@ fn columns_are_read_ahead_and_ready_once_read() {
 
     let other = tempfile::tempdir().unwrap();
     let tw = TerraneWorld::new(world(other.path()), BlockState::BEDROCK, Terrain::Flat).unwrap();
-    assert!(tw.is_column_ready(5, 5), "no saves in flight: loads read at once");
+    assert!(
+        tw.is_column_ready(Dimension::Overworld, 5, 5),
+        "no saves in flight: loads read at once"
+    );
 }

@@ -3,7 +3,7 @@
 //
 // Usage: node join.js '{"host":"127.0.0.1","port":25565,"username":"bot","viewDistance":10,
 //   "timeoutMs":120000}'
-// Reports {"event":"spawn","ms":T,"pos":[x,y,z]} when `spawn` fires, then
+// Reports {"event":"spawn","ms":T,"pos":[x,y,z],"dimension":D} when `spawn` fires, then
 // {"event":"view","ms":T,"columns":N} once every column within `viewDistance` columns of its
 // own (x² + z² ≤ d², N of them) is loaded, T counted from the start of the connection; then
 // exits 0. On a failure or the timeout: {"event":"error","message"} and exit 1.
@@ -52,7 +52,7 @@ bot.on('chunkColumnLoad', (p) => {
 bot.on('chunkColumnUnload', (p) => loaded.delete((p.x >> 4) + ',' + (p.z >> 4)))
 bot.once('spawn', () => {
   const p = bot.entity.position
-  say({ event: 'spawn', ms: Date.now() - start, pos: [p.x, p.y, p.z] })
+  say({ event: 'spawn', ms: Date.now() - start, pos: [p.x, p.y, p.z], dimension: bot.game.dimension })
   const cx = Math.floor(p.x / 16)
   const cz = Math.floor(p.z / 16)
   wanted = []
