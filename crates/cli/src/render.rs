@@ -39,6 +39,11 @@ pub struct RenderArgs {
     /// Pixels per block (1..=8).
     #[arg(long, default_value_t = 1)]
     pub scale: u32,
+    /// Blocks per pixel along each side (1..=64): a large world drawn smaller, each pixel
+    /// the top block of the first column of its square. A map is 16,384 pixels per side at
+    /// most: 2 draws a world of 32,768 blocks.
+    #[arg(long, default_value_t = 1)]
+    pub blocks_per_pixel: u32,
 }
 
 /// Colour of a block by its registry name.
@@ -125,6 +130,12 @@ pub fn run(a: &RenderArgs) -> Result<(), Fail> {
     if !(1..=8).contains(&a.scale) {
         return Err(Fail::usage("--scale must be 1..=8"));
     }
+    if !(1..=64).contains(&a.blocks_per_pixel) {
+        return Err(Fail::usage("--blocks-per-pixel must be 1..=64"));
+    }
+    if a.scale > 1 && a.blocks_per_pixel > 1 {
+        return Err(Fail::usage("--scale and --blocks-per-pixel: one or the other"));
+    }
     let world = match &a.world {
         Some(w) => Some(crate::open_one_pass(w)?),
         None => None,
@@ -184,10 +195,16 @@ pub fn run(a: &RenderArgs) -> Result<(), Fail> {
     };
     let span = |lo: i64, hi: i64| u64::try_from(i128::from(hi) - i128::from(lo) + 1).ok();
     let (w, h) = (span(x0, x1).unwrap_or(u64::MAX), span(z0, z1).unwrap_or(u64::MAX));
-    let scale = u64::from(a.scale);
-    if w.saturating_mul(scale) > 16384 || h.saturating_mul(scale) > 16384 {
+    let (scale, every) = (u64::from(a.scale), u64::from(a.blocks_per_pixel));
+    let side = |blocks: u64| blocks.div_ceil(every).saturating_mul(scale);
+    if side(w) > 16384 || side(h) > 16384 {
+        let fits = w.max(h).div_ceil(16384);
+        let hint = match fits {
+            2..=64 if scale == 1 => format!("; --blocks-per-pixel {fits} draws it"),
+            _ => String::new(),
+        };
         return Err(Fail::usage(format!(
-            "the map is {w} x {h} blocks: too big (16384 pixels per side at most)"
+            "the map is {w} x {h} blocks: too big (16384 pixels per side at most){hint}"
         )));
     }
     // Shading by height over the stored chunks' blocks.
@@ -216,8 +233,8 @@ pub fn run(a: &RenderArgs) -> Result<(), Fail> {
     let pb = bar(false, " columns");
     pb.set_message("rendering");
     pb.set_length(extent.as_ref().map_or(0, |e| e.columns));
-    let (w, scale) = (w as usize, scale as usize);
-    let (pw, ph) = (w * scale, h as usize * scale);
+    let (pw, ph) = (side(w) as usize, side(h) as usize);
+    let (w, scale, every) = (w as usize, scale as usize, every as usize);
     // A failure reading the world, kept while the file writer unwinds.
     let mut failed: Option<Fail> = None;
     let written = terrane::export::write_whole_with(&a.out, |out| {
@@ -254,7 +271,10 @@ pub fn run(a: &RenderArgs) -> Result<(), Fail> {
                 pb.inc(tops.columns());
             }
             for z in sz0.max(z0)..=(sz0 + STRIPE - 1).min(z1) {
-                for bx in 0..w {
+                if !((z - z0) as usize).is_multiple_of(every) {
+                    continue;
+                }
+                for bx in (0..w).step_by(every) {
                     let x = x0 + bx as i64;
                     let top = stripe[(z - sz0) as usize * w + bx];
                     let mut c = top.unwrap_or([16, 16, 16]);
@@ -271,7 +291,7 @@ pub fn run(a: &RenderArgs) -> Result<(), Fail> {
                         };
                     }
                     for dx in 0..scale {
-                        let px = (bx * scale + dx) * 3;
+                        let px = (bx / every * scale + dx) * 3;
                         row[px..px + 3].copy_from_slice(&c);
                     }
                 }

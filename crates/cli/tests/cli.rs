@@ -209,6 +209,16 @@ fn demo_then_every_command(backend: &str) {
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     let out = ok(&["render", "--world", s(&world), "--regions", s(&png)]);
     assert!(out.contains("regions"), "{out}");
+    // A world drawn smaller: a pixel per 4 × 4 blocks (the PNG header's width and height).
+    let size = |png: &std::path::Path| {
+        let b = std::fs::read(png).unwrap();
+        let be = |i: usize| u32::from_be_bytes(b[i..i + 4].try_into().unwrap());
+        (be(16), be(20))
+    };
+    ok(&["render", "--world", s(&world), s(&png)]);
+    let (w, h) = size(&png);
+    ok(&["render", "--world", s(&world), "--blocks-per-pixel", "4", s(&png)]);
+    assert_eq!(size(&png), (w.div_ceil(4), h.div_ceil(4)));
 
     // The demo's region history replays.
     let log = world.join("regions.log");

@@ -518,8 +518,9 @@ pub struct VerifyReport {
 /// One world: the object store, the tiered chunk store, the regionizer (and scheduler), the
 /// distance graph and arena snapshots, glued together. See the [crate docs](crate).
 ///
-/// Chunks are cubic ([`ChunkPos`]) in one dimension (0); the distance graph is over columns
-/// ([`ColumnPos`], chunk x and z).
+/// Chunks are cubic ([`ChunkPos`]) in dimensions (0, the Overworld, unless a method `_in`
+/// names another: each dimension has its own regionizer and distance graph); the distance
+/// graph is over columns ([`ColumnPos`], chunk x and z).
 pub struct World {
     dir: Option<PathBuf>,
     /// The world directory's advisory lock, held for the world's life.
