@@ -97,7 +97,6 @@ impl RocksStore {
         // (`docs/format/rocksdb-v1.md`, "Crash safety", says what this leaves).
         db_opts.set_track_and_verify_wals_in_manifest(true);
         db_opts.set_max_background_jobs(options.background_jobs);
-        db_opts.set_compaction_readahead_size(options.compaction_readahead_bytes);
         // A family that gets few writes (world properties, one key per save) would keep every
         // log alive until RocksDB's own bound (four times all the memtables, over a GiB): past
         // four memtables of logs, the families holding the oldest one are flushed.

@@ -60,10 +60,6 @@ pub struct RocksOptions {
     pub memtables_bytes: usize,
     /// Background flush and compaction threads. Default 2.
     pub background_jobs: i32,
-    /// Bytes a compaction reads ahead in each file it merges. A compaction of a large level
-    /// merges tens of files, each holding its read-ahead: memory that grows with the store.
-    /// Default 2 MiB (RocksDB's).
-    pub compaction_readahead_bytes: usize,
 }
 
 impl Default for RocksOptions {
@@ -79,7 +75,6 @@ impl Default for RocksOptions {
             write_buffer_bytes: 32 << 20,
             memtables_bytes: 64 << 20,
             background_jobs: 2,
-            compaction_readahead_bytes: 2 << 20,
         }
     }
 }
@@ -137,11 +132,6 @@ impl RocksOptions {
     /// Sets [`background_jobs`](Self::background_jobs).
     pub fn background_jobs(mut self, v: i32) -> Self {
         self.background_jobs = v;
-        self
-    }
-    /// Sets [`compaction_readahead_bytes`](Self::compaction_readahead_bytes).
-    pub fn compaction_readahead_bytes(mut self, v: usize) -> Self {
-        self.compaction_readahead_bytes = v;
         self
     }
 

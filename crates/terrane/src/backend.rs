@@ -185,11 +185,6 @@ pub(crate) const ONE_PASS_MEMTABLES: usize = 32 << 20;
 #[cfg(feature = "rocksdb")]
 pub(crate) const ONE_PASS_WRITE_BUFFER: usize = 8 << 20;
 
-/// What a compaction reads ahead in each file it merges, in one pass (RocksDB's default is
-/// 2 MiB a file: a 12 GB world's compactions merge tens of files).
-#[cfg(feature = "rocksdb")]
-pub(crate) const ONE_PASS_COMPACTION_READAHEAD: usize = 256 << 10;
-
 /// The block file's read cache in one pass.
 #[cfg(feature = "blockfile")]
 pub(crate) const ONE_PASS_BLOCKFILE_CACHE: usize = 4 << 20;
@@ -226,8 +221,7 @@ pub(crate) fn open_backend_with(
                     .block_cache_bytes(ONE_PASS_BLOCK_CACHE)
                     .row_cache_bytes(0)
                     .memtables_bytes(ONE_PASS_MEMTABLES)
-                    .write_buffer_bytes(ONE_PASS_WRITE_BUFFER)
-                    .compaction_readahead_bytes(ONE_PASS_COMPACTION_READAHEAD);
+                    .write_buffer_bytes(ONE_PASS_WRITE_BUFFER);
             }
             Ok(Handle::Rocks(Arc::new(terrane_rocksdb::RocksStore::open_with(
                 dir.join("db"),

@@ -192,23 +192,32 @@ fn nether_arrival(
     if let Some(p) = nearest_portal(layer, dim, spot) {
         return Some([f64::from(p.x) + 0.5, f64::from(p.y), f64::from(p.z) + 0.5]);
     }
-    // None: one built on the ground at the spot (in the Nether, under its roof; over lava or
-    // the void, on the ledge it stands on).
+    // None: one built on the ground at the spot (in the Nether, on the cavern's floor under
+    // its roof; over lava or the void, on the ledge it stands on).
     let (x, z) = spot;
-    let lowest = dim.min_y() + 1;
     let top = i32::try_from(i64::from(dim.min_y()) + i64::from(dim.height())).unwrap_or(i32::MAX);
     let roof = if dim == Dimension::Nether { 120 } else { top - 6 };
-    let ground = match tw.top_below(dim, x, z, roof) {
-        Ok(g) => g.unwrap_or(64),
-        Err(e) => {
-            tw.fail(e);
-            return None;
-        }
-    };
+    let ground = floor_under(layer, dim, x, z, roof).unwrap_or(64);
     let floor = if dim == Dimension::Nether { ground.max(32) } else { ground };
-    let y = floor.clamp(lowest, roof);
+    let y = floor.clamp(dim.min_y() + 1, roof);
     build_portal(dim, BlockPos::new(x, y, z), edits);
     Some([f64::from(x) + 1.0, f64::from(y), f64::from(z) + 0.5])
+}
+
+/// The y a player stands at in block column (`x`, `z`) below `y` in the loaded `layer`: on
+/// the highest block (not air) with air above it, found going down from `y` (under a
+/// cavern's roof, its floor); `None` when there is none.
+fn floor_under(layer: &ChunkLayer, dim: Dimension, x: i32, z: i32, y: i32) -> Option<i32> {
+    let mut air_above = false;
+    for y in (dim.min_y()..y).rev() {
+        let state = layer.block(BlockPos::new(x, y, z))?.state;
+        if state.is_air() {
+            air_above = true;
+        } else if air_above {
+            return Some(y + 1);
+        }
+    }
+    None
 }
 
 /// The lowest block of the Nether portal nearest to `spot` in the loaded columns around it.

@@ -153,9 +153,8 @@ impl TerraneWorld {
         self.top_below(dim, x, z, i32::MAX)
     }
 
-    /// As [`top_of`](Self::top_of), counting only the blocks below `y`: the floor under a
-    /// player at `y` (in the Nether, under the bedrock roof).
-    pub fn top_below(&self, dim: Dimension, x: i32, z: i32, y: i32) -> Result<Option<i32>> {
+    /// As [`top_of`](Self::top_of), counting only the blocks below `y`.
+    fn top_below(&self, dim: Dimension, x: i32, z: i32, y: i32) -> Result<Option<i32>> {
         let (cx, cz) = (i64::from(x.div_euclid(16)), i64::from(z.div_euclid(16)));
         let (lx, lz) = (x.rem_euclid(16) as u32, z.rem_euclid(16) as u32);
         let air = self.world.air();
