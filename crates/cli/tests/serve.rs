@@ -18,7 +18,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::minecraft::{
-    block_name, bots, child_stdout, free_port, last_saved, node_modules, serve,
+    block_name, block_name_in, bots, child_stdout, free_port, last_saved, node_modules, serve,
 };
 use common::players::CHEST;
 use terrane::game::{self, ContainerRecord, ItemSlot};
@@ -886,6 +886,73 @@ fn an_imported_java_player_joins_where_their_file_says() {
         game::player(&world, game::offline_player_id("netherplayer")).unwrap().expect("saved");
     assert_eq!(nether.items, record.items);
     assert_eq!((record.dimension, nether.dimension), (0, 1), "each in their own dimension");
+}
+
+/// A real client steps into a Nether portal of the served world and is in the Nether, in a
+/// portal the server built there (at the portal's place scaled by 1/8), with the Nether's
+/// blocks around it; after a SIGKILL the world holds that portal in the Nether and the
+/// player's record names the Nether.
+#[test]
+fn a_real_client_goes_through_a_nether_portal() {
+    let modules = node_modules();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("world");
+    // A stone floor at y 64 over column (0, 0) and a lit obsidian frame standing along x at
+    // z 12: x 12..=15, y 65..=69, its inside (13..=14, 66..=68) Nether portal.
+    let mut schema = Schema::new();
+    let air = schema.add_block("minecraft:air", &[]).unwrap();
+    let stone = schema.add_block("minecraft:stone", &[]).unwrap();
+    let obsidian = schema.add_block("minecraft:obsidian", &[]).unwrap();
+    let portal = schema.add_block("minecraft:nether_portal[axis=x]", &[]).unwrap();
+    let mut world =
+        World::builder().backend(Backend::BlockFile).schema(schema).create(&dir).unwrap();
+    let mut chunk = Chunk::new(air);
+    for x in 0..16 {
+        for z in 0..16 {
+            chunk.set(x, 0, z, stone);
+        }
+    }
+    for x in 12..=15u32 {
+        for y in 1..=5u32 {
+            let inside = (13..=14).contains(&x) && (2..=4).contains(&y);
+            chunk.set(x, y, 12, if inside { portal } else { obsidian });
+        }
+    }
+    world.mark_generated(ColumnPos::new(0, 0)).unwrap();
+    let mut save = TickSave::new();
+    save.put_chunk(0, ChunkPos::new(0, 4, 0), chunk.encode(world.schema()));
+    world.save_tick(1, save).unwrap();
+    world.close().unwrap();
+
+    let port = free_port();
+    let log = tmp.path().join("serve.log");
+    let (mut server, lines) = serve(&dir, port, &log, &[]);
+    let steps = serde_json::json!([
+        { "enter": [13, 66, 12], "dimension": "the_nether", "feet": "nether_portal" }
+    ]);
+    let said = run_steps(port, "traveller", steps, &modules, &log);
+    let entered = said
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["entered"].is_array())
+        .unwrap_or_else(|| panic!("never entered: {said}"));
+    assert!(entered["dimension"].as_str().is_some_and(|d| d.ends_with("the_nether")), "{entered}");
+    assert_eq!(entered["feet"], "nether_portal", "arrived in a portal: {entered}");
+    // (13, 12) / 8 is the block column (1, 1): the portal built there is two wide, from x 1.
+    let pos = &entered["pos"];
+    assert_eq!((pos[0].as_f64(), pos[2].as_f64()), (Some(2.0), Some(1.5)), "{entered}");
+    let y = pos[1].as_f64().unwrap() as i64;
+
+    assert!(last_saved(&lines, Duration::from_secs(2)).is_some());
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let world = World::open(&dir).unwrap();
+    let record =
+        game::player(&world, game::offline_player_id("traveller")).unwrap().expect("saved");
+    assert_eq!(record.dimension, 1, "the Nether");
+    assert_eq!(block_name_in(&world, 1, [1, y, 1]), "minecraft:nether_portal[axis=x]");
+    assert_eq!(block_name_in(&world, 1, [0, y, 1]), "minecraft:obsidian");
+    assert_eq!(block_name(&world, [13, 66, 12]), "minecraft:nether_portal[axis=x]");
 }
 
 /// A player's ender chest is their own: any ender chest block opens the items their record

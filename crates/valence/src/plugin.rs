@@ -171,10 +171,12 @@ impl Plugin for TerranePlugin {
                 (
                     init_clients,
                     players::restore,
-                    crate::portals::light,
-                    crate::portals::travel,
                     cap_view_distance,
                     unload_columns,
+                    // After the unloading: the columns a traveller arrives in have no viewer
+                    // until the tick ends, and their portal's blocks are set this tick.
+                    crate::portals::light,
+                    crate::portals::travel,
                     load_columns,
                     containers::open,
                     edits::dig.run_if(move || edits_on),

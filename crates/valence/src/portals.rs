@@ -18,10 +18,13 @@
 
 use valence::interact_block::InteractBlockEvent;
 use valence::prelude::*;
+use valence::protocol::packets::play::PlayerRespawnS2c;
+use valence::protocol::{GlobalPos, VarInt, WritePacket};
+use valence::spawn::{DeathLocation, HashedSeed, IsDebug, IsFlat, PrevGameMode};
 
 use crate::Dimension;
 use crate::edits::SetBlock;
-use crate::plugin::{DimensionLayers, Settings, TerraneLayer, enter_layer};
+use crate::plugin::{DimensionLayers, Settings, TerraneLayer};
 use crate::world::TerraneWorld;
 
 /// Ticks a survival or adventure player stands in a Nether portal before it takes them (the
@@ -51,7 +54,7 @@ fn portal_at(layer: &ChunkLayer, pos: &Position) -> Option<BlockKind> {
 }
 
 /// Takes the players who stood long enough in a portal to its other side.
-#[allow(clippy::type_complexity)]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
 pub(crate) fn travel(
     mut commands: Commands,
     mut clients: Query<
@@ -65,6 +68,10 @@ pub(crate) fn travel(
         With<Client>,
     >,
     mut layers: Query<(&mut ChunkLayer, &Dimension), With<TerraneLayer>>,
+    (mut net, respawn): (
+        Query<&mut Client>,
+        Query<(&HashedSeed, &PrevGameMode, &IsDebug, &IsFlat, &DeathLocation)>,
+    ),
     dimension_layers: Res<DimensionLayers>,
     mut tw: ResMut<TerraneWorld>,
     settings: Res<Settings>,
@@ -111,10 +118,57 @@ pub(crate) fn travel(
             }
         };
         let Some(arrival) = arrival else { continue };
-        enter_layer(&mut id, &mut chunks, &mut entities, dimension_layers.of(to));
+        // The client is told it respawns in the other dimension now, before the chunks of its
+        // new layer are written to it: Valence 0.2 writes its own respawn packet after them,
+        // and a client drops the chunks it holds when it respawns. The layer changes without
+        // Valence seeing a change of it, so it sends no second respawn; it still sends the
+        // new layer's chunks (the player moved) and takes the old ones away.
+        if let (Ok(mut client), Ok(r)) = (net.get_mut(entity), respawn.get(entity)) {
+            client.write_packet(&respawn_packet(to, *mode, r));
+        }
+        let layer = dimension_layers.of(to);
+        entities.0.remove(&chunks.0);
+        entities.0.insert(layer);
+        id.0 = layer;
+        chunks.bypass_change_detection().0 = layer;
         pos.set(arrival);
         commands.entity(entity).insert(InPortal { kind, ticks: 0, arrived: true });
         tracing::info!("a player went from {from:?} to {to:?}, at {arrival:?}");
+    }
+}
+
+/// The packet that tells a client in game mode `mode` it respawns in dimension `to`, as
+/// Valence writes it when a client changes layers.
+fn respawn_packet(
+    to: Dimension,
+    mode: GameMode,
+    (seed, previous, debug, flat, death): (
+        &HashedSeed,
+        &PrevGameMode,
+        &IsDebug,
+        &IsFlat,
+        &DeathLocation,
+    ),
+) -> PlayerRespawnS2c<'static> {
+    let name = match to {
+        Dimension::Overworld => ident!("minecraft:overworld"),
+        Dimension::Nether => ident!("minecraft:the_nether"),
+        Dimension::End => ident!("minecraft:the_end"),
+    };
+    PlayerRespawnS2c {
+        dimension_type_name: name.into(),
+        dimension_name: name.into(),
+        hashed_seed: seed.0,
+        game_mode: mode,
+        previous_game_mode: previous.0.map_or(-1, |g| g as i8),
+        is_debug: debug.0,
+        is_flat: flat.0,
+        copy_metadata: true,
+        last_death_location: death.0.as_ref().map(|(dimension, position)| GlobalPos {
+            dimension_name: dimension.as_str_ident().to_string_ident().into(),
+            position: *position,
+        }),
+        portal_cooldown: VarInt(0),
     }
 }
 

@@ -91,6 +91,13 @@ fn portals_take_a_player_to_the_nether_back_and_to_the_end() {
     assert!(y >= 32, "above the lava sea: {y}");
     // The portal built is saved in the Nether, and the player's record names the Nether.
     assert!(block(&app, Dimension::Nether, [x, y, z]).starts_with("minecraft:nether_portal"));
+    // And the Nether's layer shows it (what clients are sent).
+    let shown = {
+        let mut q = app.world.query::<(&ChunkLayer, &Dimension)>();
+        let (layer, _) = q.iter(&app.world).find(|(_, d)| **d == Dimension::Nether).unwrap();
+        layer.block(BlockPos::new(x, y, z)).map(|b| b.state.to_kind())
+    };
+    assert_eq!(shown, Some(BlockKind::NetherPortal));
     assert_eq!(block(&app, Dimension::Nether, [x - 1, y, z]), "minecraft:obsidian");
     assert_eq!(block(&app, Dimension::Nether, [x, y - 1, z]), "minecraft:obsidian");
     assert!(

@@ -110,12 +110,16 @@ pub fn last_saved(rx: &mpsc::Receiver<String>, wait: Duration) -> Option<u64> {
 }
 
 pub fn block_name(world: &World, pos: [i64; 3]) -> String {
+    block_name_in(world, 0, pos)
+}
+
+/// The block at `pos` of dimension `dim` (0 the Overworld, 1 the Nether, 2 the End).
+pub fn block_name_in(world: &World, dim: u64, pos: [i64; 3]) -> String {
     let c = world
-        .get_chunk(ChunkPos::new(
-            pos[0].div_euclid(16),
-            pos[1].div_euclid(16),
-            pos[2].div_euclid(16),
-        ))
+        .get_chunk_in(
+            dim,
+            ChunkPos::new(pos[0].div_euclid(16), pos[1].div_euclid(16), pos[2].div_euclid(16)),
+        )
         .unwrap()
         .expect("the chunk is stored");
     let [x, y, z] = pos.map(|v| v.rem_euclid(16) as u32);

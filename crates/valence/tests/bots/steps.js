@@ -22,7 +22,11 @@
 // ({"write":{"against":[x,y,z],"text":"hello"}}) places an oak sign on top of a block,
 // writes `text` on its front and waits until the server shows it back, `forgeSign`
 // ({"forgeSign":[x,y,z],"text":"hello"}) sends the sign there new front text without
-// looking or walking (a modified client's packet) and waits for nothing. It
+// looking or walking (a modified client's packet) and waits for nothing, `enter`
+// ({"enter":[x,y,z],"dimension":"the_nether","feet":"nether_portal"}) steps into the block
+// there (a portal) and waits until the server has moved it into that dimension (and, given
+// `feet`, until that block is at its feet), then reports where it is and the block at its
+// feet. It
 // reports {"event":"spawn","pos":[x,y,z]} on joining (where the player is as `spawn`
 // fires), then {"event":"step","index":i,...} for each step. After the last step it
 // waits for the server's `saved N` in the tab list footer and reports it
@@ -177,6 +181,20 @@ bot.once('spawn', async () => {
           text4: ''
         })
         say({ event: 'step', index, forgeSign: p })
+      } else if (step.enter) {
+        // Steps into the block at `enter` (a portal: the client moves itself there, as a
+        // player walking in) and waits to be in dimension `dimension`, moved by the server,
+        // with the block at its feet loaded; reports where it is and that block.
+        const from = bot.game.dimension
+        bot.entity.position = at(step.enter).offset(0.5, 0, 0.5)
+        await until(`the dimension ${step.dimension}`, () => String(bot.game.dimension).endsWith(step.dimension), wait)
+        const moved = () => bot.entity.position.distanceTo(at(step.enter).offset(0.5, 0, 0.5)) > 1
+        await until('the position the server gives', moved, wait)
+        const p = bot.entity.position
+        const feet = () => bot.blockAt(p.floored())
+        await until(`the block at ${p}`, () => feet() !== null, wait)
+        if (step.feet) await until(`${step.feet} at ${p}`, () => feet().name === step.feet, wait)
+        say({ event: 'step', index, entered: step.enter, from, dimension: bot.game.dimension, pos: [p.x, p.y, p.z], feet: feet().name })
       } else if (step.sign) {
         const pos = step.sign
         const text = () => { const b = bot.blockAt(at(pos)); return b && b.getSignText ? b.getSignText() : null }
