@@ -15,7 +15,11 @@ use terrane_section::ChunkPos;
 use terrane_store::{Store, tables};
 
 use crate::Result;
-use crate::world::DISTANCE_KEY;
+
+/// The `worldProperties` key holding the distance graph (canonical encoding of
+/// terrane-distance), written by [`World::save_tick`](crate::World::save_tick) in the tick's
+/// batch: the Overworld's, and the stem of every dimension's ([`dimension_distance_key`]).
+pub const DISTANCE_KEY: &[u8] = b"terrane:distanceGraph";
 
 /// The `worldProperties` key of dimension `dim`'s distance graph, as one server saves it:
 /// [`distance_key`](crate::distance_key) for the Overworld (0); `terrane:distanceGraph.<dim>`

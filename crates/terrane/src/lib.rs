@@ -165,15 +165,14 @@ mod world_dir;
 
 pub use backend::{Backend, SIGNATURE, connection_string};
 pub use block_states::{DuplicateState, MergeReport};
-pub use dimensions::{dimension_distance, dimension_distance_key};
+pub use dimensions::{DISTANCE_KEY, dimension_distance, dimension_distance_key};
 pub use error::{Error, Result};
 pub use loaded_columns::{ChangesPut, LoadedColumns};
 pub use refusal::Refusal;
 pub use restore_area::{AreaRestoreReport, BoxRestoreReport};
 pub use trim::{TrimOptions, TrimReport};
 pub use world::{
-    DISTANCE_KEY, VerifyReport, World, WorldBuilder, WorldInfo, default_schema, distance_key,
-    world_distance,
+    VerifyReport, World, WorldBuilder, WorldInfo, default_schema, distance_key, world_distance,
 };
 pub use world_backup::{
     BackupSource, RESTORING_KEY, ScheduledBackup, restore_world, restore_world_with,
