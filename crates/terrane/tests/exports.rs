@@ -405,3 +405,36 @@ fn a_chunk_beyond_minecrafts_coordinates_is_refused_typed() {
         "{e:?}"
     );
 }
+
+/// What a game changed in the Nether and the End (chunks of dimensions 1 and 2, no column
+/// record: a server made them) goes out to `DIM-1` and `DIM1` and comes back with an import.
+#[test]
+fn the_nether_and_the_end_go_out_where_java_keeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = world_with(&dir.path().join("w"), &[(0, 0)]);
+    let gold = {
+        let mut schema = w.schema().clone();
+        schem::register_states(&mut schema, ["minecraft:gold_block"]).unwrap();
+        w.extend_schema(schema).unwrap();
+        terrane::BlockId(w.schema().blocks().find("minecraft:gold_block").unwrap())
+    };
+    let mut chunk = Chunk::new(w.air());
+    chunk.set(5, 6, 7, gold);
+    let mut save = TickSave::new();
+    save.put_chunk(1, ChunkPos::new(-2, 3, 1), chunk.encode(w.schema()));
+    save.put_chunk(2, ChunkPos::new(6, 3, 0), chunk.encode(w.schema()));
+    w.save_tick(2, save).unwrap();
+    let java = dir.path().join("java");
+    java::export_java_world(&w, &java, Overwrite::Refuse, &mut |_, _| {}).unwrap();
+    assert_eq!(
+        names(&java),
+        ["DIM-1/region/r.-1.0.mca", "DIM1/region/r.0.0.mca", "region/r.0.0.mca"]
+    );
+    let mut back = World::builder().backend(Backend::Memory).create(dir.path().join("b")).unwrap();
+    java::import_java_world(&mut back, &java, &mut |_, _| {}).unwrap();
+    for (dim, pos) in [(1, ChunkPos::new(-2, 3, 1)), (2, ChunkPos::new(6, 3, 0))] {
+        let c = back.get_chunk_in(dim, pos).unwrap().expect("imported");
+        let id = c.get(5, 6, 7);
+        assert_eq!(back.schema().blocks().get(id.0).unwrap(), "minecraft:gold_block", "{dim}");
+    }
+}
