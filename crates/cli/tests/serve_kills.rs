@@ -1,8 +1,9 @@
 //! The crash test with real clients: four mineflayer players in survival
 //! (`crates/valence/tests/bots/play.js`) dig, place planks from their inventories, move
-//! planks, diamonds, emeralds, named swords and full shulker boxes between chests and
-//! inventories, and raw iron and coal in and out of furnaces, on `terrane serve`, which is
-//! SIGKILLed at random moments and started again; the players reconnect.
+//! planks, diamonds, emeralds, named swords and full shulker boxes between chests (two
+//! players share each) and inventories, and raw iron and coal in and out of furnaces, on
+//! `terrane serve`, which is SIGKILLed at random moments and started again; the players
+//! reconnect.
 //!
 //! After every kill, from the world read through terrane (not from the server's memory):
 //! - the world's tick is at least the last `saved N` the server printed;

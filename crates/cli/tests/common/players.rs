@@ -74,23 +74,28 @@ pub fn shulker_data(i: i32) -> Vec<u8> {
     data(compound(vec![("BlockEntityTag", Tag::Compound(items))]))
 }
 
+/// Player `i`'s lane (blocks along x at this z): players walk in pairs, lanes 4 apart, 10
+/// between pairs.
 pub fn lane_z(i: i32) -> i32 {
-    i * 8
+    (i / 2) * 10 + (i % 2) * 4
 }
 
+/// The chest player `i` uses: one between the two lanes of its pair, shared by both players.
 pub fn chest_at(i: i32) -> [i64; 3] {
-    [0, 65, i64::from(lane_z(i) - 2)]
+    [0, 65, i64::from(lane_z(i - i % 2) + 2)]
 }
 
-/// The furnace beside chest `i`.
+/// Player `i`'s own furnace, beside its lane on the side away from the shared chest.
 pub fn furnace_at(i: i32) -> [i64; 3] {
-    [1, 65, i64::from(lane_z(i) - 2)]
+    let side = if i % 2 == 0 { -2 } else { 2 };
+    [1, 65, i64::from(lane_z(i) + side)]
 }
 
-/// The start: flat ground over the lanes, a chest beside each lane's start holding 64 oak
-/// planks, 64 diamonds, 32 emeralds, a named, enchanted and worn sword and a shulker box
-/// holding gold and a named book ([`sword_data`], [`shulker_data`]), and beside it a furnace
-/// holding 16 raw iron (its input) and 8 coal (its fuel).
+/// The start: flat ground over the lanes, a chest between each pair of lanes holding, for
+/// each of its two players, 64 oak planks, 64 diamonds, 32 emeralds, a named, enchanted and
+/// worn sword and a shulker box holding gold and a named book ([`sword_data`],
+/// [`shulker_data`]), and beside each lane a furnace holding 16 raw iron (its input) and 8
+/// coal (its fuel).
 pub fn make_world(location: &Path, backend: Backend, bots: i32) -> BTreeMap<String, u64> {
     let mut schema = terrane::default_schema();
     for name in flat::BLOCKS.iter().copied().chain([CHEST, FURNACE, PLANKS]) {
@@ -104,6 +109,7 @@ pub fn make_world(location: &Path, backend: Backend, bots: i32) -> BTreeMap<Stri
     let mut world = World::builder().backend(backend).schema(schema).create(location).unwrap();
     let mut save = TickSave::new();
     let mut columns: HashMap<(i64, i64), Vec<(i64, terrane::Chunk)>> = HashMap::new();
+    let mut chests: BTreeMap<[i64; 3], Vec<ItemSlot>> = BTreeMap::new();
     for i in 0..bots {
         for ([x, y, z], block) in [(chest_at(i), chest), (furnace_at(i), furnace)] {
             let col = (x.div_euclid(16), z.div_euclid(16));
@@ -116,16 +122,15 @@ pub fn make_world(location: &Path, backend: Backend, bots: i32) -> BTreeMap<Stri
                 terrane::BlockId(block),
             );
         }
-        let record = ContainerRecord {
-            items: vec![
-                ItemSlot::new(0, PLANKS, 64),
-                ItemSlot::new(1, "minecraft:diamond", 64),
-                ItemSlot::new(2, "minecraft:emerald", 32),
-                ItemSlot::new(3, SWORD, 1).with_data(sword_data(i)),
-                ItemSlot::new(4, SHULKER_BOX, 1).with_data(shulker_data(i)),
-            ],
-        };
-        game::put_container(&mut save, 0, chest_at(i), &record);
+        // The pair's second player's stacks after the first's, in the same chest.
+        let first = 5 * (i % 2) as u16;
+        chests.entry(chest_at(i)).or_default().extend([
+            ItemSlot::new(first, PLANKS, 64),
+            ItemSlot::new(first + 1, "minecraft:diamond", 64),
+            ItemSlot::new(first + 2, "minecraft:emerald", 32),
+            ItemSlot::new(first + 3, SWORD, 1).with_data(sword_data(i)),
+            ItemSlot::new(first + 4, SHULKER_BOX, 1).with_data(shulker_data(i)),
+        ]);
         let fuelled = ContainerRecord {
             items: vec![
                 ItemSlot::new(0, "minecraft:raw_iron", 16),
@@ -133,6 +138,9 @@ pub fn make_world(location: &Path, backend: Backend, bots: i32) -> BTreeMap<Stri
             ],
         };
         game::put_container(&mut save, 0, furnace_at(i), &fuelled);
+    }
+    for (at, items) in chests {
+        game::put_container(&mut save, 0, at, &ContainerRecord { items });
     }
     for ((cx, cz), chunks) in columns {
         for (cy, c) in chunks {
