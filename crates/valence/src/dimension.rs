@@ -4,8 +4,8 @@
 use std::ops::Range;
 
 use terrane::worldgen::Terrain;
-use valence::prelude::Component;
 use valence::prelude::bevy_ecs;
+use valence::prelude::{Component, Ident, ident};
 
 /// A dimension of the served world. The plugin spawns one chunk and entity layer per
 /// dimension, marked with it ([`TerraneLayer`](crate::TerraneLayer) and this component).
@@ -39,6 +39,16 @@ impl Dimension {
     /// the client is told.
     pub fn type_name(self) -> &'static str {
         terrane::anvil::folder::VANILLA[self as usize]
+    }
+
+    /// The dimension type's identifier (`minecraft:the_nether`): the layer's, and what a
+    /// client respawning there is told.
+    pub(crate) fn ident(self) -> Ident<&'static str> {
+        match self {
+            Dimension::Overworld => ident!("minecraft:overworld"),
+            Dimension::Nether => ident!("minecraft:the_nether"),
+            Dimension::End => ident!("minecraft:the_end"),
+        }
     }
 
     /// The lowest block's y.

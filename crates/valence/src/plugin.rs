@@ -206,12 +206,7 @@ fn spawn_layer(
     biomes: Res<BiomeRegistry>,
 ) {
     let layers = Dimension::ALL.map(|dim| {
-        let name = match dim {
-            Dimension::Overworld => ident!("overworld"),
-            Dimension::Nether => ident!("the_nether"),
-            Dimension::End => ident!("the_end"),
-        };
-        let layer = LayerBundle::new(name, &dimensions, &biomes, &server);
+        let layer = LayerBundle::new(dim.ident(), &dimensions, &biomes, &server);
         commands.spawn((layer, TerraneLayer, dim)).id()
     });
     commands.insert_resource(DimensionLayers(layers));

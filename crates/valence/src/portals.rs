@@ -150,11 +150,7 @@ fn respawn_packet(
         &DeathLocation,
     ),
 ) -> PlayerRespawnS2c<'static> {
-    let name = match to {
-        Dimension::Overworld => ident!("minecraft:overworld"),
-        Dimension::Nether => ident!("minecraft:the_nether"),
-        Dimension::End => ident!("minecraft:the_end"),
-    };
+    let name = to.ident();
     PlayerRespawnS2c {
         dimension_type_name: name.into(),
         dimension_name: name.into(),

@@ -150,19 +150,11 @@ impl TerraneWorld {
     /// the world holds it (its loaded or unsaved chunks first, else read from the world), or
     /// `None` when the world holds no block there: where a player standing there stands.
     pub fn top_of(&self, dim: Dimension, x: i32, z: i32) -> Result<Option<i32>> {
-        self.top_below(dim, x, z, i32::MAX)
-    }
-
-    /// As [`top_of`](Self::top_of), counting only the blocks below `y`.
-    fn top_below(&self, dim: Dimension, x: i32, z: i32, y: i32) -> Result<Option<i32>> {
         let (cx, cz) = (i64::from(x.div_euclid(16)), i64::from(z.div_euclid(16)));
         let (lx, lz) = (x.rem_euclid(16) as u32, z.rem_euclid(16) as u32);
         let air = self.world.air();
         let loaded_here = &self.served[dim as usize].loaded;
         for cy in dim.chunk_ys().rev() {
-            if cy * 16 >= i64::from(y) {
-                continue;
-            }
             let pos = ChunkPos::new(cx, cy, cz);
             let (loaded, read);
             let chunk: &Chunk = if let Some(c) = loaded_here.chunk(pos) {
@@ -176,9 +168,7 @@ impl TerraneWorld {
             } else {
                 continue;
             };
-            let below = |ly: u32| (cy * 16) as i32 + (ly as i32) < y;
-            if let Some(ly) = (0..16u32).rev().find(|&ly| below(ly) && chunk.get(lx, ly, lz) != air)
-            {
+            if let Some(ly) = (0..16u32).rev().find(|&ly| chunk.get(lx, ly, lz) != air) {
                 return Ok(Some((cy * 16) as i32 + ly as i32 + 1));
             }
         }

@@ -16,13 +16,17 @@ use valence::prelude::*;
 use valence::testing::create_mock_client;
 
 fn app(dir: &std::path::Path) -> App {
+    app_with(dir, Settings::default())
+}
+
+fn app_with(dir: &std::path::Path, settings: Settings) -> App {
     let world = World::builder().backend(Backend::Memory).create(dir).unwrap();
     let tw = TerraneWorld::new(world, BlockState::BEDROCK, Terrain::Flat).unwrap();
     let mut app = App::new();
     app.insert_resource(KeepaliveSettings { period: Duration::MAX })
         .insert_resource(ServerSettings { compression_threshold: None, ..Default::default() })
         .add_plugins(DefaultPlugins.build().disable::<NetworkPlugin>())
-        .add_plugins(TerranePlugin::new(tw, Settings::default()));
+        .add_plugins(TerranePlugin::new(tw, settings));
     app.update(); // the plugins' start: one layer per dimension
     app
 }
@@ -132,4 +136,26 @@ fn portals_take_a_player_to_the_nether_back_and_to_the_end() {
     assert_eq!(block(&app, Dimension::End, [100, 49, 0]), "minecraft:air");
     let record = game::player(app.world.resource::<TerraneWorld>().world(), id).unwrap().unwrap();
     assert_eq!(record.dimension, 2);
+}
+
+/// A survival player goes through a Nether portal only after standing in it for the game's
+/// 4 seconds (80 ticks); creative players go at once (above).
+#[test]
+fn a_survival_player_waits_in_a_nether_portal_before_it_takes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = Settings { game_mode: GameMode::Survival, ..Settings::default() };
+    let mut app = app_with(dir.path(), settings);
+    let (client, _helper) = create_mock_client("Alex");
+    let client = app.world.spawn(client).id();
+    ticks(&mut app, 3);
+    for y in 65..67 {
+        let state = BlockState::NETHER_PORTAL.set(PropName::Axis, PropValue::X);
+        app.world.send_event(SetBlock::overworld(BlockPos::new(16, y, 16), state));
+    }
+    ticks(&mut app, 2);
+    app.world.get_mut::<Position>(client).unwrap().set([16.5, 65.0, 16.5]);
+    ticks(&mut app, 70);
+    assert_eq!(dimension_of(&mut app, client), Dimension::Overworld, "70 ticks: not yet");
+    ticks(&mut app, 15);
+    assert_eq!(dimension_of(&mut app, client), Dimension::Nether, "past 80 ticks");
 }
