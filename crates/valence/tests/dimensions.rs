@@ -159,3 +159,56 @@ fn a_survival_player_waits_in_a_nether_portal_before_it_takes_them() {
     ticks(&mut app, 15);
     assert_eq!(dimension_of(&mut app, client), Dimension::Nether, "past 80 ticks");
 }
+
+/// Flint and steel used on an obsidian frame lights its inside as Nether portal blocks,
+/// saved with the tick; used on a frame with a side missing it lights nothing.
+#[test]
+fn flint_and_steel_lights_a_whole_obsidian_frame() {
+    use valence::interact_block::InteractBlockEvent;
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path());
+    let (client, _helper) = create_mock_client("Sam");
+    let client = app.world.spawn(client).id();
+    ticks(&mut app, 3);
+    // Two frames standing along x on the stone floor (y 64): 4 wide, 5 high; the second
+    // without its right side's middle block.
+    for (z, whole) in [(4, true), (10, false)] {
+        for x in 0..4 {
+            for y in 65..70 {
+                let edge = x == 0 || x == 3 || y == 65 || y == 69;
+                if edge && (whole || (x, y) != (3, 67)) {
+                    let at = BlockPos::new(x, y, z);
+                    app.world.send_event(SetBlock::overworld(at, BlockState::OBSIDIAN));
+                }
+            }
+        }
+    }
+    app.world
+        .get_mut::<Inventory>(client)
+        .unwrap()
+        .set_slot(36, Some(ItemStack::new(ItemKind::FlintAndSteel, 1, None)));
+    ticks(&mut app, 2);
+    for z in [4, 10] {
+        // Used against the top of the frame's bottom, inside it.
+        app.world.send_event(InteractBlockEvent {
+            client,
+            hand: Hand::Main,
+            position: BlockPos::new(1, 65, z),
+            face: Direction::Up,
+            cursor_pos: Vec3::new(0.5, 1.0, 0.5),
+            head_inside_block: false,
+            sequence: 0,
+        });
+    }
+    ticks(&mut app, 2);
+    for x in 1..3 {
+        for y in 66..69 {
+            assert_eq!(
+                block(&app, Dimension::Overworld, [x, y, 4]),
+                "minecraft:nether_portal[axis=x]",
+                "({x}, {y}, 4)"
+            );
+            assert_eq!(block(&app, Dimension::Overworld, [x, y, 10]), "minecraft:air");
+        }
+    }
+}
