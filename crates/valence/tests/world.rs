@@ -259,6 +259,53 @@ fn an_area_restored_while_served_comes_back_loaded() {
     assert_eq!(name(tw.world(), 3, 65, 3), "minecraft:gold_block");
 }
 
+/// A Nether area restored while served: the Nether's column comes back as the backup holds
+/// it and is shown again; the Overworld's column at the same x and z keeps its saved edit.
+#[test]
+fn a_nether_area_restored_while_served_leaves_the_overworld_alone() {
+    use terrane_valence::{LiveRestoreReport, LiveRestoreRequest};
+    let dir = tempfile::tempdir().unwrap();
+    let repo_dir = dir.path().join("backups");
+    let repo = terrane::backup::Repo::open_or_create(&repo_dir).unwrap();
+    let mut w = world(&dir.path().join("w"));
+    // The Nether's chunk (0, 4, 0): a gold block at (3, 65, 3) on air.
+    let id = |name| terrane::BlockId(w.schema().blocks().find(name).unwrap());
+    let (air, gold) = (id("minecraft:air"), id("minecraft:gold_block"));
+    let mut c = Chunk::new(air);
+    c.set(3, 1, 3, gold);
+    w.mark_generated_in(1, ColumnPos::new(0, 0)).unwrap();
+    let mut save = TickSave::new();
+    save.put_chunk(1, ChunkPos::new(0, 4, 0), c.encode(w.schema()));
+    w.save_tick(8, save).unwrap();
+    w.backup_incremental(&repo).unwrap();
+    drop(repo);
+
+    let mut tw = TerraneWorld::new(w, BlockState::BEDROCK, Terrain::Flat).unwrap();
+    for dim in [Dimension::Overworld, Dimension::Nether] {
+        tw.load_column(dim, 0, 0).unwrap();
+        assert!(tw.set_block(dim, 3, 65, 3, BlockState::AIR), "the grief in {dim:?}");
+    }
+    let nether = LiveRestoreRequest::Area { repo: repo_dir, at: None, dim: 1, x: 0, z: 0 };
+    let done = tw.restore(30, &nether).unwrap();
+    assert!(done.saved, "both griefs were saved first");
+    assert_eq!(done.dimension, Dimension::Nether);
+    let report = done.outcome.unwrap();
+    assert!(
+        matches!(report, LiveRestoreReport::Area { columns_resent: 1, objects_written: 1.., .. }),
+        "{report:?}"
+    );
+    assert_eq!(done.columns.len(), 1);
+    // The Nether's column holds y 0..256 from index 0.
+    assert_eq!(done.columns[0].1.block_state(3, 65, 3), BlockState::GOLD_BLOCK, "shown");
+    let block = |dim: u64| {
+        let c = tw.world().get_chunk_in(dim, ChunkPos::new(0, 4, 0)).unwrap().unwrap();
+        tw.world().schema().blocks().get(c.get(3, 1, 3).0).unwrap().to_string()
+    };
+    assert_eq!(block(1), "minecraft:gold_block", "the Nether restored");
+    assert_eq!(block(0), "minecraft:air", "the Overworld's grief stays: another dimension");
+    assert!(tw.is_loaded(Dimension::Nether, 0, 0) && tw.is_loaded(Dimension::Overworld, 0, 0));
+}
+
 /// With saves in flight, a column a player will need is read ahead off the tick thread and
 /// is ready to load once read; a column not asked for is not ready (the tick loads it once
 /// read, never waiting); a column no longer asked for is forgotten. Without saves in flight
