@@ -119,6 +119,8 @@ pub struct RocksStore {
     /// The row cache, when [`RocksOptions::row_cache_bytes`] is not 0 (its usage is part of
     /// `cache_bytes`).
     row_cache: Option<Cache>,
+    /// [`RocksOptions::scans_fill_cache`].
+    scans_fill_cache: bool,
 }
 
 impl std::fmt::Debug for RocksStore {

@@ -192,6 +192,7 @@ impl RocksStore {
             _lock: lock,
             _cache: cache,
             row_cache,
+            scans_fill_cache: options.scans_fill_cache,
         })
     }
 }

@@ -60,6 +60,11 @@ pub struct RocksOptions {
     pub memtables_bytes: usize,
     /// Background flush and compaction threads. Default 2.
     pub background_jobs: i32,
+    /// Whether the data blocks a scan reads go into the block cache. Default true; false
+    /// for a store read once from end to end (a copy, an export, a backup): its cache then
+    /// keeps the index and filter blocks and what point reads read, instead of turning
+    /// over every block of the store.
+    pub scans_fill_cache: bool,
 }
 
 impl Default for RocksOptions {
@@ -75,6 +80,7 @@ impl Default for RocksOptions {
             write_buffer_bytes: 32 << 20,
             memtables_bytes: 64 << 20,
             background_jobs: 2,
+            scans_fill_cache: true,
         }
     }
 }
@@ -127,6 +133,11 @@ impl RocksOptions {
     /// Sets [`memtables_bytes`](Self::memtables_bytes).
     pub fn memtables_bytes(mut self, v: usize) -> Self {
         self.memtables_bytes = v;
+        self
+    }
+    /// Sets [`scans_fill_cache`](Self::scans_fill_cache).
+    pub fn scans_fill_cache(mut self, v: bool) -> Self {
+        self.scans_fill_cache = v;
         self
     }
     /// Sets [`background_jobs`](Self::background_jobs).

@@ -49,6 +49,7 @@ impl RocksStore {
             return Ok(Box::new(std::iter::empty()));
         }
         let mut ro = bounded(&range);
+        ro.fill_cache(self.scans_fill_cache);
         if let Some(s) = snapshot {
             ro.set_snapshot(s);
         }

@@ -169,7 +169,8 @@ pub(crate) fn open_postgres(
 }
 
 /// Read caches of a store opened for one pass over its objects (`WorldBuilder::one_pass`):
-/// RocksDB's block cache (holding the tables' index and filter blocks too).
+/// RocksDB's block cache, holding the tables' index and filter blocks and what point reads
+/// read; a scan's blocks stay out of it (`RocksOptions::scans_fill_cache`).
 #[cfg(feature = "rocksdb")]
 pub(crate) const ONE_PASS_BLOCK_CACHE: usize = 16 << 20;
 
@@ -220,6 +221,7 @@ pub(crate) fn open_backend_with(
                 options = options
                     .block_cache_bytes(ONE_PASS_BLOCK_CACHE)
                     .row_cache_bytes(0)
+                    .scans_fill_cache(false)
                     .memtables_bytes(ONE_PASS_MEMTABLES)
                     .write_buffer_bytes(ONE_PASS_WRITE_BUFFER);
             }
@@ -298,6 +300,44 @@ mod tests {
         let (game, one_pass) = (memtables_after_40_mib(false), memtables_after_40_mib(true));
         assert!(game >= 40 << 20, "a game's world flushed at {game} bytes");
         assert!(one_pass <= ONE_PASS_MEMTABLES as u64, "one pass held {one_pass} bytes");
+    }
+
+    /// The block cache's usage after 8 MiB of a table, flushed to a table file, were
+    /// scanned from end to end.
+    fn block_cache_after_a_scan(one_pass: bool) -> u64 {
+        use terrane_store::{KeyRange, ReadView, Store, tables};
+        let dir = tempfile::tempdir().unwrap();
+        let handle =
+            open_backend_with(dir.path(), Backend::RocksDb, Mode::Create, false, false, one_pass)
+                .unwrap();
+        let Handle::Rocks(store) = handle else { panic!("a RocksDB world") };
+        // Values that do not compress: 8 MiB of blocks on disk as in memory.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for i in 0..2048u32 {
+            let value: Vec<u8> = (0..4096)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            store.put(tables::CHUNK_L0, &i.to_be_bytes(), 1, &value).unwrap();
+        }
+        store.flush().unwrap();
+        let snap = store.snapshot().unwrap();
+        let read = snap.scan(tables::CHUNK_L0, KeyRange::all()).unwrap().count();
+        assert_eq!(read, 2048);
+        let db = store.db();
+        let cf = db.cf_handle(tables::CHUNK_L0).unwrap();
+        db.property_int_value_cf(&cf, "rocksdb.block-cache-usage").unwrap().unwrap()
+    }
+
+    #[test]
+    fn one_pass_scans_leave_the_block_cache_to_index_and_filter_blocks() {
+        let (game, one_pass) = (block_cache_after_a_scan(false), block_cache_after_a_scan(true));
+        assert!(game >= 8 << 20, "a game's scan cached {game} bytes");
+        assert!(one_pass < 1 << 20, "one pass cached {one_pass} bytes of a scan");
     }
 
     #[test]
