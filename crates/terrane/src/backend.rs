@@ -172,7 +172,7 @@ pub(crate) fn open_postgres(
 /// RocksDB's block cache, holding the tables' index and filter blocks and what point reads
 /// read; a scan's blocks stay out of it (`RocksOptions::scans_fill_cache`).
 #[cfg(feature = "rocksdb")]
-pub(crate) const ONE_PASS_BLOCK_CACHE: usize = 16 << 20;
+pub(crate) const ONE_PASS_BLOCK_CACHE: usize = 8 << 20;
 
 /// RocksDB's memtables, all tables together, in one pass: what a whole-world command that
 /// writes (import, copy, restore) holds of what it wrote before a flush (RocksDB flushes the

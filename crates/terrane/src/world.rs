@@ -206,8 +206,9 @@ impl WorldBuilder {
     /// Opens the world for one pass over its chunks (default `false`): a command that reads
     /// or writes each chunk once (an import, an export, a copy, a verify, a backup, a
     /// restore, a render). The store's read caches are kept small, since nothing it reads is
-    /// read again: RocksDB's block cache is 16 MiB (64 MiB by default) and its row cache off
-    /// (32 MiB by default); the block file's read cache is 4 MiB (32 MiB). What is written
+    /// read again: RocksDB's block cache is 8 MiB (64 MiB by default), holding no block a scan
+    /// reads, and its row cache off (32 MiB by default); the block file's read cache is 4 MiB
+    /// (32 MiB). What is written
     /// waits in memory less: RocksDB flushes a table's memtable at 8 MiB (32 MiB) and all of
     /// them past 32 MiB together (64 MiB). Reads and writes are otherwise the same; a game on
     /// such a world reads more from disk.
