@@ -67,9 +67,10 @@ pub(crate) fn redact(conninfo: &str) -> String {
         .join(" ")
 }
 
-/// A store table: values compressed (lz4 when the server has it) and kept in the table's own
-/// pages up to a page (`STORAGE MAIN`, `toast_tuple_target` 8160), so that a chunk-sized value
-/// is read without visiting the TOAST table; larger values still go out of line.
+/// A store table: a row of up to a page is kept whole in the table's own pages (`STORAGE
+/// MAIN`, `toast_tuple_target` 8160), so that a chunk-sized value is read without visiting
+/// the TOAST table and is stored as written, uncompressed; a larger value is compressed (lz4
+/// when the server has it) and goes out of line if it is still too large.
 fn create_table_sql(schema: &str, table: &str, lz4: bool) -> String {
     let compression = if lz4 { " COMPRESSION lz4" } else { "" };
     let rel = qualified(schema, table);
