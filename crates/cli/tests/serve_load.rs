@@ -83,7 +83,7 @@ fn run(location: &Path, tmp: &Path, bots: i32, seconds: u64, extra: &[&str]) -> 
     ];
     args.extend(extra);
     let (mut server, _lines) = serve(location, port, &log, &args);
-    let (mut driver, _bot_lines) = start_bots(port, 11, &modules, bots);
+    let (mut driver, bot_lines) = start_bots(port, 11, &modules, bots);
     let text = || std::fs::read_to_string(&log).unwrap_or_default();
     let full = |t: &str| t.lines().filter_map(parse).any(|s| s.players == bots as usize);
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -98,9 +98,12 @@ fn run(location: &Path, tmp: &Path, bots: i32, seconds: u64, extra: &[&str]) -> 
     let _ = driver.kill();
     let all: Vec<Second> = text().lines().filter_map(parse).skip(skip).collect();
     assert!(!all.is_empty(), "no status line after the players joined:\n{}", text());
+    // Why a player left, as its bot said (stuck in a step, or kicked).
+    let left: Vec<serde_json::Value> =
+        bot_lines.try_iter().filter(|v| v["event"] == "stuck" || v["event"] == "kicked").collect();
     assert!(
         all.iter().all(|s| s.players == bots as usize),
-        "a player left during the measurement: {all:?}\n{}",
+        "a player left during the measurement: {all:?}\nbots: {left:?}\n{}",
         text()
     );
     let saves: usize = all.iter().map(|s| s.saves).sum();

@@ -88,8 +88,15 @@ async function edit (bot, cfg, state, alive) {
       try {
         await withTimeout(bot.placeBlock(below, new Vec3(0, 1, 0)), 15000, 'place')
       } catch (e) {
+        const message = String(e && e.message)
+        // The hand was empty again when the place began: the server decides every click
+        // and sends its own view of a window after one it refused. Nothing to place.
+        if (message.includes('must be holding an item to place')) {
+          say({ event: 'refused', bot: cfg.name, what: 'place', message })
+          return true
+        }
         // mineflayer waits 5 s for the block update; a busy machine can take longer.
-        if (!String(e && e.message).includes('did not fire within timeout')) throw e
+        if (!message.includes('did not fire within timeout')) throw e
       }
       say({ event: 'action', bot: cfg.name, what: 'place', pos: [x, 64, z + dz] })
       return true
@@ -154,7 +161,19 @@ async function chestTrip (bot, cfg, random, alive) {
     for (const [how, name, n] of moves) {
       if (!alive()) return
       const type = bot.registry.itemsByName[name].id
-      await withTimeout(how === 'withdraw' ? chest.withdraw(type, null, n) : chest.deposit(type, null, n), 15000, how)
+      try {
+        await withTimeout(how === 'withdraw' ? chest.withdraw(type, null, n) : chest.deposit(type, null, n), 15000, how)
+      } catch (e) {
+        // The other player of the pair, in the same chest, took the last of it or filled the
+        // chest first: this move ends there (what it moved before stays moved; each of
+        // mineflayer's clicks is whole).
+        const message = String(e && e.message)
+        if (message.startsWith("Can't find") || message === 'destination full') {
+          say({ event: 'raced', bot: cfg.name, what: how, item: name, message })
+          continue
+        }
+        throw e
+      }
       say({ event: 'action', bot: cfg.name, what: how, item: name, count: n })
     }
   } finally {
