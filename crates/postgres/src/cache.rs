@@ -33,6 +33,7 @@ struct Inner {
     new: Entries,
     old: Entries,
     new_bytes: usize,
+    old_bytes: usize,
     /// Bumped by every write's begin and end.
     writes: u64,
     in_flight: u32,
@@ -62,7 +63,9 @@ impl Inner {
         if let Some(o) = self.new.remove(id) {
             self.new_bytes -= size(id, &o);
         }
-        self.old.remove(id);
+        if let Some(o) = self.old.remove(id) {
+            self.old_bytes -= size(id, &o);
+        }
     }
 
     fn insert(&mut self, id: Vec<u8>, o: Option<Object>, budget: usize) {
@@ -71,13 +74,10 @@ impl Inner {
             self.remove(&id);
             return;
         }
-        self.old.remove(&id);
-        if let Some(prev) = self.new.remove(&id) {
-            self.new_bytes -= size(&id, &prev);
-        }
+        self.remove(&id);
         if self.new_bytes + n > budget / 2 {
             self.old = std::mem::take(&mut self.new);
-            self.new_bytes = 0;
+            self.old_bytes = std::mem::take(&mut self.new_bytes);
         }
         self.new.insert(id, o);
         self.new_bytes += n;
@@ -211,6 +211,13 @@ impl Cache {
         g.new.clear();
         g.old.clear();
         g.new_bytes = 0;
+        g.old_bytes = 0;
+    }
+
+    /// Bytes the cache holds now, counted as the budget counts them.
+    pub(crate) fn held_bytes(&self) -> usize {
+        let g = self.lock();
+        g.new_bytes + g.old_bytes
     }
 
     /// Whether the cache is off.
@@ -276,6 +283,8 @@ mod tests {
             let g = c.lock();
             let total: usize = g.new.iter().chain(g.old.iter()).map(|(k, o)| size(k, o)).sum();
             assert!(total <= 10_000, "{total}");
+            drop(g);
+            assert_eq!(c.held_bytes(), total);
         }
         assert!(c.get("t", &999u32.to_be_bytes()).is_some(), "the newest stays");
     }

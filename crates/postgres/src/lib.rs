@@ -309,6 +309,12 @@ impl PgStore {
             .map_err(|e| pg_err("removing the store", e))
     }
 
+    /// Bytes of objects the sole writer's read cache holds now ([`PgOptions::cache_bytes`]
+    /// bounds it); 0 for a store without one.
+    pub fn cache_usage(&self) -> usize {
+        self.cache.as_ref().map_or(0, cache::Cache::held_bytes)
+    }
+
     /// Where the store is: its schema and the connection string (without password).
     pub fn location(&self) -> &str {
         &self.location

@@ -147,23 +147,28 @@ pub fn connection_string(location: &Path) -> Option<&str> {
     None
 }
 
-/// Opens (or creates) the PostgreSQL store of a world in the default schema.
+/// Opens (or creates) the PostgreSQL store of a world in the default schema, with a small read
+/// cache when `one_pass`.
 pub(crate) fn open_postgres(
     conninfo: &str,
     mode: Mode,
     read_only: bool,
     shared: bool,
+    one_pass: bool,
 ) -> Result<Handle> {
     #[cfg(feature = "postgres")]
     {
         let cfg = store_config(mode, read_only);
-        let options = terrane_postgres::PgOptions::default().shared_writers(shared);
+        let mut options = terrane_postgres::PgOptions::default().shared_writers(shared);
+        if one_pass {
+            options = options.cache_bytes(ONE_PASS_PG_CACHE);
+        }
         let store = terrane_postgres::PgStore::open_with(conninfo, &cfg, &options)?;
         Ok(Handle::Pg(Arc::new(store)))
     }
     #[cfg(not(feature = "postgres"))]
     {
-        let _ = (conninfo, mode, read_only, shared);
+        let _ = (conninfo, mode, read_only, shared, one_pass);
         Err(Error::BackendNotBuilt { backend: Backend::Postgres, world: None })
     }
 }
@@ -189,6 +194,11 @@ pub(crate) const ONE_PASS_WRITE_BUFFER: usize = 8 << 20;
 /// The block file's read cache in one pass.
 #[cfg(feature = "blockfile")]
 pub(crate) const ONE_PASS_BLOCKFILE_CACHE: usize = 4 << 20;
+
+/// A sole PostgreSQL writer's read cache in one pass: the objects of the last batches written
+/// (`PgOptions::cache_bytes`).
+#[cfg(feature = "postgres")]
+pub(crate) const ONE_PASS_PG_CACHE: usize = 4 << 20;
 
 /// Opens (or creates) a directory world's store: the block file in repair mode when
 /// `repair`, with small read caches when `one_pass`.
@@ -347,5 +357,38 @@ mod tests {
             block_cache(false),
             terrane_rocksdb::RocksOptions::default().block_cache_bytes as u64
         );
+    }
+}
+
+#[cfg(all(test, feature = "postgres"))]
+mod postgres_tests {
+    use super::*;
+    use terrane_postgres::testing::PgServer;
+
+    /// What a sole writer's read cache holds once 16 MiB were written in batches of 2 MiB, as
+    /// a copy writes them.
+    fn cache_after_16_mib(pg: &PgServer, schema: &str, one_pass: bool) -> usize {
+        use terrane_store::{Batch, Store, tables};
+        let conninfo = format!("{} schema={schema}", pg.conninfo());
+        let handle = open_postgres(&conninfo, Mode::Create, false, false, one_pass).unwrap();
+        let Handle::Pg(store) = handle else { panic!("a PostgreSQL world") };
+        let value = vec![7u8; 64 << 10];
+        for b in 0..8u32 {
+            let mut batch = Batch::new();
+            for i in 0..32u32 {
+                batch.put(tables::CHUNK_L0, (b * 32 + i).to_be_bytes().to_vec(), 1, value.clone());
+            }
+            store.write(&batch).unwrap();
+        }
+        store.cache_usage()
+    }
+
+    #[test]
+    fn one_pass_keeps_a_small_postgres_read_cache() {
+        let pg = PgServer::start().unwrap_or_else(|e| panic!("{e}"));
+        let game = cache_after_16_mib(&pg, "game", false);
+        let one_pass = cache_after_16_mib(&pg, "one_pass", true);
+        assert!(game >= 16 << 20, "a game's writer cached {game} bytes");
+        assert!(one_pass <= ONE_PASS_PG_CACHE, "one pass cached {one_pass} bytes");
     }
 }

@@ -208,7 +208,7 @@ impl WorldBuilder {
     /// restore, a render). The store's read caches are kept small, since nothing it reads is
     /// read again: RocksDB's block cache is 8 MiB (64 MiB by default), holding no block a scan
     /// reads, and its row cache off (32 MiB by default); the block file's read cache is 4 MiB
-    /// (32 MiB). What is written
+    /// (32 MiB); a sole PostgreSQL writer's read cache is 4 MiB (64 MiB). What is written
     /// waits in memory less: RocksDB flushes a table's memtable at 8 MiB (32 MiB) and all of
     /// them past 32 MiB together (64 MiB). Reads and writes are otherwise the same; a game on
     /// such a world reads more from disk.
@@ -237,7 +237,8 @@ impl WorldBuilder {
             return Err(Error::CreateReadOnly);
         }
         if let Some(conninfo) = connection_string(dir) {
-            let handle = open_postgres(conninfo, Mode::Create, false, self.server.is_some())?;
+            let handle =
+                open_postgres(conninfo, Mode::Create, false, self.server.is_some(), self.one_pass)?;
             return self.finish(handle, None, Backend::Postgres, None);
         }
         let existed = dir.exists();
@@ -285,16 +286,19 @@ impl WorldBuilder {
         if let Some(conninfo) = connection_string(dir) {
             postgres_requested(self.backend)?;
             let shared = self.server.is_some();
-            let handle = match open_postgres(conninfo, Mode::Open, self.read_only, shared) {
-                Err(Error::Store(terrane_store::Error::NotFound(_))) if !self.read_only => {
-                    match open_postgres(conninfo, Mode::Create, false, shared) {
-                        Ok(h) => h,
-                        // Another process created it first.
-                        Err(_) => open_postgres(conninfo, Mode::Open, false, shared)?,
+            let handle =
+                match open_postgres(conninfo, Mode::Open, self.read_only, shared, self.one_pass) {
+                    Err(Error::Store(terrane_store::Error::NotFound(_))) if !self.read_only => {
+                        match open_postgres(conninfo, Mode::Create, false, shared, self.one_pass) {
+                            Ok(h) => h,
+                            // Another process created it first.
+                            Err(_) => {
+                                open_postgres(conninfo, Mode::Open, false, shared, self.one_pass)?
+                            }
+                        }
                     }
-                }
-                h => h?,
-            };
+                    h => h?,
+                };
             return self.finish(handle, None, Backend::Postgres, None);
         }
         let empty = match fs::read_dir(dir) {
@@ -318,8 +322,9 @@ impl WorldBuilder {
         }
         if let Some(conninfo) = connection_string(dir) {
             postgres_requested(self.backend)?;
+            let shared = self.server.is_some();
             let handle =
-                open_postgres(conninfo, Mode::Open, self.read_only, self.server.is_some())?;
+                open_postgres(conninfo, Mode::Open, self.read_only, shared, self.one_pass)?;
             return self.finish(handle, None, Backend::Postgres, None);
         }
         if !dir.is_dir() {

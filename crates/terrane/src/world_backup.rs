@@ -245,7 +245,7 @@ pub fn restore_world_with(
                 requested: backend.unwrap_or_default(),
             });
         }
-        let handle = open_postgres(conninfo, Mode::Create, false, false)?;
+        let handle = open_postgres(conninfo, Mode::Create, false, false, true)?;
         return restore(&*handle.store());
     }
     let backend = backend.unwrap_or_default();
