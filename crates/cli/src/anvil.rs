@@ -29,7 +29,8 @@ pub enum ImportCmd {
         source: PathBuf,
         /// The world directory.
         world: PathBuf,
-        /// Backend of a new world: rocksdb (default) or blockfile.
+        /// Backend of a new world: rocksdb (default) or blockfile (one file that
+        /// rewrites its whole index at every save: for worlds of a few thousand columns).
         #[arg(long, value_parser = backend_arg)]
         backend: Option<Backend>,
         /// For a region folder: the 1.17+ entity region folder; default: the `entities`
@@ -56,7 +57,8 @@ pub enum ImportCmd {
         source: PathBuf,
         /// The world directory.
         world: PathBuf,
-        /// Backend of a new world: rocksdb (default) or blockfile.
+        /// Backend of a new world: rocksdb (default) or blockfile (one file that
+        /// rewrites its whole index at every save: for worlds of a few thousand columns).
         #[arg(long, value_parser = backend_arg)]
         backend: Option<Backend>,
         /// Print the summary as JSON.

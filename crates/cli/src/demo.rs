@@ -24,7 +24,8 @@ pub struct DemoArgs {
     /// Replace DIR when it already holds a terrane world (never anything else).
     #[arg(long)]
     pub force: bool,
-    /// Storage backend: rocksdb (default) or blockfile.
+    /// Storage backend: rocksdb (default) or blockfile (one file that
+    /// rewrites its whole index at every save: for worlds of a few thousand columns).
     #[arg(long, value_parser = backend_arg)]
     pub backend: Option<Backend>,
     /// Terrain seed.

@@ -216,7 +216,8 @@ enum Command {
         /// The new world (a directory that must not exist or be empty, or a connection string
         /// whose schema holds no world).
         world: PathBuf,
-        /// Backend of a directory world: rocksdb (default) or blockfile.
+        /// Backend of a directory world: rocksdb (default) or blockfile (one file that
+        /// rewrites its whole index at every save: for worlds of a few thousand columns).
         #[arg(long, value_parser = backend_arg)]
         backend: Option<Backend>,
         /// A text file of block states to register, one per line as Minecraft writes them
@@ -246,7 +247,8 @@ enum Command {
         /// The new world (a directory that must not exist or be empty, or a connection
         /// string whose schema holds no world).
         dst: PathBuf,
-        /// Backend of a new directory world: rocksdb (default) or blockfile.
+        /// Backend of a new directory world: rocksdb (default) or blockfile (one file that
+        /// rewrites its whole index at every save: for worlds of a few thousand columns).
         #[arg(long, value_parser = backend_arg)]
         backend: Option<Backend>,
     },

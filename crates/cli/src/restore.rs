@@ -52,7 +52,8 @@ pub struct RestoreArgs {
     /// used when WORLD is in use by a server).
     #[arg(long, value_name = "PATH")]
     control: Option<PathBuf>,
-    /// Backend of a new directory world: rocksdb (default) or blockfile.
+    /// Backend of a new directory world: rocksdb (default) or blockfile (one file that
+    /// rewrites its whole index at every save: for worlds of a few thousand columns).
     #[arg(long, value_parser = backend_arg)]
     backend: Option<Backend>,
     /// Print JSON on stdout.
