@@ -1524,3 +1524,46 @@ fn trim_removes_what_nobody_changed() {
     assert_eq!(again["columns_checked"], real["columns_changed"], "{again}");
     fails(&["trim", s(&world), "--terrain", "hills", "--seed", "42", "--keep-area", "one"], 2);
 }
+
+/// `terrane copy` killed (SIGKILL) while it runs leaves the whole copy or a folder that
+/// refuses to open and that the next copy replaces: never part of the world that opens.
+#[test]
+#[cfg(feature = "rocksdb")]
+fn a_killed_copy_never_opens_as_part_of_the_world() {
+    use std::time::{Duration, Instant};
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path().join("w");
+    ok(&["import", "anvil", s(&fixture("anvil/1.18.2")), s(&w)]);
+    let chunks = json(&["info", s(&w), "--json"])["chunks"].clone();
+    let mut cut = 0;
+    for delay_ms in [0u64, 1, 3, 10, 30] {
+        let to = t.path().join(format!("copy-{delay_ms}"));
+        let mut cmd = bin();
+        cmd.args(["copy", s(&w), s(&to)]);
+        cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+        let mut copy = ChildGuard::spawn(&mut cmd).unwrap();
+        // From the moment its creation intent is there, the copy is under way.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !to.join("terrane-world.creating").exists() && copy.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "the copy never started");
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let _ = copy.kill();
+        copy.wait().unwrap();
+        let info = run(&["info", s(&to), "--json"]);
+        if info.status.success() {
+            let v: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
+            assert_eq!(v["chunks"], chunks, "a copy that opens is whole");
+            continue;
+        }
+        cut += 1;
+        let err = String::from_utf8_lossy(&info.stderr).to_string();
+        assert!(err.contains("cut off"), "{err}");
+        let err = fails(&["repair", s(&to)], 1);
+        assert!(err.contains("a copy that was cut off"), "{err}");
+        ok(&["copy", s(&w), s(&to)]);
+        assert_eq!(json(&["info", s(&to), "--json"])["chunks"], chunks);
+    }
+    assert!(cut > 0, "every copy ended before its kill");
+}

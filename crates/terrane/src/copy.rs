@@ -4,12 +4,14 @@
 use std::fs;
 use std::path::Path;
 
-use terrane_store::{Batch, KeyRange, ReadView, Store};
+use terrane_store::{Batch, KeyRange, ReadView, Store, tables};
 
 use crate::backend::{Backend, Handle, connection_string};
 use crate::error::{Error, Result, io};
 use crate::world::World;
 use crate::world_dir;
+
+pub use crate::world_dir::COPYING_KEY;
 
 /// Bytes of values per batch written to the destination: enough to cross a network in few
 /// round trips (100 MiB/s at 20 ms), small enough that the batch and the store's copy of it
@@ -32,6 +34,11 @@ pub struct CopyReport {
 /// `progress(objects, bytes)` is called after every batch. The copy is synced before it
 /// returns; on failure the new world is removed.
 ///
+/// Until its last batch the new world holds [`COPYING_KEY`] (and a folder stays an
+/// unfinished creation): a copy cut off (Ctrl-C, a kill, a power loss) leaves a world that
+/// refuses to open ([`Error::CopyUnfinished`]), never part of the source that opens. A folder
+/// left so is replaced by the next copy or creation into it.
+///
 /// ```
 /// # fn main() -> terrane::Result<()> {
 /// use terrane::{Backend, World, copy::copy_world};
@@ -49,12 +56,16 @@ pub fn copy_world(
     mut progress: impl FnMut(u64, u64),
 ) -> Result<CopyReport> {
     let dest = dest.as_ref();
-    let mut builder = World::builder().schema(src.schema().clone()).one_pass(true);
+    let mut builder =
+        World::builder().schema(src.schema().clone()).one_pass(true).fill(world_dir::Fill::Copy);
     if let Some(b) = backend {
         builder = builder.backend(b);
     }
     let dst = builder.create(dest)?;
     let result = copy_objects(src.store(), dst.store(), &mut progress).and_then(|r| {
+        if dst.dir().is_some() {
+            world_dir::commit_fill(dest, dst.backend())?;
+        }
         dst.close()?;
         Ok(r)
     });
@@ -72,6 +83,9 @@ fn copy_objects(
     let snap = from.snapshot()?;
     let to_tables = to.tables();
     let mut report = CopyReport::default();
+    let mut copying = Batch::new();
+    copying.put(tables::WORLD_META, COPYING_KEY.to_vec(), 0, Vec::new());
+    to.write(&copying.synced())?;
     for table in from.tables() {
         if !to_tables.contains(&table) {
             return Err(Error::CopyTableMissing(table));
@@ -93,7 +107,9 @@ fn copy_objects(
         to.write(&batch)?;
         progress(report.objects, report.bytes);
     }
-    to.write(&Batch::new().synced())?;
+    let mut done = Batch::new();
+    done.delete(tables::WORLD_META, COPYING_KEY.to_vec());
+    to.write(&done.synced())?;
     Ok(report)
 }
 

@@ -161,6 +161,10 @@ pub enum Error {
     /// it again into a new folder (`terrane restore REPO NEW-FOLDER`), then remove this one.
     #[error("{}: this world's restore from a backup was cut off; restore again into a new folder, then remove this one", .0.display())]
     RestoreUnfinished(PathBuf),
+    /// A copy into this world was cut off: it holds part of the source. Copy again (a folder
+    /// is replaced; a PostgreSQL world must be removed first), then use that copy.
+    #[error("{}: this world is a copy that was cut off before it finished; copy again (into this folder, which is replaced, or a new one)", .0.display())]
+    CopyUnfinished(PathBuf),
     /// An area cannot be restored now: a server uses it (`why` says how). Unload it, or stop
     /// the server holding it, and try again.
     #[error("area ({}, {}) is in use: {why}", area.x, area.z)]

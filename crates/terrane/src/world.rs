@@ -61,6 +61,8 @@ pub struct WorldBuilder {
     read_only: bool,
     repair: bool,
     one_pass: bool,
+    /// What fills a new directory world before it may open ([`WorldBuilder::fill`]).
+    fill: Option<world_dir::Fill>,
     server: Option<String>,
     saves_in_flight: usize,
 }
@@ -93,6 +95,7 @@ impl Default for WorldBuilder {
             read_only: false,
             repair: false,
             one_pass: false,
+            fill: None,
             server: None,
             saves_in_flight: 0,
         }
@@ -217,6 +220,15 @@ impl WorldBuilder {
         self
     }
 
+    /// [`create`](Self::create) leaves a directory world an unfinished creation whose intent
+    /// names `fill` (`docs/format/world-dir.md`), for a caller that fills it, then calls
+    /// `world_dir::commit_fill`: cut off before, it never opens, and the next `create`
+    /// replaces it.
+    pub(crate) fn fill(mut self, fill: world_dir::Fill) -> Self {
+        self.fill = Some(fill);
+        self
+    }
+
     /// Creates a new world in `dir`, which must not exist, be empty, or be a creation of
     /// terrane's that was cut off (which is replaced). On failure nothing is left behind.
     ///
@@ -251,11 +263,14 @@ impl WorldBuilder {
             world_dir::clear(dir);
         }
         let result = (|| {
-            world_dir::write_intent(dir, backend)?;
+            let fill = self.fill;
+            world_dir::write_intent(dir, backend, fill)?;
             let handle =
                 open_backend_with(dir, backend, Mode::Create, false, false, self.one_pass)?;
             let world = self.finish(handle, Some(dir.to_path_buf()), backend, Some(lock))?;
-            world_dir::commit_intent(dir)?;
+            if fill.is_none() {
+                world_dir::commit_intent(dir)?;
+            }
             Ok(world)
         })();
         if result.is_err() {
@@ -337,6 +352,7 @@ impl WorldBuilder {
             DirState::Unfinished(_) => {
                 return Err(Error::CreationUnfinished(dir.to_path_buf()));
             }
+            DirState::FillUnfinished(fill) => return Err(fill.unfinished(dir)),
         };
         if let Some(b) = self.backend
             && b != backend
@@ -384,6 +400,10 @@ impl WorldBuilder {
         if store.get(tables::WORLD_META, crate::world_dir::RESTORING_KEY)?.is_some() {
             let at = dir.clone().unwrap_or_else(|| PathBuf::from("the PostgreSQL world"));
             return Err(Error::RestoreUnfinished(at));
+        }
+        if store.get(tables::WORLD_META, crate::world_dir::COPYING_KEY)?.is_some() {
+            let at = dir.clone().unwrap_or_else(|| PathBuf::from("the PostgreSQL world"));
+            return Err(Error::CopyUnfinished(at));
         }
         let schema = match self.schema {
             Some(s) => s,

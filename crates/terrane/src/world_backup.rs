@@ -259,11 +259,11 @@ pub fn restore_world_with(
     fs::create_dir_all(dest).map_err(io(dest))?;
     let lock = world_dir::lock(dest, false)?;
     let result = (|| {
-        world_dir::write_intent(dest, backend)?;
+        world_dir::write_intent(dest, backend, Some(world_dir::Fill::Restore))?;
         let handle = open_backend_with(dest, backend, Mode::Create, false, false, true)?;
         let report = restore(&*handle.store())?;
         drop(handle);
-        world_dir::commit_intent(dest)?;
+        world_dir::commit_fill(dest, backend)?;
         Ok(report)
     })();
     drop(lock);

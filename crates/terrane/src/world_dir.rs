@@ -17,6 +17,11 @@ use crate::error::{Error, Result, io};
 /// it (`docs/format/world-dir.md`).
 pub const RESTORING_KEY: &[u8] = b"terrane:restoring";
 
+/// The `worldMeta` key a world holds while [`copy_world`](crate::copy::copy_world) fills it:
+/// a world holding it does not open ([`Error::CopyUnfinished`]). The copy's first batch
+/// writes it and its last removes it (`docs/format/world-dir.md`).
+pub const COPYING_KEY: &[u8] = b"terrane:copying";
+
 /// The marker file naming the backend: a directory holding it is a world.
 pub(crate) const MARKER: &str = terrane_store::file::WORLD_MARKER;
 
@@ -31,6 +36,36 @@ pub(crate) enum DirState {
     World(Backend),
     /// A creation of a world of this backend that was cut off before it finished.
     Unfinished(Backend),
+    /// A world that a copy or a restore was filling when it was cut off: its intent names the
+    /// fill, and it never opens.
+    FillUnfinished(Fill),
+}
+
+/// What fills a new world before it may open: named on its creation intent's `fill` line, so
+/// a fill cut off at any point (before its first object, too) never opens.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Fill {
+    /// `terrane::copy::copy_world`.
+    Copy,
+    /// `terrane::restore_world`.
+    Restore,
+}
+
+impl Fill {
+    fn name(self) -> &'static str {
+        match self {
+            Fill::Copy => "copy",
+            Fill::Restore => "restore",
+        }
+    }
+
+    /// The error that refuses to open the world at `dir` this fill left unfinished.
+    pub(crate) fn unfinished(self, dir: &Path) -> Error {
+        match self {
+            Fill::Copy => Error::CopyUnfinished(dir.to_path_buf()),
+            Fill::Restore => Error::RestoreUnfinished(dir.to_path_buf()),
+        }
+    }
 }
 
 /// Locks the world directory: exclusive for a writer, shared for a reader, for the life of the
@@ -44,13 +79,37 @@ fn marker_text(backend: Backend) -> String {
 }
 
 /// Writes the creation intent (synced, with the directory): from here on a cut-off creation
-/// is recognisable as terrane's own.
-pub(crate) fn write_intent(dir: &Path, backend: Backend) -> Result<()> {
+/// is recognisable as terrane's own. With a `fill`, the intent names it (a third line,
+/// `fill = copy|restore`), and [`commit_fill`] ends the creation.
+pub(crate) fn write_intent(dir: &Path, backend: Backend, fill: Option<Fill>) -> Result<()> {
     let path = dir.join(CREATING);
+    let mut text = marker_text(backend);
+    if let Some(fill) = fill {
+        text.push_str(&format!("fill = {}\n", fill.name()));
+    }
     let mut f = fs::File::create(&path).map_err(io(&path))?;
-    f.write_all(marker_text(backend).as_bytes()).map_err(io(&path))?;
+    f.write_all(text.as_bytes()).map_err(io(&path))?;
     f.sync_all().map_err(io(&path))?;
     sync_dir(dir)
+}
+
+/// Ends a filled creation: the marker written (synced, renamed: [`write_marker`]), then the
+/// intent removed and the directory synced. Cut off between the two, the marker wins.
+pub(crate) fn commit_fill(dir: &Path, backend: Backend) -> Result<()> {
+    write_marker(dir, backend)?;
+    let path = dir.join(CREATING);
+    fs::remove_file(&path).map_err(io(&path))?;
+    sync_dir(dir)
+}
+
+/// The fill a creation intent names, if any.
+fn intent_fill(dir: &Path) -> Option<Fill> {
+    let text = fs::read_to_string(dir.join(CREATING)).ok()?;
+    match text.lines().find_map(|l| l.strip_prefix("fill = "))?.trim() {
+        "copy" => Some(Fill::Copy),
+        "restore" => Some(Fill::Restore),
+        _ => None,
+    }
 }
 
 /// Turns the creation intent into the marker (an atomic rename, then a directory sync): the
@@ -87,7 +146,10 @@ pub(crate) fn read_state(dir: &Path) -> Result<DirState> {
         return Err(Error::NotAWorld(dir.to_path_buf()));
     }
     match read_marker_file(dir, CREATING) {
-        Ok(Some(b)) => Ok(DirState::Unfinished(b)),
+        Ok(Some(b)) => Ok(match intent_fill(dir) {
+            Some(fill) => DirState::FillUnfinished(fill),
+            None => DirState::Unfinished(b),
+        }),
         // An intent torn by the crash itself (it is written before anything else).
         _ => Err(Error::CreationNotStarted(dir.to_path_buf())),
     }
@@ -181,5 +243,28 @@ mod tests {
         let text = format!("{SIGNATURE}\nbackend = memory\n");
         fs::write(dir.path().join(MARKER), text).unwrap();
         assert_eq!(read_marker_file(dir.path(), MARKER).unwrap(), Some(Backend::Memory));
+    }
+
+    /// A filled creation never opens until its fill commits, whatever the backend holds: the
+    /// intent names the fill from before the backend exists.
+    #[test]
+    fn a_fill_is_named_from_its_intent_to_its_marker() {
+        for fill in [Fill::Copy, Fill::Restore] {
+            let dir = tempfile::tempdir().unwrap();
+            write_intent(dir.path(), Backend::Memory, Some(fill)).unwrap();
+            assert_eq!(read_state(dir.path()).unwrap(), DirState::FillUnfinished(fill));
+            assert!(is_unfinished(dir.path()), "the next creation replaces it");
+            let e = fill.unfinished(dir.path()).to_string();
+            assert!(e.contains(fill.name()) && e.contains("cut off"), "{e}");
+            commit_fill(dir.path(), Backend::Memory).unwrap();
+            assert_eq!(read_state(dir.path()).unwrap(), DirState::World(Backend::Memory));
+            assert!(!dir.path().join(CREATING).exists());
+            let marker = fs::read_to_string(dir.path().join(MARKER)).unwrap();
+            assert_eq!(marker, marker_text(Backend::Memory), "the marker names no fill");
+        }
+        // A plain creation's intent finishes when opened.
+        let dir = tempfile::tempdir().unwrap();
+        write_intent(dir.path(), Backend::Memory, None).unwrap();
+        assert_eq!(read_state(dir.path()).unwrap(), DirState::Unfinished(Backend::Memory));
     }
 }

@@ -1,6 +1,6 @@
 //! Incremental backups of worlds on every backend, taken while the world saves, and whole
 //! worlds restored from them: each restored world holds exactly the objects of a reference
-//! copy taken at the same tick.
+//! copy taken at the same tick. Copies and restores cut off never open as worlds.
 
 use std::collections::{BTreeMap, BTreeSet};
 use terrane_store::conformance::dump as objects;
@@ -537,4 +537,46 @@ fn an_area_restore_puts_the_generated_marks_back() {
     world.close().unwrap();
     let world = World::open(dir.path().join("w")).unwrap();
     assert!(marked(&world, 1) && marked(&world, 2) && !marked(&world, 3) && marked(&world, 40));
+}
+
+/// Copies `world` into `to`, cut off (a panic, as a kill would) after its first batch.
+fn cut_off_copy(world: &World, to: &std::path::Path) {
+    let cut = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        terrane::copy::copy_world(world, to, None, |_, _| panic!("cut off"))
+    }));
+    assert!(cut.is_err(), "the copy ran to its end");
+}
+
+#[test]
+fn a_copy_cut_off_never_opens_and_the_next_copy_replaces_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut world = block_world(&dir.path().join("w"));
+    play(&mut world, 40);
+    let to = dir.path().join("copy");
+    cut_off_copy(&world, &to);
+    assert!(World::is_unfinished_creation(&to));
+    assert!(matches!(World::open(&to), Err(Error::CopyUnfinished(_))));
+    assert!(matches!(World::open_read_only(&to), Err(Error::CopyUnfinished(_))));
+    // Refused twice, still the cut-off copy; the next copy replaces it, whole.
+    assert!(World::is_unfinished_creation(&to));
+    terrane::copy::copy_world(&world, &to, None, |_, _| {}).unwrap();
+    assert!(!World::is_unfinished_creation(&to));
+    let copy = World::open_read_only(&to).unwrap();
+    assert_eq!(objects(copy.store()), objects(world.store()));
+    copy.verify().unwrap();
+}
+
+#[test]
+fn a_postgres_copy_cut_off_never_opens() {
+    let pg = PgServer::start().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
+    let mut world = block_world(&dir.path().join("w"));
+    play(&mut world, 40);
+    let cut = format!("{} schema=cut", pg.conninfo());
+    cut_off_copy(&world, cut.as_ref());
+    assert!(matches!(World::open(&cut), Err(Error::CopyUnfinished(_))));
+    assert!(matches!(World::open_read_only(&cut), Err(Error::CopyUnfinished(_))));
+    let whole = format!("{} schema=whole", pg.conninfo());
+    terrane::copy::copy_world(&world, &whole, None, |_, _| {}).unwrap();
+    assert_eq!(objects(World::open_read_only(&whole).unwrap().store()), objects(world.store()));
 }
