@@ -179,9 +179,10 @@ fn beside(dir: &Path, name: &str) -> Option<PathBuf> {
 }
 
 /// Opens the import's world, creating it when missing (a directory that does not exist or
-/// is empty, or a PostgreSQL schema without a world).
+/// is empty, or a PostgreSQL schema without a world); a world whose import was cut off opens,
+/// for this import to go on.
 pub(crate) fn open_for_import(world: &Path, backend: Option<Backend>) -> Result<World, Fail> {
-    let mut b = World::builder().sync_saves(false).one_pass(true);
+    let mut b = World::builder().sync_saves(false).one_pass(true).for_import(true);
     if let Some(backend) = backend {
         b = b.backend(backend);
     }

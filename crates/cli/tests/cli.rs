@@ -1567,3 +1567,45 @@ fn a_killed_copy_never_opens_as_part_of_the_world() {
     }
     assert!(cut > 0, "every copy ended before its kill");
 }
+
+/// `terrane import` killed (SIGKILL) while it runs leaves a world that does not open but to
+/// the same import, which goes on where it stopped: never part of the source that opens.
+#[test]
+#[cfg(feature = "rocksdb")]
+fn a_killed_import_never_opens_until_the_import_goes_on() {
+    use std::time::{Duration, Instant};
+    let t = tempfile::tempdir().unwrap();
+    let src = fixture("anvil/1.18.2");
+    let whole = t.path().join("whole");
+    ok(&["import", "anvil", s(&src), s(&whole)]);
+    let chunks = json(&["info", s(&whole), "--json"])["chunks"].clone();
+    let mut cut = 0;
+    for delay_ms in [0u64, 1, 3, 10, 30] {
+        let to = t.path().join(format!("import-{delay_ms}"));
+        let mut cmd = bin();
+        cmd.args(["import", "anvil", s(&src), s(&to)]);
+        cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+        let mut import = ChildGuard::spawn(&mut cmd).unwrap();
+        // From the moment the world is there, the import is under way.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !to.join("terrane-world").exists() && import.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "the import never started");
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let _ = import.kill();
+        import.wait().unwrap();
+        let info = run(&["info", s(&to), "--json"]);
+        if info.status.success() {
+            let v: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
+            assert_eq!(v["chunks"], chunks, "an imported world that opens is whole");
+            continue;
+        }
+        cut += 1;
+        let err = String::from_utf8_lossy(&info.stderr).to_string();
+        assert!(err.contains("import") && err.contains("cut off"), "{err}");
+        ok(&["import", "anvil", s(&src), s(&to)]);
+        assert_eq!(json(&["info", s(&to), "--json"])["chunks"], chunks);
+    }
+    assert!(cut > 0, "every import ended before its kill");
+}

@@ -12,7 +12,10 @@
 //!   ([`BLOCK_VERSION_KEY`]: block states of another version carry it in their name).
 //!
 //! Each column is one atomic save, and an import skips the columns the world already has, so
-//! an interrupted import resumes where it stopped. An export does not write over a Bedrock
+//! an interrupted import resumes where it stopped; until it does, the world holds
+//! [`IMPORTING_KEY`](crate::IMPORTING_KEY) and opens only for an import
+//! ([`WorldBuilder::for_import`](crate::WorldBuilder::for_import)). An export does not write
+//! over a Bedrock
 //! world without being told ([`Overwrite`]). Block names are Bedrock's: nothing is
 //! translated between Java and Bedrock.
 //!
@@ -143,8 +146,20 @@ pub fn import_bedrock_world(
     progress: &mut dyn FnMut(&BedrockProgress),
 ) -> Result<BedrockImportSummary> {
     let db_path = db_dir(bedrock_dir)?;
+    crate::import_mark::marked(world, "bedrock", |world| {
+        import_bedrock_db(world, bedrock_dir, &db_path, progress)
+    })
+}
+
+/// [`import_bedrock_world`] once its `db/` is found, within the import's mark.
+fn import_bedrock_db(
+    world: &mut World,
+    bedrock_dir: &Path,
+    db_path: &Path,
+    progress: &mut dyn FnMut(&BedrockProgress),
+) -> Result<BedrockImportSummary> {
     let mut summary =
-        BedrockImportSummary { bytes_in: crate::world::dir_bytes(&db_path), ..Default::default() };
+        BedrockImportSummary { bytes_in: crate::world::dir_bytes(db_path), ..Default::default() };
     // level.dat and levelname.txt first: small, and what tells a Bedrock world.
     let mut save = TickSave::new();
     let level_dat = bedrock_dir.join("level.dat");
@@ -163,7 +178,7 @@ pub fn import_bedrock_world(
     let tick = world.tick();
     world.save_tick(tick, save)?;
 
-    let mut db = ReadDb::open(&db_path)?;
+    let mut db = ReadDb::open(db_path)?;
     summary.damaged.extend(db.notes().iter().cloned());
     let mut version = block_version(world)?;
     let mut schema = world.schema().clone();

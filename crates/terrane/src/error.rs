@@ -165,6 +165,11 @@ pub enum Error {
     /// is replaced; a PostgreSQL world must be removed first), then use that copy.
     #[error("{}: this world is a copy that was cut off before it finished; copy again (into this folder, which is replaced, or a new one)", .0.display())]
     CopyUnfinished(PathBuf),
+    /// An import into this world was cut off (or failed): the world holds part of its
+    /// source. Run the import again: it goes on where it stopped
+    /// ([`WorldBuilder::for_import`](crate::WorldBuilder::for_import)).
+    #[error("{}: an import into this world was cut off before it finished; run the import again (it goes on where it stopped)", .0.display())]
+    ImportUnfinished(PathBuf),
     /// An area cannot be restored now: a server uses it (`why` says how). Unload it, or stop
     /// the server holding it, and try again.
     #[error("area ({}, {}) is in use: {why}", area.x, area.z)]

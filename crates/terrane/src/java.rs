@@ -20,14 +20,16 @@
 //! - imported Overworld columns count as generated in the world's distance graph.
 //!
 //! Each column is one atomic save (chunks, entities, record), and an import skips the columns
-//! the world already has, so an interrupted import resumes where it stopped. An export does not
+//! the world already has, so an interrupted import resumes where it stopped; until it does, the
+//! world holds [`IMPORTING_KEY`](crate::IMPORTING_KEY) and opens only for an import
+//! ([`WorldBuilder::for_import`](crate::WorldBuilder::for_import)). An export does not
 //! write over region files or a world without being told ([`Overwrite`]).
 //!
 //! ```no_run
 //! # fn main() -> terrane::Result<()> {
 //! use terrane::{World, java};
 //!
-//! let mut world = World::builder().sync_saves(false).create("imported-world")?;
+//! let mut world = World::builder().sync_saves(false).for_import(true).create("imported-world")?;
 //! java::refuse_overwrite(&world)?;
 //! let summary = java::import_java_world(&mut world, "saves/My World".as_ref(), &mut |dim, p| {
 //!     eprintln!("{}: {}/{} columns", dim.name, p.columns_done, p.columns_total);
@@ -187,6 +189,21 @@ pub fn import_region_dir(
     options: &ImportOptions,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<ImportSummary> {
+    // A folder that cannot be read is refused before the world is marked.
+    fs::read_dir(region_dir).map_err(io(region_dir))?;
+    crate::import_mark::marked(world, "java", |world| {
+        import_region_dir_unmarked(world, dim, region_dir, options, progress)
+    })
+}
+
+/// [`import_region_dir`] without the import's mark (a whole world's import holds one).
+fn import_region_dir_unmarked(
+    world: &mut World,
+    dim: u64,
+    region_dir: &Path,
+    options: &ImportOptions,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<ImportSummary> {
     let schema = world.schema().clone();
     let mut sink = WorldSink { world, dim, schema };
     let summary = terrane_anvil::import_region_dir_with(region_dir, &mut sink, options, progress)
@@ -231,10 +248,23 @@ pub fn import_java_world(
     progress: &mut dyn FnMut(&Dimension, &Progress),
 ) -> Result<JavaImportSummary> {
     let layout = layout_of(java_dir);
-    let mut found = find_dimensions(java_dir, layout)?;
+    let found = find_dimensions(java_dir, layout)?;
     if found.is_empty() {
         return Err(Refusal::NoRegionFiles { folder: java_dir.into() }.into());
     }
+    crate::import_mark::marked(world, "java", |world| {
+        import_java_dimensions(world, java_dir, layout, found, progress)
+    })
+}
+
+/// [`import_java_world`] once its dimensions are found, within the import's mark.
+fn import_java_dimensions(
+    world: &mut World,
+    java_dir: &Path,
+    layout: JavaLayout,
+    mut found: Vec<Dimension>,
+    progress: &mut dyn FnMut(&Dimension, &Progress),
+) -> Result<JavaImportSummary> {
     let mut summary = JavaImportSummary { layout: Some(layout), ..Default::default() };
     let mut save = TickSave::new();
     crate::java_layout::assign_ids(world, &mut found, &mut save)?;
@@ -255,9 +285,9 @@ pub fn import_java_world(
         if entities.is_dir() {
             options = options.entities_dir(entities);
         }
-        let s = import_region_dir(world, d.id, &java_dir.join(&d.region), &options, &mut |p| {
-            progress(&d, p)
-        })?;
+        let region = java_dir.join(&d.region);
+        let s =
+            import_region_dir_unmarked(world, d.id, &region, &options, &mut |p| progress(&d, p))?;
         summary.dimensions.push((d, s));
     }
     if layout == JavaLayout::Dimensions {

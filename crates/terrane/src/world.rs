@@ -63,6 +63,7 @@ pub struct WorldBuilder {
     one_pass: bool,
     /// What fills a new directory world before it may open ([`WorldBuilder::fill`]).
     fill: Option<world_dir::Fill>,
+    for_import: bool,
     server: Option<String>,
     saves_in_flight: usize,
 }
@@ -77,6 +78,7 @@ impl fmt::Debug for WorldBuilder {
             .field("read_only", &self.read_only)
             .field("repair", &self.repair)
             .field("one_pass", &self.one_pass)
+            .field("for_import", &self.for_import)
             .field("server", &self.server)
             .field("saves_in_flight", &self.saves_in_flight)
             .finish_non_exhaustive()
@@ -96,6 +98,7 @@ impl Default for WorldBuilder {
             repair: false,
             one_pass: false,
             fill: None,
+            for_import: false,
             server: None,
             saves_in_flight: 0,
         }
@@ -220,6 +223,17 @@ impl WorldBuilder {
         self
     }
 
+    /// Opens or creates the world for an import (default `false`). A world whose import was
+    /// cut off, which otherwise does not open ([`Error::ImportUnfinished`]), opens, for the
+    /// import to go on: it skips the columns it wrote and, once it ends, removes the mark
+    /// ([`IMPORTING_KEY`](crate::IMPORTING_KEY)). A world this builder creates holds the
+    /// mark from its creation on, so an import cut off even before its first column never
+    /// opens as an empty world. Any other world opens as without it.
+    pub fn for_import(mut self, for_import: bool) -> Self {
+        self.for_import = for_import;
+        self
+    }
+
     /// [`create`](Self::create) leaves a directory world an unfinished creation whose intent
     /// names `fill` (`docs/format/world-dir.md`), for a caller that fills it, then calls
     /// `world_dir::commit_fill`: cut off before, it never opens, and the next `create`
@@ -251,7 +265,12 @@ impl WorldBuilder {
         if let Some(conninfo) = connection_string(dir) {
             let handle =
                 open_postgres(conninfo, Mode::Create, false, self.server.is_some(), self.one_pass)?;
-            return self.finish(handle, None, Backend::Postgres, None);
+            let for_import = self.for_import;
+            let world = self.finish(handle, None, Backend::Postgres, None)?;
+            if for_import {
+                crate::import_mark::mark(&world, "")?;
+            }
+            return Ok(world);
         }
         let existed = dir.exists();
         fs::create_dir_all(dir).map_err(io(dir))?;
@@ -263,13 +282,20 @@ impl WorldBuilder {
             world_dir::clear(dir);
         }
         let result = (|| {
-            let fill = self.fill;
+            let for_import = self.for_import;
+            let fill = self.fill.or(for_import.then_some(world_dir::Fill::Import));
             world_dir::write_intent(dir, backend, fill)?;
             let handle =
                 open_backend_with(dir, backend, Mode::Create, false, false, self.one_pass)?;
             let world = self.finish(handle, Some(dir.to_path_buf()), backend, Some(lock))?;
-            if fill.is_none() {
-                world_dir::commit_intent(dir)?;
+            match fill {
+                None => world_dir::commit_intent(dir)?,
+                Some(world_dir::Fill::Import) => {
+                    crate::import_mark::mark(&world, "")?;
+                    world_dir::commit_fill(dir, backend)?;
+                }
+                // The caller commits once it filled the world.
+                Some(_) => {}
             }
             Ok(world)
         })();
@@ -346,13 +372,20 @@ impl WorldBuilder {
             return Err(Error::NotAWorld(dir.to_path_buf()));
         }
         let lock = world_dir::lock(dir, self.read_only)?;
-        let (backend, mode) = match world_dir::read_state(dir)? {
+        let state = world_dir::read_state(dir)?;
+        let (backend, mode) = match state {
             DirState::World(b) => (b, Mode::Open),
             DirState::Unfinished(b) if !self.read_only => (b, Mode::Finish),
             DirState::Unfinished(_) => {
                 return Err(Error::CreationUnfinished(dir.to_path_buf()));
             }
-            DirState::FillUnfinished(fill) => return Err(fill.unfinished(dir)),
+            // An import cut off before its world's creation ended: the import goes on.
+            DirState::FillUnfinished(world_dir::Fill::Import, b)
+                if self.for_import && !self.read_only =>
+            {
+                (b, Mode::Finish)
+            }
+            DirState::FillUnfinished(fill, _) => return Err(fill.unfinished(dir)),
         };
         if let Some(b) = self.backend
             && b != backend
@@ -366,7 +399,10 @@ impl WorldBuilder {
         let handle =
             open_backend_with(dir, backend, mode, self.read_only, self.repair, self.one_pass)?;
         let world = self.finish(handle, Some(dir.to_path_buf()), backend, Some(lock))?;
-        if mode == Mode::Finish {
+        if let DirState::FillUnfinished(world_dir::Fill::Import, _) = state {
+            crate::import_mark::mark(&world, "")?;
+            world_dir::commit_fill(dir, backend)?;
+        } else if mode == Mode::Finish {
             world_dir::commit_intent(dir)?;
         }
         Ok(world)
@@ -404,6 +440,12 @@ impl WorldBuilder {
         if store.get(tables::WORLD_META, crate::world_dir::COPYING_KEY)?.is_some() {
             let at = dir.clone().unwrap_or_else(|| PathBuf::from("the PostgreSQL world"));
             return Err(Error::CopyUnfinished(at));
+        }
+        if !self.for_import
+            && store.get(tables::WORLD_META, crate::import_mark::IMPORTING_KEY)?.is_some()
+        {
+            let at = dir.clone().unwrap_or_else(|| PathBuf::from("the PostgreSQL world"));
+            return Err(Error::ImportUnfinished(at));
         }
         let schema = match self.schema {
             Some(s) => s,

@@ -36,9 +36,9 @@ pub(crate) enum DirState {
     World(Backend),
     /// A creation of a world of this backend that was cut off before it finished.
     Unfinished(Backend),
-    /// A world that a copy or a restore was filling when it was cut off: its intent names the
-    /// fill, and it never opens.
-    FillUnfinished(Fill),
+    /// A world of this backend that a copy, a restore or an import was filling when it was
+    /// cut off: its intent names the fill, and it opens only to go on with an import.
+    FillUnfinished(Fill, Backend),
 }
 
 /// What fills a new world before it may open: named on its creation intent's `fill` line, so
@@ -49,6 +49,8 @@ pub(crate) enum Fill {
     Copy,
     /// `terrane::restore_world`.
     Restore,
+    /// An import into a world created for it (`WorldBuilder::for_import`).
+    Import,
 }
 
 impl Fill {
@@ -56,6 +58,7 @@ impl Fill {
         match self {
             Fill::Copy => "copy",
             Fill::Restore => "restore",
+            Fill::Import => "import",
         }
     }
 
@@ -64,6 +67,7 @@ impl Fill {
         match self {
             Fill::Copy => Error::CopyUnfinished(dir.to_path_buf()),
             Fill::Restore => Error::RestoreUnfinished(dir.to_path_buf()),
+            Fill::Import => Error::ImportUnfinished(dir.to_path_buf()),
         }
     }
 }
@@ -80,7 +84,7 @@ fn marker_text(backend: Backend) -> String {
 
 /// Writes the creation intent (synced, with the directory): from here on a cut-off creation
 /// is recognisable as terrane's own. With a `fill`, the intent names it (a third line,
-/// `fill = copy|restore`), and [`commit_fill`] ends the creation.
+/// `fill = copy|restore|import`), and [`commit_fill`] ends the creation.
 pub(crate) fn write_intent(dir: &Path, backend: Backend, fill: Option<Fill>) -> Result<()> {
     let path = dir.join(CREATING);
     let mut text = marker_text(backend);
@@ -108,6 +112,7 @@ fn intent_fill(dir: &Path) -> Option<Fill> {
     match text.lines().find_map(|l| l.strip_prefix("fill = "))?.trim() {
         "copy" => Some(Fill::Copy),
         "restore" => Some(Fill::Restore),
+        "import" => Some(Fill::Import),
         _ => None,
     }
 }
@@ -147,7 +152,7 @@ pub(crate) fn read_state(dir: &Path) -> Result<DirState> {
     }
     match read_marker_file(dir, CREATING) {
         Ok(Some(b)) => Ok(match intent_fill(dir) {
-            Some(fill) => DirState::FillUnfinished(fill),
+            Some(fill) => DirState::FillUnfinished(fill, b),
             None => DirState::Unfinished(b),
         }),
         // An intent torn by the crash itself (it is written before anything else).
@@ -249,10 +254,11 @@ mod tests {
     /// intent names the fill from before the backend exists.
     #[test]
     fn a_fill_is_named_from_its_intent_to_its_marker() {
-        for fill in [Fill::Copy, Fill::Restore] {
+        for fill in [Fill::Copy, Fill::Restore, Fill::Import] {
             let dir = tempfile::tempdir().unwrap();
             write_intent(dir.path(), Backend::Memory, Some(fill)).unwrap();
-            assert_eq!(read_state(dir.path()).unwrap(), DirState::FillUnfinished(fill));
+            let state = read_state(dir.path()).unwrap();
+            assert_eq!(state, DirState::FillUnfinished(fill, Backend::Memory));
             assert!(is_unfinished(dir.path()), "the next creation replaces it");
             let e = fill.unfinished(dir.path()).to_string();
             assert!(e.contains(fill.name()) && e.contains("cut off"), "{e}");

@@ -125,9 +125,10 @@ fn a_full_disk_fails_the_save_loses_nothing_acknowledged_and_saving_resumes() {
 }
 
 /// An import that fills the disk (docs/RELIABILITY.md, Full disk): the Java world
-/// import stops with an error that says the disk is full; the world opens read-only and
-/// verifies, and every column it recorded has all its chunks (a column is one atomic save);
-/// with space freed, the same import resumes, skips what is there and completes.
+/// import stops with an error that says the disk is full; the world does not open (its import
+/// is unfinished) but to import again, and then verifies, and every column it recorded has
+/// all its chunks (a column is one atomic save); with space freed, the same import resumes,
+/// skips what is there and completes.
 #[test]
 fn an_import_that_fills_the_disk_stops_cleanly_and_resumes() {
     let java = terrane_section::testdata::fixture("anvil/1.21.1");
@@ -168,14 +169,15 @@ fn an_import_that_fills_the_disk_stops_cleanly_and_resumes() {
             }
             columns
         };
-        let r = World::open_read_only(&path).unwrap();
+        assert!(matches!(World::open_read_only(&path), Err(terrane::Error::ImportUnfinished(_))));
+        let r = World::builder().read_only(true).for_import(true).open(&path).unwrap();
         r.verify().unwrap();
         let before = count(&r);
         assert!(before > 0, "{backend}: nothing was imported before the disk was full");
         drop(r);
 
         std::fs::remove_file(&ballast).unwrap();
-        let mut w = World::builder().sync_saves(false).open(&path).unwrap();
+        let mut w = World::builder().sync_saves(false).for_import(true).open(&path).unwrap();
         let s = terrane::java::import_region_dir(&mut w, 0, &java, &options, &mut |_| {}).unwrap();
         assert_eq!(
             s.columns_skipped as usize, before,

@@ -217,3 +217,40 @@ fn an_unfinished_creation_is_finished_by_a_writer_and_refused_by_a_reader() {
         assert!(!path.exists());
     }
 }
+
+/// An import cut off (a panic in its progress, where a kill would land) leaves a world that
+/// opens only to import again; that import goes on where it stopped, and then the world
+/// opens holding what one whole import writes.
+#[test]
+fn an_import_cut_off_opens_only_to_import_again() {
+    use terrane::java::import_java_world;
+    let java = terrane_section::testdata::fixture("java-worlds/26.1-layout");
+    let dir = tempfile::tempdir().unwrap();
+    let create = |name: &str| {
+        World::builder().backend(Backend::RocksDb).sync_saves(false).create(dir.path().join(name))
+    };
+    let mut w = create("cut").unwrap();
+    let cut = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        import_java_world(&mut w, &java, &mut |_, p| assert!(p.columns_done < 3, "cut off"))
+    }));
+    assert!(cut.is_err(), "the import ran to its end");
+    drop(w);
+    let path = dir.path().join("cut");
+    assert!(matches!(World::open(&path), Err(Error::ImportUnfinished(_))));
+    assert!(matches!(World::open_read_only(&path), Err(Error::ImportUnfinished(_))));
+    let mut w = World::builder().sync_saves(false).for_import(true).open(&path).unwrap();
+    let again = import_java_world(&mut w, &java, &mut |_, _| {}).unwrap();
+    assert!(again.total().columns_skipped > 0, "the import went on where it stopped");
+    w.close().unwrap();
+
+    let mut whole = create("whole").unwrap();
+    import_java_world(&mut whole, &java, &mut |_, _| {}).unwrap();
+    let chunks = |w: &World| -> Vec<(Vec<u8>, Vec<u8>)> {
+        let scan = w.store().scan(terrane::tables::CHUNK_L0, terrane_store::KeyRange::all());
+        let scan = scan.unwrap();
+        scan.map(|e| e.map(|(k, o)| (k, o.data)).unwrap()).collect()
+    };
+    let resumed = World::open_read_only(&path).unwrap();
+    assert_eq!(chunks(&resumed), chunks(&whole));
+    assert!(!chunks(&whole).is_empty());
+}
