@@ -1525,12 +1525,30 @@ fn trim_removes_what_nobody_changed() {
     fails(&["trim", s(&world), "--terrain", "hills", "--seed", "42", "--keep-area", "one"], 2);
 }
 
+/// Runs `terrane args` and SIGKILLs it `delay_ms` after `started` appears (or once it ended
+/// by itself).
+#[cfg(feature = "rocksdb")]
+fn killed_after(args: &[&str], started: &Path, delay_ms: u64) {
+    use std::time::{Duration, Instant};
+    let mut cmd = bin();
+    cmd.args(args);
+    cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    let mut child = ChildGuard::spawn(&mut cmd).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !started.exists() && child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "terrane {args:?} never started");
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    std::thread::sleep(Duration::from_millis(delay_ms));
+    let _ = child.kill();
+    child.wait().unwrap();
+}
+
 /// `terrane copy` killed (SIGKILL) while it runs leaves the whole copy or a folder that
 /// refuses to open and that the next copy replaces: never part of the world that opens.
 #[test]
 #[cfg(feature = "rocksdb")]
 fn a_killed_copy_never_opens_as_part_of_the_world() {
-    use std::time::{Duration, Instant};
     let t = tempfile::tempdir().unwrap();
     let w = t.path().join("w");
     ok(&["import", "anvil", s(&fixture("anvil/1.18.2")), s(&w)]);
@@ -1538,19 +1556,8 @@ fn a_killed_copy_never_opens_as_part_of_the_world() {
     let mut cut = 0;
     for delay_ms in [0u64, 1, 3, 10, 30] {
         let to = t.path().join(format!("copy-{delay_ms}"));
-        let mut cmd = bin();
-        cmd.args(["copy", s(&w), s(&to)]);
-        cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
-        let mut copy = ChildGuard::spawn(&mut cmd).unwrap();
         // From the moment its creation intent is there, the copy is under way.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !to.join("terrane-world.creating").exists() && copy.try_wait().unwrap().is_none() {
-            assert!(Instant::now() < deadline, "the copy never started");
-            std::thread::sleep(Duration::from_micros(200));
-        }
-        std::thread::sleep(Duration::from_millis(delay_ms));
-        let _ = copy.kill();
-        copy.wait().unwrap();
+        killed_after(&["copy", s(&w), s(&to)], &to.join("terrane-world.creating"), delay_ms);
         let info = run(&["info", s(&to), "--json"]);
         if info.status.success() {
             let v: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
@@ -1573,7 +1580,6 @@ fn a_killed_copy_never_opens_as_part_of_the_world() {
 #[test]
 #[cfg(feature = "rocksdb")]
 fn a_killed_import_never_opens_until_the_import_goes_on() {
-    use std::time::{Duration, Instant};
     let t = tempfile::tempdir().unwrap();
     let src = fixture("anvil/1.18.2");
     let whole = t.path().join("whole");
@@ -1582,19 +1588,9 @@ fn a_killed_import_never_opens_until_the_import_goes_on() {
     let mut cut = 0;
     for delay_ms in [0u64, 1, 3, 10, 30] {
         let to = t.path().join(format!("import-{delay_ms}"));
-        let mut cmd = bin();
-        cmd.args(["import", "anvil", s(&src), s(&to)]);
-        cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
-        let mut import = ChildGuard::spawn(&mut cmd).unwrap();
         // From the moment the world is there, the import is under way.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !to.join("terrane-world").exists() && import.try_wait().unwrap().is_none() {
-            assert!(Instant::now() < deadline, "the import never started");
-            std::thread::sleep(Duration::from_micros(200));
-        }
-        std::thread::sleep(Duration::from_millis(delay_ms));
-        let _ = import.kill();
-        import.wait().unwrap();
+        let import = ["import", "anvil", s(&src), s(&to)];
+        killed_after(&import, &to.join("terrane-world"), delay_ms);
         let info = run(&["info", s(&to), "--json"]);
         if info.status.success() {
             let v: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();

@@ -5,8 +5,15 @@
 //! mix, and every acknowledged one is restored; the new world either refuses to open or holds
 //! exactly the backup, and holds it once acknowledged.
 //!
-//! `TERRANE_CRASH_KILLS=N` sets the kills to N / 5 (`cargo xtask crash`: 200); the normal
-//! suite runs 20.
+//!
+//! SIGKILL during a copy and an import: a child copies a world into a new RocksDB world
+//! (`ACK 1`), then imports a real Java region into a world created for it (`ACK 2`). After
+//! every kill the copy either refuses to open or holds exactly the source, and the import's
+//! world either refuses to open (but to the import, which then goes on to the whole) or
+//! holds the whole import.
+//!
+//! `TERRANE_CRASH_KILLS=N` sets the kills of each test to N / 5 (`cargo xtask crash`: 200);
+//! the normal suite runs 20 and 10.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -154,5 +161,117 @@ fn restores_survive_sigkill() {
     }
     eprintln!(
         "{kills} kills: {mid_areas} between two areas, {mid_full} during the whole-world restore, {acked_all} after it"
+    );
+}
+
+const COPY_TEST: &str = "copies_and_imports_survive_sigkill";
+
+/// Kills of [`copies_and_imports_survive_sigkill`] in the normal suite (each round that cuts
+/// the import imports again).
+const COPY_KILLS: u64 = 10;
+
+/// The region the import child imports: 1,024 real 1.18.2 chunk columns' worth of a file.
+fn java_region() -> std::path::PathBuf {
+    terrane_section::testdata::fixture("anvil/1.18.2")
+}
+
+/// Opens (or creates) the import's world at `path` and imports [`java_region`] into it.
+fn import_region(path: &Path) -> terrane::anvil::ImportSummary {
+    let mut w = World::builder()
+        .backend(Backend::RocksDb)
+        .sync_saves(false)
+        .for_import(true)
+        .open_or_create(path)
+        .unwrap();
+    let options = terrane::anvil::ImportOptions::new();
+    let s =
+        terrane::java::import_region_dir(&mut w, 0, &java_region(), &options, &mut |_| {}).unwrap();
+    w.close().unwrap();
+    s
+}
+
+/// Keys and bytes, in key order.
+type KeyBytes = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// What an import leaves that a resumed one must equal: the chunks' keys and bytes, and the
+/// column records' keys (versions differ with the saves that wrote them).
+fn imported(w: &World) -> (KeyBytes, Vec<Vec<u8>>) {
+    use terrane_store::KeyRange;
+    let chunks = w.store().scan(terrane::tables::CHUNK_L0, KeyRange::all()).unwrap();
+    let records = w.store().scan_prefix(terrane::tables::WORLD_PROPERTIES, b"anvil:column:");
+    (
+        chunks.map(|e| e.map(|(k, o)| (k, o.data)).unwrap()).collect(),
+        records.unwrap().map(|e| e.unwrap().0).collect(),
+    )
+}
+
+/// The child: copies `live` into `copy`, then imports the region into `imported`.
+fn copy_child(dir: &Path) -> ! {
+    let live = World::open_read_only(dir.join("live")).unwrap();
+    terrane::copy::copy_world(&live, dir.join("copy"), Some(Backend::RocksDb), |_, _| {}).unwrap();
+    println!("ACK 1");
+    import_region(&dir.join("imported"));
+    println!("ACK 2");
+    std::thread::sleep(Duration::from_secs(60));
+    std::process::exit(0);
+}
+
+#[test]
+fn copies_and_imports_survive_sigkill() {
+    if let Some(dir) = std::env::var_os(CHILD_ENV) {
+        copy_child(Path::new(&dir));
+    }
+    let kills: u64 = std::env::var(KILLS_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(COPY_KILLS, |n| (n / 5).max(1));
+    let tmp = tempfile::tempdir().unwrap();
+    let pristine = tmp.path().join("pristine");
+    // The copy's source is a whole import, whose objects the import's world must end with.
+    import_region(&pristine.join("live"));
+    let live = World::open_read_only(pristine.join("live")).unwrap();
+    let (source, whole) = (objects(live.store()), imported(&live));
+    drop(live);
+    assert!(!whole.0.is_empty() && !whole.1.is_empty());
+    let dir = tmp.path().join("round");
+    let mut rng = Rng::new(0xc0b1);
+    let (mut cut_copies, mut cut_imports, mut acked_all) = (0, 0, 0);
+    for round in 0..kills {
+        let _ = std::fs::remove_dir_all(&dir);
+        copy_dir(&pristine, &dir).unwrap();
+        // The child starts and copies within a few hundred milliseconds, and imports within
+        // about two seconds: every other kill lands in the first part.
+        let delay = Duration::from_millis(rng.below(if round % 2 == 0 { 400 } else { 2500 }));
+        let r = kill_round(COPY_TEST, &dir, &[], 0, delay);
+        assert!(!r.exited_on_its_own, "round {round}: the child stopped by itself");
+        let acked = r.acks.iter().copied().max().unwrap_or(0);
+        match World::open_read_only(dir.join("copy")) {
+            Ok(w) => assert_eq!(objects(w.store()), source, "round {round}: the copy opened"),
+            Err(e) => {
+                assert!(acked < 1, "round {round}: copy acknowledged, world refused: {e}");
+                cut_copies += u64::from(dir.join("copy").exists());
+            }
+        }
+        let at = dir.join("imported");
+        match World::open_read_only(&at) {
+            Ok(w) => {
+                assert_eq!(imported(&w), whole, "round {round}: the imported world opened");
+                acked_all += u64::from(acked == 2);
+            }
+            Err(e) => {
+                assert!(acked < 2, "round {round}: import acknowledged, world refused: {e}");
+                if at.exists() {
+                    cut_imports += 1;
+                    assert!(matches!(e, terrane::Error::ImportUnfinished(_)), "round {round}: {e}");
+                    // The import goes on where it stopped, to the whole.
+                    import_region(&at);
+                    let w = World::open_read_only(&at).unwrap();
+                    assert_eq!(imported(&w), whole, "round {round}: the import went on");
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{kills} kills: {cut_copies} during the copy, {cut_imports} during the import, {acked_all} after it"
     );
 }
