@@ -327,11 +327,15 @@ impl WorldBuilder {
         if let Some(conninfo) = connection_string(dir) {
             postgres_requested(self.backend)?;
             let shared = self.server.is_some();
+            let mut created = false;
             let handle =
                 match open_postgres(conninfo, Mode::Open, self.read_only, shared, self.one_pass) {
                     Err(Error::Store(terrane_store::Error::NotFound(_))) if !self.read_only => {
                         match open_postgres(conninfo, Mode::Create, false, shared, self.one_pass) {
-                            Ok(h) => h,
+                            Ok(h) => {
+                                created = true;
+                                h
+                            }
                             // Another process created it first.
                             Err(_) => {
                                 open_postgres(conninfo, Mode::Open, false, shared, self.one_pass)?
@@ -340,7 +344,12 @@ impl WorldBuilder {
                     }
                     h => h?,
                 };
-            return self.finish(handle, None, Backend::Postgres, None);
+            let for_import = self.for_import;
+            let world = self.finish(handle, None, Backend::Postgres, None)?;
+            if created && for_import {
+                crate::import_mark::mark(&world, "")?;
+            }
+            return Ok(world);
         }
         let empty = match fs::read_dir(dir) {
             Ok(mut entries) => entries.next().is_none(),

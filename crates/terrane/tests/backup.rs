@@ -580,3 +580,24 @@ fn a_postgres_copy_cut_off_never_opens() {
     terrane::copy::copy_world(&world, &whole, None, |_, _| {}).unwrap();
     assert_eq!(objects(World::open_read_only(&whole).unwrap().store()), objects(world.store()));
 }
+
+#[test]
+fn a_postgres_world_made_for_an_import_opens_only_for_it_until_the_import_ends() {
+    let pg = PgServer::start().unwrap_or_else(|e| panic!("{e}"));
+    let region = terrane_section::testdata::fixture("anvil/1.21.1");
+    for (schema, create) in [("made", true), ("made_or_opened", false)] {
+        let at = format!("{} schema={schema}", pg.conninfo());
+        let builder = World::builder().sync_saves(false).for_import(true);
+        let w = if create { builder.create(&at) } else { builder.open_or_create(&at) }.unwrap();
+        drop(w);
+        // Cut off before its first column: refused, but to the import.
+        assert!(matches!(World::open(&at), Err(Error::ImportUnfinished(_))), "{schema}");
+        let mut w = World::builder().sync_saves(false).for_import(true).open(&at).unwrap();
+        let s =
+            terrane::java::import_region_dir(&mut w, 0, &region, &Default::default(), &mut |_| {})
+                .unwrap();
+        assert!(s.columns > 0);
+        drop(w);
+        World::open(&at).unwrap();
+    }
+}
