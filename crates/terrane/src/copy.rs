@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::Path;
 
-use terrane_store::{Batch, KeyRange, ReadView, Store, tables};
+use terrane_store::{Batch, KeyRange, ReadView, Store};
 
 use crate::backend::{Backend, Handle, connection_string};
 use crate::error::{Error, Result, io};
@@ -83,9 +83,7 @@ fn copy_objects(
     let snap = from.snapshot()?;
     let to_tables = to.tables();
     let mut report = CopyReport::default();
-    let mut copying = Batch::new();
-    copying.put(tables::WORLD_META, COPYING_KEY.to_vec(), 0, Vec::new());
-    to.write(&copying.synced())?;
+    world_dir::Fill::Copy.mark(to, Vec::new())?;
     for table in from.tables() {
         if !to_tables.contains(&table) {
             return Err(Error::CopyTableMissing(table));
@@ -107,9 +105,7 @@ fn copy_objects(
         to.write(&batch)?;
         progress(report.objects, report.bytes);
     }
-    let mut done = Batch::new();
-    done.delete(tables::WORLD_META, COPYING_KEY.to_vec());
-    to.write(&done.synced())?;
+    world_dir::Fill::Copy.unmark(to)?;
     Ok(report)
 }
 

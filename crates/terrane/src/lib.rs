@@ -168,7 +168,6 @@ pub use backend::{Backend, SIGNATURE, connection_string};
 pub use block_states::{DuplicateState, MergeReport};
 pub use dimensions::{DISTANCE_KEY, dimension_distance, dimension_distance_key};
 pub use error::{Error, Result};
-pub use import_mark::IMPORTING_KEY;
 pub use loaded_columns::{ChangesPut, LoadedColumns};
 pub use refusal::Refusal;
 pub use restore_area::{AreaRestoreReport, BoxRestoreReport};
@@ -179,6 +178,7 @@ pub use world::{
 pub use world_backup::{
     BackupSource, RESTORING_KEY, ScheduledBackup, restore_world, restore_world_with,
 };
+pub use world_dir::IMPORTING_KEY;
 
 /// terrane-anvil: Minecraft Java Edition worlds in and out.
 pub use terrane_anvil as anvil;

@@ -442,19 +442,11 @@ impl WorldBuilder {
             store = Arc::clone(&recorder) as Arc<dyn Store>;
             changes = (!self.read_only).then_some(recorder);
         }
-        if store.get(tables::WORLD_META, crate::world_dir::RESTORING_KEY)?.is_some() {
+        // A copy, restore or import cut off: refused (an import's world opens to the import).
+        let except = self.for_import.then_some(world_dir::Fill::Import);
+        if let Some(fill) = world_dir::Fill::unfinished_in(&*store, except)? {
             let at = dir.clone().unwrap_or_else(|| PathBuf::from("the PostgreSQL world"));
-            return Err(Error::RestoreUnfinished(at));
-        }
-        if store.get(tables::WORLD_META, crate::world_dir::COPYING_KEY)?.is_some() {
-            let at = dir.clone().unwrap_or_else(|| PathBuf::from("the PostgreSQL world"));
-            return Err(Error::CopyUnfinished(at));
-        }
-        if !self.for_import
-            && store.get(tables::WORLD_META, crate::import_mark::IMPORTING_KEY)?.is_some()
-        {
-            let at = dir.clone().unwrap_or_else(|| PathBuf::from("the PostgreSQL world"));
-            return Err(Error::ImportUnfinished(at));
+            return Err(fill.unfinished(&at));
         }
         let schema = match self.schema {
             Some(s) => s,

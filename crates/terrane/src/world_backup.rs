@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use terrane_backup::{BackupContents, BackupReport, Keep, PruneReport, Repo, RestoreReport};
-use terrane_store::{Batch, Store, tables};
+use terrane_store::Store;
 
 use crate::backend::{
     Backend, Mode, SIGNATURE, connection_string, open_backend_with, open_postgres,
@@ -232,9 +232,7 @@ pub fn restore_world_with(
         return Err(Error::NotAWorldBackup(backup.signature().to_string()));
     }
     let mut restore = |store: &dyn Store| -> Result<RestoreReport> {
-        let mut b = Batch::new();
-        b.put(tables::WORLD_META, RESTORING_KEY.to_vec(), 0, backup.id().to_le_bytes().to_vec());
-        store.write(&b.synced())?;
+        world_dir::Fill::Restore.mark(store, backup.id().to_le_bytes().to_vec())?;
         Ok(backup.restore_into_with(store, false, progress)?)
     };
     if let Some(conninfo) = connection_string(dest) {

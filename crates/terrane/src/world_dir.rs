@@ -8,6 +8,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 use terrane_store::lock::{LockMode, lock_path};
+use terrane_store::{Batch, Store, tables};
 
 use crate::backend::{Backend, SIGNATURE};
 use crate::error::{Error, Result, io};
@@ -21,6 +22,12 @@ pub const RESTORING_KEY: &[u8] = b"terrane:restoring";
 /// a world holding it does not open ([`Error::CopyUnfinished`]). The copy's first batch
 /// writes it and its last removes it (`docs/format/world-dir.md`).
 pub const COPYING_KEY: &[u8] = b"terrane:copying";
+
+/// The `worldMeta` key a world holds from an import's first write (or, made for an import,
+/// from its creation: [`WorldBuilder::for_import`](crate::WorldBuilder::for_import)) to the
+/// import's end: the import's source edition (`java` or `bedrock`; empty before it began). A
+/// world holding it opens only for an import ([`Error::ImportUnfinished`]).
+pub const IMPORTING_KEY: &[u8] = b"terrane:importing";
 
 /// The marker file naming the backend: a directory holding it is a world.
 pub(crate) const MARKER: &str = terrane_store::file::WORLD_MARKER;
@@ -60,6 +67,41 @@ impl Fill {
             Fill::Restore => "restore",
             Fill::Import => "import",
         }
+    }
+
+    /// The `worldMeta` key a world holds while this fill runs.
+    fn key(self) -> &'static [u8] {
+        match self {
+            Fill::Copy => COPYING_KEY,
+            Fill::Restore => RESTORING_KEY,
+            Fill::Import => IMPORTING_KEY,
+        }
+    }
+
+    /// Writes this fill's key into `store` (synced): from here on the world does not open
+    /// until [`unmark`](Self::unmark).
+    pub(crate) fn mark(self, store: &dyn Store, value: Vec<u8>) -> Result<()> {
+        let mut b = Batch::new();
+        b.put(tables::WORLD_META, self.key().to_vec(), 0, value);
+        Ok(store.write(&b.synced())?)
+    }
+
+    /// Removes this fill's key from `store` (synced), once all it wrote is durable.
+    pub(crate) fn unmark(self, store: &dyn Store) -> Result<()> {
+        let mut b = Batch::new();
+        b.delete(tables::WORLD_META, self.key().to_vec());
+        Ok(store.write(&b.synced())?)
+    }
+
+    /// The fill `store` holds the key of (one read for all), other than `except`.
+    pub(crate) fn unfinished_in(store: &dyn Store, except: Option<Fill>) -> Result<Option<Fill>> {
+        let fills = [Fill::Restore, Fill::Copy, Fill::Import];
+        let keys = fills.map(Fill::key);
+        let found = store.multi_get(tables::WORLD_META, &keys)?;
+        Ok(fills
+            .into_iter()
+            .zip(found)
+            .find_map(|(f, o)| (o.is_some() && Some(f) != except).then_some(f)))
     }
 
     /// The error that refuses to open the world at `dir` this fill left unfinished.

@@ -251,6 +251,14 @@ fn an_import_cut_off_opens_only_to_import_again() {
         scan.map(|e| e.map(|(k, o)| (k, o.data)).unwrap()).collect()
     };
     let resumed = World::open_read_only(&path).unwrap();
+    drop(resumed);
+    // A region folder that cannot be read is refused before the world is marked.
+    let mut w = World::open(&path).unwrap();
+    let missing = dir.path().join("no-such-region-folder");
+    let options = terrane::anvil::ImportOptions::new();
+    assert!(terrane::java::import_region_dir(&mut w, 0, &missing, &options, &mut |_| {}).is_err());
+    drop(w);
+    let resumed = World::open_read_only(&path).unwrap();
     assert_eq!(chunks(&resumed), chunks(&whole));
     assert!(!chunks(&whole).is_empty());
 }
