@@ -74,7 +74,11 @@ fn convert_with_kills(src: &Path, dst: &Path, to: &str, rng: &mut Rng) -> (Optio
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let kill_at = (killed < kills()).then(|| Duration::from_millis(100 + rng.below(1_500)));
+        // Each kill comes later than the one before could (a quarter second more), so that on
+        // a loaded machine the later runs, too, get past the conversion's first checkpoint.
+        let later = 250 * killed as u64;
+        let kill_at =
+            (killed < kills()).then(|| Duration::from_millis(100 + later + rng.below(1_500)));
         let start = Instant::now();
         loop {
             if child.try_wait().unwrap().is_some() {
